@@ -1,0 +1,57 @@
+// learner.asl: the plan library of a Q-learning BDI agent.
+//
+// The plans decide what to do and when; the .rl_* internal actions (bdi_rl/actions.py)
+// do the numerical work. Percepts arrive as beliefs annotated source(percept):
+//   mode(step|episode)  env(Id)  episodes_target(N)  eval_episodes(N)     (static)
+//   episode(N)  state(S)  pos(X,Y) (grid worlds)  outcome(goal|hole|timeout|failed)
+//   last_return(R)  epsilon(E)  episodes_done(N)  training_done  eval(Mean,Success)
+// Loops are `while` loops: a tail-recursive !goal would grow the intention stack.
+
+successes(0).
+failures(0).
+
+!start.
+
+// -- start ---------------------------------------------------------------------------
+@start
++!start <- !train; !evaluate; !finish.
+
+// -- training, step granularity: every env step is one !navigate iteration --------------
+@train_steps
++!train : mode(step) <-
+    while (not training_done) { !episode }.
+
+// -- training, episode granularity: Python runs each episode, plans see its outcome ------
+@train_episodes
++!train : mode(episode) <-
+    while (not training_done) { .rl_run_episode }.
+
+// -- one episode: restart, navigate until an outcome, learn from the end ------------------
+@episode
++!episode <-
+    .rl_reset;
+    while (not outcome(_)) { !navigate };
+    .rl_end_episode.
+
+// -- navigate and learn: choose an action in the perceived state, act, update Q ----------
+@navigate
++!navigate : state(S) <-
+    .rl_choose(S, A);
+    .rl_act(A).
+
+// -- success, failure and the step limit, as the env reports them -------------------------
+@success
++outcome(goal) : successes(N) <- -+successes(N + 1).
+
+@failure
++outcome(hole) : failures(N) <- -+failures(N + 1).
+
+@step_limit
++outcome(timeout) : failures(N) <- -+failures(N + 1).
+
+// -- evaluation: greedy episodes that never update the table ------------------------------
+@evaluate
++!evaluate <- .rl_evaluate; .rl_save_qtable.
+
+@finish
++!finish <- .rl_finish.

@@ -1,0 +1,269 @@
+"""SPADE agents: the only module that touches spade / spade_bdi.
+
+:class:`TracedBdiAgent` is a spade_bdi ``BDIAgent`` that
+- announces presence (pyjabber drops messages to agents that never did; DESIGN.md),
+- runs its AgentSpeak mind without busy-polling (spade_bdi's behaviour spins a core when idle),
+- records its mind and its messages through a :class:`~bdi_rl.trace.Tracer` and ships the
+  events to the telemetry agent in acknowledged batches.
+:class:`LearnerAgent` adds the ``.rl_*`` internal actions of :mod:`bdi_rl.actions`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import agentspeak as asp
+from agentspeak.runtime import Intention
+from spade.behaviour import CyclicBehaviour
+from spade.message import Message
+from spade.template import Template
+from spade_bdi.bdi import BDIAgent
+from spade_bdi.bdi_behaviour import BDIBehaviour
+from spade_bdi.utils import parse_literal
+
+import orjson
+
+from bdi_rl.actions import RlBridge
+from bdi_rl.mind import TracedMind, literal_text, load_mind
+from bdi_rl.trace import ACK_METADATA, BATCH_METADATA, Tracer
+
+log = logging.getLogger("bdi_rl.agent")
+
+_ILF = {
+    "tell": (asp.Trigger.addition, asp.GoalType.belief),
+    "untell": (asp.Trigger.removal, asp.GoalType.belief),
+    "achieve": (asp.Trigger.addition, asp.GoalType.achievement),
+    "unachieve": (asp.Trigger.removal, asp.GoalType.achievement),
+}
+
+
+def bare_jid(jid: Any) -> str:
+    """ejabberd reports senders as full JIDs, pyjabber as bare ones: compare bare JIDs."""
+    return str(jid).split("/", 1)[0].lower()
+
+
+class BdiLoop(BDIBehaviour):
+    """Runs reasoning cycles in bursts and sleeps on the mailbox when there is nothing to do."""
+
+    #: Reasoning cycles per turn before the event loop gets control back.
+    BURST = 200
+    #: Longest sleep while idle, so a killed behaviour notices promptly.
+    IDLE_WAIT = 1.0
+
+    def add_actions(self) -> None:
+        agent = self.agent
+
+        @agent.bdi_actions.add(".send", 3)
+        def _send(mind: Any, term: Any, intention: Any):
+            receivers = asp.grounded(term.args[0], intention.scope)
+            if not isinstance(receivers, tuple):
+                receivers = (receivers,)
+            ilf = asp.grounded(term.args[1], intention.scope)
+            if not asp.is_atom(ilf) or ilf.functor not in _ILF:
+                raise asp.AslError(f".send: illocutionary force must be one of {', '.join(_ILF)}")
+            content = asp.freeze(term.args[2], intention.scope, {})
+            for receiver in receivers:
+                agent.send_bdi(agent.resolve_jid(asp.asl_str(receiver)), ilf.functor, content)
+            yield
+
+    async def run(self) -> None:
+        agent: TracedBdiAgent = self.agent  # type: ignore[assignment]
+        mind: TracedMind | None = agent.bdi_agent
+        if not agent.bdi_enabled or mind is None:
+            await asyncio.sleep(0.1)
+            return
+        if not agent.bdi_intention_buffer and mind._runnable_stack() is None:
+            deadline = mind.shortest_deadline()
+            wait = self.IDLE_WAIT if deadline is None else deadline - time.time()
+            msg = await self.receive(timeout=min(self.IDLE_WAIT, max(wait, 0.001)))
+        else:
+            msg = await self.receive(timeout=0)
+        while msg is not None:
+            agent.accept_bdi_message(msg)
+            msg = await self.receive(timeout=0)
+        buffer = agent.bdi_intention_buffer
+        while buffer:
+            trigger, goal_type, term, intention = buffer.popleft()
+            try:
+                mind.call(trigger, goal_type, term, intention)
+            except Exception as exc:  # noqa: BLE001 - e.g. no applicable plan for a request
+                agent.tracer.emit(
+                    "intention.fail",
+                    {"plan": None, "error": f"{trigger.value}{goal_type.value}{term}: {exc}"},
+                )
+        for _ in range(self.BURST):
+            if not mind.step():
+                break
+        agent.after_burst()
+
+
+class TraceShipper(CyclicBehaviour):
+    """Sends the tracer's unacknowledged events to telemetry and resends what is not acked."""
+
+    #: Batches in flight before waiting for an acknowledgement.
+    WINDOW = 8
+    #: Seconds without any acknowledgement before everything unacked is sent again.
+    RESEND_AFTER = 5.0
+
+    def __init__(self, telemetry: str, flush_seconds: float) -> None:
+        super().__init__()
+        self.telemetry = telemetry
+        self.flush_seconds = flush_seconds
+        self.sent = 0  # events of tracer.pending (from the left) already sent
+        self.in_flight = 0
+        self.last_progress = time.monotonic()
+        self.batches_sent = 0
+
+    async def run(self) -> None:
+        msg = await self.receive(timeout=self.flush_seconds)
+        while msg is not None:
+            self._on_ack(msg)
+            msg = await self.receive(timeout=0)
+        await self._ship()
+
+    def _on_ack(self, msg: Message) -> None:
+        tracer: Tracer = self.agent.tracer
+        try:
+            ack = orjson.loads(msg.body)
+            upto = int(ack["upto"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            log.warning("%s: ignored a malformed trace ack from %s", self.agent.jid, msg.sender)
+            return
+        before = len(tracer.pending)
+        tracer.ack(upto)
+        dropped = before - len(tracer.pending)
+        self.sent = max(0, self.sent - dropped)
+        self.in_flight = max(0, self.in_flight - 1)
+        self.last_progress = time.monotonic()
+        if ack.get("gap"):
+            self.sent = 0  # telemetry missed a batch: go back to the oldest unacked event
+            self.in_flight = 0
+
+    async def _ship(self) -> None:
+        tracer: Tracer = self.agent.tracer
+        now = time.monotonic()
+        if self.sent and now - self.last_progress > self.RESEND_AFTER:
+            self.sent = 0
+            self.in_flight = 0
+            self.last_progress = now
+        while self.sent < len(tracer.pending) and self.in_flight < self.WINDOW:
+            events, body = tracer.next_batch(self.sent)
+            await self.send(Message(to=self.telemetry, body=body.decode(), metadata=BATCH_METADATA))
+            self.sent += len(events)
+            self.in_flight += 1
+            self.batches_sent += 1
+
+
+class TracedBdiAgent(BDIAgent):
+    """A spade_bdi agent with presence, a non-busy BDI loop and a shipped trace."""
+
+    def __init__(
+        self,
+        jid: str,
+        password: str,
+        asl: str,
+        *,
+        tracer: Tracer,
+        telemetry: str,
+        flush_seconds: float = 0.2,
+        port: int = 5222,
+    ) -> None:
+        self.tracer = tracer
+        self.telemetry_jid = telemetry
+        self.flush_seconds = flush_seconds
+        self.done = asyncio.Event()
+        self.failure: str | None = None
+        self.finished = False
+        super().__init__(jid, password, asl, port=port, verify_security=False)
+
+    # spade_bdi wires its own busy-polling behaviour in __init__; swap in ours.
+    def add_behaviour(self, behaviour: Any, template: Template | None = None) -> None:
+        if type(behaviour) is BDIBehaviour:
+            behaviour = BdiLoop()
+        super().add_behaviour(behaviour, template)
+
+    def _load_asl(self) -> None:
+        self.pause_bdi()
+        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer)
+        self.bdi_agent.name = str(self.jid)
+        self.resume_bdi()
+
+    async def setup(self) -> None:
+        self.presence.set_available()
+        self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
+        self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
+        self.tracer.emit("agent.start", {"jid": str(self.jid), "asl": str(self.asl_file)})
+
+    def resolve_jid(self, name: str) -> str:
+        """Plans may name peers by local part (``bob``); JIDs get this agent's domain."""
+        return name if "@" in name else f"{name}@{self.jid.domain}"
+
+    def send_bdi(self, to: str, ilf: str, content: Any) -> None:
+        body = asp.asl_repr(content)
+        msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
+        self.tracer.emit("msg.send", {"to": to, "performative": ilf, "content": body})
+        self.submit(self.bdi.send(msg))
+
+    def accept_bdi_message(self, msg: Message) -> None:
+        sender = bare_jid(msg.sender)
+        ilf = msg.get_metadata("ilf_type")
+        self.tracer.emit(
+            "msg.recv", {"from": sender, "performative": ilf, "content": msg.body}
+        )
+        if ilf not in _ILF:
+            log.warning("%s: rejected a BDI message with ilf_type %r from %s", self.jid, ilf, sender)
+            return
+        try:
+            functor, args = parse_literal(msg.body)
+            term = asp.Literal(functor, tuple(args))
+        except Exception:  # noqa: BLE001
+            log.warning("%s: rejected an unparsable BDI message from %s", self.jid, sender)
+            return
+        trigger, goal_type = _ILF[ilf]
+        tagged = term.with_annotation(asp.Literal("source", (asp.Literal(sender),)))
+        self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
+
+    def after_burst(self) -> None:
+        """Called after each burst of reasoning cycles; notices a mind that died."""
+        mind = self.bdi_agent
+        if mind.failures and not mind.intentions and not self.finished and not self.done.is_set():
+            self.failure = mind.failures[-1]
+            self.done.set()
+
+    def mark_finished(self) -> None:
+        self.finished = True
+        self.done.set()
+
+    async def flush_trace(self, timeout: float = 30.0) -> bool:
+        """Wait until telemetry has acknowledged every event; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while not self.tracer.all_acked:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    def beliefs(self) -> list[str]:
+        return [literal_text(b) for group in self.bdi_agent.beliefs.values() for b in group]
+
+
+class LearnerAgent(TracedBdiAgent):
+    """A Q-learning BDI agent: its plans drive the learner through ``.rl_*`` actions."""
+
+    def __init__(self, jid: str, password: str, asl: str, *, bridge: RlBridge, mode: str,
+                 **kwargs: Any) -> None:
+        self.bridge = bridge
+        self.mode = mode
+        bridge.on_finish = self.mark_finished
+        super().__init__(jid, password, asl, **kwargs)
+        bridge.mind = self.bdi_agent
+
+    def add_custom_actions(self, actions: asp.Actions) -> None:
+        self.bridge.register(actions)
+
+    async def setup(self) -> None:
+        await super().setup()
+        self.bridge.static_percepts(self.mode)

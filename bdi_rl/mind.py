@@ -1,0 +1,307 @@
+"""The AgentSpeak interpreter, loaded with clear errors and instrumented for the trace.
+
+python-agentspeak reports problems by logging them and raising a bare "1 error" exception,
+and treats an unknown internal action only as a warning (the plan fails later, mid-run).
+:func:`load_mind` turns both into one ``file:line:col: message`` error at load time.
+
+:class:`TracedMind` records what the mind does (beliefs, goals, intentions, reasoning
+cycles) through a :class:`~bdi_rl.trace.Tracer`; it knows nothing of SPADE or RL.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+import agentspeak as asp
+import agentspeak.runtime as asp_runtime
+
+from bdi_rl.trace import TraceLevel, Tracer
+
+_ASL_LOGGERS = ("agentspeak.runtime", "agentspeak.parser", "agentspeak.lexer", "agentspeak.stdlib")
+
+
+class AslError(ValueError):
+    """A plan library that cannot be loaded: ``file:line:col: message``."""
+
+
+def _record_text(record: logging.LogRecord) -> str:
+    loc = record.__dict__.get("loc")
+    message = record.getMessage().splitlines()[0] if record.getMessage() else "error"
+    if loc is not None:
+        return f"{loc.filename}:{loc.lineno}:{loc.startcol + 1}: {message}"
+    return message
+
+
+class _Capture(logging.Handler):
+    """Collects the interpreter's diagnostics instead of printing annotated excerpts."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def last_error(self) -> str | None:
+        for record in reversed(self.records):
+            if record.levelno >= logging.ERROR:
+                return _record_text(record)
+        return None
+
+
+_capture = _Capture()
+
+
+def quiet_interpreter() -> _Capture:
+    """Route python-agentspeak's log to one capturing handler (idempotent)."""
+    for name in _ASL_LOGGERS:
+        logger = asp.get_logger(name)
+        for handler in list(logger.handlers):
+            if handler is not _capture:
+                logger.removeHandler(handler)
+        if _capture not in logger.handlers:
+            logger.addHandler(_capture)
+        logger.propagate = False
+    return _capture
+
+
+def literal_text(term: Any) -> str:
+    """A literal as AgentSpeak source, without its annotations."""
+    if isinstance(term, asp.Literal) and term.annots:
+        term = asp.Literal(term.functor, term.args)
+    return asp.asl_repr(term)
+
+
+def literal_source(term: Any) -> str | None:
+    """The ``source(...)`` annotation of a literal, if it has one."""
+    for annot in getattr(term, "annots", ()):
+        if isinstance(annot, asp.Literal) and annot.functor == "source" and annot.args:
+            return asp.asl_str(annot.args[0])
+    return None
+
+
+def plan_label(plan: Any) -> str:
+    """``@label`` of a plan, or its trigger when it has none."""
+    if plan.annotation is not None:
+        return str(getattr(plan.annotation, "functor", plan.annotation))
+    return f"{plan.trigger.value}{plan.goal_type.value}{plan.head.functor}/{len(plan.head.args)}"
+
+
+class _SelectionProbe:
+    """Wraps a plan's context query to note which plan the interpreter selects."""
+
+    __slots__ = ("plan", "query")
+
+    def __init__(self, plan: Any, query: Any) -> None:
+        self.plan = plan
+        self.query = query
+
+    def execute(self, agent: "TracedMind", intention: Any):
+        for _ in self.query.execute(agent, intention):
+            agent.selected_plan = self.plan
+            yield
+
+    def __str__(self) -> str:
+        return str(self.query)
+
+
+class TracedMind(asp_runtime.Agent):
+    """An AgentSpeak agent whose mind changes are written to a tracer.
+
+    Intentions take turns (round-robin, one reasoning cycle each) as in Jason. A failing
+    plan (python-agentspeak has no failure plans) drops its whole intention and is
+    recorded as ``intention.fail`` instead of killing the agent.
+    """
+
+    def __init__(self, env: Any, name: str, tracer: Tracer | None = None) -> None:
+        super().__init__(env, name)
+        self.tracer = tracer
+        self.selected_plan: Any = None
+        self.cycles = 0
+        self.failures: list[str] = []
+
+    # -- beliefs ---------------------------------------------------------------
+    def add_belief(self, term: Any, scope: Any) -> None:
+        super().add_belief(term, scope)
+        tracer = self.tracer
+        if tracer is not None and tracer.level >= TraceLevel.STEP:
+            grounded = term.grounded(scope)
+            tracer.emit(
+                "belief.add",
+                {"belief": literal_text(grounded), "source": literal_source(grounded) or "self"},
+            )
+
+    def remove_belief(self, term: Any, intention: Any) -> bool:
+        removed = self._matching_belief(term, intention)
+        found = super().remove_belief(term, intention)
+        tracer = self.tracer
+        if found and tracer is not None and tracer.level >= TraceLevel.STEP:
+            shown = removed if removed is not None else asp.evaluate(term, intention.scope)
+            tracer.emit(
+                "belief.del",
+                {"belief": literal_text(shown), "source": literal_source(shown) or "self"},
+            )
+        return found
+
+    def _matching_belief(self, term: Any, intention: Any) -> Any:
+        if self.tracer is None or self.tracer.level < TraceLevel.STEP:
+            return None
+        try:
+            evaluated = asp.evaluate(term, intention.scope)
+            for belief in self.beliefs[evaluated.literal_group()]:
+                if asp.unifies_annotated(evaluated, belief):
+                    return belief
+        except Exception:  # noqa: BLE001 - the interpreter reports the real error
+            return None
+        return None
+
+    # -- goals and intentions --------------------------------------------------
+    def add_plan(self, plan: Any) -> None:
+        plan.context = _SelectionProbe(plan, plan.context)
+        super().add_plan(plan)
+
+    def call(self, trigger, goal_type, term, calling_intention, delayed=False):  # type: ignore[override]
+        tracer = self.tracer
+        tracing = tracer is not None and tracer.level >= TraceLevel.STEP
+        if tracing and goal_type == asp.GoalType.achievement and trigger == asp.Trigger.addition:
+            frozen = asp.freeze(term, calling_intention.scope, {})
+            tracer.emit(
+                "goal.add",
+                {"goal": literal_text(frozen), "source": literal_source(frozen) or "self"},
+            )
+        self.selected_plan = None
+        result = super().call(trigger, goal_type, term, calling_intention, delayed)
+        plan = self.selected_plan
+        if plan is not None:
+            self.selected_plan = None
+            if tracing:
+                tracer.emit(
+                    "intention.start",
+                    {"trigger": _trigger_text(trigger, goal_type, term, calling_intention),
+                     "plan": plan_label(plan)},
+                )
+            new = self._newest_intention(plan)
+            if new is not None:
+                new.plan = plan
+        return result
+
+    def _newest_intention(self, plan: Any) -> Any:
+        for stack in reversed(self.intentions):
+            if stack and stack[-1].instr is plan.body:
+                return stack[-1]
+        return None
+
+    def _runnable_stack(self) -> Any:
+        """The intention stack the next ``step`` will run (same rule as the interpreter)."""
+        for stack in self.intentions:
+            if stack:
+                waiter = stack[-1].waiter
+                if waiter is None or waiter.poll(self.env):
+                    return stack
+        return None
+
+    def step(self) -> bool:  # type: ignore[override]
+        stack = self._runnable_stack()
+        if stack is None:
+            return super().step()
+        top = stack[-1]
+        finishing = top.instr is None
+        tracer = self.tracer
+        try:
+            progressed = super().step()
+        except Exception:  # noqa: BLE001 - a failing plan drops its intention, as in Jason
+            self._fail(stack)
+            return True
+        self.cycles += 1
+        intentions = self.intentions
+        if len(intentions) > 1 and stack in intentions:
+            # Round-robin, as in Jason: the interpreter always runs the first runnable
+            # intention, so a long loop would starve every reaction (+outcome(goal) ...).
+            intentions.remove(stack)
+            intentions.append(stack)
+        if tracer is not None and tracer.level >= TraceLevel.STEP:
+            if finishing and getattr(top, "plan", None) is not None:
+                tracer.emit("intention.end", {"plan": plan_label(top.plan)})
+            if tracer.level >= TraceLevel.CYCLE:
+                plan = getattr(top, "plan", None)
+                loc = getattr(top.instr, "loc", None) if not finishing else None
+                tracer.emit(
+                    "cycle",
+                    {
+                        "n": self.cycles,
+                        "plan": plan_label(plan) if plan is not None else None,
+                        "depth": len(stack),
+                        "line": loc.lineno if loc is not None else None,
+                        "intentions": len(self.intentions),
+                    },
+                )
+        return progressed
+
+    def _fail(self, stack: Any) -> None:
+        error = _capture.last_error() or "plan failure"
+        _capture.records.clear()
+        self.failures.append(error)
+        if stack in self.intentions:
+            self.intentions.remove(stack)
+        if self.tracer is not None:
+            for intention in reversed(stack):
+                plan = getattr(intention, "plan", None)
+                self.tracer.emit(
+                    "intention.fail",
+                    {"plan": plan_label(plan) if plan is not None else None, "error": error},
+                )
+
+    def belief_texts(self) -> list[str]:
+        """The belief base as ``literal[source]`` strings (for snapshots and tests)."""
+        return sorted(str(b) for group in self.beliefs.values() for b in group)
+
+
+def _trigger_text(trigger: Any, goal_type: Any, term: Any, intention: Any) -> str:
+    try:
+        shown = literal_text(asp.freeze(term, intention.scope, {}))
+    except Exception:  # noqa: BLE001
+        shown = str(term)
+    return f"{trigger.value}{goal_type.value}{shown}"
+
+
+def load_mind(
+    path: str | Path,
+    actions: asp.Actions,
+    name: str,
+    tracer: Tracer | None = None,
+    mind_cls: Callable[..., TracedMind] = TracedMind,
+) -> TracedMind:
+    """Parse ``path`` into a TracedMind, or raise AslError naming the file and line."""
+    capture = quiet_interpreter()
+    capture.records.clear()
+    path = Path(path)
+    env = asp_runtime.Environment()
+    try:
+        with open(path) as source:
+            mind = env.build_agent(
+                source, actions, agent_cls=lambda e, n: mind_cls(e, n, tracer), name=name
+            )
+    except FileNotFoundError:
+        raise AslError(f"{path}: no such plan file") from None
+    except OSError as exc:
+        raise AslError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise AslError(f"{path}: not a text file") from None
+    except asp.AggregatedError:
+        raise AslError(capture.last_error() or f"{path}: cannot be parsed") from None
+    except Exception as exc:  # noqa: BLE001 - python-agentspeak raises bare errors too
+        detail = capture.last_error() or f"{path}: {exc}"
+        raise AslError(detail) from None
+    for record in capture.records:
+        if record.levelno >= logging.WARNING and "no such action" in record.getMessage():
+            raise AslError(f"{_record_text(record)} (unknown internal action)")
+    capture.records.clear()
+    return mind
+
+
+def check_asl(path: str | Path, actions: asp.Actions) -> None:
+    """Load ``path`` once without tracing, only to report errors before a run starts."""
+    load_mind(path, actions, name="check")

@@ -1,0 +1,227 @@
+"""``bdi-rl run``: one experiment in one process, on the embedded XMPP server by default.
+
+Order matters for "nothing half-written": the spec, the env and every plan library are
+checked before the run directory exists; only then are the server, the telemetry agent
+and the learners started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import agentspeak as asp
+import agentspeak.stdlib as asp_stdlib
+import tomli_w
+
+from bdi_rl.actions import RlBridge
+from bdi_rl.envs import EnvAdapter, make_env
+from bdi_rl.mind import check_asl
+from bdi_rl.qlearning import QLearner
+from bdi_rl.spec import AgentGroup, ExperimentSpec
+from bdi_rl.store import (QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes,
+                          atomic_write_json, new_run_dir)
+from bdi_rl.trace import TraceLevel, Tracer
+
+
+class RunError(RuntimeError):
+    """The run started but could not finish (an agent's mind failed, a server vanished)."""
+
+
+@dataclass
+class LearnerPlan:
+    """Everything one learner needs, built and checked before anything is written."""
+
+    name: str
+    group: AgentGroup
+    index: int
+    seed: int
+    env: EnvAdapter
+    learner: QLearner
+    episodes: int
+
+
+@dataclass
+class Progress:
+    """A snapshot for the progress bar."""
+
+    episodes_done: int
+    episodes_total: int
+    mean_return: float | None
+    epsilon: float
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summary: dict[str, Any]
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
+    """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
+    plans: list[LearnerPlan] = []
+    index = 0
+    for group in spec.agents:
+        config = spec.learning_for(group)
+        for name in group.agent_names():
+            seed = spec.seed + index
+            env = make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
+            learner = QLearner(env.n_states, env.n_actions, config, seed=seed)
+            plans.append(LearnerPlan(name, group, index, seed, env, learner,
+                                     group.episodes or spec.episodes))
+            index += 1
+    return plans
+
+
+def _checking_actions(plan: LearnerPlan) -> asp.Actions:
+    """The action set a learner's plans will see, to catch unknown actions before the run."""
+    actions = asp.Actions(asp_stdlib.actions)
+    actions.add(".send", 3, lambda *_: iter(()))
+    bridge = RlBridge(plan.env, plan.learner, Tracer("check", "check", TraceLevel.EPISODE),
+                      episodes=1, eval_episodes=0, seed=0, qtable_path=Path("unused"),
+                      qtable_meta={}, on_finish=lambda: None)
+    bridge.register(actions)
+    return actions
+
+
+def check_plans(plans: list[LearnerPlan]) -> None:
+    checked: set[str] = set()
+    for plan in plans:
+        if plan.group.asl not in checked:
+            check_asl(plan.group.asl, _checking_actions(plan))
+            checked.add(plan.group.asl)
+
+
+async def run_experiment(
+    spec: ExperimentSpec,
+    runs_dir: Path,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RunResult:
+    """Check, then run the whole experiment; returns the run directory and its summary."""
+    from bdi_rl.agent import LearnerAgent
+    from bdi_rl.telemetry import TelemetryAgent
+    from bdi_rl.xmpp_server import EmbeddedXmppServer
+
+    plans = plan_learners(spec)
+    check_plans(plans)
+    level = TraceLevel.parse(spec.trace)
+
+    run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+    run = run_dir.name
+    atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+
+    server = None
+    if spec.xmpp.server == "embedded":
+        server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port,
+                                    data_dir=run_dir / "xmpp")
+        await server.start()
+        domain, port = server.domain, server.port
+    else:
+        host, _, port_text = spec.xmpp.server.rpartition(":")
+        domain, port = spec.xmpp.domain, int(port_text)
+    password = secrets.token_urlsafe(16)
+    telemetry_jid = f"{spec.telemetry.name}@{domain}"
+
+    telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port)
+    agents: list[LearnerAgent] = []
+    started = time.time()
+    try:
+        await telemetry.start(auto_register=True)
+        telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
+                                                 "agents": [p.name for p in plans]})
+        for plan in plans:
+            jid = f"{plan.name}@{domain}"
+            tracer = Tracer(run, jid, level)
+            bridge = RlBridge(
+                plan.env, plan.learner, tracer,
+                episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
+                qtable_path=run_dir / QTABLE_DIR / f"{plan.name}.npz",
+                qtable_meta={"agent": plan.name, "env": plan.env.state_space_signature(),
+                             "learning": spec.learning_for(plan.group).__dict__},
+                on_finish=lambda: None,
+            )
+            agents.append(LearnerAgent(jid, password, plan.group.asl, bridge=bridge,
+                                       mode=plan.group.mode, tracer=tracer,
+                                       telemetry=telemetry_jid,
+                                       flush_seconds=spec.telemetry.flush_seconds, port=port))
+        await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
+        learn_started = time.time()
+        await _wait_for_learners(agents, on_progress)
+        learn_seconds = time.time() - learn_started
+        for agent in agents:
+            agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished"})
+        flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
+        failures = {a.bridge.tracer.agent: a.failure for a in agents if a.failure}
+        for agent, ok in zip(agents, flushed):
+            if not ok:
+                failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
+        telemetry.record_run_event("run.stop", {"failures": failures})
+    finally:
+        await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
+        await telemetry.stop()
+        if server is not None:
+            await server.stop()
+
+    summary = _summary(run, spec, agents, time.time() - started, learn_seconds)
+    atomic_write_json(run_dir / SUMMARY_FILE, summary)
+    return RunResult(run_dir, summary, failures)
+
+
+async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
+    waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
+    total = sum(agent.bridge.episodes_target for agent in agents)
+    try:
+        while True:
+            done, _ = await asyncio.wait(waiters, timeout=0.1)
+            if on_progress is not None:
+                on_progress(_progress(agents, total))
+            if len(done) == len(waiters):
+                return
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
+def _progress(agents: list[Any], total: int) -> Progress:
+    returns: list[float] = []
+    for agent in agents:
+        returns.extend(agent.bridge.stats.returns[-100:])
+    return Progress(
+        episodes_done=sum(agent.bridge.stats.episodes for agent in agents),
+        episodes_total=total,
+        mean_return=sum(returns) / len(returns) if returns else None,
+        epsilon=sum(agent.bridge.learner.epsilon for agent in agents) / len(agents),
+    )
+
+
+def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float,
+             learn_seconds: float) -> dict[str, Any]:
+    per_agent: dict[str, Any] = {}
+    steps = 0
+    for agent in agents:
+        stats = agent.bridge.stats
+        steps += stats.env_steps
+        entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps,
+                                 "qtable": stats.qtable}
+        if stats.eval is not None:
+            entry["eval"] = {"episodes": stats.eval.episodes,
+                             "mean_return": stats.eval.mean_return,
+                             "success_rate": stats.eval.success_rate}
+        if agent.failure:
+            entry["failure"] = agent.failure
+        per_agent[agent.name] = entry
+    return {
+        "run": run,
+        "env": spec.env.id,
+        "experiment": spec.name,
+        "seed": spec.seed,
+        "trace": spec.trace,
+        "wall_seconds": round(wall, 3),
+        "env_steps_per_second": round(steps / learn_seconds, 1) if learn_seconds > 0 else 0.0,
+        "agents": per_agent,
+    }

@@ -1,0 +1,97 @@
+"""Run directories and the files in them, always written atomically.
+
+A run directory follows the CleanRL convention ``<env>__<experiment>__<seed>__<unix time>``;
+a reader (viewer, exporter, warm start) never sees a half-written file because every file
+is written to a temporary name, fsynced and renamed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TRACE_FILE = "trace.jsonl"
+SPEC_FILE = "spec.toml"
+SUMMARY_FILE = "summary.json"
+QTABLE_DIR = "qtables"
+QTABLE_FORMAT = 1
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; run files are for reading
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(value, indent=2, sort_keys=False) + "\n").encode())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+
+
+def run_id(env_id: str, experiment: str, seed: int, started: float | None = None) -> str:
+    """``<env>__<experiment>__<seed>__<unix time>`` with path-safe parts."""
+    stamp = int(started if started is not None else time.time())
+    return f"{_slug(env_id.split(':')[-1])}__{_slug(experiment)}__{seed}__{stamp}"
+
+
+def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
+    """Create a fresh run directory (a second run in the same second gets a suffix)."""
+    runs.mkdir(parents=True, exist_ok=True)
+    base = run_id(env_id, experiment, seed)
+    for n in range(1000):
+        candidate = runs / (base if n == 0 else f"{base}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        (candidate / QTABLE_DIR).mkdir()
+        return candidate
+    raise RuntimeError(f"cannot create a run directory under {runs}")
+
+
+def save_qtable(path: Path, q: np.ndarray, meta: dict[str, Any]) -> None:
+    """Write a Q-table checkpoint (``.npz``: the table and its JSON metadata) atomically."""
+    buf = io.BytesIO()
+    header = {"format": QTABLE_FORMAT, **meta, "shape": list(q.shape), "created": time.time()}
+    np.savez(buf, q=q, meta=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def load_qtable(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
+    """Read a checkpoint written by :func:`save_qtable`."""
+    with np.load(path, allow_pickle=False) as data:
+        q = data["q"]
+        meta = json.loads(bytes(data["meta"]).decode())
+    return q, meta

@@ -1,0 +1,110 @@
+"""The telemetry agent: receives every agent's trace batches and writes the run's JSONL.
+
+Exactly-once by construction: each agent's events are numbered gaplessly; the telemetry
+agent writes an event only when its seq is the next one expected for that agent, drops
+replays (seq already written) and answers a gap with ``"gap": true`` so the sender goes
+back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next seq wanted).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+from spade.agent import Agent
+from spade.behaviour import CyclicBehaviour
+from spade.message import Message
+from spade.template import Template
+
+from bdi_rl.agent import bare_jid
+from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, TraceFormatError, TraceLevel, Tracer,
+                          decode_batch)
+
+log = logging.getLogger("bdi_rl.telemetry")
+
+
+class TraceLog:
+    """Append-only JSONL writer that keeps each agent's events gapless and unique."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.next_seq: dict[str, int] = {}
+        self.written = 0
+        self.duplicates = 0
+        self.rejected = 0
+        self._file: BinaryIO = open(path, "ab")
+
+    def accept(self, agent: str, events: list[dict]) -> tuple[int, bool]:
+        """Write the new events in order; return (next seq wanted, whether a gap was seen)."""
+        expected = self.next_seq.get(agent, 0)
+        lines = []
+        gap = False
+        for event in events:
+            seq = event["seq"]
+            if seq < expected:
+                self.duplicates += 1
+            elif seq == expected:
+                lines.append(orjson.dumps(event))
+                expected += 1
+            else:
+                gap = True
+                break
+        if lines:
+            self._file.write(b"\n".join(lines) + b"\n")
+            self._file.flush()
+            self.written += len(lines)
+        self.next_seq[agent] = expected
+        return expected, gap
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class TraceReceiver(CyclicBehaviour):
+    """Decodes batches, hands them to the TraceLog, acknowledges."""
+
+    async def run(self) -> None:
+        msg = await self.receive(timeout=1.0)
+        if msg is None:
+            return
+        agent: TelemetryAgent = self.agent  # type: ignore[assignment]
+        sender = bare_jid(msg.sender)
+        try:
+            run, source, events = decode_batch(msg.body or "")
+        except TraceFormatError as exc:
+            agent.trace_log.rejected += 1
+            log.warning("telemetry: rejected a trace batch from %s: %s", sender, exc)
+            return
+        if source != sender:
+            agent.trace_log.rejected += 1
+            log.warning("telemetry: %s sent a batch claiming to be %s; rejected", sender, source)
+            return
+        upto, gap = agent.trace_log.accept(source, events)
+        body = {"upto": upto, "gap": True} if gap else {"upto": upto}
+        await self.send(Message(to=str(msg.sender), body=orjson.dumps(body).decode(),
+                                metadata=ACK_METADATA))
+
+
+class TelemetryAgent(Agent):
+    """Owns the run's ``trace.jsonl``; every other agent ships its events here."""
+
+    def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222) -> None:
+        super().__init__(jid, password, port=port, verify_security=False)
+        self.trace_log = TraceLog(trace_path)
+        self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
+
+    def record_run_event(self, kind: str, data: dict) -> None:
+        """Run-level events (run.start, run.stop) are telemetry's own, written directly."""
+        self.tracer.emit(kind, data)
+        self.trace_log.accept(self.tracer.agent, list(self.tracer.pending))
+        self.tracer.ack(self.tracer.seq)
+
+    async def setup(self) -> None:
+        self.presence.set_available()
+        self.add_behaviour(TraceReceiver(), Template(metadata=BATCH_METADATA))
+
+    async def stop(self) -> None:
+        await super().stop()
+        self.trace_log.close()

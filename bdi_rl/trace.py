@@ -1,0 +1,188 @@
+"""The trace event format: one module shared by agents, telemetry, viewer and exporters.
+
+An event is a plain dict (cheap to build on the hot path); serialisation happens once per
+batch with orjson, because per-event ``json.dumps`` costs ~25% of a plain Q-learning loop
+(DESIGN.md section 4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from enum import IntEnum
+from typing import Any, Iterable
+
+import orjson
+
+SCHEMA = "bdi-rl.trace/1"
+BATCH_SCHEMA = "bdi-rl.trace-batch/1"
+
+#: XMPP metadata that marks trace batches and their acknowledgements (kept apart from
+#: spade_bdi's ``performative=BDI`` messages so any BDI client never sees them).
+BATCH_METADATA = {"performative": "inform", "ontology": "bdi-rl.trace"}
+ACK_METADATA = {"performative": "confirm", "ontology": "bdi-rl.trace-ack"}
+
+#: Bounds of one batch: far below any XMPP server's stanza limit (ejabberd: 64 KiB+).
+MAX_BATCH_EVENTS = 256
+MAX_BATCH_BYTES = 48_000
+
+
+class TraceLevel(IntEnum):
+    """How much an agent records: each level includes the ones below it."""
+
+    EPISODE = 0
+    STEP = 1
+    CYCLE = 2
+
+    @classmethod
+    def parse(cls, name: str) -> "TraceLevel":
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            raise ValueError(
+                f"trace level must be one of episode, step, cycle; got {name!r}"
+            ) from None
+
+
+#: The lowest level at which each kind is recorded.
+KIND_LEVEL: dict[str, TraceLevel] = {
+    "run.start": TraceLevel.EPISODE,
+    "run.stop": TraceLevel.EPISODE,
+    "agent.start": TraceLevel.EPISODE,
+    "agent.stop": TraceLevel.EPISODE,
+    "episode.end": TraceLevel.EPISODE,
+    "eval": TraceLevel.EPISODE,
+    "qtable.save": TraceLevel.EPISODE,
+    "qtable.load": TraceLevel.EPISODE,
+    "msg.send": TraceLevel.EPISODE,
+    "msg.recv": TraceLevel.EPISODE,
+    "intention.fail": TraceLevel.EPISODE,
+    "belief.add": TraceLevel.STEP,
+    "belief.del": TraceLevel.STEP,
+    "goal.add": TraceLevel.STEP,
+    "intention.start": TraceLevel.STEP,
+    "intention.end": TraceLevel.STEP,
+    "action": TraceLevel.STEP,
+    "rl.step": TraceLevel.STEP,
+    "cycle": TraceLevel.CYCLE,
+}
+
+REQUIRED_FIELDS = ("schema", "run", "agent", "seq", "ts", "kind", "episode", "step", "data")
+
+
+class TraceFormatError(ValueError):
+    """A batch or event that does not follow the schema."""
+
+
+class Tracer:
+    """Numbers one agent's events gaplessly and keeps them until the telemetry agent acks.
+
+    ``pending`` holds every event not yet acknowledged, oldest first; the shipper sends
+    from it and :meth:`ack` drops what the telemetry agent has written.
+    """
+
+    def __init__(self, run: str, agent: str, level: TraceLevel) -> None:
+        self.run = run
+        self.agent = agent
+        self.level = level
+        self.seq = 0
+        self.episode = 0
+        self.step = 0
+        self.pending: deque[dict[str, Any]] = deque()
+        self.acked = 0  # every seq below this is written by telemetry
+
+    def wants(self, kind: str) -> bool:
+        return KIND_LEVEL[kind] <= self.level
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        """Record one event if the trace level asks for it."""
+        if KIND_LEVEL[kind] > self.level:
+            return
+        self.pending.append(
+            {
+                "schema": SCHEMA,
+                "run": self.run,
+                "agent": self.agent,
+                "seq": self.seq,
+                "ts": time.time(),
+                "kind": kind,
+                "episode": self.episode,
+                "step": self.step,
+                "data": data,
+            }
+        )
+        self.seq += 1
+
+    def ack(self, upto: int) -> None:
+        """Forget every event with seq < ``upto`` (cumulative acknowledgement)."""
+        pending = self.pending
+        while pending and pending[0]["seq"] < upto:
+            pending.popleft()
+        if upto > self.acked:
+            self.acked = upto
+
+    @property
+    def all_acked(self) -> bool:
+        return self.acked >= self.seq
+
+    def next_batch(self, start: int = 0) -> tuple[list[dict[str, Any]], bytes]:
+        """The oldest unacknowledged events from index ``start`` of ``pending``, encoded."""
+        events: list[dict[str, Any]] = []
+        for i in range(start, min(len(self.pending), start + MAX_BATCH_EVENTS)):
+            events.append(self.pending[i])
+        body = encode_batch(self.run, self.agent, events)
+        while len(body) > MAX_BATCH_BYTES and len(events) > 1:
+            events = events[: len(events) // 2]
+            body = encode_batch(self.run, self.agent, events)
+        return events, body
+
+
+def encode_batch(run: str, agent: str, events: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": run, "agent": agent, "events": events})
+
+
+def decode_batch(body: str | bytes) -> tuple[str, str, list[dict[str, Any]]]:
+    """Parse and validate a batch body; raise TraceFormatError with a one-line reason."""
+    if len(body) > 4 * MAX_BATCH_BYTES:
+        raise TraceFormatError(f"batch of {len(body)} bytes exceeds the limit")
+    try:
+        batch = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise TraceFormatError(f"batch is not JSON: {exc}") from None
+    if not isinstance(batch, dict) or batch.get("schema") != BATCH_SCHEMA:
+        raise TraceFormatError(f"batch schema is not {BATCH_SCHEMA}")
+    run, agent, events = batch.get("run"), batch.get("agent"), batch.get("events")
+    if not isinstance(run, str) or not isinstance(agent, str) or not isinstance(events, list):
+        raise TraceFormatError("batch needs string 'run', 'agent' and a list 'events'")
+    for event in events:
+        validate_event(event)
+        if event["agent"] != agent or event["run"] != run:
+            raise TraceFormatError("batch mixes events of another agent or run")
+    return run, agent, events
+
+
+def validate_event(event: Any) -> None:
+    if not isinstance(event, dict):
+        raise TraceFormatError("event is not an object")
+    for field in REQUIRED_FIELDS:
+        if field not in event:
+            raise TraceFormatError(f"event lacks field {field!r}")
+    if event["schema"] != SCHEMA:
+        raise TraceFormatError(f"event schema is not {SCHEMA}")
+    if not isinstance(event["seq"], int) or event["seq"] < 0:
+        raise TraceFormatError("event seq must be a non-negative integer")
+    if event["kind"] not in KIND_LEVEL:
+        raise TraceFormatError(f"unknown event kind {event['kind']!r}")
+    if not isinstance(event["data"], dict):
+        raise TraceFormatError("event data must be an object")
+
+
+def encode_lines(events: Iterable[dict[str, Any]]) -> bytes:
+    """JSONL bytes for ``events`` (one object per line)."""
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+def read_trace(path: str) -> list[dict[str, Any]]:
+    """Every event of a trace JSONL file, in file order."""
+    with open(path, "rb") as f:
+        return [orjson.loads(line) for line in f if line.strip()]
