@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import agentspeak as asp
-from agentspeak.runtime import Intention
 
 from bdi_rl.envs import EnvAdapter
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
@@ -43,8 +42,6 @@ from bdi_rl.store import save_qtable
 from bdi_rl.trace import TraceLevel, Tracer
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
-_ADD, _DEL = asp.Trigger.addition, asp.Trigger.removal
-_BELIEF = asp.GoalType.belief
 
 
 @dataclass
@@ -57,6 +54,9 @@ class LearnerStats:
     eval: EvalResult | None = None
     qtable: str | None = None
     learn_seconds: float = 0.0
+    train_started: float | None = None
+    train_seconds: float = 0.0
+    """wall time from the first reset to the last training episode"""
 
 
 class RlBridge:
@@ -95,19 +95,10 @@ class RlBridge:
     # -- percepts ----------------------------------------------------------------
     def perceive(self, functor: str, *args: Any) -> None:
         """Replace the percept ``functor/len(args)`` with ``functor(args)``."""
-        mind = self.mind
-        term = asp.Literal(functor, args, PERCEPT)
-        group = mind.beliefs[(functor, len(args))]
-        if term in group:
-            return
-        for old in list(group):
-            mind.call(_DEL, _BELIEF, old, Intention())
-        mind.call(_ADD, _BELIEF, term, Intention())
+        self.mind.replace_percept(asp.Literal(functor, args, PERCEPT))
 
     def forget(self, functor: str, arity: int) -> None:
-        mind = self.mind
-        for old in list(mind.beliefs[(functor, arity)]):
-            mind.call(_DEL, _BELIEF, old, Intention())
+        self.mind.drop_percepts(functor, arity)
 
     def _perceive_state(self, s: int) -> None:
         self.perceive("state", s)
@@ -122,7 +113,12 @@ class RlBridge:
         self.perceive("eval_episodes", self.eval_episodes)
 
     # -- the actions ---------------------------------------------------------------
+    def _mark_training_start(self) -> None:
+        if self.stats.train_started is None:
+            self.stats.train_started = time.perf_counter()
+
     def reset(self) -> None:
+        self._mark_training_start()
         tracer = self.tracer
         tracer.episode = self.learner.episodes
         tracer.step = 0
@@ -189,10 +185,13 @@ class RlBridge:
         self.perceive("epsilon", round(learner.epsilon, 6))
         self.perceive("episodes_done", learner.episodes)
         if learner.episodes >= self.episodes_target:
+            if stats.train_started is not None and not stats.train_seconds:
+                stats.train_seconds = time.perf_counter() - stats.train_started
             self.perceive("training_done")
 
     def run_episode(self) -> None:
         """A whole training episode in Python (episode mode)."""
+        self._mark_training_start()
         learner = self.learner
         tracer = self.tracer
         tracer.episode = learner.episodes

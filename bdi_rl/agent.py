@@ -20,6 +20,7 @@ from agentspeak.runtime import Intention
 from spade.behaviour import CyclicBehaviour
 from spade.message import Message
 from spade.template import Template
+from spade.trace import TraceStore
 from spade_bdi.bdi import BDIAgent
 from spade_bdi.bdi_behaviour import BDIBehaviour
 from spade_bdi.utils import parse_literal
@@ -31,6 +32,10 @@ from bdi_rl.mind import TracedMind, literal_text, load_mind
 from bdi_rl.trace import ACK_METADATA, BATCH_METADATA, Tracer
 
 log = logging.getLogger("bdi_rl.agent")
+
+#: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
+#: list); with 48 KB trace batches that is ~50 MB per agent. The trace is ours: keep a few.
+SPADE_MESSAGE_LOG = 16
 
 _ILF = {
     "tell": (asp.Trigger.addition, asp.GoalType.belief),
@@ -104,7 +109,7 @@ class TraceShipper(CyclicBehaviour):
     """Sends the tracer's unacknowledged events to telemetry and resends what is not acked."""
 
     #: Batches in flight before waiting for an acknowledgement.
-    WINDOW = 8
+    WINDOW = 64
     #: Seconds without any acknowledgement before everything unacked is sent again.
     RESEND_AFTER = 5.0
 
@@ -178,6 +183,7 @@ class TracedBdiAgent(BDIAgent):
         self.failure: str | None = None
         self.finished = False
         super().__init__(jid, password, asl, port=port, verify_security=False)
+        self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
     # spade_bdi wires its own busy-polling behaviour in __init__; swap in ours.
     def add_behaviour(self, behaviour: Any, template: Template | None = None) -> None:

@@ -254,6 +254,46 @@ class TracedMind(asp_runtime.Agent):
                     {"plan": plan_label(plan) if plan is not None else None, "error": error},
                 )
 
+    def replace_percept(self, term: Any) -> None:
+        """Make ``term`` the only belief of its functor/arity, as a percept update.
+
+        The interpreter's own path (``call``) freezes, unifies and scans plans and
+        intentions for every change; percepts change every env step, so when no plan
+        and no waiting intention can react to this belief the set is edited directly
+        (and traced the same way).
+        """
+        key = (term.functor, len(term.args))
+        group = self.beliefs[key]
+        if term in group:
+            return
+        plans = self.plans
+        reactive = (
+            plans.get((asp.Trigger.addition, asp.GoalType.belief) + key)
+            or plans.get((asp.Trigger.removal, asp.GoalType.belief) + key)
+            or any(True for _ in self.waiters())
+        )
+        if reactive:
+            for old in list(group):
+                self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
+            self.call(asp.Trigger.addition, asp.GoalType.belief, term, asp_runtime.Intention())
+            return
+        tracer = self.tracer
+        tracing = tracer is not None and tracer.level >= TraceLevel.STEP
+        for old in list(group):
+            group.discard(old)
+            if tracing:
+                tracer.emit("belief.del", {"belief": literal_text(old),
+                                           "source": literal_source(old) or "self"})
+        group.add(term)
+        if tracing:
+            tracer.emit("belief.add", {"belief": literal_text(term),
+                                       "source": literal_source(term) or "self"})
+
+    def drop_percepts(self, functor: str, arity: int) -> None:
+        """Remove every belief ``functor/arity`` (through the interpreter: plans may react)."""
+        for old in list(self.beliefs.get((functor, arity), ())):
+            self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
+
     def belief_texts(self) -> list[str]:
         """The belief base as ``literal[source]`` strings (for snapshots and tests)."""
         return sorted(str(b) for group in self.beliefs.values() for b in group)

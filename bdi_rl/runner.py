@@ -150,9 +150,7 @@ async def run_experiment(
                                        telemetry=telemetry_jid,
                                        flush_seconds=spec.telemetry.flush_seconds, port=port))
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
-        learn_started = time.time()
         await _wait_for_learners(agents, on_progress)
-        learn_seconds = time.time() - learn_started
         for agent in agents:
             agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished"})
         flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
@@ -167,7 +165,7 @@ async def run_experiment(
         if server is not None:
             await server.stop()
 
-    summary = _summary(run, spec, agents, time.time() - started, learn_seconds)
+    summary = _summary(run, spec, agents, time.time() - started)
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
     return RunResult(run_dir, summary, failures)
 
@@ -199,10 +197,11 @@ def _progress(agents: list[Any], total: int) -> Progress:
     )
 
 
-def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float,
-             learn_seconds: float) -> dict[str, Any]:
+def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> dict[str, Any]:
     per_agent: dict[str, Any] = {}
     steps = 0
+    # Learners train side by side: throughput is all their steps over the longest training.
+    learn_seconds = max((a.bridge.stats.train_seconds for a in agents), default=0.0)
     for agent in agents:
         stats = agent.bridge.stats
         steps += stats.env_steps

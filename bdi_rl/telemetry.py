@@ -18,7 +18,9 @@ from spade.behaviour import CyclicBehaviour
 from spade.message import Message
 from spade.template import Template
 
-from bdi_rl.agent import bare_jid
+from spade.trace import TraceStore
+
+from bdi_rl.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, TraceFormatError, TraceLevel, Tracer,
                           decode_batch)
 
@@ -67,8 +69,12 @@ class TraceReceiver(CyclicBehaviour):
 
     async def run(self) -> None:
         msg = await self.receive(timeout=1.0)
-        if msg is None:
-            return
+        # Drain everything queued in one turn: agents share the event loop with busy minds.
+        while msg is not None:
+            await self._handle(msg)
+            msg = await self.receive(timeout=0)
+
+    async def _handle(self, msg: Message) -> None:
         agent: TelemetryAgent = self.agent  # type: ignore[assignment]
         sender = bare_jid(msg.sender)
         try:
@@ -93,6 +99,7 @@ class TelemetryAgent(Agent):
     def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222) -> None:
         super().__init__(jid, password, port=port, verify_security=False)
         self.trace_log = TraceLog(trace_path)
+        self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
 
     def record_run_event(self, kind: str, data: dict) -> None:
