@@ -208,7 +208,8 @@ class TracedMind(asp_runtime.Agent):
         if stack is None:
             return super().step()
         top = stack[-1]
-        finishing = top.instr is None
+        instr = top.instr
+        finishing = instr is None
         tracer = self.tracer
         try:
             progressed = super().step()
@@ -227,7 +228,7 @@ class TracedMind(asp_runtime.Agent):
                 tracer.emit("intention.end", {"plan": plan_label(top.plan)})
             if tracer.level >= TraceLevel.CYCLE:
                 plan = getattr(top, "plan", None)
-                loc = getattr(top.instr, "loc", None) if not finishing else None
+                loc = None if finishing else _instruction_loc(instr)
                 tracer.emit(
                     "cycle",
                     {
@@ -297,6 +298,17 @@ class TracedMind(asp_runtime.Agent):
     def belief_texts(self) -> list[str]:
         """The belief base as ``literal[source]`` strings (for snapshots and tests)."""
         return sorted(str(b) for group in self.beliefs.values() for b in group)
+
+
+def _instruction_loc(instr: Any) -> Any:
+    """Source location of an instruction (a plan's first one is a no-op without one)."""
+    for _ in range(3):
+        if instr is None:
+            return None
+        if instr.loc is not None:
+            return instr.loc
+        instr = instr.success
+    return None
 
 
 def _trigger_text(trigger: Any, goal_type: Any, term: Any, intention: Any) -> str:

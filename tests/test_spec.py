@@ -1,0 +1,95 @@
+"""Spec loading: strict keys and types, errors that name the key, sane resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from bdi_rl.spec import SpecError, load_spec
+from tests.conftest import AGENTS, MINIMAL_SPEC
+
+
+def test_minimal_spec_gets_defaults(write_spec):
+    spec = load_spec(write_spec(MINIMAL_SPEC))
+    assert spec.episodes == 20 and spec.seed == 3 and spec.trace == "step"
+    assert spec.xmpp.server == "embedded" and spec.viewer.host == "127.0.0.1"
+    group = spec.agents[0]
+    assert group.asl.endswith("asl/learner.asl") and group.mode == "step"
+    assert spec.learning_for(group) == spec.learning
+
+
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ("episodez = 3", "episodez: unknown key"),
+        ('episodes = "many"', "episodes: expected an integer"),
+        ("episodes = true", "episodes: expected an integer"),
+        ('trace = "verbose"', "trace:"),
+        ("episodes = 0", "episodes: must be positive"),
+        ("[learning]\ngamma = 1.5", "learning.gamma"),
+        ('[learning]\nalpha = "fast"', "learning.alpha: expected a number"),
+        ("[xmpp]\nserver = 'nowhere'", "xmpp.server"),
+        ("[env.nope]\nx = 1", "env.nope: unknown key"),
+    ],
+)
+def test_bad_values_name_the_key(write_spec, extra, key):
+    if extra.startswith("["):  # a table goes after the top-level keys
+        text = MINIMAL_SPEC + extra + "\n"
+    else:  # a top-level key goes first, replacing the one it redefines
+        key_name = extra.split("=")[0].strip()
+        kept = [line for line in MINIMAL_SPEC.splitlines() if not line.startswith(key_name + " ")]
+        text = extra + "\n" + "\n".join(kept) + "\n"
+    with pytest.raises(SpecError) as err:
+        load_spec(write_spec(text))
+    message = str(err.value)
+    assert key in message and "spec.toml" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "group, key",
+    [
+        ('name = "learner"\nmode = "turbo"', "agents[0].mode: must be one of"),
+        ('name = "learner"\ncount = 0', "agents[0].count"),
+        ('name = "Learner"', "agents[0].name"),
+        ('name = "learner"\nasl = "missing.asl"', "agents[0].asl: no such plan file"),
+        ('name = "learner"\nlearning = { gamma = -1 }', "agents[0].learning.gamma"),
+        ('name = "learner"\nlearning = { alpah = 0.1 }', "agents[0].learning.alpah: unknown key"),
+        ('name = "learner"\ncolour = 1', "agents[0].colour: unknown key"),
+    ],
+)
+def test_bad_groups_name_the_key(write_spec, group, key):
+    text = MINIMAL_SPEC.replace('[[agents]]\nname = "learner"\n', f"[[agents]]\n{group}\n")
+    with pytest.raises(SpecError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        load_spec(write_spec(text))
+
+
+def test_duplicate_agent_names_are_refused(write_spec):
+    text = MINIMAL_SPEC + '[[agents]]\nname = "learner"\n'
+    with pytest.raises(SpecError, match="used twice"):
+        load_spec(write_spec(text))
+
+
+def test_group_names_expand_with_count(write_spec):
+    text = MINIMAL_SPEC.replace('name = "learner"\n', 'name = "scout"\ncount = 3\n')
+    spec = load_spec(write_spec(text))
+    assert spec.agents[0].agent_names() == ["scout-1", "scout-2", "scout-3"]
+
+
+def test_missing_and_invalid_files(tmp_path):
+    with pytest.raises(SpecError, match="no such spec file"):
+        load_spec(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = [unclosed")
+    with pytest.raises(SpecError, match="broken.toml: not valid TOML"):
+        load_spec(broken)
+
+
+def test_cli_overrides_win(write_spec):
+    spec = load_spec(write_spec(MINIMAL_SPEC), {"episodes": 7, "seed": None, "trace": "cycle"})
+    assert spec.episodes == 7 and spec.seed == 3 and spec.trace == "cycle"
+
+
+@pytest.mark.parametrize("name", ["frozenlake-4x4", "frozenlake-8x8", "taxi", "cliffwalking"])
+def test_shipped_specs_load(name):
+    spec = load_spec(AGENTS / f"{name}.toml")
+    assert spec.name == name
+    assert spec.eval_episodes >= (1000 if "frozenlake" in name else 100)
