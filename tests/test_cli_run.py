@@ -1,0 +1,134 @@
+"""The real ``bdi-rl run`` on the embedded XMPP server: results, run directory, trace."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bdi_rl.spec import load_spec
+from bdi_rl.store import load_qtable
+from bdi_rl.trace import read_trace
+from tests.conftest import AGENTS, MINIMAL_SPEC, run_cli
+
+STEP_KINDS = {"run.start", "run.stop", "agent.start", "agent.stop", "belief.add", "belief.del",
+              "goal.add", "intention.start", "intention.end", "action", "rl.step",
+              "episode.end", "eval", "qtable.save"}
+
+
+def _run_dir(result) -> Path:
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1])  # the last line names the run
+    assert run_dir.is_dir()
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def frozenlake_run(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    return _run_dir(run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--runs", str(runs)))
+
+
+def test_default_frozenlake_run_is_solved(frozenlake_run):
+    summary = json.loads((frozenlake_run / "summary.json").read_text())
+    assert summary["env"] == "FrozenLake-v1" and summary["run"] == frozenlake_run.name
+    assert frozenlake_run.name.startswith("FrozenLake-v1__frozenlake-4x4__1__")
+    agent = summary["agents"]["learner"]
+    assert agent["episodes"] == 2000 and agent["env_steps"] > 2000
+    assert agent["eval"]["episodes"] == 1000
+    assert agent["eval"]["success_rate"] >= 0.70  # best stationary policy: 0.740
+    assert summary["env_steps_per_second"] > 0 and summary["wall_seconds"] > 0
+    q, meta = load_qtable(frozenlake_run / agent["qtable"])
+    assert q.shape == (16, 4) and meta["episodes"] == 2000 and meta["agent"] == "learner"
+
+
+def test_run_directory_holds_a_rerunnable_spec(frozenlake_run):
+    spec = load_spec(frozenlake_run / "spec.toml")
+    assert spec.name == "frozenlake-4x4" and spec.episodes == 2000
+    assert Path(spec.agents[0].asl).name == "learner.asl"
+
+
+def test_trace_has_every_kind_and_gapless_seqs(frozenlake_run):
+    events = read_trace(frozenlake_run / "trace.jsonl")
+    assert STEP_KINDS <= {e["kind"] for e in events}
+    seqs = defaultdict(list)
+    for event in events:
+        seqs[event["agent"]].append(event["seq"])
+    assert set(seqs) == {"learner@localhost", "telemetry@localhost"}
+    for agent, numbers in seqs.items():
+        assert numbers == list(range(len(numbers))), agent
+    episodes = [e for e in events if e["kind"] == "episode.end"]
+    assert len(episodes) == 2000
+    assert {e["data"]["outcome"] for e in episodes} <= {"goal", "hole", "timeout"}
+
+
+def test_trace_replays_the_mind_step_by_step(frozenlake_run):
+    """Folding belief events reproduces what the learner perceived after every env step."""
+    events = [e for e in read_trace(frozenlake_run / "trace.jsonl") if e["agent"] == "learner@localhost"]
+    beliefs: set[str] = set()
+    stack: list[str] = []
+    checked = 0
+    pending_step = None
+    for event in events:
+        kind, data = event["kind"], event["data"]
+        if kind == "belief.add":
+            beliefs.add(data["belief"])
+        elif kind == "belief.del":
+            beliefs.remove(data["belief"])
+        elif kind == "intention.start":
+            stack.append(data["plan"])
+        elif kind == "rl.step":
+            pending_step = data
+        elif kind == "action" and data["name"] == ".rl_act" and pending_step is not None:
+            s2 = pending_step["s2"]
+            assert f"state({s2})" in beliefs
+            assert f"pos({s2 % 4}, {s2 // 4})" in beliefs
+            assert "navigate" in stack
+            checked += 1
+            pending_step = None
+        elif kind == "intention.end" and data["plan"] in stack:
+            stack.remove(data["plan"])
+    assert checked > 1000
+
+
+def _tiny_run(tmp_path: Path, write_spec, seed: int, mode: str = "step", extra: str = "") -> Path:
+    spec = write_spec(MINIMAL_SPEC.replace("seed = 3", f"seed = {seed}")
+                      + f'mode = "{mode}"\n' + extra, name=f"tiny-{seed}-{mode}.toml")
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--episodes", "150",
+                     "--trace", "episode")
+    return _run_dir(result)
+
+
+def test_same_seed_same_qtable(tmp_path, write_spec):
+    first = _tiny_run(tmp_path, write_spec, seed=5)
+    second = _tiny_run(tmp_path, write_spec, seed=5)
+    other = _tiny_run(tmp_path, write_spec, seed=6)
+    q1, _ = load_qtable(first / "qtables" / "learner.npz")
+    q2, _ = load_qtable(second / "qtables" / "learner.npz")
+    q3, _ = load_qtable(other / "qtables" / "learner.npz")
+    assert np.array_equal(q1, q2)
+    assert not np.array_equal(q1, q3)
+
+
+def test_episode_mode_learns(tmp_path, write_spec):
+    run_dir = _tiny_run(tmp_path, write_spec, seed=2, mode="episode")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["agents"]["learner"]["eval"]["success_rate"] == 1.0  # non-slippery 4x4
+    kinds = {e["kind"] for e in read_trace(run_dir / "trace.jsonl")}
+    assert "episode.end" in kinds and "rl.step" not in kinds  # episode-level trace
+
+
+def test_several_learners_share_one_run(tmp_path, write_spec):
+    spec = write_spec(MINIMAL_SPEC.replace('name = "learner"', 'name = "learner"\ncount = 3'))
+    run_dir = _run_dir(run_cli("run", str(spec), "--runs", str(tmp_path / "runs"),
+                               "--episodes", "100", "--trace", "step"))
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert set(summary["agents"]) == {"learner-1", "learner-2", "learner-3"}
+    events = read_trace(run_dir / "trace.jsonl")
+    for name in ("learner-1", "learner-2", "learner-3"):
+        mine = [e["seq"] for e in events if e["agent"] == f"{name}@localhost"]
+        assert mine == list(range(len(mine))) and len(mine) > 500
+        assert (run_dir / "qtables" / f"{name}.npz").is_file()
