@@ -175,8 +175,10 @@ class TracedBdiAgent(BDIAgent):
         telemetry: str,
         flush_seconds: float = 0.2,
         port: int = 5222,
+        hold: bool = False,
     ) -> None:
         self.tracer = tracer
+        self.hold = hold
         self.telemetry_jid = telemetry
         self.flush_seconds = flush_seconds
         self.done = asyncio.Event()
@@ -195,6 +197,13 @@ class TracedBdiAgent(BDIAgent):
         self.pause_bdi()
         self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer)
         self.bdi_agent.name = str(self.jid)
+        if not self.hold:
+            self.resume_bdi()
+
+    def release(self) -> None:
+        """Start reasoning (an agent built with ``hold`` waits so that no peer misses its
+        first messages: SPADE replaces a behaviour's mailbox when the agent starts)."""
+        self.hold = False
         self.resume_bdi()
 
     async def setup(self) -> None:

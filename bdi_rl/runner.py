@@ -148,8 +148,11 @@ async def run_experiment(
             agents.append(LearnerAgent(jid, password, plan.group.asl, bridge=bridge,
                                        mode=plan.group.mode, tracer=tracer,
                                        telemetry=telemetry_jid,
-                                       flush_seconds=spec.telemetry.flush_seconds, port=port))
+                                       flush_seconds=spec.telemetry.flush_seconds, port=port,
+                                       hold=True))
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
+        for agent in agents:
+            agent.release()
         await _wait_for_learners(agents, on_progress)
         for agent in agents:
             agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished"})

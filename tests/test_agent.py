@@ -1,0 +1,84 @@
+"""The SPADE agent layer on a real embedded server: idle cost, presence, BDI messages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from spade.container import Container
+
+from bdi_rl.agent import TracedBdiAgent
+from bdi_rl.telemetry import TelemetryAgent
+from bdi_rl.trace import TraceLevel, Tracer, read_trace
+from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+
+
+def _run(coro):
+    return Container().loop.run_until_complete(coro)
+
+
+async def _with_agents(tmp_path: Path, sources: dict[str, str], body):
+    server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
+    await server.start()
+    telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl",
+                               port=server.port)
+    agents = {}
+    try:
+        await telemetry.start()
+        for name, source in sources.items():
+            path = tmp_path / f"{name}.asl"
+            path.write_text(source)
+            jid = f"{name}@{server.domain}"
+            agents[name] = TracedBdiAgent(jid, "pw", str(path), tracer=Tracer("run", jid, TraceLevel.STEP),
+                                          telemetry=f"telemetry@{server.domain}", port=server.port,
+                                          hold=True)
+        await asyncio.gather(*(a.start() for a in agents.values()))
+        for agent in agents.values():
+            agent.release()
+        await body(agents)
+        for agent in agents.values():
+            assert await agent.flush_trace(timeout=10)
+    finally:
+        await asyncio.gather(*(a.stop() for a in agents.values()), return_exceptions=True)
+        await telemetry.stop()
+        await server.stop()
+
+
+def test_idle_agents_sleep(tmp_path):
+    """spade_bdi's own loop spins a core per idle agent; ours must sleep on the mailbox."""
+
+    async def body(agents):
+        await asyncio.sleep(0.5)  # let start-up settle
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(2.0)
+        used = (time.process_time() - cpu) / (time.perf_counter() - wall)
+        assert used < 0.10, f"5 idle agents used {used:.0%} of a core"
+
+    idle = "+ping <- true.\n"
+    _run(_with_agents(tmp_path, {f"idle{i}": idle for i in range(5)}, body))
+
+
+def test_tell_and_achieve_between_agents(tmp_path):
+    sources = {
+        "alice": '!start.\n@start +!start <- .send(bob, tell, hello(7)); .send(bob, achieve, greet(alice)).\n',
+        "bob": "@greet +!greet(X) : hello(N) <- +greeted(X, N).\n",
+    }
+
+    async def body(agents):
+        bob = agents["bob"]
+        for _ in range(100):
+            if "greeted(alice, 7)" in bob.beliefs():
+                break
+            await asyncio.sleep(0.05)
+        assert "greeted(alice, 7)" in bob.beliefs()
+        assert "hello(7)" in bob.beliefs()
+
+    _run(_with_agents(tmp_path, sources, body))
+    events = read_trace(str(tmp_path / "trace.jsonl"))
+    sent = [e["data"] for e in events if e["kind"] == "msg.send" and e["agent"].startswith("alice")]
+    assert {"to": "bob@localhost", "performative": "tell", "content": "hello(7)"} in sent
+    received = [e["data"] for e in events if e["kind"] == "msg.recv" and e["agent"].startswith("bob")]
+    assert {"from": "alice@localhost", "performative": "achieve", "content": "greet(alice)"} in received
+    goals = [e["data"] for e in events if e["kind"] == "goal.add" and e["agent"].startswith("bob")]
+    assert {"goal": "greet(alice)", "source": "alice@localhost"} in goals
