@@ -1,0 +1,33 @@
+"""``pip install .`` (not only editable) ships the plans and specs and runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
+    wheels, target = tmp_path / "wheels", tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w",
+                    str(wheels)], check=True, capture_output=True)
+    (wheel,) = wheels.glob("bdi_rl-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(target), str(wheel)], check=True, capture_output=True)
+    assert (target / "bdi_rl" / "asl" / "learner.asl").is_file()
+    assert (target / "bdi_rl" / "agents" / "frozenlake-4x4.toml").is_file()
+
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    where = subprocess.run([sys.executable, "-c", "import bdi_rl; print(bdi_rl.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert where.stdout.strip().startswith(str(target))  # the installed copy, not the checkout
+    result = subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "run", "frozenlake-4x4", "--episodes", "3",
+         "--runs", str(tmp_path / "runs"), "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    run_dir = Path(result.stdout.strip().splitlines()[-1])
+    assert str(target / "bdi_rl" / "asl" / "learner.asl") in (run_dir / "spec.toml").read_text()
