@@ -1,0 +1,605 @@
+"""Embedded XMPP server: pyjabber run in-process, on loopback only.
+
+pyjabber's own ``Server`` is unfit for embedding (it binds the machine's LAN address, opens an
+admin/upload HTTP site on 9090, writes certificates into site-packages, installs signal handlers,
+spawns a process pool and exits silently on a busy port). So this module drives pyjabber's
+building blocks itself: its configuration object, database, presence/pubsub singletons and the
+``XMLProtocol`` connection handler, behind one c2s listener on 127.0.0.1 (and ::1). It also works
+around two pyjabber races seen with clients in another process: a STARTTLS stream header that
+gets lost, and a cancelled database query that wipes the in-memory database.
+
+pyjabber internals relied on (check them when bumping pyjabber, pinned ``>=0.4.5,<0.5``):
+``AppConfig.AppConfig`` / ``AppConfig.app_config``, ``Parameters`` defaults (plugins, items),
+``db.database.DB`` (``_engine``, ``setup_database``, ``close_engine_async``), ``Presence``
+(``_online_status``, ``_internal_queue``), ``PubSub.update_memory_from_database``,
+``ConnectionManager`` (``_peerList``, ``_orphan_jids``), ``QueueManager._queues``,
+``utils.Singleton._instances``, ``HTTPFieldUpload``, ``XMLProtocol`` (``_timeout_monitor``,
+``_peer``, ``_transport``, ``_xml_parser``, the ``transport`` setter the STARTTLS negotiator
+calls), ``XMLParser`` (``_stream_negotiator``, ``_queue_bridge_task``, ``cancel_queue_bridge``),
+``QueueBridge._queue`` and every pyjabber module's global ``logger`` (loguru).
+
+pyjabber keeps its state in process globals, so one embedded server runs per process at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import ipaddress
+import logging
+import os
+import socket
+import ssl
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar
+
+__all__ = ["EmbeddedXmppServer", "XmppServerError", "free_port"]
+
+log = logging.getLogger(__name__)
+
+_UPLOAD_PLUGIN = "urn:xmpp:http:upload:0"
+_PORT_ATTEMPTS = 5
+_CLOSE_GRACE_S = 2.0
+_LOG_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
+
+
+class XmppServerError(RuntimeError):
+    """The embedded XMPP server cannot start; the message is meant for the user."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it; another process may race us)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _loopback_hosts() -> list[str]:
+    """127.0.0.1, plus ::1 when the machine has it: "localhost" may resolve to either first."""
+    hosts = ["127.0.0.1"]
+    if socket.has_ipv6:
+        try:
+            with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+                sock.bind(("::1", 0))
+            hosts.append("::1")
+        except OSError:
+            pass
+    return hosts
+
+
+def _check_domain(host: str) -> str:
+    """Agents connect to their JID's domain, so it must resolve to this machine's loopback only."""
+    domain = host.strip().lower()
+    try:
+        infos = socket.getaddrinfo(domain, None, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise XmppServerError(f"XMPP domain {host!r} does not resolve; use 'localhost'") from None
+    addresses = {str(info[4][0]).split("%")[0] for info in infos}
+    if not all(ipaddress.ip_address(a).is_loopback for a in addresses):
+        raise XmppServerError(
+            f"XMPP domain {host!r} resolves to {sorted(addresses)}, not loopback only; use 'localhost'"
+        )
+    return domain
+
+
+def _ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
+    """A self-signed EC certificate for ``domain`` in ``directory`` (clients use verify_security=False)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    cert_path, key_path = directory / f"{domain}_cert.pem", directory / f"{domain}_key.pem"
+    now = datetime.now(UTC)
+    if cert_path.is_file() and key_path.is_file():
+        try:
+            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            if cert.not_valid_after_utc > now + timedelta(days=1):
+                return cert_path, key_path
+        except ValueError:
+            pass  # unreadable: regenerate below
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, domain)])
+    try:
+        alt_names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(domain))]
+    except ValueError:
+        alt_names = [x509.DNSName(domain)]
+    alt_names += [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(ipaddress.ip_address("::1"))]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    key_bytes = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key_bytes)
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return cert_path, key_path
+
+
+class _QuietLogger:
+    """Stands in for loguru's ``logger`` inside pyjabber modules: drops records below a level.
+
+    Loguru has no per-module levels outside handler filters, and the handlers belong to the
+    user; swapping pyjabber's module-global ``logger`` silences only pyjabber.
+    """
+
+    def __init__(self, real: Any, level: str) -> None:
+        self._real = real
+        self._min = _LOG_LEVELS[level.upper()]
+
+    def _emit(self, level: str, message: Any, args: tuple[Any, ...], kwargs: dict[str, Any], exc: bool = False) -> None:
+        if _LOG_LEVELS.get(level, 0) >= self._min:
+            self._real.opt(depth=2, exception=exc or None).log(level, message, *args, **kwargs)
+
+    def trace(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("TRACE", message, args, kwargs)
+
+    def debug(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("DEBUG", message, args, kwargs)
+
+    def info(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("INFO", message, args, kwargs)
+
+    def success(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("SUCCESS", message, args, kwargs)
+
+    def warning(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("WARNING", message, args, kwargs)
+
+    def error(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("ERROR", message, args, kwargs)
+
+    def critical(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("CRITICAL", message, args, kwargs)
+
+    def exception(self, message: Any, *args: Any, **kwargs: Any) -> None:
+        self._emit("ERROR", message, args, kwargs, exc=True)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+class _NoMonitor:
+    """Replaces pyjabber's per-connection idle timer (60 s, then it drops quiet agents)."""
+
+    def reset(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+class _UploadDisabled:
+    """Answers HTTP upload requests: pyjabber's plugin manager always routes them, we serve none."""
+
+    async def feed(self, jid: Any, element: Any) -> bytes:
+        from xml.etree import ElementTree as ET
+
+        reply = ET.Element("iq", {"type": "error", "id": element.get("id", ""), "to": str(jid)})
+        error = ET.SubElement(reply, "error", {"type": "cancel"})
+        ET.SubElement(error, "{urn:ietf:params:xml:ns:xmpp-stanzas}service-unavailable")
+        return ET.tostring(reply)
+
+
+class EmbeddedXmppServer:
+    """pyjabber inside the caller's asyncio loop, reachable on loopback only.
+
+    Agents use lower-case JIDs ``name@<domain>`` and connect to ``port``; the domain ("localhost"
+    by default) doubles as the host name SPADE connects to, hence it must resolve to loopback.
+    Nothing persists: accounts and pubsub live in an in-memory database, offline messages are
+    dropped, certificates go to ``data_dir``. pyjabber's log records below ``log_level`` are
+    dropped before they reach loguru's handlers.
+    """
+
+    _active: ClassVar[EmbeddedXmppServer | None] = None
+
+    def __init__(
+        self,
+        *,
+        host: str = "localhost",
+        port: int = 5222,
+        data_dir: Path,
+        port_fallback: bool = True,
+        log_level: str = "WARNING",
+    ) -> None:
+        if log_level.upper() not in _LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {list(_LOG_LEVELS)}, got {log_level!r}")
+        self._host = host
+        self.domain: str = host.strip().lower()
+        self.port: int = port
+        self.data_dir = Path(data_dir)
+        self._requested_port = port
+        self._port_fallback = port_fallback
+        self._log_level = log_level.upper()
+        self._listener: asyncio.Server | None = None
+        self._protocols: set[Any] = set()
+        self._readers: set[asyncio.Task[Any]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._executor: ThreadPoolExecutor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sqlite: Any = None  # aiosqlite connection under pyjabber's engine (one: StaticPool)
+        self._patched_loggers: dict[str, Any] = {}
+        self.start_seconds: float | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._listener is not None
+
+    async def __aenter__(self) -> EmbeddedXmppServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Start serving; returns once the c2s listener accepts connections."""
+        if self.running:
+            return
+        other = EmbeddedXmppServer._active
+        if other is not None:
+            if other._loop is not None and not other._loop.is_closed():
+                raise XmppServerError("an embedded XMPP server is already running in this process")
+            other._release()  # its loop is gone without a stop(): only globals are left to reset
+        began = time.perf_counter()
+        self.domain = _check_domain(self._host)
+        EmbeddedXmppServer._active = self
+        self._loop = asyncio.get_running_loop()
+        try:
+            await self._start()
+        except BaseException:
+            await self._teardown()
+            raise
+        self.start_seconds = time.perf_counter() - began
+        log.debug("XMPP server for %r on port %d ready in %.3f s", self.domain, self.port, self.start_seconds)
+
+    async def _start(self) -> None:
+        from pyjabber.db.database import DB
+        from pyjabber.features.presence.PresenceFeature import Presence
+        from pyjabber.plugins.xep_0060.xep_0060 import PubSub
+        from pyjabber.queues.QueueManager import QueueName, get_queue
+
+        self._quieten_pyjabber()
+        self._reset_pyjabber_state()
+        self._configure_pyjabber()
+
+        await DB.setup_database()
+        async with DB._engine.connect() as connection:
+            self._sqlite = (await connection.get_raw_connection()).driver_connection
+        presence = Presence()
+        await presence.get_all_pending_presence()
+        await PubSub().update_memory_from_database()
+
+        # pyjabber's queue worker only serves offline storage and server-to-server links, both
+        # off here: drain its queues so they do not grow, and say why a message went nowhere.
+        self._tasks = [
+            asyncio.create_task(self._drain(get_queue(QueueName.CONNECTIONS), None)),
+            asyncio.create_task(self._drain(get_queue(QueueName.MESSAGES), self._report_unroutable)),
+            asyncio.create_task(self._drain(presence._internal_queue, None)),
+        ]
+        self._listener = await self._listen()
+        self.port = int(self._listener.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        """Close the listener and every client stream, cancel our tasks, reset pyjabber's globals."""
+        if EmbeddedXmppServer._active is not self:
+            return
+        await self._teardown()
+
+    # -- start-up -----------------------------------------------------------------------------
+
+    def _quieten_pyjabber(self) -> None:
+        import pyjabber.server  # noqa: F401  (imports every pyjabber module that logs)
+        from loguru import logger as loguru_logger
+
+        quiet = _QuietLogger(loguru_logger, self._log_level)
+        for name, module in list(sys.modules.items()):
+            ours = name == "pyjabber" or name.startswith("pyjabber.")
+            if ours and getattr(module, "logger", None) is loguru_logger:
+                self._patched_loggers[name] = loguru_logger
+                module.logger = quiet  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _reset_pyjabber_state() -> None:
+        """Forget singletons and queues a previous server (maybe on another loop) left behind."""
+        from pyjabber.plugins.xep_0363.xep_0363 import HTTPFieldUpload
+        from pyjabber.queues.QueueManager import QueueManager
+        from pyjabber.utils.Singleton import Singleton
+
+        Singleton._instances.clear()
+        Singleton._instances[HTTPFieldUpload] = _UploadDisabled()
+        QueueManager._queues = {}
+
+    def _configure_pyjabber(self) -> None:
+        import pyjabber
+        from pyjabber import AppConfig
+        from pyjabber.server_parameters import Parameters
+
+        cert_path, key_path = _ensure_certificate(self.domain, self.data_dir)
+        c2s = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        c2s.load_cert_chain(certfile=cert_path, keyfile=key_path)
+        s2s = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+        s2s.check_hostname = False
+        s2s.verify_mode = ssl.CERT_NONE
+        s2s.load_cert_chain(certfile=cert_path, keyfile=key_path)
+
+        defaults = Parameters()
+        workers = min(4, os.cpu_count() or 1)
+        # Password hashing (PBKDF2) runs in this pool; hashlib releases the GIL, so threads do
+        # the job of pyjabber's process pool without spawning processes.
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="xmpp-auth")
+        package_dir = os.path.dirname(os.path.abspath(pyjabber.__file__))
+        AppConfig.app_config = AppConfig.AppConfig(
+            host=self.domain,
+            ip=["127.0.0.1", "::1"],
+            ssl_context=c2s,
+            ssl_context_s2s=s2s,
+            connection_timeout=0,
+            server_port=0,
+            family=socket.AF_INET,
+            config_path=os.path.join(package_dir, "config", "config.yaml"),
+            cert_path=str(self.data_dir),
+            root_path=package_dir,
+            database_path=str(self.data_dir / "pyjabber.db"),
+            database_in_memory=True,
+            database_purge=False,
+            database_debug=False,
+            message_persistence=False,
+            semaphore=asyncio.Semaphore(workers),
+            process_pool_exe=self._executor,
+            verbose=False,
+            plugins=[p for p in defaults.plugins if p != _UPLOAD_PLUGIN],
+            items={k: dict(v) for k, v in defaults.items.items() if v.get("var") != _UPLOAD_PLUGIN},
+        )
+
+    async def _listen(self) -> asyncio.Server:
+        """Bind the c2s port on loopback, moving to a free port when asked to."""
+        loop = asyncio.get_running_loop()
+        hosts = _loopback_hosts()
+        port = self._requested_port or free_port()
+        for _ in range(_PORT_ATTEMPTS):
+            try:
+                return await loop.create_server(self._new_protocol, host=hosts, port=port)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise XmppServerError(f"cannot listen on loopback port {port}: {exc.strerror}") from None
+                if not self._port_fallback:
+                    raise XmppServerError(f"XMPP port {port} is already in use") from None
+                log.info("XMPP port %d is in use; trying another", port)
+                port = free_port()
+        raise XmppServerError(f"no free loopback port for XMPP after {_PORT_ATTEMPTS} attempts")
+
+    def _new_protocol(self) -> asyncio.Protocol:
+        protocol: asyncio.Protocol = _make_protocol_class()(self)
+        return protocol
+
+    # -- running --------------------------------------------------------------------------------
+
+    @staticmethod
+    async def _drain(queue: asyncio.Queue[Any], handle: Callable[[Any], None] | None) -> None:
+        while True:
+            item = await queue.get()
+            if handle is not None:
+                handle(item)
+
+    def _report_unroutable(self, item: Any) -> None:
+        if getattr(item, "is_external", False):
+            log.warning("dropped a message to %s: this server only serves @%s", item.jid, self.domain)
+
+    def _forget_connection(self, peer: Any) -> None:
+        """Drop a closed connection and the presences it held (pyjabber keeps both otherwise).
+
+        A stale entry makes pyjabber route messages to a dead transport (asyncio then warns
+        "socket.send() raised exception") or to a resource that no longer exists.
+        """
+        from pyjabber.features.presence.PresenceFeature import Presence
+        from pyjabber.network.ConnectionManager import ConnectionManager
+
+        manager = ConnectionManager()
+        manager._peerList.pop(peer, None)
+        manager._orphan_jids.pop(peer, None)
+        live = {str(client.jid) for client in manager._peerList.values() if client.jid is not None}
+        online = Presence()._online_status
+        for bare, entries in list(online.items()):
+            kept = [entry for entry in entries if f"{bare}/{entry[0]}" in live]
+            if kept:
+                online[bare] = kept
+            else:
+                del online[bare]
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    async def _teardown(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        await self._close_connections()
+        if listener is not None:
+            await listener.wait_closed()
+        if self._readers:  # each finishes the stanza in hand, then exits
+            _, late = await asyncio.wait(set(self._readers), timeout=_CLOSE_GRACE_S)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await self._close_database()
+        self._release()
+
+    def _release(self) -> None:
+        """Give back what needs no event loop: threads, pyjabber's globals, its loggers.
+
+        After a normal teardown the listener and database are closed already; they are still
+        open only when the loop was closed under a running server.
+        """
+        from pyjabber import AppConfig
+        from pyjabber.db.database import DB
+
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                listener.close()
+        sqlite, self._sqlite = self._sqlite, None
+        if sqlite is not None:
+            with contextlib.suppress(Exception):
+                sqlite.stop()  # ends aiosqlite's worker thread, which would block interpreter exit
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+        self._reset_pyjabber_state()
+        AppConfig.app_config = None
+        DB._engine = None
+        for name, original in self._patched_loggers.items():
+            module = sys.modules.get(name)
+            if module is not None:
+                module.logger = original  # type: ignore[attr-defined]
+        self._patched_loggers = {}
+        self._protocols.clear()
+        self._readers.clear()
+        self._loop = None
+        if EmbeddedXmppServer._active is self:
+            EmbeddedXmppServer._active = None
+
+    async def _close_connections(self) -> None:
+        """End every client stream politely, then abort whatever has not closed in time."""
+        for protocol in list(self._protocols):
+            transport = protocol.transport
+            if transport is not None and not transport.is_closing():
+                transport.write(b"</stream:stream>")
+                transport.close()
+        deadline = time.monotonic() + _CLOSE_GRACE_S
+        while self._protocols and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        for protocol in list(self._protocols):
+            protocol.raw_transport.abort()
+        while self._protocols and time.monotonic() < deadline + 0.5:
+            await asyncio.sleep(0.01)
+
+    async def _close_database(self) -> None:
+        from pyjabber.db.database import DB
+
+        if DB._engine is not None:
+            try:  # bounded: a connection aiosqlite already stopped never answers its close
+                await asyncio.wait_for(DB.close_engine_async(), _CLOSE_GRACE_S)
+                self._sqlite = None
+            except TimeoutError:
+                log.debug("XMPP server database did not close in time")
+
+
+class _StanzaQueue(asyncio.Queue):  # type: ignore[type-arg]
+    """A connection's stanza queue whose reader stops between stanzas, never inside one.
+
+    pyjabber cancels a connection's stanza task when the socket closes; a cancel that lands in
+    a database query makes SQLAlchemy invalidate the connection, which wipes the in-memory
+    database (every account lost: "no such table: credentials"). Ending the reader here lets
+    the stanza in hand finish first.
+    """
+
+    _END = object()
+
+    def close(self) -> None:
+        self.put_nowait(self._END)
+
+    async def get(self) -> Any:
+        item = await super().get()
+        if item is self._END:
+            raise asyncio.CancelledError  # pyjabber's reader treats this as its normal exit
+        return item
+
+
+_protocol_class: type | None = None
+
+
+def _make_protocol_class() -> type:
+    """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently.
+
+    Built lazily so importing this module does not import pyjabber (and its dependencies).
+    """
+    global _protocol_class
+    if _protocol_class is not None:
+        return _protocol_class
+    from pyjabber.network.protocols.XMLProtocol import XMLProtocol
+
+    class _ClientProtocol(XMLProtocol):  # type: ignore[misc]
+        def __init__(self, owner: EmbeddedXmppServer) -> None:
+            super().__init__(namespace="jabber:client", connection_timeout=0)
+            self._timeout_monitor = _NoMonitor()
+            self.owner = owner
+            self.raw_transport: asyncio.Transport | None = None
+            self._held: list[bytes] = []
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.raw_transport = transport  # type: ignore[assignment]
+            self.owner._protocols.add(self)
+            super().connection_made(transport)
+            # The reader task is created but has not run yet: swap its queue before it does.
+            parser = self._xml_parser.getContentHandler()
+            queue = _StanzaQueue()
+            parser._stream_negotiator._queue = queue
+            parser.cancel_queue_bridge = queue.close
+            self.owner._readers.add(parser._queue_bridge_task)
+            parser._queue_bridge_task.add_done_callback(self.owner._readers.discard)
+
+        # STARTTLS race: once the TLS handshake completes, the client's new stream header can
+        # arrive before pyjabber's negotiator has switched transports and reset its XML stack;
+        # the reset then swallows the header and the client waits forever. Hold such data back
+        # until the switch (the negotiator assigns ``transport``) and feed it right after.
+
+        def _upgrading(self) -> bool:
+            raw = self.raw_transport
+            return raw is not None and self._transport is raw and raw.get_protocol() is not self
+
+        def data_received(self, data: bytes) -> None:
+            if self._held or self._upgrading():
+                self._held.append(data)
+                return
+            super().data_received(data)
+
+        @property
+        def transport(self) -> Any:
+            return self._transport
+
+        @transport.setter
+        def transport(self, transport: Any) -> None:
+            self._transport = transport
+            if self._held:
+                asyncio.get_running_loop().call_soon(self._release_held)
+
+        def _release_held(self) -> None:
+            data, self._held = b"".join(self._held), []
+            if self._transport is not None and data:
+                super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._held = []
+            try:
+                super().connection_lost(exc)
+            finally:
+                self.owner._protocols.discard(self)
+                self.owner._forget_connection(self._peer)
+
+    _protocol_class = _ClientProtocol
+    return _protocol_class
