@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 import agentspeak as asp
+import orjson
 from agentspeak.runtime import Intention
 from spade.behaviour import CyclicBehaviour
 from spade.message import Message
@@ -24,8 +25,6 @@ from spade.trace import TraceStore
 from spade_bdi.bdi import BDIAgent
 from spade_bdi.bdi_behaviour import BDIBehaviour
 from spade_bdi.utils import parse_literal
-
-import orjson
 
 from bdi_rl.actions import RlBridge
 from bdi_rl.mind import TracedMind, literal_text, load_mind

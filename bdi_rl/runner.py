@@ -122,7 +122,7 @@ async def run_experiment(
         await server.start()
         domain, port = server.domain, server.port
     else:
-        host, _, port_text = spec.xmpp.server.rpartition(":")
+        port_text = spec.xmpp.server.rpartition(":")[2]
         domain, port = spec.xmpp.domain, int(port_text)
     password = secrets.token_urlsafe(16)
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
