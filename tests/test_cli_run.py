@@ -132,3 +132,16 @@ def test_several_learners_share_one_run(tmp_path, write_spec):
         mine = [e["seq"] for e in events if e["agent"] == f"{name}@localhost"]
         assert mine == list(range(len(mine))) and len(mine) > 500
         assert (run_dir / "qtables" / f"{name}.npz").is_file()
+
+
+@pytest.mark.parametrize(
+    "name, metric, threshold",
+    [("frozenlake-8x8", "success_rate", 0.85), ("taxi", "mean_return", 7.5),
+     ("cliffwalking", "mean_return", -13.0)],
+)
+def test_shipped_specs_reach_their_thresholds(tmp_path, name, metric, threshold):
+    """Each shipped spec's defaults solve its env (4x4 is checked by the run above)."""
+    run_dir = _run_dir(run_cli("run", str(AGENTS / f"{name}.toml"), "--runs", str(tmp_path),
+                               "--trace", "episode", "--no-progress"))
+    result = json.loads((run_dir / "summary.json").read_text())["agents"]["learner"]["eval"]
+    assert result[metric] >= threshold, result
