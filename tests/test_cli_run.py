@@ -37,17 +37,17 @@ def test_default_frozenlake_run_is_solved(frozenlake_run):
     assert summary["env"] == "FrozenLake-v1" and summary["run"] == frozenlake_run.name
     assert frozenlake_run.name.startswith("FrozenLake-v1__frozenlake-4x4__1__")
     agent = summary["agents"]["learner"]
-    assert agent["episodes"] == 2000 and agent["env_steps"] > 2000
+    assert agent["episodes"] == 6000 and agent["env_steps"] > 6000
     assert agent["eval"]["episodes"] == 1000
     assert agent["eval"]["success_rate"] >= 0.70  # best stationary policy: 0.740
     assert summary["env_steps_per_second"] > 0 and summary["wall_seconds"] > 0
     q, meta = load_qtable(frozenlake_run / agent["qtable"])
-    assert q.shape == (16, 4) and meta["episodes"] == 2000 and meta["agent"] == "learner"
+    assert q.shape == (16, 4) and meta["episodes"] == 6000 and meta["agent"] == "learner"
 
 
 def test_run_directory_holds_a_rerunnable_spec(frozenlake_run):
     spec = load_spec(frozenlake_run / "spec.toml")
-    assert spec.name == "frozenlake-4x4" and spec.episodes == 2000
+    assert spec.name == "frozenlake-4x4" and spec.episodes == 6000
     assert Path(spec.agents[0].asl).name == "learner.asl"
 
 
@@ -61,7 +61,7 @@ def test_trace_has_every_kind_and_gapless_seqs(frozenlake_run):
     for agent, numbers in seqs.items():
         assert numbers == list(range(len(numbers))), agent
     episodes = [e for e in events if e["kind"] == "episode.end"]
-    assert len(episodes) == 2000
+    assert len(episodes) == 6000
     assert {e["data"]["outcome"] for e in episodes} <= {"goal", "hole", "timeout"}
 
 

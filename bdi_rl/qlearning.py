@@ -1,0 +1,331 @@
+"""Tabular Q-learning: the config, the learner, and the episode loop (read top to bottom).
+
+Plain numpy and an :class:`~bdi_rl.envs.EnvAdapter`; no agents, no messaging.  The
+episode loop is the "episode mode" hot path, so it works on Python floats taken a row
+at a time from the table and draws its random numbers in blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from bdi_rl.envs import EnvAdapter
+
+__all__ = [
+    "EpisodeResult",
+    "EvalResult",
+    "LearningConfig",
+    "QLearner",
+    "StepHook",
+    "evaluate",
+    "run_episode",
+]
+
+#: ``on_step(s, a, r, s2, terminated, truncated, q_before, q_after)``
+StepHook = Callable[[int, int, float, int, bool, bool, float, float], object]
+
+_BLOCK = 4096  # uniforms drawn per numpy call
+
+
+@dataclass
+class LearningConfig:
+    """Hyper-parameters of one learner."""
+
+    alpha: float = 0.1
+    """learning rate (step size of the TD update) at the first episode"""
+    alpha_min: float | None = None
+    """floor of a per-episode alpha decay (times ``alpha_decay``); None keeps alpha constant"""
+    alpha_decay: float = 1.0
+    """multiplicative alpha decay per completed episode (only with ``alpha_min``)"""
+    gamma: float = 0.99
+    """discount factor; long sparse-reward tasks (FrozenLake 8x8) need 0.999"""
+    epsilon_start: float = 1.0
+    """exploration rate of the first episode"""
+    epsilon_end: float = 0.05
+    """exploration rate once the schedule is over"""
+    epsilon_decay_episodes: int = 1000
+    """episodes over which epsilon goes *linearly* from ``epsilon_start`` to ``epsilon_end``"""
+    q_init: float = 0.0
+    """initial value of every Q-table entry"""
+
+    def __post_init__(self) -> None:
+        def number(name: str, lo: float, hi: float, lo_open: bool = False) -> float:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"learning.{name}: must be a number, got {value!r}")
+            ok = (lo < value if lo_open else lo <= value) and value <= hi
+            if not ok:
+                left = "(" if lo_open else "["
+                raise ValueError(
+                    f"learning.{name}: must be in {left}{lo:g}, {hi:g}], got {value!r}"
+                )
+            return float(value)
+
+        self.alpha = number("alpha", 0.0, 1.0, lo_open=True)
+        self.alpha_decay = number("alpha_decay", 0.0, 1.0, lo_open=True)
+        if self.alpha_min is not None:
+            self.alpha_min = number("alpha_min", 0.0, self.alpha, lo_open=True)
+        elif self.alpha_decay != 1.0:
+            raise ValueError(
+                "learning.alpha_decay: has no effect without learning.alpha_min, "
+                f"got {self.alpha_decay!r}"
+            )
+        self.gamma = number("gamma", 0.0, 1.0)
+        self.epsilon_start = number("epsilon_start", 0.0, 1.0)
+        self.epsilon_end = number("epsilon_end", 0.0, 1.0)
+        n = self.epsilon_decay_episodes
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"learning.epsilon_decay_episodes: must be an integer >= 0, got {n!r}")
+        q0 = self.q_init
+        if isinstance(q0, bool) or not isinstance(q0, (int, float)) or not math.isfinite(q0):
+            raise ValueError(f"learning.q_init: must be a finite number, got {q0!r}")
+        self.q_init = float(q0)
+
+    def epsilon_at(self, episode: int) -> float:
+        """Scheduled epsilon for (0-based) training episode ``episode``."""
+        n = self.epsilon_decay_episodes
+        if episode >= n:
+            return self.epsilon_end
+        return self.epsilon_start + (self.epsilon_end - self.epsilon_start) * (episode / n)
+
+    def alpha_at(self, episode: int) -> float:
+        """Scheduled alpha for (0-based) training episode ``episode``."""
+        if self.alpha_min is None:
+            return self.alpha
+        return max(self.alpha_min, self.alpha * self.alpha_decay**episode)
+
+
+def _uniforms(rng: np.random.Generator) -> Iterator[float]:
+    """Endless U[0, 1) floats, drawn from ``rng`` a block at a time (one numpy call per block)."""
+    while True:
+        yield from rng.random(_BLOCK).tolist()
+
+
+def _pick_max(row: list[float], next_u: Callable[[], float]) -> int:
+    """Index of the largest value; ties broken uniformly at random.
+
+    Random tie-breaking matters: with first-max, an all-zero row always picks action 0
+    (LEFT on FrozenLake) and some 8x8 seeds never find the goal.
+    """
+    m = max(row)
+    if row.count(m) == 1:
+        return row.index(m)
+    ties = [i for i, v in enumerate(row) if v == m]
+    return ties[int(next_u() * len(ties))]
+
+
+class QLearner:
+    """A Q-table with an epsilon-greedy policy and per-episode schedules.
+
+    Reproducible: the same seed and config, fed the same transitions, give a
+    bit-identical table.  Training and greedy evaluation draw from separate random
+    streams (both spawned from ``seed``), so evaluating never perturbs training.
+    """
+
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        config: LearningConfig | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if n_states <= 0 or n_actions <= 0:
+            raise ValueError(
+                f"QLearner: need n_states > 0 and n_actions > 0, got {n_states}, {n_actions}"
+            )
+        self.config = config if config is not None else LearningConfig()
+        self.n_states = n_states
+        self.n_actions = n_actions
+        self.seed = seed
+        self.q: np.ndarray = np.full((n_states, n_actions), self.config.q_init, dtype=np.float64)
+        self.episodes = 0
+        """completed training episodes (drives the schedules)"""
+        self.env_steps = 0
+        """training transitions (run_episode counts its own; callers of update() count theirs)"""
+        self.epsilon = self.config.epsilon_at(0)
+        self.alpha = self.config.alpha_at(0)
+        self._rows: list[np.ndarray] = []
+        self._rows_of: np.ndarray | None = None
+        train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
+        self._next_u = _uniforms(np.random.default_rng(train_seq)).__next__
+        self._next_eval_u = _uniforms(np.random.default_rng(eval_seq)).__next__
+
+    def _row_views(self) -> list[np.ndarray]:
+        """One 1-D view per state, rebuilt only if ``q`` was replaced (e.g. a warm start).
+
+        Indexing a Python list of views is about twice as fast as ``q[s]`` in the loop.
+        """
+        if self._rows_of is not self.q:
+            self._rows = list(self.q)
+            self._rows_of = self.q
+        return self._rows
+
+    def act(self, s: int) -> int:
+        """Epsilon-greedy action for training."""
+        next_u = self._next_u
+        if next_u() < self.epsilon:
+            return int(next_u() * self.n_actions)
+        return _pick_max(self.q[s].tolist(), next_u)
+
+    def greedy(self, s: int) -> int:
+        """Greedy action (random tie-break on the evaluation stream)."""
+        return _pick_max(self.q[s].tolist(), self._next_eval_u)
+
+    def update(self, s: int, a: int, r: float, s2: int, terminated: bool) -> tuple[float, float]:
+        """One TD update; returns (Q[s,a] before, after).  The caller counts ``env_steps``.
+
+        Only a true termination cuts the bootstrap: a time-limit truncation is not the
+        end of the task, so the value of ``s2`` still counts.
+        """
+        q = self.q
+        before = float(q[s, a])
+        target = r if terminated else r + self.config.gamma * max(q[s2].tolist())
+        after = before + self.alpha * (target - before)
+        q[s, a] = after
+        return before, after
+
+    def end_episode(self) -> None:
+        """Count a finished training episode and advance the alpha/epsilon schedules."""
+        self.episodes += 1
+        self.alpha = self.config.alpha_at(self.episodes)
+        self.epsilon = self.config.epsilon_at(self.episodes)
+
+    def set_epsilon(self, x: float) -> None:
+        """Override epsilon for the rest of this episode; ``end_episode`` resumes the schedule."""
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
+            raise ValueError(f"epsilon: must be in [0, 1], got {x!r}")
+        self.epsilon = float(x)
+
+    def __repr__(self) -> str:
+        return (
+            f"QLearner(n_states={self.n_states}, n_actions={self.n_actions}, "
+            f"episodes={self.episodes}, epsilon={self.epsilon:.3f}, alpha={self.alpha:.3g})"
+        )
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode."""
+
+    ret: float
+    """undiscounted return"""
+    length: int
+    """transitions taken"""
+    outcome: str
+    """one of goal, hole, timeout, failed (see EnvAdapter.outcome)"""
+    final_state: int
+    """the state the episode ended in"""
+
+
+@dataclass
+class EvalResult:
+    """Greedy evaluation over several episodes."""
+
+    episodes: int
+    mean_return: float
+    success_rate: float
+    """fraction of episodes with a positive return"""
+    mean_length: float
+
+
+def run_episode(
+    env: EnvAdapter,
+    learner: QLearner,
+    *,
+    learn: bool = True,
+    seed: int | None = None,
+    on_step: StepHook | None = None,
+) -> EpisodeResult:
+    """Play one episode; with ``learn`` update the table and schedules, else act greedily.
+
+    Hot path.  Each step reads the current Q row once as a Python list, and that same
+    list serves both the bootstrap of this step and the action choice of the next one
+    (patched in place when the agent stayed in the same state).
+    """
+    rows = learner._row_views()
+    n_actions = learner.n_actions
+    step = env.step
+    s = env.reset(seed)
+    row = rows[s].tolist()
+    ret = 0.0
+    n = 0
+    if learn:
+        next_u = learner._next_u
+        epsilon = learner.epsilon
+        alpha = learner.alpha
+        gamma = learner.config.gamma
+        while True:
+            # epsilon-greedy, random tie-break (inlined _pick_max)
+            if next_u() < epsilon:
+                a = int(next_u() * n_actions)
+            else:
+                m = max(row)
+                if row.count(m) == 1:
+                    a = row.index(m)
+                else:
+                    ties = [i for i, v in enumerate(row) if v == m]
+                    a = ties[int(next_u() * len(ties))]
+            s2, r, term, trunc = step(a)
+            before = row[a]
+            if term:
+                after = before + alpha * (r - before)
+            else:
+                row2 = rows[s2].tolist()
+                after = before + alpha * (r + gamma * max(row2) - before)
+            rows[s][a] = after
+            if on_step is not None:
+                on_step(s, a, r, s2, term, trunc, before, after)
+            ret += r
+            n += 1
+            if term or trunc:
+                break
+            if s2 == s:
+                row2[a] = after
+            s, row = s2, row2
+        learner.env_steps += n
+        learner.end_episode()
+    else:
+        next_u = learner._next_eval_u
+        while True:
+            a = _pick_max(row, next_u)
+            s2, r, term, trunc = step(a)
+            if on_step is not None:
+                v = row[a]
+                on_step(s, a, r, s2, term, trunc, v, v)
+            ret += r
+            n += 1
+            if term or trunc:
+                break
+            s, row = s2, rows[s2].tolist()
+    outcome = env.outcome(r, term, trunc) or "timeout"
+    return EpisodeResult(ret=ret, length=n, outcome=outcome, final_state=s2)
+
+
+def evaluate(
+    env: EnvAdapter, learner: QLearner, episodes: int, seed: int | None = None
+) -> EvalResult:
+    """Greedy play for ``episodes`` episodes; the table and schedules are left untouched.
+
+    ``seed`` seeds the env once, at the first reset (gymnasium's convention); later
+    episodes continue its random stream.
+    """
+    if episodes <= 0:
+        raise ValueError(f"evaluate: episodes must be > 0, got {episodes}")
+    total = 0.0
+    wins = 0
+    steps = 0
+    for i in range(episodes):
+        res = run_episode(env, learner, learn=False, seed=seed if i == 0 else None)
+        total += res.ret
+        wins += res.ret > 0
+        steps += res.length
+    return EvalResult(
+        episodes=episodes,
+        mean_return=total / episodes,
+        success_rate=wins / episodes,
+        mean_length=steps / episodes,
+    )
