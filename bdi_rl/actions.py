@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import agentspeak as asp
 
-from bdi_rl.envs import EnvAdapter
+from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
 from bdi_rl.store import save_qtable
 from bdi_rl.trace import TraceLevel, Tracer
@@ -91,6 +91,7 @@ class RlBridge:
         self._length = 0
         self._outcome: str | None = None
         self._reset_seeded = False
+        self._eval_env: EnvAdapter | None = None
 
     # -- percepts ----------------------------------------------------------------
     def perceive(self, functor: str, *args: Any) -> None:
@@ -223,7 +224,10 @@ class RlBridge:
         self.perceive("epsilon", round(self.learner.epsilon, 6))
 
     def evaluate(self) -> None:
-        result = evaluate(self.env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
+        if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
+            env = self.env
+            self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+        result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
         self.stats.eval = result
         self.tracer.emit(
             "eval",

@@ -267,6 +267,12 @@ class TracedBdiAgent(BDIAgent):
             await asyncio.sleep(0.02)
         return True
 
+    async def stop(self) -> None:
+        await super().stop()
+        # SPADE's container is a process-wide singleton that would keep routing this JID's
+        # messages to the stopped agent (in-process) instead of over XMPP.
+        self.container.unregister(str(self.jid))
+
     def beliefs(self) -> list[str]:
         return [literal_text(b) for group in self.bdi_agent.beliefs.values() for b in group]
 

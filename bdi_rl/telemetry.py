@@ -114,4 +114,5 @@ class TelemetryAgent(Agent):
 
     async def stop(self) -> None:
         await super().stop()
+        self.container.unregister(str(self.jid))  # see TracedBdiAgent.stop
         self.trace_log.close()

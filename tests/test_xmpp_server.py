@@ -20,7 +20,8 @@ from bdi_rl.xmpp_server import EmbeddedXmppServer, XmppServerError, free_port
 pytestmark = pytest.mark.timeout(60)
 
 # Bob runs in another process: SPADE hands messages between agents of one process over
-# directly, so only a second process proves that the server carries the traffic.
+# directly, so only a second process proves that the server carries the traffic. His JID is
+# one no other test uses: SPADE's container is a process-wide singleton.
 RECEIVER = """
 import asyncio, sys
 from spade.agent import Agent
@@ -38,7 +39,7 @@ class Bob(Agent):
         self.add_behaviour(self.receiver)
 
 async def main():
-    bob = Bob("bob@localhost", "secret", port=int(sys.argv[1]), verify_security=False)
+    bob = Bob("bob-remote@localhost", "secret", port=int(sys.argv[1]), verify_security=False)
     await bob.start(auto_register=True)
     print("READY", flush=True)
     await bob.receiver.join(timeout=25)
@@ -130,7 +131,7 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
 
         async def run(self) -> None:
             while not self.done.is_set():
-                await self.send(Message(to="bob@localhost", body="hello over xmpp"))
+                await self.send(Message(to="bob-remote@localhost", body="hello over xmpp"))
                 try:
                     await asyncio.wait_for(self.done.wait(), 0.5)
                 except TimeoutError:
