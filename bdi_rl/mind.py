@@ -10,7 +10,7 @@ cycles) through a :class:`~bdi_rl.trace.Tracer`; it knows nothing of SPADE or RL
 
 from __future__ import annotations
 
-import collections
+import functools
 import logging
 from pathlib import Path
 from typing import Any, Callable
@@ -70,9 +70,18 @@ def quiet_interpreter() -> _Capture:
 
 def literal_text(term: Any) -> str:
     """A literal as AgentSpeak source, without its annotations."""
-    if isinstance(term, asp.Literal) and term.annots:
-        term = asp.Literal(term.functor, term.args)
+    if isinstance(term, asp.Literal):
+        try:
+            return _literal_text(term.functor, term.args)
+        except TypeError:  # unhashable arguments: no cache
+            return asp.asl_repr(asp.Literal(term.functor, term.args))
     return asp.asl_repr(term)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _literal_text(functor: str, args: tuple) -> str:
+    # Percepts repeat (state(5), pos(1, 1) ...) and asl_repr is recursive: cache the text.
+    return asp.asl_repr(asp.Literal(functor, args))
 
 
 def literal_source(term: Any) -> str | None:

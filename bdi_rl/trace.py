@@ -161,12 +161,17 @@ def decode_batch(body: str | bytes) -> tuple[str, str, list[dict[str, Any]]]:
     return run, agent, events
 
 
+_FIELDS = frozenset(REQUIRED_FIELDS)
+
+
 def validate_event(event: Any) -> None:
     if not isinstance(event, dict):
         raise TraceFormatError("event is not an object")
-    for field in REQUIRED_FIELDS:
-        if field not in event:
-            raise TraceFormatError(f"event lacks field {field!r}")
+    if event.keys() != _FIELDS:
+        missing = [f for f in REQUIRED_FIELDS if f not in event]
+        if missing:
+            raise TraceFormatError(f"event lacks field {missing[0]!r}")
+        raise TraceFormatError(f"event has unknown fields {sorted(event.keys() - _FIELDS)}")
     if event["schema"] != SCHEMA:
         raise TraceFormatError(f"event schema is not {SCHEMA}")
     if not isinstance(event["seq"], int) or event["seq"] < 0:

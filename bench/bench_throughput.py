@@ -20,10 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from tune_defaults import plain_loop  # the reference loop, shared with the tuning script
 
 from bdi_rl.cli import _quiet_libraries
-from bdi_rl.envs import make_env
 from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 from bdi_rl.qlearning import LearningConfig
 
@@ -32,32 +31,6 @@ ENV_KWARGS = {
     "Taxi-v4": {},
     "CliffWalking-v1": {},
 }
-
-
-def plain_loop(env_id: str, episodes: int, config: LearningConfig, seed: int) -> float:
-    """The reference: the simplest correct tabular Q-learning loop one would write by hand."""
-    env = make_env(env_id, ENV_KWARGS.get(env_id, {}))
-    rng = np.random.default_rng(seed)
-    q = np.zeros((env.n_states, env.n_actions))
-    steps = 0
-    started = time.perf_counter()
-    for episode in range(episodes):
-        eps = config.epsilon_at(episode)
-        s = env.reset(seed=seed if episode == 0 else None)
-        while True:
-            if rng.random() < eps:
-                a = int(rng.integers(env.n_actions))
-            else:
-                row = q[s]
-                a = int(rng.choice(np.flatnonzero(row == row.max())))
-            s2, r, term, trunc = env.step(a)
-            target = r if term else r + config.gamma * q[s2].max()
-            q[s, a] += config.alpha * (target - q[s, a])
-            steps += 1
-            s = s2
-            if term or trunc:
-                break
-    return steps / (time.perf_counter() - started)
 
 
 def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode: str,
@@ -81,6 +54,10 @@ def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode:
     return float(result.summary["env_steps_per_second"])
 
 
+def _rate(steps: int, seconds: float) -> float:
+    return steps / seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="FrozenLake-v1", choices=sorted(ENV_KWARGS))
@@ -92,7 +69,8 @@ def main() -> None:
     config = LearningConfig(epsilon_decay_episodes=max(1, int(args.episodes * 0.75)))
 
     configs = {
-        "plain loop": lambda: plain_loop(args.env, args.episodes, config, args.seed),
+        "plain loop": lambda: _rate(*plain_loop(args.env, ENV_KWARGS.get(args.env, {}), None,
+                                                 args.episodes, config.gamma, args.seed)),
         "episode mode, trace episode": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode", "episode"),
         "episode mode, trace step": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode", "step"),
         "step mode, trace episode": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "episode"),
