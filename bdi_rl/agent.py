@@ -24,11 +24,11 @@ from spade.template import Template
 from spade.trace import TraceStore
 from spade_bdi.bdi import BDIAgent
 from spade_bdi.bdi_behaviour import BDIBehaviour
-from spade_bdi.utils import parse_literal
 
 from bdi_rl.actions import RlBridge
 from bdi_rl.mind import TracedMind, literal_text, load_mind
 from bdi_rl.trace import ACK_METADATA, BATCH_METADATA, Tracer
+from bdi_rl.wire import WireError, format_literal, parse_literal
 
 log = logging.getLogger("bdi_rl.agent")
 
@@ -190,6 +190,7 @@ class TracedBdiAgent(BDIAgent):
         self.done = asyncio.Event()
         self.failure: str | None = None
         self.finished = False
+        self.rejected_messages = 0
         super().__init__(jid, password, asl, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
@@ -223,7 +224,7 @@ class TracedBdiAgent(BDIAgent):
         return name if "@" in name else f"{name}@{self.jid.domain}"
 
     def send_bdi(self, to: str, ilf: str, content: Any) -> None:
-        body = asp.asl_repr(content)
+        body = format_literal(content)
         msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
         self.tracer.emit("msg.send", {"to": to, "performative": ilf, "content": body})
         self.submit(self.bdi.send(msg))
@@ -231,18 +232,17 @@ class TracedBdiAgent(BDIAgent):
     def accept_bdi_message(self, msg: Message) -> None:
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
-        self.tracer.emit(
-            "msg.recv", {"from": sender, "performative": ilf, "content": msg.body}
-        )
-        if ilf not in _ILF:
-            log.warning("%s: rejected a BDI message with ilf_type %r from %s", self.jid, ilf, sender)
-            return
+        data = {"from": sender, "performative": ilf, "content": (msg.body or "")[:1024]}
         try:
-            functor, args = parse_literal(msg.body)
-            term = asp.Literal(functor, tuple(args))
-        except Exception:  # noqa: BLE001
-            log.warning("%s: rejected an unparsable BDI message from %s", self.jid, sender)
+            if ilf not in _ILF:
+                raise WireError(f"unknown ilf_type {ilf!r}")
+            term = parse_literal(msg.body or "")
+        except WireError as exc:
+            self.rejected_messages += 1
+            log.warning("%s: rejected a BDI message from %s: %s", self.jid, sender, exc)
+            self.tracer.emit("msg.recv", {**data, "rejected": str(exc)})
             return
+        self.tracer.emit("msg.recv", data)
         trigger, goal_type = _ILF[ilf]
         tagged = term.with_annotation(asp.Literal("source", (asp.Literal(sender),)))
         self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))

@@ -82,3 +82,36 @@ def test_tell_and_achieve_between_agents(tmp_path):
     assert {"from": "alice@localhost", "performative": "achieve", "content": "greet(alice)"} in received
     goals = [e["data"] for e in events if e["kind"] == "goal.add" and e["agent"].startswith("bob")]
     assert {"goal": "greet(alice)", "source": "alice@localhost"} in goals
+
+
+def test_any_xmpp_client_can_tell_an_agent(tmp_path):
+    """A plain (non-BDI) client's tell reaches the plans intact; a malformed one is refused."""
+    from spade.agent import Agent
+    from spade.behaviour import OneShotBehaviour
+    from spade.message import Message
+
+    class Tell(OneShotBehaviour):
+        async def run(self):
+            for content in ("hello(", 'hello(7,"a, b")'):
+                await self.send(Message(to="bob@localhost", body=content,
+                                        metadata={"performative": "BDI", "ilf_type": "tell"}))
+
+    async def body(agents):
+        bob = agents["bob"]
+        client = Agent("outsider@localhost", "pw", port=bob.xmpp_port, verify_security=False)
+        await client.start()
+        client.add_behaviour(Tell())
+        try:
+            for _ in range(100):
+                if 'got(7, "a, b")' in bob.beliefs():
+                    break
+                await asyncio.sleep(0.05)
+            assert 'got(7, "a, b")' in bob.beliefs()
+            assert bob.rejected_messages == 1
+        finally:
+            await client.stop()
+
+    _run(_with_agents(tmp_path, {"bob": "@hello +hello(X, T) <- +got(X, T).\n"}, body))
+    received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
+    assert any(r.get("rejected") and r["content"] == "hello(" for r in received)
+    assert {"from": "outsider@localhost", "performative": "tell", "content": 'hello(7,"a, b")'} in received
