@@ -90,7 +90,7 @@ def _check_domain(host: str) -> str:
     return domain
 
 
-def _ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
+def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
     """A self-signed EC certificate for ``domain`` in ``directory`` (clients use verify_security=False)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -336,7 +336,7 @@ class EmbeddedXmppServer:
         from pyjabber import AppConfig
         from pyjabber.server_parameters import Parameters
 
-        cert_path, key_path = _ensure_certificate(self.domain, self.data_dir)
+        cert_path, key_path = ensure_certificate(self.domain, self.data_dir)
         c2s = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         c2s.load_cert_chain(certfile=cert_path, keyfile=key_path)
         s2s = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)

@@ -21,6 +21,16 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.fixture(scope="session")
+def ejabberd():
+    """A private Debian ejabberd configured by compose/ejabberd.yml (started once per session)."""
+    from tests.ejabberd import remove, start_ejabberd
+
+    server = start_ejabberd()
+    yield server
+    remove(server)
+
+
 @pytest.fixture
 def write_spec(tmp_path: Path):
     """Write a spec file from TOML text; returns its path."""

@@ -18,9 +18,13 @@ def _run(coro):
     return Container().loop.run_until_complete(coro)
 
 
-async def _with_agents(tmp_path: Path, sources: dict[str, str], body):
-    server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
-    await server.start()
+async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=None):
+    """Run agents with ``sources`` (name -> plans) and a telemetry agent, then ``body(agents)``.
+
+    The server is a fresh embedded pyjabber, or the given ejabberd."""
+    server = ejabberd or EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
+    if ejabberd is None:
+        await server.start()
     telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl",
                                port=server.port)
     agents = {}
@@ -42,7 +46,8 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body):
     finally:
         await asyncio.gather(*(a.stop() for a in agents.values()), return_exceptions=True)
         await telemetry.stop()
-        await server.stop()
+        if ejabberd is None:
+            await server.stop()
 
 
 def test_idle_agents_sleep(tmp_path):
@@ -115,3 +120,56 @@ def test_any_xmpp_client_can_tell_an_agent(tmp_path):
     received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
     assert any(r.get("rejected") and r["content"] == "hello(" for r in received)
     assert {"from": "outsider@localhost", "performative": "tell", "content": 'hello(7,"a, b")'} in received
+
+
+REMOTE_TELLER = """
+import asyncio, sys
+from spade.agent import Agent
+from spade.behaviour import OneShotBehaviour
+from spade.message import Message
+
+class Tell(OneShotBehaviour):
+    async def run(self):
+        for ilf, body in (("tell", 'hazard(3, "a, b")'), ("achieve", "greet(remote)")):
+            await self.send(Message(to="bob@localhost", body=body,
+                                    metadata={"performative": "BDI", "ilf_type": ilf}))
+        await asyncio.sleep(1.0)
+
+async def main():
+    agent = Agent("remote@localhost", "pw", port=int(sys.argv[1]), verify_security=False)
+    await agent.start(auto_register=True)
+    behaviour = Tell()
+    agent.add_behaviour(behaviour)
+    await behaviour.join(timeout=20)
+    await agent.stop()
+
+asyncio.run(main())
+"""
+
+
+def test_bdi_messages_cross_processes_through_ejabberd(tmp_path, ejabberd):
+    """Another process tells and asks bob something over ejabberd (which reports full JIDs)."""
+    import subprocess
+    import sys
+
+    sources = {"bob": "@greet +!greet(X) : hazard(N, T) <- +greeted(X, N, T).\n"}
+
+    async def body(agents):
+        bob = agents["bob"]
+        remote = subprocess.Popen([sys.executable, "-c", REMOTE_TELLER, str(ejabberd.port)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for _ in range(300):
+                if 'greeted(remote, 3, "a, b")' in bob.beliefs():
+                    break
+                await asyncio.sleep(0.05)
+            assert 'greeted(remote, 3, "a, b")' in bob.beliefs(), remote.poll()
+        finally:
+            remote.kill()
+            remote.wait()
+
+    _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))
+    received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
+    assert {"from": "remote@localhost", "performative": "tell", "content": 'hazard(3, "a, b")'} in received
+    goals = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "goal.add"]
+    assert {"goal": "greet(remote)", "source": "remote@localhost"} in goals

@@ -1,0 +1,109 @@
+"""A private ejabberd (Debian's 23.01) for tests, configured by ``compose/ejabberd.yml`` itself.
+
+Each instance gets its own config dir, spool, logs, Erlang node name and ports, all on
+loopback, and is stopped afterwards. ``.ci/run`` installs ejabberd; a machine without it
+fails these tests with a clear message rather than skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bdi_rl.xmpp_server import ensure_certificate, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "compose" / "ejabberd.yml"
+
+
+class EjabberdUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class Ejabberd:
+    domain: str
+    port: int
+    directory: Path
+    node: str
+
+    def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["ejabberdctl", "--config-dir", str(self.directory), "--spool",
+             str(self.directory / "spool"), "--logs", str(self.directory / "logs"), *args],
+            capture_output=True, text=True, timeout=timeout,
+        )
+
+    def start(self) -> None:
+        started = self.ctl("start")
+        if started.returncode != 0:
+            raise EjabberdUnavailable(f"ejabberdctl start failed: {started.stderr or started.stdout}")
+        ready = self.ctl("started", timeout=90)
+        if ready.returncode != 0:
+            raise EjabberdUnavailable(f"ejabberd did not start: {self.log_tail()}")
+
+    def stop(self) -> None:
+        self.ctl("stop")
+        self.ctl("stopped", timeout=60)
+
+    def log_tail(self, lines: int = 20) -> str:
+        logs = []
+        for name in ("error.log", "ejabberd.log"):
+            path = self.directory / "logs" / name
+            if path.is_file():
+                logs.extend(path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(logs)
+
+
+def start_ejabberd(domain: str = "localhost") -> Ejabberd:
+    """Start a private ejabberd on a free loopback port with compose/ejabberd.yml."""
+    if shutil.which("ejabberdctl") is None:
+        raise EjabberdUnavailable("ejabberd is not installed (apt-get install ejabberd; .ci/run does)")
+    # Not under pytest's tmp dir: ejabberd runs as its own user and must reach the files.
+    directory = Path(tempfile.mkdtemp(prefix="bdi-rl-ejabberd-"))
+    directory.chmod(0o755)
+    port = free_port()
+    node = f"bdirl{os.getpid()}x{port}@localhost"
+    cert, key = ensure_certificate(domain, directory / "certs")
+    (directory / "ejabberd.yml").write_text(
+        "define_macro:\n"
+        f"  XMPP_DOMAIN: {domain}\n"
+        f"  C2S_PORT: {port}\n"
+        "  C2S_IP: 127.0.0.1\n"
+        f"  CERTFILE: {cert}\n"
+        f"  KEYFILE: {key}\n"
+        "  INTERNAL_NETS: ['127.0.0.0/8', '::1/128']\n"
+        f"include_config_file: {CONFIG}\n"
+    )
+    (directory / "ejabberdctl.cfg").write_text(
+        # Erlang distribution and epmd on loopback only; a node name of our own.
+        "ERL_EPMD_ADDRESS=127.0.0.1\n"
+        "INET_DIST_INTERFACE=127.0.0.1\n"
+        f"ERLANG_NODE={node}\n"
+        f"EJABBERD_PID_PATH={directory}/ejabberd.pid\n"
+        'ERL_OPTIONS="-env ERL_CRASH_DUMP_BYTES 0"\n'
+    )
+    shutil.copy("/etc/ejabberd/inetrc", directory / "inetrc")
+    for sub in ("spool", "logs"):
+        (directory / sub).mkdir()
+    user = pwd.getpwnam("ejabberd")
+    for path in [directory, *directory.rglob("*")]:
+        os.chown(path, user.pw_uid, user.pw_gid)
+    server = Ejabberd(domain, port, directory, node)
+    try:
+        server.start()
+    except BaseException:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return server
+
+
+def remove(server: Ejabberd) -> None:
+    server.stop()
+    shutil.rmtree(server.directory, ignore_errors=True)
