@@ -103,13 +103,11 @@ async def run_experiment(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary."""
-    from bdi_rl.agent import LearnerAgent
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
     plans = plan_learners(spec)
     check_plans(plans)
-    level = TraceLevel.parse(spec.trace)
 
     run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
     run = run_dir.name
@@ -128,39 +126,16 @@ async def run_experiment(
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
 
     telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port)
-    agents: list[LearnerAgent] = []
+    agents: list[Any] = []
     started = time.time()
     try:
         await telemetry.start(auto_register=True)
         telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
                                                  "agents": [p.name for p in plans]})
-        for plan in plans:
-            jid = f"{plan.name}@{domain}"
-            tracer = Tracer(run, jid, level)
-            bridge = RlBridge(
-                plan.env, plan.learner, tracer,
-                episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
-                qtable_path=run_dir / QTABLE_DIR / f"{plan.name}.npz",
-                qtable_meta={"agent": plan.name, "env": plan.env.state_space_signature(),
-                             "learning": spec.learning_for(plan.group).__dict__},
-                on_finish=lambda: None,
-            )
-            agents.append(LearnerAgent(jid, password, plan.group.asl, bridge=bridge,
-                                       mode=plan.group.mode, tracer=tracer,
-                                       telemetry=telemetry_jid,
-                                       flush_seconds=spec.telemetry.flush_seconds, port=port,
-                                       hold=True))
+        agents = [make_learner(plan, spec, run, run_dir, domain, port, password, telemetry_jid)
+                  for plan in plans]
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
-        for agent in agents:
-            agent.release()
-        await _wait_for_learners(agents, on_progress)
-        for agent in agents:
-            agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished"})
-        flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
-        failures = {a.bridge.tracer.agent: a.failure for a in agents if a.failure}
-        for agent, ok in zip(agents, flushed):
-            if not ok:
-                failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
+        failures = await run_learners(agents, on_progress)
         telemetry.record_run_event("run.stop", {"failures": failures})
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
@@ -171,6 +146,44 @@ async def run_experiment(
     summary = _summary(run, spec, agents, time.time() - started)
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
     return RunResult(run_dir, summary, failures)
+
+
+def make_learner(plan: LearnerPlan, spec: ExperimentSpec, run: str, run_dir: Path, domain: str,
+                 port: int, password: str, telemetry_jid: str) -> Any:
+    """A held LearnerAgent for ``plan`` (released by :func:`run_learners`)."""
+    from bdi_rl.agent import LearnerAgent
+
+    jid = f"{plan.name}@{domain}"
+    tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
+    bridge = RlBridge(
+        plan.env, plan.learner, tracer,
+        episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
+        qtable_path=run_dir / QTABLE_DIR / f"{plan.name}.npz",
+        qtable_meta={"agent": plan.name, "env": plan.env.state_space_signature(),
+                     "learning": spec.learning_for(plan.group).__dict__},
+        on_finish=lambda: None,
+    )
+    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode,
+                        tracer=tracer, telemetry=telemetry_jid,
+                        flush_seconds=spec.telemetry.flush_seconds, port=port, hold=True)
+
+
+async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
+    """Release started learners together, wait until they finish, flush their traces.
+
+    Returns the failures by agent JID (an empty dict when every learner finished)."""
+    for agent in agents:
+        agent.release()
+    await _wait_for_learners(agents, on_progress)
+    for agent in agents:
+        agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished",
+                                         "emitted": agent.tracer.seq + 1})
+    flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
+    failures = {str(a.jid): a.failure for a in agents if a.failure}
+    for agent, ok in zip(agents, flushed):
+        if not ok:
+            failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
+    return failures
 
 
 async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
