@@ -27,7 +27,8 @@ from spade_bdi.bdi_behaviour import BDIBehaviour
 
 from bdi_rl.actions import RlBridge
 from bdi_rl.mind import TracedMind, literal_text, load_mind
-from bdi_rl.trace import ACK_METADATA, BATCH_METADATA, Tracer
+from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
+                          Tracer)
 from bdi_rl.wire import WireError, format_literal, parse_literal
 
 log = logging.getLogger("bdi_rl.agent")
@@ -155,6 +156,8 @@ class TraceShipper(CyclicBehaviour):
 
     async def _ship(self) -> None:
         tracer: Tracer = self.agent.tracer
+        if not tracer.run:
+            return  # not joined to a run yet (agents in their own process ask telemetry first)
         now = time.monotonic()
         if self.sent and now - self.last_progress > self.RESEND_AFTER:
             self.sent = 0
@@ -166,6 +169,41 @@ class TraceShipper(CyclicBehaviour):
             self.sent += len(events)
             self.in_flight += 1
             self.batches_sent += 1
+
+
+class JoinRun(CyclicBehaviour):
+    """Asks telemetry for the run id until it answers (it may start after this agent)."""
+
+    def __init__(self, telemetry: str, retry_seconds: float = 1.0) -> None:
+        super().__init__()
+        self.telemetry = telemetry
+        self.retry_seconds = retry_seconds
+        self.run_id: asyncio.Future[str] = asyncio.get_event_loop().create_future()
+        self.asked = 0
+
+    async def run(self) -> None:
+        await self.send(Message(to=self.telemetry, body="{}", metadata=JOIN_REQUEST_METADATA))
+        self.asked += 1
+        if self.asked == 3:
+            log.warning("%s: waiting for the telemetry agent %s to answer", self.agent.jid,
+                        self.telemetry)
+        msg = await self.receive(timeout=self.retry_seconds)
+        if msg is None:
+            return
+        try:
+            run = orjson.loads(msg.body)["run"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return
+        if isinstance(run, str) and run and not self.run_id.done():
+            self.run_id.set_result(run)
+            self.kill()
+
+
+async def join_run(agent: "TracedBdiAgent", timeout: float) -> str:
+    """The run id the telemetry agent hands out; TimeoutError if it never answers."""
+    joiner = JoinRun(agent.telemetry_jid)
+    agent.add_behaviour(joiner, Template(metadata=JOIN_REPLY_METADATA))
+    return await asyncio.wait_for(asyncio.shield(joiner.run_id), timeout)
 
 
 class TracedBdiAgent(BDIAgent):

@@ -32,6 +32,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def role(name: str, help_text: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("spec", help="experiment spec (.toml), or the name of a shipped one")
+        cmd.add_argument("--xmpp", required=True, metavar="HOST:PORT",
+                         help="XMPP server (its host name is the agents' domain unless --domain)")
+        cmd.add_argument("--domain", help="XMPP domain of the agents' JIDs")
+        cmd.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory")
+        cmd.add_argument("--password-file", type=Path,
+                         help="file holding the agents' XMPP password (default: $BDI_RL_XMPP_PASSWORD)")
+        return cmd
+
+    agent = role("agent", "run one agent or group of a spec in this process")
+    agent.add_argument("--name", action="append", required=True,
+                       help="agent or group name (repeatable)")
+    agent.add_argument("--join-timeout", type=float, default=120.0,
+                       help="seconds to wait for the telemetry agent (default: 120)")
+    role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
     return parser
 
 
@@ -63,6 +81,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.failures else EXIT_OK
 
 
+def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BadInput(f"--xmpp: expected HOST:PORT, got {value!r}")
+    return (domain or host).lower(), int(port)
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from bdi_rl.roles import read_password, run_agents
+    from bdi_rl.spec import load_spec, resolve_spec_path
+
+    spec = load_spec(resolve_spec_path(args.spec))
+    domain, port = _xmpp_address(args.xmpp, args.domain)
+    password = read_password(args.password_file)
+    from spade.container import Container
+
+    failures = Container().loop.run_until_complete(
+        run_agents(spec, args.name, args.runs, domain, port, password, args.join_timeout))
+    for agent, reason in failures.items():
+        print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def cmd_telemetry(args: argparse.Namespace) -> int:
+    from bdi_rl.roles import read_password, serve_telemetry
+    from bdi_rl.spec import load_spec, resolve_spec_path
+
+    spec = load_spec(resolve_spec_path(args.spec))
+    domain, port = _xmpp_address(args.xmpp, args.domain)
+    password = read_password(args.password_file)
+    from spade.container import Container
+
+    run_dir = Container().loop.run_until_complete(
+        serve_telemetry(spec, args.runs, domain, port, password))
+    print(run_dir)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -71,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bdi_rl.spec import SpecError
 
     try:
-        return {"run": cmd_run}[args.command](args)
+        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry}
+        return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

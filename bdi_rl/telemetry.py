@@ -9,8 +9,9 @@ back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next se
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import orjson
 from spade.agent import Agent
@@ -21,10 +22,41 @@ from spade.template import Template
 from spade.trace import TraceStore
 
 from bdi_rl.agent import SPADE_MESSAGE_LOG, bare_jid
-from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, TraceFormatError, TraceLevel, Tracer,
-                          decode_batch)
+from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
+                          TraceFormatError, TraceLevel, Tracer, decode_batch)
 
 log = logging.getLogger("bdi_rl.telemetry")
+
+
+@dataclass
+class AgentStats:
+    """What the summary needs of one agent, gathered from its events as they are written."""
+
+    KINDS: ClassVar[frozenset[str]] = frozenset(
+        {"agent.start", "episode.end", "eval", "qtable.save", "agent.stop"})
+
+    episodes: int = 0
+    env_steps: int = 0
+    started: float | None = None
+    last_episode: float | None = None
+    eval: dict[str, Any] | None = None
+    qtable: str | None = None
+    stop: dict[str, Any] | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind, data = event["kind"], event["data"]
+        if kind == "agent.start":
+            self.started = event["ts"]
+        elif kind == "episode.end":
+            self.episodes += 1
+            self.env_steps += int(data.get("length", 0))
+            self.last_episode = event["ts"]
+        elif kind == "eval":
+            self.eval = {k: data.get(k) for k in ("episodes", "mean_return", "success_rate")}
+        elif kind == "qtable.save":
+            self.qtable = data.get("path")
+        elif kind == "agent.stop":
+            self.stop = data
 
 
 class TraceLog:
@@ -36,6 +68,7 @@ class TraceLog:
         self.written = 0
         self.duplicates = 0
         self.rejected = 0
+        self.stats: dict[str, AgentStats] = {}
         self._file: BinaryIO = open(path, "ab")
 
     def accept(self, agent: str, events: list[dict]) -> tuple[int, bool]:
@@ -50,6 +83,8 @@ class TraceLog:
             elif seq == expected:
                 lines.append(orjson.dumps(event))
                 expected += 1
+                if event["kind"] in AgentStats.KINDS:
+                    self.stats.setdefault(agent, AgentStats()).add(event)
             else:
                 gap = True
                 break
@@ -87,10 +122,24 @@ class TraceReceiver(CyclicBehaviour):
             agent.trace_log.rejected += 1
             log.warning("telemetry: %s sent a batch claiming to be %s; rejected", sender, source)
             return
+        if run != agent.run:
+            agent.trace_log.rejected += 1
+            log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, run, agent.run)
+            return
         upto, gap = agent.trace_log.accept(source, events)
         body = {"upto": upto, "gap": True} if gap else {"upto": upto}
         await self.send(Message(to=str(msg.sender), body=orjson.dumps(body).decode(),
                                 metadata=ACK_METADATA))
+
+
+class JoinResponder(CyclicBehaviour):
+    """Tells an agent started in its own process which run it belongs to."""
+
+    async def run(self) -> None:
+        msg = await self.receive(timeout=1.0)
+        if msg is not None:
+            body = orjson.dumps({"run": self.agent.run}).decode()
+            await self.send(Message(to=str(msg.sender), body=body, metadata=JOIN_REPLY_METADATA))
 
 
 class TelemetryAgent(Agent):
@@ -98,6 +147,7 @@ class TelemetryAgent(Agent):
 
     def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222) -> None:
         super().__init__(jid, password, port=port, verify_security=False)
+        self.run = trace_path.parent.name
         self.trace_log = TraceLog(trace_path)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
@@ -111,6 +161,7 @@ class TelemetryAgent(Agent):
     async def setup(self) -> None:
         self.presence.set_available()
         self.add_behaviour(TraceReceiver(), Template(metadata=BATCH_METADATA))
+        self.add_behaviour(JoinResponder(), Template(metadata=JOIN_REQUEST_METADATA))
 
     async def stop(self) -> None:
         await super().stop()

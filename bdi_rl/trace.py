@@ -21,6 +21,9 @@ BATCH_SCHEMA = "bdi-rl.trace-batch/1"
 #: spade_bdi's ``performative=BDI`` messages so any BDI client never sees them).
 BATCH_METADATA = {"performative": "inform", "ontology": "bdi-rl.trace"}
 ACK_METADATA = {"performative": "confirm", "ontology": "bdi-rl.trace-ack"}
+#: An agent in its own process asks the telemetry agent which run it belongs to.
+JOIN_REQUEST_METADATA = {"performative": "request", "ontology": "bdi-rl.join"}
+JOIN_REPLY_METADATA = {"performative": "inform", "ontology": "bdi-rl.join"}
 
 #: Bounds of one batch: far below any XMPP server's stanza limit (ejabberd: 64 KiB+).
 MAX_BATCH_EVENTS = 256
@@ -90,6 +93,12 @@ class Tracer:
         self.step = 0
         self.pending: deque[dict[str, Any]] = deque()
         self.acked = 0  # every seq below this is written by telemetry
+
+    def set_run(self, run: str) -> None:
+        """Name the run (agents in their own process learn it from telemetry after start)."""
+        self.run = run
+        for event in self.pending:
+            event["run"] = run
 
     def wants(self, kind: str) -> bool:
         return KIND_LEVEL[kind] <= self.level

@@ -1,0 +1,120 @@
+"""One role per process: ``bdi-rl telemetry`` and ``bdi-rl agent`` (for containers).
+
+The telemetry process owns the run: it creates the run directory, hands its id to every
+agent process that asks (``bdi-rl.join``), writes the trace, and writes ``summary.json``
+from the events once every agent of the spec has stopped. Agent processes write their
+Q-table checkpoints into the same run directory (a shared ``runs/`` volume in compose).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from bdi_rl.runner import check_plans, make_learner, plan_learners, run_learners
+from bdi_rl.spec import ExperimentSpec, SpecError
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
+    atomic_write_json, new_run_dir
+
+log = logging.getLogger("bdi_rl.roles")
+
+PASSWORD_ENV = "BDI_RL_XMPP_PASSWORD"
+
+
+def read_password(password_file: Path | None) -> str:
+    """The agents' XMPP password: from ``--password-file`` or $BDI_RL_XMPP_PASSWORD, never argv."""
+    if password_file is not None:
+        try:
+            password = password_file.read_text().strip()
+        except OSError as exc:
+            raise SpecError(f"{password_file}: cannot read the password file: {exc.strerror}") from None
+    else:
+        password = os.environ.get(PASSWORD_ENV, "")
+    if not password:
+        raise SpecError(f"no XMPP password: set ${PASSWORD_ENV} or pass --password-file")
+    return password
+
+
+def expected_agents(spec: ExperimentSpec, domain: str) -> list[str]:
+    return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
+
+
+async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, port: int,
+                          password: str) -> Path:
+    """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir."""
+    from bdi_rl.telemetry import TelemetryAgent
+
+    run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+    atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+    expected = expected_agents(spec, domain)
+    telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, run_dir / TRACE_FILE,
+                               port=port)
+    started = time.time()
+    await telemetry.start(auto_register=True)
+    log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
+    try:
+        telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
+                                                 "agents": expected})
+        stats = telemetry.trace_log.stats
+        while not all(agent in stats and stats[agent].stop is not None for agent in expected):
+            await asyncio.sleep(0.2)
+        failures = {a: stats[a].stop.get("reason") for a in expected
+                    if stats[a].stop.get("reason") != "finished"}
+        telemetry.record_run_event("run.stop", {"failures": failures})
+        atomic_write_json(run_dir / SUMMARY_FILE,
+                          summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started))
+    finally:
+        await telemetry.stop()
+    return run_dir
+
+
+def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], agents: list[str],
+                       wall: float) -> dict[str, Any]:
+    """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events."""
+    per_agent: dict[str, Any] = {}
+    steps, train_seconds = 0, 0.0
+    for jid in agents:
+        s = stats[jid]
+        steps += s.env_steps
+        if s.started is not None and s.last_episode is not None:
+            train_seconds = max(train_seconds, s.last_episode - s.started)
+        entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
+        if s.eval is not None:
+            entry["eval"] = s.eval
+        per_agent[jid.split("@", 1)[0]] = entry
+    return {
+        "run": run, "env": spec.env.id, "experiment": spec.name, "seed": spec.seed,
+        "trace": spec.trace, "wall_seconds": round(wall, 3),
+        "env_steps_per_second": round(steps / train_seconds, 1) if train_seconds > 0 else 0.0,
+        "agents": per_agent,
+    }
+
+
+async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,
+                     port: int, password: str, join_timeout: float = 60.0) -> dict[str, str]:
+    """Run the named agents (or groups) of ``spec`` in this process; returns their failures."""
+    from bdi_rl.agent import join_run
+
+    plans = [p for p in plan_learners(spec) if p.name in names or p.group.name in names]
+    unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans}
+    if unknown or not plans:
+        raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
+    check_plans(plans)
+    telemetry_jid = f"{spec.telemetry.name}@{domain}"
+    agents = [make_learner(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
+              for plan in plans]
+    try:
+        await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
+        run = await join_run(agents[0], join_timeout)
+        for agent, plan in zip(agents, plans):
+            agent.tracer.set_run(run)
+            agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
+        return await run_learners(agents, None)
+    finally:
+        await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
