@@ -34,7 +34,7 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
             path = tmp_path / f"{name}.asl"
             path.write_text(source)
             jid = f"{name}@{server.domain}"
-            agents[name] = TracedBdiAgent(jid, "pw", str(path), tracer=Tracer("run", jid, TraceLevel.STEP),
+            agents[name] = TracedBdiAgent(jid, "pw", str(path), tracer=Tracer(tmp_path.name, jid, TraceLevel.STEP),
                                           telemetry=f"telemetry@{server.domain}", port=server.port,
                                           hold=True)
         await asyncio.gather(*(a.start() for a in agents.values()))
