@@ -49,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="agent or group name (repeatable)")
     agent.add_argument("--join-timeout", type=float, default=120.0,
                        help="seconds to wait for the telemetry agent (default: 120)")
-    role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
+    telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
+    telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
+                           help="continue this run (a restarted telemetry process)")
     return parser
 
 
@@ -114,7 +116,7 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     from spade.container import Container
 
     run_dir = Container().loop.run_until_complete(
-        serve_telemetry(spec, args.runs, domain, port, password))
+        serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
     print(run_dir)
     return EXIT_OK
 

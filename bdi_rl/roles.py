@@ -18,7 +18,7 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.runner import check_plans, make_learner, plan_learners, run_learners
-from bdi_rl.spec import ExperimentSpec, SpecError
+from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
 
@@ -45,13 +45,27 @@ def expected_agents(spec: ExperimentSpec, domain: str) -> list[str]:
     return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
 
 
+def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
+    if not (run_dir / TRACE_FILE).is_file():
+        raise SpecError(f"--run {run_dir}: not a run directory (no {TRACE_FILE})")
+    if load_spec(run_dir / SPEC_FILE).name != spec.name:
+        raise SpecError(f"--run {run_dir}: that run is not of experiment {spec.name!r}")
+    return run_dir
+
+
 async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, port: int,
-                          password: str) -> Path:
-    """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir."""
+                          password: str, resume: Path | None = None) -> Path:
+    """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir.
+
+    With ``resume`` (a restarted telemetry process), continue that run's trace: agents resend
+    what was never acknowledged and the seqs already written are dropped as duplicates."""
     from bdi_rl.telemetry import TelemetryAgent
 
-    run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
-    atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+    if resume is not None:
+        run_dir = _existing_run(resume, spec)
+    else:
+        run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
     expected = expected_agents(spec, domain)
     telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, run_dir / TRACE_FILE,
                                port=port)
@@ -59,8 +73,12 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     try:
-        telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
-                                                 "agents": expected})
+        if resume is None:
+            telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
+                                                     "agents": expected})
+        else:
+            telemetry.record_run_event("telemetry.restart",
+                                       {"recovered_events": telemetry.trace_log.recovered})
         stats = telemetry.trace_log.stats
         while not all(agent in stats and stats[agent].stop is not None for agent in expected):
             await asyncio.sleep(0.2)

@@ -69,7 +69,36 @@ class TraceLog:
         self.duplicates = 0
         self.rejected = 0
         self.stats: dict[str, AgentStats] = {}
+        self.recovered = self._recover() if path.exists() else 0
         self._file: BinaryIO = open(path, "ab")
+
+    def _recover(self) -> int:
+        """Continue an existing trace (telemetry restarted): learn each agent's next seq.
+
+        A process killed mid-write can leave a torn last line; it is cut off so the file
+        stays valid JSONL (its events are still unacknowledged, so agents send them again).
+        """
+        good_end = 0
+        count = 0
+        with open(self.path, "rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    event = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    break
+                good_end += len(line)
+                count += 1
+                agent = event["agent"]
+                self.next_seq[agent] = event["seq"] + 1
+                if event["kind"] in AgentStats.KINDS:
+                    self.stats.setdefault(agent, AgentStats()).add(event)
+        if good_end != self.path.stat().st_size:
+            log.warning("telemetry: %s ended in a torn line; cut it off", self.path)
+            with open(self.path, "r+b") as f:
+                f.truncate(good_end)
+        return count
 
     def accept(self, agent: str, events: list[dict]) -> tuple[int, bool]:
         """Write the new events in order; return (next seq wanted, whether a gap was seen)."""
@@ -151,6 +180,7 @@ class TelemetryAgent(Agent):
         self.trace_log = TraceLog(trace_path)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
+        self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
 
     def record_run_event(self, kind: str, data: dict) -> None:
         """Run-level events (run.start, run.stop) are telemetry's own, written directly."""

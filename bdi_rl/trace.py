@@ -51,6 +51,7 @@ class TraceLevel(IntEnum):
 KIND_LEVEL: dict[str, TraceLevel] = {
     "run.start": TraceLevel.EPISODE,
     "run.stop": TraceLevel.EPISODE,
+    "telemetry.restart": TraceLevel.EPISODE,
     "agent.start": TraceLevel.EPISODE,
     "agent.stop": TraceLevel.EPISODE,
     "episode.end": TraceLevel.EPISODE,

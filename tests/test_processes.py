@@ -73,3 +73,55 @@ def test_roles_need_a_password(tmp_path, write_spec):
     assert result.returncode == 2
     assert "BDI_RL_XMPP_PASSWORD" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_spec):
+    """kill -9 the telemetry process mid-run, start it again on the same run: every event once."""
+    import time
+
+    text = SPEC.replace("episodes = 20", "episodes = 600").replace("is_slippery = false", "is_slippery = true")
+    spec = write_spec(text.replace('name = "proc"', 'name = "crash"').replace("telemetry-procs", "telemetry-crash"))
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+    learners = [_start("agent", str(spec), "--name", "crash", *xmpp, env=env)]
+    restarted = None
+    try:
+        deadline = time.monotonic() + 60
+        trace = None
+        while time.monotonic() < deadline:
+            found = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
+            if found and found[0].stat().st_size > 200_000:
+                trace = found[0]
+                break
+            time.sleep(0.1)
+        assert trace is not None, "the run never got going"
+        telemetry.kill()  # SIGKILL, mid-run
+        telemetry.wait()
+        time.sleep(1.0)
+        restarted = _start("telemetry", str(spec), *xmpp, "--run", str(trace.parent), env=env)
+        for proc in learners:
+            _, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err
+        out, err = restarted.communicate(timeout=60)
+        assert restarted.returncode == 0, err
+    finally:
+        for proc in [*learners, telemetry, restarted]:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    run_dir = Path(out.strip().splitlines()[-1])
+    assert run_dir == trace.parent
+    events = read_trace(run_dir / "trace.jsonl")
+    kinds = [e["kind"] for e in events]
+    assert "telemetry.restart" in kinds
+    # the kill really was mid-run: the learners stopped after telemetry came back
+    assert kinds.index("telemetry.restart") < len(kinds) - 1 - kinds[::-1].index("agent.stop")
+    for name in ("crash-1", "crash-2"):
+        jid = f"{name}@localhost"
+        seqs = [e["seq"] for e in events if e["agent"] == jid]
+        assert seqs == list(range(len(seqs)))  # gapless, no duplicate
+        stop = [e for e in events if e["agent"] == jid and e["kind"] == "agent.stop"]
+        assert stop[0]["data"]["emitted"] == len(seqs)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert all(a["episodes"] == 600 for a in summary["agents"].values())
