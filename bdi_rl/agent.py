@@ -171,18 +171,19 @@ class TraceShipper(CyclicBehaviour):
             self.batches_sent += 1
 
 
-class JoinRun(CyclicBehaviour):
-    """Asks telemetry for the run id until it answers (it may start after this agent)."""
+class AskTelemetry(CyclicBehaviour):
+    """Sends a ``bdi-rl.join`` request until telemetry answers (it may start after us)."""
 
-    def __init__(self, telemetry: str, retry_seconds: float = 1.0) -> None:
+    def __init__(self, telemetry: str, request: dict[str, Any], retry_seconds: float = 1.0) -> None:
         super().__init__()
         self.telemetry = telemetry
+        self.request = orjson.dumps(request).decode()
         self.retry_seconds = retry_seconds
-        self.run_id: asyncio.Future[str] = asyncio.get_event_loop().create_future()
+        self.reply: asyncio.Future[dict[str, Any]] = asyncio.get_event_loop().create_future()
         self.asked = 0
 
     async def run(self) -> None:
-        await self.send(Message(to=self.telemetry, body="{}", metadata=JOIN_REQUEST_METADATA))
+        await self.send(Message(to=self.telemetry, body=self.request, metadata=JOIN_REQUEST_METADATA))
         self.asked += 1
         if self.asked == 3:
             log.warning("%s: waiting for the telemetry agent %s to answer", self.agent.jid,
@@ -191,19 +192,25 @@ class JoinRun(CyclicBehaviour):
         if msg is None:
             return
         try:
-            run = orjson.loads(msg.body)["run"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+            reply = orjson.loads(msg.body)
+        except orjson.JSONDecodeError:
             return
-        if isinstance(run, str) and run and not self.run_id.done():
-            self.run_id.set_result(run)
+        if isinstance(reply, dict) and isinstance(reply.get("run"), str) and not self.reply.done():
+            self.reply.set_result(reply)
             self.kill()
 
 
+async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any],
+                        timeout: float) -> dict[str, Any]:
+    """Telemetry's answer to ``request`` (always holds "run"); TimeoutError if it never answers."""
+    asker = AskTelemetry(telemetry, request)
+    agent.add_behaviour(asker, Template(metadata=JOIN_REPLY_METADATA))
+    return await asyncio.wait_for(asyncio.shield(asker.reply), timeout)
+
+
 async def join_run(agent: "TracedBdiAgent", timeout: float) -> str:
-    """The run id the telemetry agent hands out; TimeoutError if it never answers."""
-    joiner = JoinRun(agent.telemetry_jid)
-    agent.add_behaviour(joiner, Template(metadata=JOIN_REPLY_METADATA))
-    return await asyncio.wait_for(asyncio.shield(joiner.run_id), timeout)
+    """The id of the run the telemetry agent owns."""
+    return (await ask_telemetry(agent, agent.telemetry_jid, {}, timeout))["run"]
 
 
 class TracedBdiAgent(BDIAgent):

@@ -45,8 +45,10 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     agent = role("agent", "run one agent or group of a spec in this process")
-    agent.add_argument("--name", action="append", required=True,
-                       help="agent or group name (repeatable)")
+    who = agent.add_mutually_exclusive_group(required=True)
+    who.add_argument("--name", action="append", help="agent or group name (repeatable)")
+    who.add_argument("--claim", metavar="GROUP",
+                     help="run one agent of GROUP, named by telemetry (for compose --scale)")
     agent.add_argument("--join-timeout", type=float, default=120.0,
                        help="seconds to wait for the telemetry agent (default: 120)")
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
@@ -91,7 +93,7 @@ def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from bdi_rl.roles import read_password, run_agents
+    from bdi_rl.roles import claim_name, read_password, run_agents
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
@@ -99,8 +101,13 @@ def cmd_agent(args: argparse.Namespace) -> int:
     password = read_password(args.password_file)
     from spade.container import Container
 
-    failures = Container().loop.run_until_complete(
-        run_agents(spec, args.name, args.runs, domain, port, password, args.join_timeout))
+    loop = Container().loop
+    names = args.name
+    if args.claim:
+        names = [loop.run_until_complete(
+            claim_name(args.claim, spec, domain, port, password, args.join_timeout))]
+    failures = loop.run_until_complete(
+        run_agents(spec, names, args.runs, domain, port, password, args.join_timeout))
     for agent, reason in failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
     return EXIT_FAILED if failures else EXIT_OK

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     expected = expected_agents(spec, domain)
     telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, run_dir / TRACE_FILE,
                                port=port)
+    telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
     started = time.time()
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
@@ -112,6 +114,28 @@ def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], ag
         "env_steps_per_second": round(steps / train_seconds, 1) if train_seconds > 0 else 0.0,
         "agents": per_agent,
     }
+
+
+async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, password: str,
+                     timeout: float) -> str:
+    """Ask telemetry for an unclaimed agent name of ``group`` (one per container when scaled).
+
+    The question is asked from a throw-away JID: the real agent's JID is what we ask for."""
+    from spade.agent import Agent
+
+    from bdi_rl.agent import ask_telemetry
+
+    asker = Agent(f"claim-{secrets.token_hex(6)}@{domain}", password, port=port, verify_security=False)
+    await asker.start(auto_register=True)
+    asker.presence.set_available()
+    try:
+        reply = await ask_telemetry(asker, f"{spec.telemetry.name}@{domain}", {"claim": group}, timeout)
+    finally:
+        await asker.stop()
+        asker.container.unregister(str(asker.jid))
+    if "name" not in reply:
+        raise SpecError(f"--claim {group}: {reply.get('error', 'telemetry gave no name')}")
+    return str(reply["name"])
 
 
 async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,

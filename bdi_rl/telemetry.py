@@ -162,13 +162,27 @@ class TraceReceiver(CyclicBehaviour):
 
 
 class JoinResponder(CyclicBehaviour):
-    """Tells an agent started in its own process which run it belongs to."""
+    """Tells an agent started in its own process which run it belongs to, and hands out
+    agent names to processes that claim one of a group (``docker compose --scale``)."""
 
     async def run(self) -> None:
         msg = await self.receive(timeout=1.0)
-        if msg is not None:
-            body = orjson.dumps({"run": self.agent.run}).decode()
-            await self.send(Message(to=str(msg.sender), body=body, metadata=JOIN_REPLY_METADATA))
+        if msg is None:
+            return
+        agent: TelemetryAgent = self.agent  # type: ignore[assignment]
+        reply: dict[str, Any] = {"run": agent.run}
+        try:
+            request = orjson.loads(msg.body or "{}")
+        except orjson.JSONDecodeError:
+            request = {}
+        group = request.get("claim") if isinstance(request, dict) else None
+        if isinstance(group, str):
+            try:
+                reply["name"] = agent.claim(group, bare_jid(msg.sender))
+            except LookupError as exc:
+                reply["error"] = str(exc)
+        await self.send(Message(to=str(msg.sender), body=orjson.dumps(reply).decode(),
+                                metadata=JOIN_REPLY_METADATA))
 
 
 class TelemetryAgent(Agent):
@@ -177,10 +191,26 @@ class TelemetryAgent(Agent):
     def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222) -> None:
         super().__init__(jid, password, port=port, verify_security=False)
         self.run = trace_path.parent.name
+        self.groups: dict[str, list[str]] = {}  # claimable agent names by group
+        self.claims: dict[str, str] = {}  # agent name -> JID of the process that claimed it
         self.trace_log = TraceLog(trace_path)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
         self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
+
+    def claim(self, group: str, claimant: str) -> str:
+        """An agent name of ``group`` no process has claimed or started yet (idempotent)."""
+        if group not in self.groups:
+            raise LookupError(f"no agent group {group!r} in the spec")
+        domain = self.jid.domain
+        for name in self.groups[group]:
+            if self.claims.get(name) == claimant:
+                return name
+        for name in self.groups[group]:
+            if name not in self.claims and f"{name}@{domain}" not in self.trace_log.stats:
+                self.claims[name] = claimant
+                return name
+        raise LookupError(f"every agent of group {group!r} is already claimed")
 
     def record_run_event(self, kind: str, data: dict) -> None:
         """Run-level events (run.start, run.stop) are telemetry's own, written directly."""

@@ -125,3 +125,28 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
         assert stop[0]["data"]["emitted"] == len(seqs)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert all(a["episodes"] == 600 for a in summary["agents"].values())
+
+
+def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
+    """Identical containers (compose --scale) each get their own agent of the group."""
+    spec = write_spec(SPEC.replace('name = "proc"', 'name = "scaled"')
+                      .replace("telemetry-procs", "telemetry-scaled"))
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+    claimers = [_start("agent", str(spec), "--claim", "scaled", *xmpp, env=env) for _ in range(3)]
+    try:
+        results = [proc.communicate(timeout=180) + (proc.returncode,) for proc in claimers]
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        for proc in [*claimers, telemetry]:
+            if proc.poll() is None:
+                proc.kill()
+    codes = sorted(code for _, _, code in results)
+    assert codes == [0, 0, 2], results
+    refused = next(err for _, err, code in results if code == 2)
+    assert "every agent of group 'scaled' is already claimed" in refused
+    summary = json.loads((Path(out.strip().splitlines()[-1]) / "summary.json").read_text())
+    assert set(summary["agents"]) == {"scaled-1", "scaled-2"}
