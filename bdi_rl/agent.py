@@ -190,6 +190,9 @@ class AskTelemetry(CyclicBehaviour):
                         self.telemetry)
         msg = await self.receive(timeout=self.retry_seconds)
         if msg is None:
+            return  # no answer yet: ask again
+        if msg.get_metadata("performative") != JOIN_REPLY_METADATA["performative"]:
+            await asyncio.sleep(self.retry_seconds)  # our request bounced: telemetry is offline
             return
         try:
             reply = orjson.loads(msg.body)
@@ -204,8 +207,15 @@ async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any],
                         timeout: float) -> dict[str, Any]:
     """Telemetry's answer to ``request`` (always holds "run"); TimeoutError if it never answers."""
     asker = AskTelemetry(telemetry, request)
-    agent.add_behaviour(asker, Template(metadata=JOIN_REPLY_METADATA))
-    return await asyncio.wait_for(asyncio.shield(asker.reply), timeout)
+    # Requests sent while telemetry is offline come back as errors with the request's
+    # metadata: take them too (and ignore them) rather than let SPADE warn about each.
+    agent.add_behaviour(asker, Template(metadata=JOIN_REPLY_METADATA)
+                        | Template(metadata=JOIN_REQUEST_METADATA))
+    try:
+        return await asyncio.wait_for(asyncio.shield(asker.reply), timeout)
+    except TimeoutError:
+        asker.kill()
+        raise TimeoutError(f"the telemetry agent {telemetry} did not answer within {timeout:g} s") from None
 
 
 async def join_run(agent: "TracedBdiAgent", timeout: float) -> str:

@@ -141,6 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except TimeoutError as exc:  # a role process waited for a peer that never answered
+        print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("bdi-rl: interrupted", file=sys.stderr)
         return 130

@@ -130,7 +130,8 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
 def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
     """Identical containers (compose --scale) each get their own agent of the group."""
     spec = write_spec(SPEC.replace('name = "proc"', 'name = "scaled"')
-                      .replace("telemetry-procs", "telemetry-scaled"))
+                      .replace("telemetry-procs", "telemetry-scaled")
+                      .replace("episodes = 20", "episodes = 400"))  # outlive the slowest claimer
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
@@ -145,8 +146,22 @@ def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
             if proc.poll() is None:
                 proc.kill()
     codes = sorted(code for _, _, code in results)
-    assert codes == [0, 0, 2], results
+    assert codes == [0, 0, 2], "\n".join(err for _, err, _ in results)
     refused = next(err for _, err, code in results if code == 2)
     assert "every agent of group 'scaled' is already claimed" in refused
     summary = json.loads((Path(out.strip().splitlines()[-1]) / "summary.json").read_text())
     assert set(summary["agents"]) == {"scaled-1", "scaled-2"}
+
+
+def test_agent_without_telemetry_gives_up_with_one_line(ejabberd, tmp_path, write_spec):
+    spec = write_spec(SPEC.replace("telemetry-procs", "telemetry-absent"))
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    result = subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "agent", str(spec), "--name", "proc-1", "--xmpp",
+         f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"), "--join-timeout", "3"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "waiting for the telemetry agent telemetry-absent@localhost" in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == "bdi-rl: error: the telemetry agent telemetry-absent@localhost did not answer within 3 s"
+    assert "Traceback" not in result.stderr
