@@ -53,7 +53,6 @@ class LearnerStats:
     returns: list[float] = field(default_factory=list)
     eval: EvalResult | None = None
     qtable: str | None = None
-    learn_seconds: float = 0.0
     train_started: float | None = None
     train_seconds: float = 0.0
     """wall time from the first reset to the last training episode"""
@@ -269,9 +268,7 @@ class RlBridge:
         tracer = self.tracer
 
         def call(*args: Any) -> Any:
-            started = time.perf_counter()
             result = fn(*args)
-            self.stats.learn_seconds += time.perf_counter() - started
             if tracer.level >= TraceLevel.STEP:
                 data: dict[str, Any] = {"name": name, "args": list(args)}
                 if result is not None:
