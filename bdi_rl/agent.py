@@ -83,7 +83,7 @@ class BdiLoop(BDIBehaviour):
         if not agent.bdi_enabled or mind is None:
             await asyncio.sleep(0.1)
             return
-        if not agent.bdi_intention_buffer and mind._runnable_stack() is None:
+        if not agent.bdi_intention_buffer and mind.runnable_stack() is None:
             deadline = mind.shortest_deadline()
             wait = self.IDLE_WAIT if deadline is None else deadline - time.time()
             msg = await self.receive(timeout=min(self.IDLE_WAIT, max(wait, 0.001)))

@@ -203,7 +203,7 @@ class TracedMind(asp_runtime.Agent):
                 return stack[-1]
         return None
 
-    def _runnable_stack(self) -> Any:
+    def runnable_stack(self) -> Any:
         """The intention stack the next ``step`` will run (same rule as the interpreter)."""
         for stack in self.intentions:
             if stack:
@@ -213,7 +213,7 @@ class TracedMind(asp_runtime.Agent):
         return None
 
     def step(self) -> bool:  # type: ignore[override]
-        stack = self._runnable_stack()
+        stack = self.runnable_stack()
         if stack is None:
             return super().step()
         top = stack[-1]
