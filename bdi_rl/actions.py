@@ -9,6 +9,8 @@ action                 effect
 =====================  =====================================================================
 ``.rl_reset``          start an episode: percepts ``state(S)``, ``pos(X,Y)`` (grid envs),
                        ``episode(N)``; removes ``outcome(_)``
+``.rl_perceive``       publish the current ``state(S)`` / ``pos(X,Y)`` again (after plans
+                       removed or changed them)
 ``.rl_choose(S, A)``   ``A`` = epsilon-greedy action in state ``S`` (random tie-breaking)
 ``.rl_act(A)``         one env step with ``A`` and its Q-update; percepts ``state``, ``pos``,
                        and ``outcome(O)`` when the episode ends (``goal``, ``hole``,
@@ -132,6 +134,9 @@ class RlBridge:
         self.perceive("episode", self.learner.episodes)
         self._perceive_state(self._state)
 
+    def perceive_now(self) -> None:
+        self._perceive_state(self._state)
+
     def choose(self, s: int) -> int:
         return self.learner.act(int(s))
 
@@ -252,6 +257,7 @@ class RlBridge:
         traced = self._traced
         procedures: dict[str, tuple[tuple[type, ...], Callable[..., Any]]] = {
             ".rl_reset": ((), self.reset),
+            ".rl_perceive": ((), self.perceive_now),
             ".rl_act": ((int,), self.act),
             ".rl_end_episode": ((), self.end_episode),
             ".rl_run_episode": ((), self.run_episode),

@@ -131,3 +131,4 @@ def test_percepts_replace_and_trigger_plans(tmp_path):
     assert "pos(1, 2)[source(percept)]" not in mind.belief_texts()
     dels = [e["data"] for e in tracer.pending if e["kind"] == "belief.del"]
     assert dels == [{"belief": "pos(1, 2)", "source": "percept"}]
+
