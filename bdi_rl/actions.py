@@ -115,6 +115,12 @@ class RlBridge:
         self.perceive("eval_episodes", self.eval_episodes)
 
     # -- the actions ---------------------------------------------------------------
+    def stop_training_clock(self) -> None:
+        """Training ended (or was interrupted): fix ``train_seconds`` for the throughput."""
+        stats = self.stats
+        if stats.train_started is not None and not stats.train_seconds:
+            stats.train_seconds = time.perf_counter() - stats.train_started
+
     def _mark_training_start(self) -> None:
         if self.stats.train_started is None:
             self.stats.train_started = time.perf_counter()
@@ -190,8 +196,7 @@ class RlBridge:
         self.perceive("epsilon", round(learner.epsilon, 6))
         self.perceive("episodes_done", learner.episodes)
         if learner.episodes >= self.episodes_target:
-            if stats.train_started is not None and not stats.train_seconds:
-                stats.train_seconds = time.perf_counter() - stats.train_started
+            self.stop_training_clock()
             self.perceive("training_done")
 
     def run_episode(self) -> None:

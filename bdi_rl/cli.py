@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -77,8 +78,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     loop = Container().loop
     with progress_bar(enabled=not args.no_progress) as on_progress:
-        result = loop.run_until_complete(run_experiment(spec, args.runs, on_progress))
+        task = loop.create_task(run_experiment(spec, args.runs, on_progress))
+        # Ctrl-C cancels the run: learners stop, traces are flushed, Q-tables and summary saved.
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            result = loop.run_until_complete(task)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
     print_summary(result.summary)
+    if result.summary.get("interrupted"):
+        print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)
+        print(result.run_dir)
+        return 130
     for agent, reason in result.failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
     print(result.run_dir)

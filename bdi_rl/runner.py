@@ -144,6 +144,8 @@ async def run_experiment(
             await server.stop()
 
     summary = _summary(run, spec, agents, time.time() - started)
+    if any(agent.failure == "interrupted" for agent in agents):
+        summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
     return RunResult(run_dir, summary, failures)
 
@@ -174,7 +176,19 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     Returns the failures by agent JID (an empty dict when every learner finished)."""
     for agent in agents:
         agent.release()
-    await _wait_for_learners(agents, on_progress)
+    try:
+        await _wait_for_learners(agents, on_progress)
+    except asyncio.CancelledError:
+        # Ctrl-C (the CLI cancels this task): stop the minds, keep what was learned and traced.
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        for agent in agents:
+            agent.pause_bdi()
+            if not agent.finished and agent.failure is None:
+                agent.failure = "interrupted"
+                agent.bridge.stop_training_clock()
+                agent.bridge.save_qtable()
     for agent in agents:
         agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished",
                                          "emitted": agent.tracer.seq + 1})

@@ -145,3 +145,41 @@ def test_shipped_specs_reach_their_thresholds(tmp_path, name, metric, threshold)
                                "--trace", "episode", "--no-progress"))
     result = json.loads((run_dir / "summary.json").read_text())["agents"]["learner"]["eval"]
     assert result[metric] >= threshold, result
+
+
+def test_ctrl_c_keeps_what_was_learned(tmp_path):
+    """SIGINT mid-run: exit 130, a valid gapless trace, a Q-table and a summary marked interrupted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(AGENTS / "frozenlake-4x4.toml"),
+                             "--runs", str(runs), "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            traces = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
+            if traces and traces[0].stat().st_size > 100_000:
+                break
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    run_dir = Path(out.strip().splitlines()[-1])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["env_steps_per_second"] > 0
+    assert 0 < summary["agents"]["learner"]["episodes"] < 6000
+    q, meta = load_qtable(run_dir / "qtables" / "learner.npz")
+    assert meta["episodes"] == summary["agents"]["learner"]["episodes"]
+    events = read_trace(run_dir / "trace.jsonl")
+    seqs = [e["seq"] for e in events if e["agent"] == "learner@localhost"]
+    assert seqs == list(range(len(seqs)))
+    assert events[-1]["kind"] == "run.stop"
