@@ -56,8 +56,6 @@ class BdiLoop(BDIBehaviour):
     #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
     #: cycle runs a whole episode, so a count of cycles would not bound the turn).
     BURST_SECONDS = 0.005
-    #: Unacknowledged trace events above which the mind pauses until telemetry catches up.
-    MAX_BACKLOG = 100_000
     #: Longest sleep while idle, so a killed behaviour notices promptly.
     IDLE_WAIT = 1.0
 
@@ -102,9 +100,6 @@ class BdiLoop(BDIBehaviour):
                     "intention.fail",
                     {"plan": None, "error": f"{trigger.value}{goal_type.value}{term}: {exc}"},
                 )
-        if len(agent.tracer.pending) > self.MAX_BACKLOG:
-            await asyncio.sleep(0.01)  # bounded memory: let the shipper drain the backlog
-            return
         clock = time.perf_counter
         until = clock() + self.BURST_SECONDS
         while mind.step() and clock() < until:

@@ -7,10 +7,12 @@ batch with orjson, because per-event ``json.dumps`` costs ~25% of a plain Q-lear
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections import deque
 from enum import IntEnum
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Iterable
 
 import orjson
 
@@ -81,11 +83,18 @@ class TraceFormatError(ValueError):
 class Tracer:
     """Numbers one agent's events gaplessly and keeps them until the telemetry agent acks.
 
-    ``pending`` holds every event not yet acknowledged, oldest first; the shipper sends
-    from it and :meth:`ack` drops what the telemetry agent has written.
+    ``pending`` holds the oldest unacknowledged events in memory; the shipper sends from it
+    and :meth:`ack` drops what the telemetry agent has written. When telemetry cannot keep
+    up or is unreachable, memory stays bounded: past ``memory_events`` the newer events go
+    to a spill file and come back, in order, as acknowledgements free memory. Learning never
+    waits for telemetry and no event is dropped.
     """
 
-    def __init__(self, run: str, agent: str, level: TraceLevel) -> None:
+    #: Events kept in memory before newer ones spill to disk (~0.5 KB each).
+    MEMORY_EVENTS = 200_000
+
+    def __init__(self, run: str, agent: str, level: TraceLevel,
+                 memory_events: int = MEMORY_EVENTS) -> None:
         self.run = run
         self.agent = agent
         self.level = level
@@ -94,6 +103,10 @@ class Tracer:
         self.step = 0
         self.pending: deque[dict[str, Any]] = deque()
         self.acked = 0  # every seq below this is written by telemetry
+        self.memory_events = memory_events
+        self.spilled = 0  # events in the spill file, not yet back in memory
+        self._spill: BinaryIO | None = None
+        self._spill_read = 0
 
     def set_run(self, run: str) -> None:
         """Name the run (agents in their own process learn it from telemetry after start)."""
@@ -108,20 +121,47 @@ class Tracer:
         """Record one event if the trace level asks for it."""
         if KIND_LEVEL[kind] > self.level:
             return
-        self.pending.append(
-            {
-                "schema": SCHEMA,
-                "run": self.run,
-                "agent": self.agent,
-                "seq": self.seq,
-                "ts": time.time(),
-                "kind": kind,
-                "episode": self.episode,
-                "step": self.step,
-                "data": data,
-            }
-        )
+        event = {
+            "schema": SCHEMA,
+            "run": self.run,
+            "agent": self.agent,
+            "seq": self.seq,
+            "ts": time.time(),
+            "kind": kind,
+            "episode": self.episode,
+            "step": self.step,
+            "data": data,
+        }
+        if self.spilled or len(self.pending) >= self.memory_events:
+            self._spill_event(event)
+        else:
+            self.pending.append(event)
         self.seq += 1
+
+    def _spill_event(self, event: dict[str, Any]) -> None:
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="bdi-rl-trace-")
+        self._spill.seek(0, os.SEEK_END)
+        self._spill.write(orjson.dumps(event) + b"\n")
+        self.spilled += 1
+
+    def _refill(self) -> None:
+        """Bring spilled events back once acknowledgements have freed half the memory."""
+        spill = self._spill
+        if spill is None or not self.spilled or len(self.pending) > self.memory_events // 2:
+            return
+        spill.seek(self._spill_read)
+        room = self.memory_events - len(self.pending)
+        for _ in range(min(room, self.spilled)):
+            event = orjson.loads(spill.readline())
+            event["run"] = self.run  # the run may have been named after the event was spilled
+            self.pending.append(event)
+            self.spilled -= 1
+        self._spill_read = spill.tell()
+        if not self.spilled:
+            spill.seek(0)
+            spill.truncate()
+            self._spill_read = 0
 
     def ack(self, upto: int) -> None:
         """Forget every event with seq < ``upto`` (cumulative acknowledgement)."""
@@ -130,6 +170,8 @@ class Tracer:
             pending.popleft()
         if upto > self.acked:
             self.acked = upto
+        if self.spilled:
+            self._refill()
 
     @property
     def all_acked(self) -> bool:

@@ -75,3 +75,24 @@ def test_batches_are_bounded_and_round_trip():
 def test_malformed_batches_are_refused(body, reason):
     with pytest.raises(TraceFormatError, match=reason):
         decode_batch(body)
+
+
+def test_backlog_spills_to_disk_and_comes_back_in_order():
+    """Telemetry unreachable: memory stays bounded, nothing is dropped, order is kept."""
+    tracer = Tracer("r", "a@x", TraceLevel.STEP, memory_events=100)
+    for i in range(1000):
+        tracer.emit("rl.step", {"i": i})
+    assert len(tracer.pending) == 100 and tracer.spilled == 900
+    tracer.set_run("named-later")
+    shipped = []
+    while not tracer.all_acked:
+        events, _ = tracer.next_batch()
+        assert events and len(tracer.pending) <= 100
+        shipped.extend(events)
+        tracer.ack(events[-1]["seq"] + 1)
+    assert [e["seq"] for e in shipped] == list(range(1000))
+    assert [e["data"]["i"] for e in shipped] == list(range(1000))
+    assert {e["run"] for e in shipped[100:]} == {"named-later"}
+    assert tracer.spilled == 0
+    tracer.emit("rl.step", {"i": 1000})  # back to memory once drained
+    assert tracer.pending[0]["seq"] == 1000 and tracer.spilled == 0
