@@ -159,12 +159,7 @@ class RlBridge:
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
         if tracing:
-            tracer.emit(
-                "rl.step",
-                {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-                 "q_before": q_before, "q_after": q_after, "q": row,
-                 "epsilon": learner.epsilon},
-            )
+            self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
         self._state = s2
         self._return += r
         self._length += 1
@@ -219,14 +214,19 @@ class RlBridge:
         self.perceive("outcome", asp.Literal(result.outcome))
         self._episode_closed(epsilon)
 
+    def _trace_step(self, s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool,
+                    q_before: float, q_after: float, row: list[float] | None = None) -> None:
+        """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
+        data = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
+                "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
+        if row is not None:
+            data["q"] = row
+        self.tracer.emit("rl.step", data)
+
     def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
-        tracer = self.tracer
-        tracer.emit(
-            "rl.step",
-            {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-             "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon},
-        )
-        tracer.step += 1
+        """run_episode's per-step hook in episode mode (only installed at step level)."""
+        self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after)
+        self.tracer.step += 1
 
     def set_epsilon(self, value: float) -> None:
         self.learner.set_epsilon(float(value))

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from bdi_rl.trace import read_trace
@@ -16,6 +15,16 @@ SPEC = MINIMAL_SPEC.replace('name = "learner"', 'name = "proc"\ncount = 2') + ""
 [telemetry]
 name = "telemetry-procs"
 """
+
+
+def _assert_every_event_once(events: list[dict], names: list[str]) -> None:
+    """Each agent's seqs are gapless and as many as the agent says it emitted."""
+    for name in names:
+        jid = f"{name}@localhost"
+        seqs = [e["seq"] for e in events if e["agent"] == jid]
+        assert seqs == list(range(len(seqs))), jid
+        stop = [e for e in events if e["agent"] == jid and e["kind"] == "agent.stop"]
+        assert stop and stop[0]["data"]["emitted"] == len(seqs), jid
 
 
 def _start(*args: str, env: dict) -> subprocess.Popen:
@@ -46,15 +55,9 @@ def test_agents_and_telemetry_in_separate_processes(ejabberd, tmp_path, write_sp
     assert run_dir.parent == runs and (run_dir / "spec.toml").is_file()
 
     events = read_trace(run_dir / "trace.jsonl")
-    seqs: dict[str, list[int]] = defaultdict(list)
-    for event in events:
-        assert event["run"] == run_dir.name
-        seqs[event["agent"]].append(event["seq"])
+    assert all(event["run"] == run_dir.name for event in events)
+    _assert_every_event_once(events, ["proc-1", "proc-2"])
     for name in ("proc-1", "proc-2"):
-        jid = f"{name}@localhost"
-        assert seqs[jid] == list(range(len(seqs[jid])))
-        stop = [e for e in events if e["agent"] == jid and e["kind"] == "agent.stop"]
-        assert stop and stop[0]["data"]["emitted"] == len(seqs[jid])  # every emitted event, once
         assert (run_dir / "qtables" / f"{name}.npz").is_file()
 
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -117,12 +120,7 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
     assert "telemetry.restart" in kinds
     # the kill really was mid-run: the learners stopped after telemetry came back
     assert kinds.index("telemetry.restart") < len(kinds) - 1 - kinds[::-1].index("agent.stop")
-    for name in ("crash-1", "crash-2"):
-        jid = f"{name}@localhost"
-        seqs = [e["seq"] for e in events if e["agent"] == jid]
-        assert seqs == list(range(len(seqs)))  # gapless, no duplicate
-        stop = [e for e in events if e["agent"] == jid and e["kind"] == "agent.stop"]
-        assert stop[0]["data"]["emitted"] == len(seqs)
+    _assert_every_event_once(events, ["crash-1", "crash-2"])  # gapless, no duplicate
     summary = json.loads((run_dir / "summary.json").read_text())
     assert all(a["episodes"] == 600 for a in summary["agents"].values())
 
