@@ -25,6 +25,24 @@ action                 effect
 ``.rl_finish``         tell the runner this learner is done
 =====================  =====================================================================
 
+Team learning (``asl/team-learner.asl``): what one learner discovers, its teammates use.
+
+==========================  ================================================================
+``.rl_record_experience``   from now on keep every training transition for sharing
+``.rl_experience(Batches)`` ``Batches`` = the transitions kept since the last call, as a list
+                            of compact strings (``"s,a,r,s2,done;..."``), each small enough
+                            for one message; ``[]`` when there are none
+``.rl_replay(E)``           Q-updates from a peer's transitions ``E`` (one such string); they
+                            count as replayed, not as this learner's env steps
+``.rl_hazard(X, Y)``        prior: (X, Y) ends the episode with nothing, so every move that
+                            may land there is worth at most ``(1 - p) * max(Q)``
+``.rl_goal(X, Y, R)``       prior: reaching (X, Y) pays ``R``, so every move that may land
+                            there is worth at least ``p * R``
+==========================  ================================================================
+
+Priors read only where moves land (the env's transition table: ``EnvAdapter.arrivals``);
+what is *at* a cell comes from the belief, i.e. from the teammate who found it.
+
 Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``env(Id)``,
 ``episodes_target(N)``, ``eval_episodes(N)``.
 """
@@ -41,9 +59,15 @@ import agentspeak as asp
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
 from bdi_rl.store import save_qtable
-from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
+
+#: Longest experience string in one message (the wire accepts 16384 characters per body).
+EXPERIENCE_CHARS = 12_000
+#: Transitions kept for sharing before the oldest are dropped (plans that record but never
+#: share must not grow without bound).
+EXPERIENCE_LIMIT = 200_000
 
 
 @dataclass
@@ -58,6 +82,8 @@ class LearnerStats:
     train_started: float | None = None
     train_seconds: float = 0.0
     """wall time from the first reset to the last training episode"""
+    replayed_steps: int = 0
+    """teammates' transitions this learner learned from (team learning)"""
 
 
 class RlBridge:
@@ -93,6 +119,8 @@ class RlBridge:
         self._outcome: str | None = None
         self._reset_seeded = False
         self._eval_env: EnvAdapter | None = None
+        self._experience: list[str] | None = None  # encoded transitions, when recording
+        self.experience_dropped = 0
 
     # -- percepts ----------------------------------------------------------------
     def perceive(self, functor: str, *args: Any) -> None:
@@ -160,6 +188,8 @@ class RlBridge:
         learner.env_steps += 1
         if tracing:
             self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
+        if self._experience is not None:
+            self._record(s, a, r, s2, terminated)
         self._state = s2
         self._return += r
         self._length += 1
@@ -204,6 +234,8 @@ class RlBridge:
         seed = None if self._reset_seeded else self.seed
         self._reset_seeded = True
         hook = self._step_hook if tracer.level >= TraceLevel.STEP else None
+        if self._experience is not None:
+            hook = self._recording_hook(hook)
         epsilon = learner.epsilon
         result = run_episode(self.env, learner, learn=True, seed=seed, on_step=hook)
         self._return, self._length, self._outcome = result.ret, result.length, result.outcome
@@ -227,6 +259,70 @@ class RlBridge:
         """run_episode's per-step hook in episode mode (only installed at step level)."""
         self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after)
         self.tracer.step += 1
+
+    # -- team learning -----------------------------------------------------------------
+    def record_experience(self) -> None:
+        if self._experience is None:
+            self._experience = []
+
+    def _record(self, s: int, a: int, r: float, s2: int, terminated: bool) -> None:
+        r_text = repr(r)
+        if r_text.endswith(".0"):
+            r_text = r_text[:-2]
+        self._experience.append(f"{s},{a},{r_text},{s2},{1 if terminated else 0}")  # type: ignore[union-attr]
+        if len(self._experience) > EXPERIENCE_LIMIT:  # type: ignore[arg-type]
+            del self._experience[: EXPERIENCE_LIMIT // 10]  # type: ignore[index]
+            self.experience_dropped += EXPERIENCE_LIMIT // 10
+
+    def _recording_hook(self, inner: Callable[..., None] | None) -> Callable[..., None]:
+        record = self._record
+
+        def hook(s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
+            record(s, a, r, s2, terminated)
+            if inner is not None:
+                inner(s, a, r, s2, terminated, truncated, q_before, q_after)
+
+        return hook
+
+    def take_experience(self) -> tuple[str, ...]:
+        kept = self._experience or []
+        batches: list[str] = []
+        start = size = 0
+        for i, item in enumerate(kept):
+            if size + len(item) + 1 > EXPERIENCE_CHARS and i > start:
+                batches.append(";".join(kept[start:i]))
+                start, size = i, 0
+            size += len(item) + 1
+        if start < len(kept):
+            batches.append(";".join(kept[start:]))
+        if self._experience is not None:
+            self._experience = []
+        return tuple(batches)
+
+    def replay(self, text: str) -> None:
+        """Learn from a teammate's transitions; a malformed string fails the plan, whole."""
+        transitions = _decode_experience(str(text), self.learner.n_states, self.learner.n_actions)
+        update = self.learner.update
+        for s, a, r, s2, terminated in transitions:
+            update(s, a, r, s2, terminated)
+        self.stats.replayed_steps += len(transitions)
+
+    def _cell_state(self, x: Any, y: Any) -> int:
+        s = self.env.state_at(int(x), int(y))
+        if s is None:
+            raise ValueError(f"({x}, {y}) is not a cell of this env's grid")
+        return s
+
+    def hazard(self, x: int, y: int) -> None:
+        q = self.learner.q
+        top = float(q.max())
+        for s, a, p in self.env.arrivals(self._cell_state(x, y)):
+            q[s, a] = min(q[s, a], (1.0 - p) * top)
+
+    def goal(self, x: int, y: int, reward: float) -> None:
+        q = self.learner.q
+        for s, a, p in self.env.arrivals(self._cell_state(x, y)):
+            q[s, a] = max(q[s, a], p * float(reward))
 
     def set_epsilon(self, value: float) -> None:
         self.learner.set_epsilon(float(value))
@@ -270,10 +366,15 @@ class RlBridge:
             ".rl_evaluate": ((), self.evaluate),
             ".rl_save_qtable": ((), self.save_qtable),
             ".rl_finish": ((), self.finish),
+            ".rl_record_experience": ((), self.record_experience),
+            ".rl_replay": ((str,), self.replay),
+            ".rl_hazard": ((int, int), self.hazard),
+            ".rl_goal": ((int, int, float), self.goal),
         }
         for name, (specs, fn) in procedures.items():
             actions.add_procedure(name, specs, traced(name, fn))
         actions.add_function(".rl_choose", (int,), traced(".rl_choose", self.choose))
+        actions.add_function(".rl_experience", (), traced(".rl_experience", self.take_experience))
 
     def _traced(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         tracer = self.tracer
@@ -281,10 +382,34 @@ class RlBridge:
         def call(*args: Any) -> Any:
             result = fn(*args)
             if tracer.level >= TraceLevel.STEP:
-                data: dict[str, Any] = {"name": name, "args": list(args)}
+                data: dict[str, Any] = {"name": name, "args": [_short(a) for a in args]}
                 if result is not None:
-                    data["result"] = result
+                    data["result"] = _short(result)
                 tracer.emit("action", data)
             return result
 
         return call
+
+
+def _short(value: Any) -> Any:
+    """A trace-sized copy of an action argument: long strings (experience) are clipped."""
+    if isinstance(value, str):
+        return clip_text(value, 200)
+    if isinstance(value, (tuple, list)):
+        return [_short(v) for v in value]
+    return value
+
+
+def _decode_experience(text: str, n_states: int, n_actions: int) -> list[tuple[int, int, float, int, bool]]:
+    """``"s,a,r,s2,done;..."`` -> transitions, checked against the Q-table's shape."""
+    transitions = []
+    for item in text.split(";") if text else ():
+        try:
+            s, a, r, s2, done = item.split(",")
+            t = (int(s), int(a), float(r), int(s2), done == "1")
+        except ValueError:
+            raise ValueError(f"experience: malformed transition {item[:40]!r}") from None
+        if not (0 <= t[0] < n_states and 0 <= t[3] < n_states and 0 <= t[1] < n_actions):
+            raise ValueError(f"experience: transition {item!r} is outside this Q-table")
+        transitions.append(t)
+    return transitions

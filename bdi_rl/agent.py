@@ -28,7 +28,7 @@ from spade_bdi.bdi_behaviour import BDIBehaviour
 from bdi_rl.actions import RlBridge
 from bdi_rl.mind import TracedMind, literal_text, load_mind
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
-                          Tracer)
+                          MAX_TEXT_CHARS, Tracer, clip_text)
 from bdi_rl.wire import WireError, format_literal, parse_literal
 
 log = logging.getLogger("bdi_rl.agent")
@@ -232,8 +232,12 @@ class TracedBdiAgent(BDIAgent):
         flush_seconds: float = 0.2,
         port: int = 5222,
         hold: bool = False,
+        percepts: list[asp.Literal] | None = None,
+        beliefs: list[asp.Literal] | None = None,
     ) -> None:
         self.tracer = tracer
+        self.start_percepts = list(percepts or [])
+        self.start_beliefs = list(beliefs or [])
         self.hold = hold
         self.telemetry_jid = telemetry
         self.flush_seconds = flush_seconds
@@ -241,6 +245,7 @@ class TracedBdiAgent(BDIAgent):
         self.failure: str | None = None
         self.finished = False
         self.rejected_messages = 0
+        self.bounced_peers: set[str] = set()
         super().__init__(jid, password, asl, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
@@ -252,10 +257,21 @@ class TracedBdiAgent(BDIAgent):
 
     def _load_asl(self) -> None:
         self.pause_bdi()
-        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer)
+        self.tracer.emit("agent.start", {"jid": str(self.jid), "asl": str(self.asl_file)})
+        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer,
+                                   prepare=self.prepare_mind)
         self.bdi_agent.name = str(self.jid)
         if not self.hold:
             self.resume_bdi()
+
+    def prepare_mind(self, mind: TracedMind) -> None:
+        """What the mind knows before its first goal: team percepts, the spec's beliefs
+        (which replace the plan file's beliefs of the same name and arity)."""
+        for percept in self.start_percepts:
+            mind.replace_percept(percept)
+        for belief in self.start_beliefs:
+            mind.drop_percepts(belief.functor, len(belief.args))
+            mind.call(asp.Trigger.addition, asp.GoalType.belief, belief, Intention())
 
     def release(self) -> None:
         """Start reasoning (an agent built with ``hold`` waits so that no peer misses its
@@ -267,7 +283,6 @@ class TracedBdiAgent(BDIAgent):
         self.presence.set_available()
         self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
         self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
-        self.tracer.emit("agent.start", {"jid": str(self.jid), "asl": str(self.asl_file)})
 
     def resolve_jid(self, name: str) -> str:
         """Plans may name peers by local part (``bob``); JIDs get this agent's domain."""
@@ -276,13 +291,26 @@ class TracedBdiAgent(BDIAgent):
     def send_bdi(self, to: str, ilf: str, content: Any) -> None:
         body = format_literal(content)
         msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
-        self.tracer.emit("msg.send", {"to": to, "performative": ilf, "content": body})
+        self.tracer.emit("msg.send", {"to": to, "performative": ilf, **_traced_content(body)})
         self.submit(self.bdi.send(msg))
+
+    def _message_received(self, msg: Any) -> Any:
+        # A BDI message to an agent that is offline comes back as an error stanza that
+        # carries our own metadata; without this check it would read as the peer's tell.
+        if msg["type"] == "error" and Message.from_node(msg).get_metadata("performative") == "BDI":
+            peer = bare_jid(msg["from"])
+            self.tracer.emit("msg.recv", {"from": peer, "performative": "error",
+                                          "content": "", "rejected": "bounced: recipient offline"})
+            if peer not in self.bounced_peers:  # once per peer: a stopped peer bounces many
+                self.bounced_peers.add(peer)
+                log.warning("%s: BDI messages to %s bounce (is that agent running?)", self.jid, peer)
+            return []
+        return super()._message_received(msg)
 
     def accept_bdi_message(self, msg: Message) -> None:
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
-        data = {"from": sender, "performative": ilf, "content": (msg.body or "")[:1024]}
+        data = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
         try:
             if ilf not in _ILF:
                 raise WireError(f"unknown ilf_type {ilf!r}")
@@ -327,6 +355,22 @@ class TracedBdiAgent(BDIAgent):
         return [literal_text(b) for group in self.bdi_agent.beliefs.values() for b in group]
 
 
+def _traced_content(body: str) -> dict[str, Any]:
+    """A message body for the trace (clipped: shared experience is large)."""
+    if len(body) <= MAX_TEXT_CHARS:
+        return {"content": body}
+    return {"content": clip_text(body), "content_chars": len(body)}
+
+
+class CoordinatorAgent(TracedBdiAgent):
+    """A plans-only team member (no env): forms the team and hands out work.
+
+    ``.finish`` ends it, like ``.rl_finish`` ends a learner."""
+
+    def add_custom_actions(self, actions: asp.Actions) -> None:
+        actions.add_procedure(".finish", (), self.mark_finished)
+
+
 class LearnerAgent(TracedBdiAgent):
     """A Q-learning BDI agent: its plans drive the learner through ``.rl_*`` actions."""
 
@@ -336,11 +380,11 @@ class LearnerAgent(TracedBdiAgent):
         self.mode = mode
         bridge.on_finish = self.mark_finished
         super().__init__(jid, password, asl, **kwargs)
-        bridge.mind = self.bdi_agent
 
     def add_custom_actions(self, actions: asp.Actions) -> None:
         self.bridge.register(actions)
 
-    async def setup(self) -> None:
-        await super().setup()
+    def prepare_mind(self, mind: TracedMind) -> None:
+        self.bridge.mind = mind
         self.bridge.static_percepts(self.mode)
+        super().prepare_mind(mind)

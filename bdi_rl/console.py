@@ -42,6 +42,9 @@ def print_summary(summary: dict[str, Any]) -> None:
     for column in ("agent", "episodes", "env steps", "eval episodes", "mean return", "success"):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for name, agent in summary["agents"].items():
+        if "episodes" not in agent:  # a coordinator: no env of its own
+            table.add_row(f"{name} ({agent.get('role', 'coordinator')})", "-", "-", "-", "-", "-")
+            continue
         ev = agent.get("eval") or {}
         table.add_row(
             name, str(agent["episodes"]), f"{agent['env_steps']:,}", str(ev.get("episodes", "-")),

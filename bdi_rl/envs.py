@@ -116,6 +116,7 @@ class EnvAdapter:
             env.unwrapped.step if _chain_is_transparent(env) else env.step
         )
         self._t = 0
+        self._arrivals: dict[int, list[tuple[int, int, float]]] | None = None
         base: Any = env.unwrapped  # toy-text attributes (nrow, shape, desc) are untyped
         if self.family == "frozenlake":
             self._shape: tuple[int, int] | None = (int(base.nrow), int(base.ncol))
@@ -170,6 +171,36 @@ class EnvAdapter:
             return None
         cols = self._shape[1]
         return (s % cols, s // cols)
+
+    def state_at(self, x: int, y: int) -> int | None:
+        """The state at grid cell (x, y), or None outside the grid (or in a non-grid env)."""
+        if self._shape is None:
+            return None
+        rows, cols = self._shape
+        if not (0 <= x < cols and 0 <= y < rows):
+            return None
+        return y * cols + x
+
+    def arrivals(self, s2: int) -> list[tuple[int, int, float]]:
+        """``(s, a, p)`` for every state-action that lands in ``s2`` with probability ``p > 0``.
+
+        Read from the movement part of the env's transition table (toy-text ``P``), so a
+        learner told where a hazard is knows which of its moves risk it; rewards and
+        terminal flags of ``P`` are never used. Empty for envs without a table."""
+        if self._arrivals is None:
+            table: dict[int, list[tuple[int, int, float]]] = {}
+            P = getattr(self.env.unwrapped, "P", None)
+            if isinstance(P, dict):
+                for s, moves in P.items():
+                    for a, outcomes in moves.items():
+                        landing: dict[int, float] = {}
+                        for p, nxt, *_ in outcomes:
+                            landing[int(nxt)] = landing.get(int(nxt), 0.0) + float(p)
+                        for nxt, p in landing.items():
+                            if p > 0 and nxt != s:
+                                table.setdefault(nxt, []).append((int(s), int(a), p))
+            self._arrivals = table
+        return self._arrivals.get(s2, [])
 
     # -- identity --------------------------------------------------------------------
 

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import agentspeak as asp
+import agentspeak.lexer
+import agentspeak.parser
 import agentspeak.runtime as asp_runtime
 
-from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
 _ASL_LOGGERS = ("agentspeak.runtime", "agentspeak.parser", "agentspeak.lexer", "agentspeak.stdlib")
 
@@ -140,7 +142,7 @@ class TracedMind(asp_runtime.Agent):
             grounded = term.grounded(scope)
             tracer.emit(
                 "belief.add",
-                {"belief": literal_text(grounded), "source": literal_source(grounded) or "self"},
+                {"belief": clip_text(literal_text(grounded)), "source": literal_source(grounded) or "self"},
             )
 
     def remove_belief(self, term: Any, intention: Any) -> bool:
@@ -151,7 +153,7 @@ class TracedMind(asp_runtime.Agent):
             shown = removed if removed is not None else asp.evaluate(term, intention.scope)
             tracer.emit(
                 "belief.del",
-                {"belief": literal_text(shown), "source": literal_source(shown) or "self"},
+                {"belief": clip_text(literal_text(shown)), "source": literal_source(shown) or "self"},
             )
         return found
 
@@ -179,7 +181,7 @@ class TracedMind(asp_runtime.Agent):
             frozen = asp.freeze(term, calling_intention.scope, {})
             tracer.emit(
                 "goal.add",
-                {"goal": literal_text(frozen), "source": literal_source(frozen) or "self"},
+                {"goal": clip_text(literal_text(frozen)), "source": literal_source(frozen) or "self"},
             )
         self.selected_plan = None
         result = super().call(trigger, goal_type, term, calling_intention, delayed)
@@ -187,10 +189,14 @@ class TracedMind(asp_runtime.Agent):
         if plan is not None:
             self.selected_plan = None
             if tracing:
+                try:
+                    source = literal_source(asp.freeze(term, calling_intention.scope, {}))
+                except Exception:  # noqa: BLE001 - an unbound term: no source to show
+                    source = None
                 tracer.emit(
                     "intention.start",
-                    {"trigger": _trigger_text(trigger, goal_type, term, calling_intention),
-                     "plan": plan_label(plan)},
+                    {"trigger": clip_text(_trigger_text(trigger, goal_type, term, calling_intention)),
+                     "plan": plan_label(plan), "source": source or "self"},
                 )
             new = self._newest_intention(plan)
             if new is not None:
@@ -292,11 +298,11 @@ class TracedMind(asp_runtime.Agent):
         for old in list(group):
             group.discard(old)
             if tracing:
-                tracer.emit("belief.del", {"belief": literal_text(old),
+                tracer.emit("belief.del", {"belief": clip_text(literal_text(old)),
                                            "source": literal_source(old) or "self"})
         group.add(term)
         if tracing:
-            tracer.emit("belief.add", {"belief": literal_text(term),
+            tracer.emit("belief.add", {"belief": clip_text(literal_text(term)),
                                        "source": literal_source(term) or "self"})
 
     def drop_percepts(self, functor: str, arity: int) -> None:
@@ -334,17 +340,32 @@ def load_mind(
     name: str,
     tracer: Tracer | None = None,
     mind_cls: Callable[..., TracedMind] = TracedMind,
+    prepare: Callable[[TracedMind], None] | None = None,
 ) -> TracedMind:
-    """Parse ``path`` into a TracedMind, or raise AslError naming the file and line."""
+    """Parse ``path`` into a TracedMind, or raise AslError naming the file and line.
+
+    ``prepare`` runs after the file's beliefs and before its initial goals (percepts)."""
     capture = quiet_interpreter()
     capture.records.clear()
     path = Path(path)
     env = asp_runtime.Environment()
     try:
         with open(path) as source:
-            mind = env.build_agent(
-                source, actions, agent_cls=lambda e, n: mind_cls(e, n, tracer), name=name
+            log = asp.Log(asp.get_logger("agentspeak.runtime"), 3)
+            ast = agentspeak.parser.parse(source.name, agentspeak.lexer.TokenStream(source, log), log)
+            log.throw()
+            # Initial goals choose their plan the moment they are posted: hold them back
+            # until ``prepare`` has given the mind what it perceives from the start.
+            goals, ast.goals = ast.goals, []
+            _, mind = env.build_agent_from_ast(
+                source, ast, actions, agent_cls=lambda e, n: mind_cls(e, n, tracer), name=name
             )
+            if prepare is not None:
+                prepare(mind)
+            for goal in goals:
+                term = goal.atom.accept(asp_runtime.BuildTermVisitor({}))
+                mind.call(asp.Trigger.addition, asp.GoalType.achievement, term,
+                          asp_runtime.Intention(), delayed=True)
     except FileNotFoundError:
         raise AslError(f"{path}: no such plan file") from None
     except OSError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 
 import tomli_w
 
-from bdi_rl.runner import check_plans, make_learner, plan_learners, run_learners
+from bdi_rl.runner import LearnerPlan, check_plans, make_agent, plan_agents, run_learners
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -98,13 +98,19 @@ def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], ag
                        wall: float) -> dict[str, Any]:
     """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events."""
     per_agent: dict[str, Any] = {}
+    coordinators = set(spec.agent_names("coordinator"))
     steps, train_seconds = 0, 0.0
     for jid in agents:
         s = stats[jid]
         steps += s.env_steps
         if s.started is not None and s.last_episode is not None:
             train_seconds = max(train_seconds, s.last_episode - s.started)
+        if jid.split("@", 1)[0] in coordinators:
+            per_agent[jid.split("@", 1)[0]] = {"role": "coordinator"}
+            continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
+        if s.stop and s.stop.get("replayed_steps"):
+            entry["replayed_steps"] = s.stop["replayed_steps"]
         if s.eval is not None:
             entry["eval"] = s.eval
         per_agent[jid.split("@", 1)[0]] = entry
@@ -143,20 +149,21 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures."""
     from bdi_rl.agent import join_run
 
-    plans = [p for p in plan_learners(spec) if p.name in names or p.group.name in names]
+    plans = [p for p in plan_agents(spec) if p.name in names or p.group.name in names]
     unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans}
     if unknown or not plans:
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
     check_plans(plans)
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
-    agents = [make_learner(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
+    agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
               for plan in plans]
     try:
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         run = await join_run(agents[0], join_timeout)
         for agent, plan in zip(agents, plans):
             agent.tracer.set_run(run)
-            agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
+            if isinstance(plan, LearnerPlan):
+                agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
         return await run_learners(agents, None)
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)

@@ -18,7 +18,7 @@ import agentspeak as asp
 import agentspeak.stdlib as asp_stdlib
 import tomli_w
 
-from bdi_rl.actions import RlBridge
+from bdi_rl.actions import PERCEPT, RlBridge
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.mind import check_asl
 from bdi_rl.qlearning import QLearner
@@ -26,6 +26,7 @@ from bdi_rl.spec import AgentGroup, ExperimentSpec
 from bdi_rl.store import (QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes,
                           atomic_write_json, new_run_dir)
 from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.wire import parse_literal
 
 
 class RunError(RuntimeError):
@@ -46,6 +47,17 @@ class LearnerPlan:
 
 
 @dataclass
+class CoordinatorPlan:
+    """A plans-only agent (role ``coordinator``)."""
+
+    name: str
+    group: AgentGroup
+
+
+AgentPlan = LearnerPlan | CoordinatorPlan
+
+
+@dataclass
 class Progress:
     """A snapshot for the progress bar."""
 
@@ -62,11 +74,23 @@ class RunResult:
     failures: dict[str, str] = field(default_factory=dict)
 
 
+def plan_agents(spec: ExperimentSpec) -> list[AgentPlan]:
+    """Every agent of the spec: learners (with env and Q-table) and coordinators."""
+    learners = iter(plan_learners(spec))
+    plans: list[AgentPlan] = []
+    for group in spec.agents:
+        for name in group.agent_names():
+            plans.append(next(learners) if group.role == "learner" else CoordinatorPlan(name, group))
+    return plans
+
+
 def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
     """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
     plans: list[LearnerPlan] = []
     index = 0
     for group in spec.agents:
+        if group.role != "learner":
+            continue
         config = spec.learning_for(group)
         for name in group.agent_names():
             seed = spec.seed + index
@@ -78,10 +102,13 @@ def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
     return plans
 
 
-def _checking_actions(plan: LearnerPlan) -> asp.Actions:
-    """The action set a learner's plans will see, to catch unknown actions before the run."""
+def _checking_actions(plan: AgentPlan) -> asp.Actions:
+    """The action set an agent's plans will see, to catch unknown actions before the run."""
     actions = asp.Actions(asp_stdlib.actions)
     actions.add(".send", 3, lambda *_: iter(()))
+    if isinstance(plan, CoordinatorPlan):
+        actions.add_procedure(".finish", (), lambda: None)
+        return actions
     bridge = RlBridge(plan.env, plan.learner, Tracer("check", "check", TraceLevel.EPISODE),
                       episodes=1, eval_episodes=0, seed=0, qtable_path=Path("unused"),
                       qtable_meta={}, on_finish=lambda: None)
@@ -89,7 +116,30 @@ def _checking_actions(plan: LearnerPlan) -> asp.Actions:
     return actions
 
 
-def check_plans(plans: list[LearnerPlan]) -> None:
+def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
+    """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
+    coordinator), ``teammates([...])`` (the other learners), and for coordinators
+    ``learners([...])`` and ``team_size(N)``. Peers are bare JIDs, as in ``source(...)``."""
+    def jid(local: str) -> asp.Literal:
+        return asp.Literal(f"{local}@{domain}")
+
+    learners = spec.agent_names("learner")
+    coordinators = spec.agent_names("coordinator")
+    percepts = [asp.Literal("teammates", (tuple(jid(n) for n in learners if n != name),), PERCEPT)]
+    if coordinators:
+        percepts.append(asp.Literal("coordinator", (jid(coordinators[0]),), PERCEPT))
+    if name in coordinators:
+        percepts.append(asp.Literal("learners", (tuple(jid(n) for n in learners),), PERCEPT))
+        percepts.append(asp.Literal("team_size", (len(learners),), PERCEPT))
+    return percepts
+
+
+def start_beliefs(group: AgentGroup) -> list[asp.Literal]:
+    """The group's ``beliefs`` from the spec (already checked by load_spec)."""
+    return [parse_literal(text) for text in group.beliefs]
+
+
+def check_plans(plans: list[AgentPlan]) -> None:
     checked: set[str] = set()
     for plan in plans:
         if plan.group.asl not in checked:
@@ -106,7 +156,7 @@ async def run_experiment(
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
-    plans = plan_learners(spec)
+    plans = plan_agents(spec)
     check_plans(plans)
 
     run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
@@ -132,7 +182,7 @@ async def run_experiment(
         await telemetry.start(auto_register=True)
         telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
                                                  "agents": [p.name for p in plans]})
-        agents = [make_learner(plan, spec, run, run_dir, domain, port, password, telemetry_jid)
+        agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid)
                   for plan in plans]
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         failures = await run_learners(agents, on_progress)
@@ -150,13 +200,19 @@ async def run_experiment(
     return RunResult(run_dir, summary, failures)
 
 
-def make_learner(plan: LearnerPlan, spec: ExperimentSpec, run: str, run_dir: Path, domain: str,
-                 port: int, password: str, telemetry_jid: str) -> Any:
-    """A held LearnerAgent for ``plan`` (released by :func:`run_learners`)."""
-    from bdi_rl.agent import LearnerAgent
+def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, domain: str,
+               port: int, password: str, telemetry_jid: str) -> Any:
+    """A held agent for ``plan`` (released by :func:`run_learners`)."""
+    from bdi_rl.agent import CoordinatorAgent, LearnerAgent
 
     jid = f"{plan.name}@{domain}"
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
+    common: dict[str, Any] = dict(
+        tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
+        port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
+        beliefs=start_beliefs(plan.group))
+    if isinstance(plan, CoordinatorPlan):
+        return CoordinatorAgent(jid, password, plan.group.asl, **common)
     bridge = RlBridge(
         plan.env, plan.learner, tracer,
         episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
@@ -165,9 +221,7 @@ def make_learner(plan: LearnerPlan, spec: ExperimentSpec, run: str, run_dir: Pat
                      "learning": spec.learning_for(plan.group).__dict__},
         on_finish=lambda: None,
     )
-    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode,
-                        tracer=tracer, telemetry=telemetry_jid,
-                        flush_seconds=spec.telemetry.flush_seconds, port=port, hold=True)
+    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
 
 
 async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
@@ -187,11 +241,17 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
             agent.pause_bdi()
             if not agent.finished and agent.failure is None:
                 agent.failure = "interrupted"
-                agent.bridge.stop_training_clock()
-                agent.bridge.save_qtable()
+                if _is_learner(agent):
+                    agent.bridge.stop_training_clock()
+                    agent.bridge.save_qtable()
     for agent in agents:
-        agent.tracer.emit("agent.stop", {"reason": agent.failure or "finished",
-                                         "emitted": agent.tracer.seq + 1})
+        agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
+        stop: dict[str, Any] = {"reason": agent.failure or "finished"}
+        if _is_learner(agent) and agent.bridge.stats.replayed_steps:
+            stop["replayed_steps"] = agent.bridge.stats.replayed_steps
+        stop["emitted"] = agent.tracer.seq + 1
+        agent.tracer.emit("agent.stop", stop)
+        agent.tracer.close()
     flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
     failures = {str(a.jid): a.failure for a in agents if a.failure}
     for agent, ok in zip(agents, flushed):
@@ -200,14 +260,19 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     return failures
 
 
+def _is_learner(agent: Any) -> bool:
+    return hasattr(agent, "bridge")
+
+
 async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
-    total = sum(agent.bridge.episodes_target for agent in agents)
+    learners = [agent for agent in agents if _is_learner(agent)]
+    total = sum(agent.bridge.episodes_target for agent in learners)
     try:
         while True:
             done, _ = await asyncio.wait(waiters, timeout=0.1)
-            if on_progress is not None:
-                on_progress(_progress(agents, total))
+            if on_progress is not None and learners:
+                on_progress(_progress(learners, total))
             if len(done) == len(waiters):
                 return
     finally:
@@ -231,12 +296,19 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
     per_agent: dict[str, Any] = {}
     steps = 0
     # Learners train side by side: throughput is all their steps over the longest training.
-    learn_seconds = max((a.bridge.stats.train_seconds for a in agents), default=0.0)
+    learners = [agent for agent in agents if _is_learner(agent)]
+    learn_seconds = max((a.bridge.stats.train_seconds for a in learners), default=0.0)
     for agent in agents:
+        if not _is_learner(agent):
+            per_agent[agent.name] = {"role": "coordinator", **({"failure": agent.failure}
+                                                               if agent.failure else {})}
+            continue
         stats = agent.bridge.stats
         steps += stats.env_steps
         entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps,
                                  "qtable": stats.qtable}
+        if stats.replayed_steps:
+            entry["replayed_steps"] = stats.replayed_steps
         if stats.eval is not None:
             entry["eval"] = {"episodes": stats.eval.episodes,
                              "mean_return": stats.eval.mean_return,

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from bdi_rl.qlearning import LearningConfig
 from bdi_rl.trace import TraceLevel
+from bdi_rl.wire import WireError, parse_literal
 
 
 class SpecError(ValueError):
@@ -41,14 +42,19 @@ class AgentGroup:
     """How many agents of this group run."""
     asl: str = "learner.asl"
     """Plan library: a path relative to the spec file, or a file shipped in ``bdi_rl/asl``."""
-    role: Literal["learner"] = "learner"
-    """What the agent does; teams add coordinator roles."""
+    role: Literal["learner", "coordinator"] = "learner"
+    """``learner`` trains a Q-table; ``coordinator`` runs plans only (no env): it forms the
+    team and assigns work. Every agent perceives ``coordinator(C)`` (the first coordinator)
+    and ``teammates([...])`` (the other learners), so team plans know whom to talk to."""
     mode: Literal["step", "episode"] = "step"
     """``step``: one plan iteration per env step; ``episode``: Python runs whole episodes."""
     episodes: int | None = None
     """Training episodes for this group (default: the experiment's ``episodes``)."""
     learning: dict[str, Any] = field(default_factory=dict)
     """Overrides of the experiment's ``[learning]`` table for this group."""
+    beliefs: list[str] = field(default_factory=list)
+    """Initial beliefs added before the first reasoning cycle (AgentSpeak literals such as
+    ``"share_every(5)"``): one plan library, tuned per experiment."""
 
     def agent_names(self) -> list[str]:
         if self.count == 1:
@@ -113,6 +119,10 @@ class ExperimentSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return _drop_none(dataclasses.asdict(self))
+
+    def agent_names(self, role: str) -> list[str]:
+        """Names of every agent with ``role``, in spec order."""
+        return [name for g in self.agents if g.role == role for name in g.agent_names()]
 
 
 def _drop_none(value: Any) -> Any:
@@ -227,6 +237,13 @@ def _validate(spec: ExperimentSpec) -> None:
                 raise SpecError(f"agents[{i}].name: agent name {agent!r} is used twice")
             names.add(agent)
         spec.learning_for(group)  # overrides are checked now, not mid-run
+        for j, text in enumerate(group.beliefs):
+            try:
+                parse_literal(text)
+            except WireError as exc:
+                raise SpecError(f"agents[{i}].beliefs[{j}]: {exc}") from None
+    if not spec.agent_names("learner"):
+        raise SpecError("agents: at least one group needs role = \"learner\"")
     if spec.env.max_episode_steps is not None and spec.env.max_episode_steps < 1:
         raise SpecError("env.max_episode_steps: must be at least 1")
     if spec.xmpp.server != "embedded" and not _is_host_port(spec.xmpp.server):

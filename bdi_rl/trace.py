@@ -29,6 +29,16 @@ JOIN_REPLY_METADATA = {"performative": "inform", "ontology": "bdi-rl.join"}
 
 #: Bounds of one batch: far below any XMPP server's stanza limit (ejabberd: 64 KiB+).
 MAX_BATCH_EVENTS = 256
+#: Longest literal / message text kept in one event (a shared-experience literal is ~12 KB).
+MAX_TEXT_CHARS = 1024
+
+
+def clip_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was (the trace stays small
+    even when agents exchange large literals)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
 MAX_BATCH_BYTES = 48_000
 
 
@@ -99,6 +109,7 @@ class Tracer:
         self.agent = agent
         self.level = level
         self.seq = 0
+        self.closed = False
         self.episode = 0
         self.step = 0
         self.pending: deque[dict[str, Any]] = deque()
@@ -117,9 +128,14 @@ class Tracer:
     def wants(self, kind: str) -> bool:
         return KIND_LEVEL[kind] <= self.level
 
+    def close(self) -> None:
+        """The agent has stopped (``agent.stop`` was its last event): record nothing more,
+        even if peers still talk to it, so ``emitted`` stays the true count."""
+        self.closed = True
+
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Record one event if the trace level asks for it."""
-        if KIND_LEVEL[kind] > self.level:
+        if KIND_LEVEL[kind] > self.level or self.closed:
             return
         event = {
             "schema": SCHEMA,

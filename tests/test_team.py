@@ -1,0 +1,135 @@
+"""A team (coordinator + learners, asl/team-learner.asl) over XMPP: who told whom what, and why.
+
+Once in one process on the embedded server, once as separate OS processes against ejabberd,
+exactly as the compose services run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bdi_rl.trace import read_trace
+from tests.conftest import run_cli
+from tests.test_processes import _assert_every_event_once
+
+TEAM_SPEC = """
+name = "team"
+seed = 5
+episodes = 150
+eval_episodes = 100
+trace = "step"
+
+[env]
+id = "FrozenLake-v1"
+kwargs = { map_name = "4x4", is_slippery = true }
+
+[learning]
+epsilon_decay_episodes = 100
+
+[[agents]]
+name = "{coordinator}"
+role = "coordinator"
+asl = "coordinator.asl"
+
+[[agents]]
+name = "{learner}"
+count = 3
+asl = "team-learner.asl"
+mode = "episode"
+beliefs = ["share_every(5)"]
+
+[telemetry]
+name = "{telemetry}"
+"""
+
+
+def _team_spec(prefix: str) -> str:
+    return (TEAM_SPEC.replace("{coordinator}", f"{prefix}coord")
+            .replace("{learner}", f"{prefix}learner").replace("{telemetry}", f"{prefix}telemetry"))
+
+
+def _assert_team_trace(run_dir: Path, prefix: str) -> None:
+    coordinator = f"{prefix}coord@localhost"
+    learners = [f"{prefix}learner-{i}@localhost" for i in (1, 2, 3)]
+    events = read_trace(run_dir / "trace.jsonl")
+    _assert_every_event_once(events, [j.split("@")[0] for j in [coordinator, *learners]])
+
+    def of(agent: str, kind: str) -> list[dict]:
+        return [e for e in events if e["agent"] == agent and e["kind"] == kind]
+
+    # The coordinator heard every learner say it is ready, then asked each to train.
+    ready_from = {e["data"]["from"] for e in of(coordinator, "msg.recv") if e["data"]["content"] == "ready"}
+    assert ready_from == set(learners)
+    asked = {e["data"]["to"] for e in of(coordinator, "msg.send") if e["data"]["performative"] == "achieve"}
+    assert asked == set(learners)
+    for learner in learners:
+        # ... and each learner took up that goal because the coordinator asked.
+        goals = [e for e in of(learner, "goal.add") if e["data"]["goal"] == "train"]
+        assert [g["data"]["source"] for g in goals] == [coordinator]
+        starts = [e for e in of(learner, "intention.start") if e["data"]["plan"] == "train_on_request"]
+        assert len(starts) == 1 and starts[0]["data"]["source"] == coordinator
+        # Teammates told it what they learned: experience it replayed, holes it turned into priors.
+        peers = set(learners) - {learner}
+        told = [e for e in of(learner, "belief.add")
+                if e["data"]["source"] in peers and e["data"]["belief"].startswith(("hazard(", "experience("))]
+        assert {e["data"]["belief"].split("(")[0] for e in told} == {"hazard", "experience"}
+        replays = [e for e in of(learner, "action") if e["data"]["name"] == ".rl_replay"]
+        hazards = [e for e in of(learner, "action") if e["data"]["name"] == ".rl_hazard"]
+        assert replays and hazards
+        sent = [e for e in of(learner, "msg.send") if e["data"]["content"].startswith("experience(")]
+        assert sent and {e["data"]["to"] for e in sent} == peers
+        # It reported its score, which the coordinator received.
+        assert any(e["data"]["content"].startswith("evaluated(") and e["data"]["from"] == learner
+                   for e in of(coordinator, "msg.recv"))
+    best = [e for e in of(coordinator, "belief.add") if e["data"]["belief"].startswith("best(")]
+    assert len(best) == 1 and best[0]["data"]["belief"].split("(")[1].split(",")[0] in learners
+
+    summary = json.loads((run_dir / "summary.json").read_text())
+    entries = [summary["agents"][learner.split("@")[0]] for learner in learners]
+    for entry in entries:
+        assert entry["episodes"] == 150 and entry["eval"]["episodes"] == 100
+        assert entry["replayed_steps"] > 0
+    # Shared experience is learned from: a learner replays its teammates' transitions until
+    # its own training ends (whoever finishes last hears the most).
+    assert sum(e["replayed_steps"] for e in entries) > sum(e["env_steps"] for e in entries)
+
+
+def test_team_run_on_the_embedded_server(tmp_path, write_spec):
+    spec = write_spec(_team_spec("e"))
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    run_dir = next((tmp_path / "runs").iterdir())
+    _assert_team_trace(run_dir, "e")
+    assert "ecoord (coordinator)" in result.stdout
+
+
+def _start(*args: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec):
+    """telemetry + coordinator + 3 learner processes (claiming their names, as scaled
+    containers do): the same conversation, over a real server."""
+    spec = write_spec(_team_spec("p"))
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+    others = [_start("agent", str(spec), "--claim", "plearner", *xmpp, env=env) for _ in range(3)]
+    others.append(_start("agent", str(spec), "--name", "pcoord", *xmpp, env=env))
+    try:
+        for proc in others:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        for proc in [*others, telemetry]:
+            if proc.poll() is None:
+                proc.kill()
+    run_dir = Path(out.strip().splitlines()[-1])
+    _assert_team_trace(run_dir, "p")
