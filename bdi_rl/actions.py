@@ -112,6 +112,9 @@ class RlBridge:
         self.qtable_meta = qtable_meta
         self.on_finish = on_finish
         self.mind: Any = None  # set once the plan library is loaded
+        self.on_episode: Callable[[RlBridge], None] | None = None
+        """called after every training episode (benchmarks judge progress with it; it may
+        lower ``episodes_target`` to end training early)"""
         self.stats = LearnerStats()
         self._state = 0
         self._return = 0.0
@@ -220,6 +223,8 @@ class RlBridge:
         self.perceive("last_return", self._return)
         self.perceive("epsilon", round(learner.epsilon, 6))
         self.perceive("episodes_done", learner.episodes)
+        if self.on_episode is not None:
+            self.on_episode(self)
         if learner.episodes >= self.episodes_target:
             self.stop_training_clock()
             self.perceive("training_done")

@@ -151,8 +151,11 @@ async def run_experiment(
     spec: ExperimentSpec,
     runs_dir: Path,
     on_progress: Callable[[Progress], None] | None = None,
+    on_episode: Callable[[RlBridge], None] | None = None,
 ) -> RunResult:
-    """Check, then run the whole experiment; returns the run directory and its summary."""
+    """Check, then run the whole experiment; returns the run directory and its summary.
+
+    ``on_episode`` is called after every training episode of every learner."""
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
@@ -184,6 +187,8 @@ async def run_experiment(
                                                  "agents": [p.name for p in plans]})
         agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid)
                   for plan in plans]
+        for agent in filter(_is_learner, agents):
+            agent.bridge.on_episode = on_episode
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         failures = await run_learners(agents, on_progress)
         telemetry.record_run_event("run.stop", {"failures": failures})

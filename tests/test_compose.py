@@ -43,11 +43,19 @@ def test_ports_are_published_on_loopback_only(config):
 
 def test_roles_and_the_shared_ejabberd_config(config):
     services = config["services"]
-    assert set(services) >= {"xmpp", "telemetry", "learner"}
+    assert set(services) >= {"xmpp", "telemetry", "coordinator", "learner"}
     mounts = {v["target"]: v["source"] for v in services["xmpp"]["volumes"] if v["type"] == "bind"}
     assert mounts["/opt/ejabberd/conf/agents.yml"] == str(ROOT / "compose" / "ejabberd.yml")
     assert services["telemetry"]["command"][0] == "telemetry"
     assert services["learner"]["command"][:1] == ["agent"] and "--claim" in services["learner"]["command"]
+    # The default spec is the team: its coordinator and learner groups are what they claim.
+    from bdi_rl.spec import load_spec
+
+    spec = load_spec(ROOT / services["learner"]["command"][1])
+    roles = {group.name: group.role for group in spec.agents}
+    for service in ("coordinator", "learner"):
+        command = services[service]["command"]
+        assert roles[command[command.index("--claim") + 1]] == service
     for role in ("telemetry", "learner"):
         assert "runs" in services[role]["command"] and "xmpp:5222" in services[role]["command"]
 

@@ -70,7 +70,7 @@ count(0).
     assert log == [0, 1]
     kinds = [(e["kind"], e["data"]) for e in tracer.pending]
     assert ("goal.add", {"goal": "start", "source": "self"}) in kinds
-    assert ("intention.start", {"trigger": "+!tick", "plan": "tick"}) in kinds
+    assert ("intention.start", {"trigger": "+!tick", "plan": "tick", "source": "self"}) in kinds
     assert ("intention.end", {"plan": "start"}) in kinds
     beliefs = [d["belief"] for k, d in kinds if k == "belief.add"]
     assert beliefs == ["count(0)", "count(1)", "count(2)"]

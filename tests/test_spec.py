@@ -54,6 +54,9 @@ def test_bad_values_name_the_key(write_spec, extra, key):
         ('name = "learner"\nlearning = { gamma = -1 }', "agents[0].learning.gamma"),
         ('name = "learner"\nlearning = { alpah = 0.1 }', "agents[0].learning.alpah: unknown key"),
         ('name = "learner"\ncolour = 1', "agents[0].colour: unknown key"),
+        ('name = "learner"\nbeliefs = ["share_every(5"]', "agents[0].beliefs[0]: not an AgentSpeak literal"),
+        ('name = "learner"\nbeliefs = ["ok", "n(X)"]', "agents[0].beliefs[1]: literal must be ground"),
+        ('name = "learner"\nrole = "coordinator"', "at least one group needs role"),
     ],
 )
 def test_bad_groups_name_the_key(write_spec, group, key):
