@@ -12,8 +12,13 @@
 //   me -> teammates     tell goal_at(X,Y,R)         a cell that paid R
 //   me -> teammates     tell experience(E)          my transitions, every share_every(N) episodes
 //   me -> coordinator   tell evaluated(Mean, Success)
+//   coordinator -> me   achieve finish              my policy stands
+//                   or  achieve adopt_policy_of(B)  B's greedy policy scored better: take it
+//   me -> B             achieve offer_policy        ... so B tells me policy(P)
+//   me -> coordinator   tell adopted(Mean, Success, StatesChanged)
 // What teammates tell me becomes knowledge for my Q-learner: hazards and goals as priors on
 // the Q-values of the moves that may land there, experience as Q-updates (.rl_replay).
+// A learner stays up until the coordinator says finish: a teammate may still ask for its policy.
 
 share_every(10).        // episodes between experience messages (0: never share experience)
 
@@ -39,8 +44,7 @@ share_every(10).        // episodes between experience messages (0: never share 
     };
     .rl_evaluate;
     .rl_save_qtable;
-    !report;
-    .rl_finish.
+    !report.
 
 @episode
 +!episode <-
@@ -92,9 +96,27 @@ share_every(10).        // episodes between experience messages (0: never share 
 @told_goal
 +goal_at(X, Y, R)[source(P)] : P \== self <- .rl_goal(X, Y, R).
 
-// -- the end: tell the coordinator how good my greedy policy is ----------------------------
+// -- the end: tell the coordinator how good my greedy policy is, and do as it says --------
 @report_to_coordinator
 +!report : coordinator(C) & eval(Mean, Success) <- .send(C, tell, evaluated(Mean, Success)).
 
 @report_nobody
-+!report <- true.
++!report <- .rl_finish.
+
+@finish_on_request
++!finish[source(C)] : coordinator(C) <- .rl_finish.
+
+@adopt_on_request
++!adopt_policy_of(Best)[source(C)] : coordinator(C) <- .send(Best, achieve, offer_policy).
+
+@offer_policy
++!offer_policy[source(Peer)] <- .rl_policy(P); .send(Peer, tell, policy(P)).
+
+@adopt_policy
++policy(P)[source(Best)] : coordinator(C) <-
+    .rl_adopt_policy(P, Changed);
+    .rl_evaluate;
+    .rl_save_qtable;
+    ?eval(Mean, Success);
+    .send(C, tell, adopted(Mean, Success, Changed));
+    .rl_finish.

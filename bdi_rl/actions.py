@@ -38,6 +38,10 @@ Team learning (``asl/team-learner.asl``): what one learner discovers, its teamma
                             may land there is worth at most ``(1 - p) * max(Q)``
 ``.rl_goal(X, Y, R)``       prior: reaching (X, Y) pays ``R``, so every move that may land
                             there is worth at least ``p * R``
+``.rl_policy(P)``           ``P`` = my greedy action in every state, ``"a0,a1,..."``
+``.rl_adopt_policy(P, N)``  make a teammate's policy ``P`` my greedy policy: where my greedy
+                            action differs, its action's Q-value is raised just above my best;
+                            ``N`` = how many states changed their greedy action
 ==========================  ================================================================
 
 Priors read only where moves land (the env's transition table: ``EnvAdapter.arrivals``);
@@ -329,6 +333,28 @@ class RlBridge:
         for s, a, p in self.env.arrivals(self._cell_state(x, y)):
             q[s, a] = max(q[s, a], p * float(reward))
 
+    def policy(self) -> str:
+        return ",".join(str(int(a)) for a in self.learner.q.argmax(axis=1))
+
+    def adopt_policy(self, text: str) -> int:
+        q = self.learner.q
+        n_states, n_actions = q.shape
+        try:
+            actions = [int(a) for a in str(text).split(",")]
+        except ValueError:
+            raise ValueError(f"policy: expected {n_states} comma-separated actions") from None
+        if len(actions) != n_states or not all(0 <= a < n_actions for a in actions):
+            raise ValueError(f"policy: expected {n_states} actions in 0..{n_actions - 1}, "
+                             f"got {len(actions)}")
+        changed = 0
+        for s, a in enumerate(actions):
+            row = q[s]
+            best = float(row.max())
+            if row[a] < best or (row == best).sum() > 1:  # make ``a`` the one greedy action
+                changed += int(row[a] < best)
+                row[a] = best + max(1e-9, abs(best) * 1e-9)
+        return changed
+
     def set_epsilon(self, value: float) -> None:
         self.learner.set_epsilon(float(value))
         self.perceive("epsilon", round(self.learner.epsilon, 6))
@@ -380,6 +406,8 @@ class RlBridge:
             actions.add_procedure(name, specs, traced(name, fn))
         actions.add_function(".rl_choose", (int,), traced(".rl_choose", self.choose))
         actions.add_function(".rl_experience", (), traced(".rl_experience", self.take_experience))
+        actions.add_function(".rl_policy", (), traced(".rl_policy", self.policy))
+        actions.add_function(".rl_adopt_policy", (str,), traced(".rl_adopt_policy", self.adopt_policy))
 
     def _traced(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         tracer = self.tracer

@@ -71,8 +71,12 @@ class BdiLoop(BDIBehaviour):
             if not asp.is_atom(ilf) or ilf.functor not in _ILF:
                 raise asp.AslError(f".send: illocutionary force must be one of {', '.join(_ILF)}")
             content = asp.freeze(term.args[2], intention.scope, {})
+            try:
+                body = format_literal(content)
+            except WireError as exc:
+                raise asp.AslError(f".send: {exc}") from None
             for receiver in receivers:
-                agent.send_bdi(agent.resolve_jid(asp.asl_str(receiver)), ilf.functor, content)
+                agent.send_bdi(agent.resolve_jid(asp.asl_str(receiver)), ilf.functor, body)
             yield
 
     async def run(self) -> None:
@@ -288,8 +292,8 @@ class TracedBdiAgent(BDIAgent):
         """Plans may name peers by local part (``bob``); JIDs get this agent's domain."""
         return name if "@" in name else f"{name}@{self.jid.domain}"
 
-    def send_bdi(self, to: str, ilf: str, content: Any) -> None:
-        body = format_literal(content)
+    def send_bdi(self, to: str, ilf: str, body: str) -> None:
+        """Send one BDI message; ``body`` comes from :func:`~bdi_rl.wire.format_literal`."""
         msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
         self.tracer.emit("msg.send", {"to": to, "performative": ilf, **_traced_content(body)})
         self.submit(self.bdi.send(msg))
@@ -322,7 +326,9 @@ class TracedBdiAgent(BDIAgent):
             return
         self.tracer.emit("msg.recv", data)
         trigger, goal_type = _ILF[ilf]
-        tagged = term.with_annotation(asp.Literal("source", (asp.Literal(sender),)))
+        # The sender as a string: a JID is not an AgentSpeak atom, so only a string can be
+        # passed on in a message (``.send(B, achieve, adopt_policy_of(Sender))``) intact.
+        tagged = term.with_annotation(asp.Literal("source", (sender,)))
         self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
 
     def after_burst(self) -> None:

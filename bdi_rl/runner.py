@@ -29,6 +29,10 @@ from bdi_rl.trace import TraceLevel, Tracer
 from bdi_rl.wire import parse_literal
 
 
+#: Seconds the other agents may still finish after one agent's mind has failed.
+FAILURE_GRACE = 10.0
+
+
 class RunError(RuntimeError):
     """The run started but could not finish (an agent's mind failed, a server vanished)."""
 
@@ -119,9 +123,9 @@ def _checking_actions(plan: AgentPlan) -> asp.Actions:
 def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
     """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
     coordinator), ``teammates([...])`` (the other learners), and for coordinators
-    ``learners([...])`` and ``team_size(N)``. Peers are bare JIDs, as in ``source(...)``."""
-    def jid(local: str) -> asp.Literal:
-        return asp.Literal(f"{local}@{domain}")
+    ``learners([...])`` and ``team_size(N)``. Peers are bare JID strings, as in ``source(...)``."""
+    def jid(local: str) -> str:
+        return f"{local}@{domain}"
 
     learners = spec.agent_names("learner")
     coordinators = spec.agent_names("coordinator")
@@ -270,15 +274,26 @@ def _is_learner(agent: Any) -> bool:
 
 
 async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
+    """Until every agent is done; once one has failed, the others get FAILURE_GRACE seconds
+    (team plans wait for each other: without this a failed teammate would hang the run)."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
     total = sum(agent.bridge.episodes_target for agent in learners)
+    failed_at: float | None = None
     try:
         while True:
             done, _ = await asyncio.wait(waiters, timeout=0.1)
             if on_progress is not None and learners:
                 on_progress(_progress(learners, total))
             if len(done) == len(waiters):
+                return
+            failed = [agent for agent in agents if agent.failure]
+            if failed and failed_at is None:
+                failed_at = time.monotonic()
+            if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
+                for agent in agents:
+                    if not agent.done.is_set():
+                        agent.failure = f"stopped: {failed[0].name} failed"
                 return
     finally:
         for waiter in waiters:

@@ -29,6 +29,8 @@ JOIN_REPLY_METADATA = {"performative": "inform", "ontology": "bdi-rl.join"}
 
 #: Bounds of one batch: far below any XMPP server's stanza limit (ejabberd: 64 KiB+).
 MAX_BATCH_EVENTS = 256
+#: numpy scalars (a Q-value, an action index) may reach event data: serialise them as numbers.
+NUMPY = orjson.OPT_SERIALIZE_NUMPY
 #: Longest literal / message text kept in one event (a shared-experience literal is ~12 KB).
 MAX_TEXT_CHARS = 1024
 
@@ -158,7 +160,7 @@ class Tracer:
         if self._spill is None:
             self._spill = tempfile.TemporaryFile(prefix="bdi-rl-trace-")
         self._spill.seek(0, os.SEEK_END)
-        self._spill.write(orjson.dumps(event) + b"\n")
+        self._spill.write(orjson.dumps(event, option=NUMPY) + b"\n")
         self.spilled += 1
 
     def _refill(self) -> None:
@@ -206,7 +208,8 @@ class Tracer:
 
 
 def encode_batch(run: str, agent: str, events: list[dict[str, Any]]) -> bytes:
-    return orjson.dumps({"schema": BATCH_SCHEMA, "run": run, "agent": agent, "events": events})
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": run, "agent": agent, "events": events},
+                        option=NUMPY)
 
 
 def decode_batch(body: str | bytes) -> tuple[str, str, list[dict[str, Any]]]:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 
 import agentspeak as asp
 import agentspeak.lexer
 import agentspeak.parser
 import agentspeak.runtime as asp_runtime
+
+#: What the AgentSpeak lexer reads as one atom (a functor).
+_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
 
 #: Bodies larger than this are refused unread (a BDI message carries one literal).
 MAX_BODY_CHARS = 16_384
@@ -39,8 +43,25 @@ _logger.propagate = False
 
 
 def format_literal(term: asp.Literal) -> str:
-    """The body for ``term``: AgentSpeak source that :func:`parse_literal` reads back."""
+    """The body for ``term``: AgentSpeak source that :func:`parse_literal` reads back.
+
+    Raises WireError for a term that could not be read back: an atom such as a JID
+    (``bob@localhost``) is not AgentSpeak; peers travel as strings (as in ``source(...)``)."""
+    _check_writable(term)
     return asp.asl_repr(term)
+
+
+def _check_writable(term: object) -> None:
+    if isinstance(term, asp.Literal):
+        if not _ATOM.fullmatch(term.functor):
+            raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
+        for arg in term.args:
+            _check_writable(arg)
+        for annot in term.annots:
+            _check_writable(annot)
+    elif isinstance(term, tuple):
+        for item in term:
+            _check_writable(item)
 
 
 def parse_literal(body: str) -> asp.Literal:

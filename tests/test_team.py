@@ -84,8 +84,31 @@ def _assert_team_trace(run_dir: Path, prefix: str) -> None:
         # It reported its score, which the coordinator received.
         assert any(e["data"]["content"].startswith("evaluated(") and e["data"]["from"] == learner
                    for e in of(coordinator, "msg.recv"))
-    best = [e for e in of(coordinator, "belief.add") if e["data"]["belief"].startswith("best(")]
-    assert len(best) == 1 and best[0]["data"]["belief"].split("(")[1].split(",")[0] in learners
+    # The coordinator's verdict: the best learner keeps its policy; every other learner either
+    # keeps its own (within the margin) or adopts the best one's, asked for by `achieve`.
+    best_beliefs = [e for e in of(coordinator, "belief.add") if e["data"]["belief"].startswith("best(")]
+    assert len(best_beliefs) == 1
+    best = best_beliefs[0]["data"]["belief"].split('"')[1]
+    assert best in learners
+
+    def asked_of(learner: str) -> list[str]:
+        return [e["data"]["content"] for e in of(learner, "msg.recv")
+                if e["data"]["from"] == coordinator and e["data"]["performative"] == "achieve"]
+
+    assert asked_of(best) == ["train", "finish"]
+    for learner in set(learners) - {best}:
+        verdict = asked_of(learner)[1:]
+        assert verdict in (["finish"], [f'adopt_policy_of("{best}")']), verdict
+        if verdict == ["finish"]:
+            continue
+        # An adopter asks the best learner for its policy, gets it, and reports back.
+        assert any(e["data"] == {"to": best, "performative": "achieve", "content": "offer_policy"}
+                   for e in of(learner, "msg.send"))
+        policies = [e for e in of(learner, "msg.recv") if e["data"]["content"].startswith("policy(")]
+        assert [p["data"]["from"] for p in policies] == [best]
+        assert len(of(learner, "eval")) == 2  # once its own policy, once the adopted one
+        assert any(e["data"]["content"].startswith("adopted(") and e["data"]["from"] == learner
+                   for e in of(coordinator, "msg.recv"))
 
     summary = json.loads((run_dir / "summary.json").read_text())
     entries = [summary["agents"][learner.split("@")[0]] for learner in learners]

@@ -18,6 +18,8 @@ ROUND_TRIP = [
     L("nested", (L("a", (L("b"), L("c"))), (L("x"), "s, (t)"))),
     L("unicode", ("café ✓",)),
     L("empty", ((), "")),
+    L("adopt_policy_of", ("learner-3@localhost",)),  # peers travel as JID strings
+    L("experience", ("0,1,0,4,0;4,2,1,15,1",)),
 ]
 
 
@@ -32,6 +34,14 @@ def test_outside_client_body_keeps_its_arity():
     assert len(args) == 3  # the upstream bug this module exists for
     term = parse_literal('hello(7,"a, b")')
     assert term.functor == "hello" and term.args == (7, "a, b")
+
+
+@pytest.mark.parametrize("term", [L("adopt", (L("learner-3@localhost"),)), L("bad-name"),
+                                  L("p", ((L("Ok"),),))], ids=str)
+def test_terms_that_could_not_be_read_back_are_not_sent(term):
+    """A JID as an atom would arrive as ``learner - 3 @ ...``: refuse it at the sender."""
+    with pytest.raises(WireError, match="not an AgentSpeak atom; send it as a string"):
+        format_literal(term)
 
 
 def test_sender_cannot_forge_its_source():
