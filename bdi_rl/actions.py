@@ -182,6 +182,8 @@ class RlBridge:
         return self.learner.act(int(s))
 
     def act(self, a: int) -> None:
+        if not self._reset_seeded:
+            raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
         if self._outcome is not None:
             raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
         a = int(a)

@@ -156,3 +156,25 @@ def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec
                 proc.kill()
     run_dir = Path(out.strip().splitlines()[-1])
     _assert_team_trace(run_dir, "p")
+
+
+def test_a_failed_teammate_ends_the_run_instead_of_hanging_it(tmp_path, write_spec):
+    """The team waits for every learner; when one's mind fails the others are stopped after
+    a grace period, and the run reports both (exit 1) with everything flushed."""
+    (tmp_path / "broken.asl").write_text("!go.\n@go +!go <- .rl_act(0).\n")  # act before reset
+    text = _team_spec("f") + """
+[[agents]]
+name = "fbroken"
+asl = "broken.asl"
+"""
+    spec = write_spec(text)
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "fbroken" in result.stderr and "Traceback" not in result.stderr
+    summary = json.loads(next((tmp_path / "runs").glob("*/summary.json")).read_text())
+    assert "broken.asl:2:" in summary["agents"]["fbroken"]["failure"]
+    assert ".rl_act before any .rl_reset" in summary["agents"]["fbroken"]["failure"]
+    for name in ("fcoord", "flearner-1", "flearner-2", "flearner-3"):
+        assert summary["agents"][name]["failure"] == "stopped: fbroken failed"
+    events = read_trace(next((tmp_path / "runs").glob("*/trace.jsonl")))
+    _assert_every_event_once(events, ["fcoord", "flearner-1", "fbroken"])
