@@ -8,7 +8,10 @@ each seed:
 - ``team``: ``agents/frozenlake-team.toml`` as shipped (a coordinator and 4 learners with
   ``asl/team-learner.asl``: hazards, goals and experience shared over XMPP);
 - ``independent, team schedule``: 4 silent learners with the team's faster schedule, so the
-  gain is not the schedule's.
+  gain is not the schedule's;
+- ``team, tells only``: the team with ``share_every(0)`` and the single-learner schedule:
+  hazards and goals are told (Q priors), experience is not, so the two kinds of sharing
+  are measured apart.
 
 "Solved" is judged exactly, not by sampling: after every 10th episode of a learner its greedy
 policy is evaluated on the env's transition table under the 200-step limit
@@ -35,6 +38,7 @@ from bdi_rl.cli import _quiet_libraries
 from bdi_rl.spec import AgentGroup, ExperimentSpec, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = ("independent", "team", "independent, team schedule", "team, tells only")
 SOLVED = 0.85
 CHECK_EVERY = 10
 LEARNERS = 4
@@ -57,7 +61,15 @@ def variants() -> dict[str, ExperimentSpec]:
         "independent": _independent(single, single.learning),
         "team": team,
         "independent, team schedule": _independent(single, team.learning),
+        "team, tells only": _tells_only(team, single.learning),
     }
+
+
+def _tells_only(team: ExperimentSpec, learning: Any) -> ExperimentSpec:
+    spec = dataclasses.replace(team, name="bench-tells-only", learning=learning)
+    spec.agents = [dataclasses.replace(g, beliefs=["share_every(0)"]) if g.role == "learner" else g
+                   for g in team.agents]
+    return spec
 
 
 class SolvedJudge:
@@ -101,13 +113,16 @@ def measure(spec: ExperimentSpec, seed: int, model: TransitionModel) -> tuple[in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--only", choices=["independent", "team", "independent, team schedule"],
-                        action="append", help="run only these variants")
+    parser.add_argument("--only", action="append", metavar="VARIANT",
+                        help="run only this variant (repeatable): " + ", ".join(VARIANTS))
     args = parser.parse_args()
     _quiet_libraries()
     import gymnasium as gym
 
     model = TransitionModel(gym.make("FrozenLake-v1", map_name="8x8").unwrapped, horizon=200)
+    unknown = set(args.only or ()) - set(VARIANTS)
+    if unknown:
+        parser.error(f"--only: unknown variant {sorted(unknown)[0]!r} (known: {', '.join(VARIANTS)})")
     specs = {k: v for k, v in variants().items() if not args.only or k in args.only}
     steps: dict[str, list[int | None]] = {name: [] for name in specs}
     print(f"{'variant':28} {'seed':>4} {'env steps to all solved':>24}  episodes per learner")
