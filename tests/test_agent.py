@@ -173,3 +173,23 @@ def test_bdi_messages_cross_processes_through_ejabberd(tmp_path, ejabberd):
     assert {"from": "remote@localhost", "performative": "tell", "content": 'hazard(3, "a, b")'} in received
     goals = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "goal.add"]
     assert {"goal": "greet(remote)", "source": "remote@localhost"} in goals
+
+
+def test_a_message_to_an_offline_agent_bounces_and_is_not_read_as_its_tell(tmp_path, ejabberd):
+    """ejabberd returns a BDI message to an offline JID as an error carrying our metadata:
+    traced as a rejected msg.recv, never turned into a belief ``source(offline peer)``."""
+    sources = {"bouncer": '!go.\n@go +!go <- .send("nobody-home", tell, news(1)).\n'}
+
+    async def body(agents):
+        bouncer = agents["bouncer"]
+        for _ in range(200):
+            if "nobody-home@localhost" in bouncer.bounced_peers:
+                break
+            await asyncio.sleep(0.05)
+        assert bouncer.bounced_peers == {"nobody-home@localhost"}
+        assert not any(b.startswith("news") for b in bouncer.beliefs())
+
+    _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))
+    received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
+    assert received == [{"from": "nobody-home@localhost", "performative": "error", "content": "",
+                         "rejected": "bounced: recipient offline"}]
