@@ -55,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
     telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
                            help="continue this run (a restarted telemetry process)")
+    view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
+    view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    view.add_argument("--host", default="127.0.0.1",
+                      help="bind address (default 127.0.0.1; anything else exposes your traces)")
+    view.add_argument("--port", type=int, default=8765, help="port (default: 8765)")
     return parser
 
 
@@ -139,6 +144,22 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from bdi_rl.viewer import serve
+
+    if not args.runs.is_dir():
+        raise BadInput(f"--runs {args.runs}: no such directory")
+    if not 0 < args.port < 65536:
+        raise BadInput(f"--port: expected 1-65535, got {args.port}")
+    print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)",
+          flush=True)
+    try:
+        serve(args.runs, args.host, args.port)
+    except OSError as exc:
+        raise BadInput(f"--host/--port: cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -147,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bdi_rl.spec import SpecError
 
     try:
-        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry}
+        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view}
         return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)

@@ -1,0 +1,229 @@
+"""An index over one run directory's trace, for the viewer, ``inspect`` and exporters.
+
+The trace is append-only JSONL (``bdi_rl.trace``), possibly still growing. The index reads it
+once, from where it stopped last time, and keeps per agent: the byte offset of every event
+(so any event is one seek away), the episode and evaluation series (learning curves), the
+messages, and every ``CHECKPOINT`` events a snapshot of the mind (beliefs and intentions).
+The mind at any position is a snapshot plus at most ``CHECKPOINT`` events folded on top,
+never a rescan. It never writes to the run directory.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+
+#: Events between two mind snapshots of one agent.
+CHECKPOINT = 500
+
+_RL_STEP = b'"kind":"rl.step"'
+_AGENT_KEY = b'"agent":"'
+
+
+@dataclass
+class MindState:
+    """What an agent believed and intended after one of its events."""
+
+    beliefs: dict[str, str] = field(default_factory=dict)
+    """belief text -> source"""
+    intentions: list[dict[str, Any]] = field(default_factory=list)
+    """running plans, oldest first: trigger, plan label, source"""
+    rl: dict[str, Any] | None = None
+    """the latest ``rl.step`` up to this point (state, action, Q row, epsilon)"""
+
+    def copy(self) -> "MindState":
+        return MindState(dict(self.beliefs), [dict(i) for i in self.intentions], self.rl)
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind, data = event["kind"], event["data"]
+        if kind == "belief.add":
+            self.beliefs[data["belief"]] = data.get("source", "self")
+        elif kind == "belief.del":
+            self.beliefs.pop(data["belief"], None)
+        elif kind == "intention.start":
+            self.intentions.append({"trigger": data.get("trigger"), "plan": data.get("plan"),
+                                    "source": data.get("source", "self")})
+        elif kind in ("intention.end", "intention.fail"):
+            plan = data.get("plan")
+            for i in range(len(self.intentions) - 1, -1, -1):
+                if self.intentions[i]["plan"] == plan:
+                    del self.intentions[i]
+                    break
+
+
+@dataclass
+class AgentIndex:
+    """One agent's events: offsets, series and mind snapshots."""
+
+    name: str
+    offsets: array = field(default_factory=lambda: array("q"))
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    rl_positions: array = field(default_factory=lambda: array("q"))
+    """positions of the ``rl.step`` events (indexed unparsed; read when asked for)"""
+    snapshots: list[MindState] = field(default_factory=list)
+    """``snapshots[k]`` is the mind after event ``k * CHECKPOINT - 1`` (k = 0: empty)"""
+    state: MindState = field(default_factory=MindState)
+    stopped: bool = False
+
+    @property
+    def events(self) -> int:
+        return len(self.offsets)
+
+
+class RunIndex:
+    """The index of one run; :meth:`refresh` reads what was appended since the last call."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.trace_path = run_dir / TRACE_FILE
+        self.agents: dict[str, AgentIndex] = {}
+        self.run_events: list[dict[str, Any]] = []
+        self._read_to = 0  # bytes of complete lines indexed so far
+        self.lines = 0
+        self.bad_lines = 0
+
+    # -- reading ------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Index complete lines appended since the last call; True if there were any."""
+        try:
+            size = self.trace_path.stat().st_size
+        except FileNotFoundError:
+            return False
+        if size <= self._read_to:
+            return False
+        with open(self.trace_path, "rb") as f:
+            f.seek(self._read_to)
+            chunk = f.read(size - self._read_to)
+        end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next call
+        offset = self._read_to
+        for line in chunk[:end].splitlines(keepends=True):
+            self._index_line(line, offset)
+            offset += len(line)
+        self._read_to += end
+        return end > 0
+
+    def _index_line(self, line: bytes, offset: int) -> None:
+        self.lines += 1
+        if _RL_STEP in line:  # the bulk of a step-level trace: index it without parsing it
+            start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
+            end = line.find(b'"', start)
+            agent = self.agents.get(line[start:end].decode()) if start >= len(_AGENT_KEY) else None
+            if agent is not None:
+                self._checkpoint(agent)
+                agent.rl_positions.append(agent.events)
+                agent.offsets.append(offset)
+                return
+        try:
+            event = orjson.loads(line)
+            agent_name = event["agent"]
+            kind = event["kind"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            self.bad_lines += 1
+            return
+        if kind in ("run.start", "run.stop", "telemetry.restart"):
+            self.run_events.append(event)
+            return
+        agent = self.agents.get(agent_name)
+        if agent is None:
+            agent = self.agents[agent_name] = AgentIndex(agent_name)
+            agent.snapshots.append(MindState())
+        self._checkpoint(agent)
+        if kind == "rl.step":
+            agent.rl_positions.append(agent.events)
+        agent.offsets.append(offset)
+        agent.state.apply(event)
+        data = event.get("data") or {}
+        position = agent.events - 1
+        if kind == "episode.end":
+            agent.episodes.append({"episode": event.get("episode"), "return": data.get("return"),
+                                   "length": data.get("length"), "outcome": data.get("outcome"),
+                                   "epsilon": data.get("epsilon"), "ts": event.get("ts"),
+                                   "position": position})
+        elif kind == "eval":
+            agent.evals.append({**data, "after_episodes": len(agent.episodes), "position": position})
+        elif kind in ("msg.send", "msg.recv"):
+            agent.messages.append({"kind": kind, "ts": event.get("ts"), "position": position,
+                                   "episode": event.get("episode"), **data})
+        elif kind == "agent.stop":
+            agent.stopped = True
+
+    @staticmethod
+    def _checkpoint(agent: AgentIndex) -> None:
+        if agent.events % CHECKPOINT == 0 and agent.events // CHECKPOINT == len(agent.snapshots):
+            agent.snapshots.append(agent.state.copy())
+
+    # -- random access --------------------------------------------------------------
+    def events_of(self, agent_name: str, start: int, stop: int) -> list[dict[str, Any]]:
+        """The agent's events at positions ``start`` (inclusive) to ``stop`` (exclusive)."""
+        agent = self.agents[agent_name]
+        start, stop = max(0, start), min(stop, agent.events)
+        if start >= stop:
+            return []
+        with open(self.trace_path, "rb") as f:
+            return [_read_event(f, agent.offsets[i]) for i in range(start, stop)]
+
+    def mind_at(self, agent_name: str, position: int) -> tuple[MindState, list[dict[str, Any]]]:
+        """The mind after the agent's event ``position``, and the events since the previous
+        position (what changed, ending with the event at ``position`` itself)."""
+        agent = self.agents[agent_name]
+        position = max(0, min(position, agent.events - 1))
+        k = min((position + 1) // CHECKPOINT, len(agent.snapshots) - 1)
+        state = agent.snapshots[k].copy()
+        folded = self.events_of(agent_name, k * CHECKPOINT, position + 1)
+        for event in folded:
+            state.apply(event)
+        i = bisect.bisect_right(agent.rl_positions, position)
+        if i:
+            state.rl = self.events_of(agent_name, agent.rl_positions[i - 1],
+                                      agent.rl_positions[i - 1] + 1)[0]["data"]
+        return state, folded[-1:]
+
+    # -- summaries --------------------------------------------------------------------
+    @property
+    def live(self) -> bool:
+        """True while the run has not recorded its end (``run.stop`` or a summary)."""
+        ended = any(e["kind"] == "run.stop" for e in self.run_events)
+        return not ended and not (self.run_dir / SUMMARY_FILE).is_file()
+
+    def overview(self) -> dict[str, Any]:
+        """The runs-list row: what ran, how far, how well."""
+        spec = _read_spec(self.run_dir / SPEC_FILE)
+        start = next((e for e in self.run_events if e["kind"] == "run.start"), None)
+        evals = [ev for agent in self.agents.values() for ev in agent.evals]
+        best = max(evals, key=lambda ev: ev.get("mean_return", float("-inf")), default=None)
+        return {
+            "run": self.run_dir.name,
+            "env": (spec.get("env") or {}).get("id"),
+            "experiment": spec.get("name"),
+            "agents": sorted(self.agents),
+            "episodes": sum(len(a.episodes) for a in self.agents.values()),
+            "best_eval": None if best is None else {"mean_return": best.get("mean_return"),
+                                                     "success_rate": best.get("success_rate")},
+            "started": start["ts"] if start else None,
+            "live": self.live,
+            "events": sum(a.events for a in self.agents.values()),
+        }
+
+
+def _read_event(f: BinaryIO, offset: int) -> dict[str, Any]:
+    f.seek(offset)
+    return orjson.loads(f.readline())
+
+
+def _read_spec(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}

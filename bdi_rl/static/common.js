@@ -1,0 +1,37 @@
+// Shared helpers. Every string from a trace enters the page as a text node, never as HTML.
+"use strict";
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+async function getJSON(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(url + ": " + response.status);
+  return response.json();
+}
+
+function clip(text, most) {
+  text = String(text ?? "");
+  return text.length > most ? text.slice(0, most) + "… (" + text.length + " characters)" : text;
+}
+
+function shortName(jid) { return String(jid).split("@")[0]; }
+
+function fmt(value, digits) {
+  if (value === null || value === undefined) return "-";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(digits ?? 3);
+  return String(value);
+}
+
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];

@@ -1,0 +1,154 @@
+"use strict";
+
+const RUN = decodeURIComponent(location.pathname.split("/").pop());
+const API = "/api/runs/" + encodeURIComponent(RUN);
+const state = {run: null, agent: null, position: 0, previous: -1, pending: null, colors: {}};
+
+function sample(points, most) {
+  if (points.length <= most) return points;
+  const step = points.length / most, out = [];
+  for (let i = 0; i < most; i++) out.push(points[Math.floor(i * step)]);
+  out.push(points[points.length - 1]);
+  return out;
+}
+
+function renderSummary(run) {
+  document.title = "bdi-rl " + run.run;
+  document.getElementById("run-title").textContent = run.run;
+  document.getElementById("live").hidden = !run.live;
+  const rows = Object.entries(run.agents).map(([jid, a]) => {
+    const last = a.evals.length ? a.evals[a.evals.length - 1] : null;
+    return el("tr", {}, el("td", {}, shortName(jid)), el("td", {}, a.episodes.length),
+      el("td", {}, a.events), el("td", {}, last ? fmt(last.mean_return) : "-"),
+      el("td", {}, last ? fmt(last.success_rate) : "-"), el("td", {}, a.stopped ? "stopped" : "running"));
+  });
+  const table = el("table", {id: "agents"},
+    el("thead", {}, el("tr", {}, ...["agent", "episodes", "events", "eval mean return", "eval success", "state"].map(t => el("th", {}, t)))),
+    el("tbody", {}, ...rows));
+  document.getElementById("summary").replaceChildren(
+    el("p", {}, (run.env || "?") + " · " + (run.experiment || "?") + " · " + run.events + " events"), table);
+}
+
+function renderCharts(run) {
+  const learners = Object.entries(run.agents).filter(([, a]) => a.episodes.length);
+  const ret = [], success = [], eps = [];
+  learners.forEach(([jid, a], i) => {
+    const color = state.colors[jid] = PALETTE[i % PALETTE.length];
+    const returns = a.episodes.map(e => e.return ?? 0);
+    const wins = a.episodes.map(e => e.outcome === "goal" ? 1 : 0);
+    const x = a.episodes.map((e, k) => k + 1);
+    ret.push({color, points: sample(rolling(returns, 100).map((y, k) => [x[k], y]), 1500)});
+    success.push({color, points: sample(rolling(wins, 100).map((y, k) => [x[k], y]), 1500)});
+    eps.push({color, points: sample(a.episodes.map((e, k) => [x[k], e.epsilon ?? 0]), 1500)});
+  });
+  drawChart(document.getElementById("chart-return"), ret);
+  drawChart(document.getElementById("chart-success"), success, {yMin: 0, yMax: 1});
+  drawChart(document.getElementById("chart-epsilon"), eps, {yMin: 0, yMax: 1});
+  const curves = learners.map(([, a]) => rolling(a.episodes.map(e => e.return ?? 0), 100));
+  const n = Math.min(...curves.map(c => c.length), Infinity);
+  const mean = [], band = [];
+  for (let k = 0; curves.length && k < n; k++) {
+    const values = curves.map(c => c[k]);
+    mean.push([k + 1, values.reduce((s, v) => s + v, 0) / values.length]);
+    band.push([k + 1, Math.min(...values), Math.max(...values)]);
+  }
+  drawChart(document.getElementById("chart-band"), [{color: "#333333", points: sample(mean, 1500), band: sample(band, 1500)}]);
+  const box = document.getElementById("legend");
+  box.replaceChildren(...learners.map(([jid]) => {
+    const swatch = el("span", {class: "swatch"});
+    swatch.style.background = state.colors[jid];
+    return el("span", {class: "key"}, swatch, shortName(jid));
+  }));
+}
+
+function renderAgents(run) {
+  const select = document.getElementById("agent");
+  const names = Object.keys(run.agents);
+  if (select.options.length !== names.length) {
+    select.replaceChildren(...names.map(jid => el("option", {value: jid}, shortName(jid))));
+    const first = names.find(j => run.agents[j].episodes.length) || names[0];
+    if (first && !state.agent) { select.value = first; state.agent = first; }
+  }
+  if (state.agent) {
+    const slider = document.getElementById("slider");
+    slider.max = String(Math.max(0, run.agents[state.agent].events - 1));
+    document.getElementById("position").max = slider.max;
+  }
+}
+
+function renderMind(mind) {
+  document.getElementById("where").textContent =
+    "event " + mind.position + " of " + mind.events + " · episode " + fmt(mind.episode) + ", step " + fmt(mind.step);
+  const ev = mind.event;
+  document.getElementById("event").textContent = ev.kind + "\n" + JSON.stringify(ev.data, null, 1);
+  document.getElementById("intentions").replaceChildren(...mind.intentions.map(i =>
+    el("li", {}, el("b", {}, "@" + i.plan), " for ", el("code", {}, i.trigger),
+       i.source && i.source !== "self" ? " (asked by " + shortName(i.source) + ")" : "")));
+  document.getElementById("belief-count").textContent = "(" + mind.beliefs.length + ")";
+  document.getElementById("beliefs").replaceChildren(...mind.beliefs.map(b =>
+    el("li", {class: b.new ? "new" : ""}, el("code", {}, b.belief), el("span", {class: "source"}, "source " + b.source))));
+  document.getElementById("removed").replaceChildren(...mind.removed.map(b => el("li", {}, el("code", {}, b))));
+  const rl = mind.rl;
+  const box = document.getElementById("rl");
+  if (!rl) { box.replaceChildren(el("p", {}, "no Q-learning step yet (step-level trace only)")); }
+  else {
+    const q = rl.q || [];
+    const row = el("tr", {}, ...q.map((v, a) => el("td", {class: a === rl.a ? "chosen" : ""}, fmt(v))));
+    box.replaceChildren(
+      el("p", {}, "state " + rl.s + " → action " + rl.a + " → state " + rl.s2 + ", reward " + fmt(rl.r)),
+      el("p", {}, "epsilon " + fmt(rl.epsilon) + " · Q(s,a) " + fmt(rl.q_before) + " → " + fmt(rl.q_after)),
+      q.length ? el("table", {class: "qrow"}, el("thead", {}, el("tr", {}, ...q.map((v, a) => el("th", {}, "a" + a)))), el("tbody", {}, row)) : "");
+  }
+  document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
+    el("li", {}, m.kind === "msg.send" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
+       el("b", {}, m.performative), " ", el("code", {}, clip(m.content, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
+}
+
+async function showPosition(position) {
+  const slider = document.getElementById("slider");
+  position = Math.max(0, Math.min(Number(slider.max), Math.floor(position)));
+  slider.value = String(position);
+  document.getElementById("position").value = String(position);
+  const previous = state.position === position ? position - 1 : state.position;
+  state.position = position;
+  const token = state.pending = {};
+  const mind = await getJSON(API + "/agents/" + encodeURIComponent(state.agent) + "/mind?pos=" + position +
+                             "&prev=" + Math.min(previous, position - 1));
+  if (token === state.pending) renderMind(mind);
+}
+
+function renderMessages(data) {
+  document.getElementById("message-total").textContent = data.total + " messages" +
+    (data.total > data.messages.length ? " (the last " + data.messages.length + " shown)" : "");
+  const t0 = state.run && state.run.started ? state.run.started : 0;
+  document.querySelector("#messages tbody").replaceChildren(...data.messages.map(m =>
+    el("tr", {}, el("td", {}, fmt((m.ts || 0) - t0, 2)), el("td", {}, shortName(m.from)), el("td", {}, "→"),
+       el("td", {}, shortName(m.to)), el("td", {}, m.performative), el("td", {}, el("code", {}, clip(m.content, 240))))));
+}
+
+async function refresh() {
+  const run = state.run = await getJSON(API);
+  renderSummary(run); renderCharts(run); renderAgents(run);
+  renderMessages(await getJSON(API + "/messages"));
+  return run;
+}
+
+async function start() {
+  const run = await refresh();
+  document.getElementById("agent").addEventListener("change", e => { state.agent = e.target.value; state.position = 0; renderAgents(state.run); showPosition(0); });
+  document.getElementById("slider").addEventListener("input", e => showPosition(Number(e.target.value)));
+  document.getElementById("position").addEventListener("change", e => showPosition(Number(e.target.value)));
+  document.getElementById("prev").addEventListener("click", () => showPosition(state.position - 1));
+  document.getElementById("next").addEventListener("click", () => showPosition(state.position + 1));
+  if (state.agent) await showPosition(0);
+  if (run.live) {
+    const source = new EventSource(API + "/live");
+    source.addEventListener("update", async e => {
+      const info = JSON.parse(e.data);
+      await refresh();
+      if (!info.live) source.close();
+    });
+  }
+  document.body.dataset.ready = "1";
+}
+start();

@@ -1,0 +1,25 @@
+"use strict";
+
+async function loadRuns() {
+  const data = await getJSON("/api/runs");
+  const body = document.querySelector("#runs tbody");
+  body.replaceChildren();
+  for (const run of data.runs) {
+    const link = el("a", {href: "/run/" + encodeURIComponent(run.run)}, run.run);
+    const best = run.best_eval ? fmt(run.best_eval.mean_return) : "-";
+    const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
+    body.append(el("tr", {class: run.live ? "live" : ""},
+      el("td", {}, link), el("td", {}, run.live ? "live" : "finished"), el("td", {}, run.env || "-"),
+      el("td", {}, run.experiment || "-"), el("td", {}, run.agents.map(shortName).join(", ")),
+      el("td", {}, run.episodes), el("td", {}, best), el("td", {}, started)));
+  }
+  document.getElementById("empty").hidden = data.runs.length > 0;
+  document.getElementById("status").textContent = data.runs.some(r => r.live) ? "refreshing: a run is live" : "";
+  return data.runs.some(r => r.live);
+}
+
+async function loop() {
+  const live = await loadRuns();
+  setTimeout(loop, live ? 2000 : 10000);
+}
+loop();

@@ -1,0 +1,228 @@
+"""The web viewer: runs, learning curves, the Mind Inspector and the message flow, live.
+
+An aiohttp app over a runs directory. It reads run directories through
+:class:`~bdi_rl.runindex.RunIndex` and never imports agent code or writes anything.
+Safe by default: it binds 127.0.0.1, accepts only GET, resolves run ids and agent names
+against what exists (no path ever comes from the URL), and the pages build their DOM with
+``textContent`` only (a belief holding ``<script>`` shows as text), under a strict
+Content-Security-Policy. Pages are static files; data comes from the JSON API; a run that is
+still going pushes updates over server-sent events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from bdi_rl.runindex import RunIndex
+from bdi_rl.store import TRACE_FILE
+
+RUNS_DIR = web.AppKey("runs_dir", Path)
+INDEXES = web.AppKey("indexes", dict)
+LIVE_POLL = web.AppKey("live_poll", float)
+
+STATIC = Path(__file__).resolve().parent / "static"
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,200}")
+#: Most events one API call folds or returns.
+MAX_EVENTS_PER_CALL = 5000
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                               "script-src 'self'; object-src 'none'; base-uri 'none'; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def create_app(runs_dir: Path, live_poll: float = 1.0) -> web.Application:
+    app = web.Application(middlewares=[_security_headers])
+    app[RUNS_DIR] = runs_dir.resolve()
+    app[INDEXES] = {}
+    app[LIVE_POLL] = live_poll
+    app.add_routes([
+        web.get("/", _page("index.html")),
+        web.get("/run/{run}", _page("run.html")),
+        web.get("/static/{name}", _static),
+        web.get("/favicon.ico", _no_icon),
+        web.get("/api/runs", api_runs),
+        web.get("/api/runs/{run}", api_run),
+        web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
+        web.get("/api/runs/{run}/messages", api_messages),
+        web.get("/api/runs/{run}/live", api_live),
+    ])
+    return app
+
+
+@web.middleware
+async def _security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:  # errors carry the same headers
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _json(value: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(value), status=status, content_type="application/json")
+
+
+def _not_found(what: str) -> web.HTTPNotFound:
+    return web.HTTPNotFound(text=orjson.dumps({"error": what}).decode(), content_type="application/json")
+
+
+# -- pages -------------------------------------------------------------------------------
+def _page(name: str) -> Any:
+    async def handler(request: web.Request) -> web.FileResponse:
+        if "run" in request.match_info:
+            _run_dir(request)  # an unknown run is a 404 page, not an empty one
+        return web.FileResponse(STATIC / name)
+
+    return handler
+
+
+async def _no_icon(request: web.Request) -> web.Response:
+    return web.Response(status=204)
+
+
+async def _static(request: web.Request) -> web.FileResponse:
+    name = request.match_info["name"]
+    allowed = {p.name for p in STATIC.iterdir() if p.suffix in (".js", ".css")}
+    if name not in allowed:
+        raise _not_found("no such file")
+    return web.FileResponse(STATIC / name)
+
+
+# -- lookups (every name from a URL is checked against what exists) ----------------------
+def _run_dir(request: web.Request) -> Path:
+    run = request.match_info["run"]
+    runs = request.app[RUNS_DIR]
+    if not _RUN_ID.fullmatch(run) or run in (".", ".."):
+        raise _not_found("no such run")
+    path = runs / run
+    if path.parent != runs or not (path / TRACE_FILE).is_file():
+        raise _not_found("no such run")
+    return path
+
+
+def _index(request: web.Request) -> RunIndex:
+    path = _run_dir(request)
+    indexes: dict[str, RunIndex] = request.app[INDEXES]
+    index = indexes.get(path.name)
+    if index is None:
+        index = indexes[path.name] = RunIndex(path)
+    index.refresh()
+    return index
+
+
+def _agent(index: RunIndex, name: str) -> str:
+    """An agent of the run, by bare JID or local part."""
+    if name in index.agents:
+        return name
+    for jid in index.agents:
+        if jid.split("@", 1)[0] == name:
+            return jid
+    raise _not_found("no such agent")
+
+
+def _int_param(request: web.Request, key: str, default: int) -> int:
+    try:
+        return int(request.query.get(key, default))
+    except ValueError:
+        raise web.HTTPBadRequest(text=orjson.dumps({"error": f"{key}: not an integer"}).decode(),
+                                 content_type="application/json") from None
+
+
+# -- API --------------------------------------------------------------------------------
+async def api_runs(request: web.Request) -> web.Response:
+    runs = request.app[RUNS_DIR]
+    rows = []
+    if runs.is_dir():
+        for path in runs.iterdir():
+            if path.is_dir() and _RUN_ID.fullmatch(path.name) and (path / TRACE_FILE).is_file():
+                indexes = request.app[INDEXES]
+                index = indexes.get(path.name) or indexes.setdefault(path.name, RunIndex(path))
+                index.refresh()
+                rows.append(index.overview())
+    rows.sort(key=lambda r: r["started"] or 0, reverse=True)
+    return _json({"runs": rows})
+
+
+async def api_run(request: web.Request) -> web.Response:
+    index = _index(request)
+    agents = {}
+    for jid, agent in sorted(index.agents.items()):
+        agents[jid] = {"events": agent.events, "episodes": agent.episodes, "evals": agent.evals,
+                       "stopped": agent.stopped}
+    return _json({**index.overview(), "agents": agents})
+
+
+async def api_mind(request: web.Request) -> web.Response:
+    index = _index(request)
+    jid = _agent(index, request.match_info["agent"])
+    agent = index.agents[jid]
+    position = max(0, min(_int_param(request, "pos", agent.events - 1), agent.events - 1))
+    previous = max(-1, min(_int_param(request, "prev", position - 1), position - 1))
+    if position - previous > MAX_EVENTS_PER_CALL:
+        previous = position - MAX_EVENTS_PER_CALL
+    state, _ = index.mind_at(jid, position)
+    before, _ = index.mind_at(jid, previous) if previous >= 0 else (None, None)
+    changes = index.events_of(jid, previous + 1, position + 1)
+    current = changes[-1]
+    added = {b for b in state.beliefs if before is None or b not in before.beliefs}
+    removed = [] if before is None else sorted(b for b in before.beliefs if b not in state.beliefs)
+    return _json({
+        "agent": jid, "position": position, "events": agent.events,
+        "episode": current.get("episode"), "step": current.get("step"), "event": current,
+        "beliefs": [{"belief": b, "source": s, "new": b in added}
+                    for b, s in sorted(state.beliefs.items())],
+        "removed": removed,
+        "intentions": state.intentions, "rl": state.rl,
+        "changes": changes[-200:],
+        "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
+    })
+
+
+async def api_messages(request: web.Request) -> web.Response:
+    """Who told whom what: every ``msg.send`` of the run in time order (long runs: the last
+    ``limit``, default 2000)."""
+    index = _index(request)
+    limit = max(1, min(_int_param(request, "limit", 2000), 20000))
+    sent = [{"from": jid, **m} for jid, agent in index.agents.items()
+            for m in agent.messages if m["kind"] == "msg.send"]
+    sent.sort(key=lambda m: m["ts"] or 0)
+    return _json({"messages": sent[-limit:], "total": len(sent)})
+
+
+async def api_live(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: one ``update`` each time the run's trace grows, until it ends."""
+    index = _index(request)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    last = -1
+    poll = request.app[LIVE_POLL]
+    while True:
+        index.refresh()
+        total = index.lines
+        if total != last:
+            last = total
+            payload = {"events": total, "live": index.live,
+                       "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()}}
+            await response.write(b"event: update\ndata: " + orjson.dumps(payload) + b"\n\n")
+        if not index.live:
+            break
+        await asyncio.sleep(poll)
+    return response
+
+
+def serve(runs_dir: Path, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the viewer until Ctrl-C (``bdi-rl view``)."""
+    web.run_app(create_app(runs_dir), host=host, port=port, print=None)

@@ -1,0 +1,137 @@
+"""The viewer's HTTP API over real runs made by the CLI: content, safety, read-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bdi_rl.trace import read_trace
+from bdi_rl.viewer import SECURITY_HEADERS, create_app
+from tests.conftest import MINIMAL_SPEC, run_cli
+
+HOSTILE_ASL = """
+!start.
+@start +!start <- +note("<script>document.body.dataset.pwned = 1</script>");
+                  +note("<img src=x onerror=\\"document.body.dataset.pwned = 1\\">"); .rl_finish.
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    """Two finished runs: a small learner at step level, and one whose beliefs are hostile."""
+    base = tmp_path_factory.mktemp("viewer")
+    runs = base / "runs"
+    (base / "spec.toml").write_text(MINIMAL_SPEC)
+    result = run_cli("run", str(base / "spec.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
+    assert result.returncode == 0, result.stderr
+    (base / "hostile.asl").write_text(HOSTILE_ASL)
+    (base / "hostile.toml").write_text(MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
+                                       .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'))
+    result = run_cli("run", str(base / "hostile.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
+    assert result.returncode == 0, result.stderr
+    return runs
+
+
+def _run_named(runs: Path, experiment: str) -> Path:
+    return next(p for p in runs.iterdir() if f"__{experiment}__" in p.name)
+
+
+def _beliefs_after(events: list[dict], position: int) -> dict[str, str]:
+    """What the trace says the agent believed after its event ``position`` (folded from 0)."""
+    beliefs: dict[str, str] = {}
+    for event in events[: position + 1]:
+        if event["kind"] == "belief.add":
+            beliefs[event["data"]["belief"]] = event["data"]["source"]
+        elif event["kind"] == "belief.del":
+            beliefs.pop(event["data"]["belief"], None)
+    return beliefs
+
+
+async def test_runs_list_describes_each_run(aiohttp_client, runs):
+    client = await aiohttp_client(create_app(runs))
+    response = await client.get("/api/runs")
+    assert response.status == 200
+    rows = {row["experiment"]: row for row in (await response.json())["runs"]}
+    tiny = rows["tiny"]
+    assert tiny["env"] == "FrozenLake-v1" and tiny["agents"] == ["learner@localhost"]
+    assert tiny["episodes"] == 20 and not tiny["live"] and tiny["best_eval"]["mean_return"] is not None
+    assert tiny["run"] == _run_named(runs, "tiny").name
+
+
+async def test_mind_at_any_position_is_what_the_trace_says(aiohttp_client, runs):
+    run_dir = _run_named(runs, "tiny")
+    events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == "learner@localhost"]
+    assert len(events) > 1200  # several mind snapshots (every 500 events) are crossed
+    client = await aiohttp_client(create_app(runs))
+    for position in (0, 1, 498, 499, 500, 501, 999, 1000, len(events) // 2, len(events) - 1):
+        response = await client.get(f"/api/runs/{run_dir.name}/agents/learner/mind?pos={position}")
+        assert response.status == 200
+        mind = await response.json()
+        assert mind["event"] == events[position]
+        assert {b["belief"]: b["source"] for b in mind["beliefs"]} == _beliefs_after(events, position)
+    # Between two positions: what was added is marked new, what went is listed as removed.
+    response = await client.get(f"/api/runs/{run_dir.name}/agents/learner/mind?pos=900&prev=800")
+    mind = await response.json()
+    before, after = _beliefs_after(events, 800), _beliefs_after(events, 900)
+    assert {b["belief"] for b in mind["beliefs"] if b["new"]} == set(after) - set(before)
+    assert set(mind["removed"]) == set(before) - set(after)
+    assert [e["seq"] for e in mind["changes"]] == list(range(801, 901))
+
+
+async def test_learning_curves_come_from_the_episodes(aiohttp_client, runs):
+    run_dir = _run_named(runs, "tiny")
+    client = await aiohttp_client(create_app(runs))
+    data = await (await client.get(f"/api/runs/{run_dir.name}")).json()
+    episodes = data["agents"]["learner@localhost"]["episodes"]
+    ends = [e for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == "episode.end"]
+    assert [e["return"] for e in episodes] == [e["data"]["return"] for e in ends]
+    assert [e["epsilon"] for e in episodes] == [e["data"]["epsilon"] for e in ends]
+
+
+@pytest.mark.parametrize("path", [
+    "/api/runs/..", "/api/runs/%2e%2e", "/api/runs/..%2F..%2Fetc", "/api/runs/%2Fetc%2Fpasswd",
+    "/api/runs/nope", "/run/..%2F..", "/static/..%2Fviewer.py", "/static/viewer.py",
+])
+async def test_paths_outside_the_runs_are_not_served(aiohttp_client, runs, path):
+    client = await aiohttp_client(create_app(runs))
+    response = await client.get(path)
+    assert response.status == 404
+    assert "root:" not in await response.text()
+    for header, value in SECURITY_HEADERS.items():
+        assert response.headers[header] == value
+
+
+async def test_unknown_agents_and_bad_numbers_are_refused(aiohttp_client, runs):
+    run = _run_named(runs, "tiny").name
+    client = await aiohttp_client(create_app(runs))
+    assert (await client.get(f"/api/runs/{run}/agents/..%2F..%2Fx/mind")).status == 404
+    assert (await client.get(f"/api/runs/{run}/agents/ghost/mind")).status == 404
+    response = await client.get(f"/api/runs/{run}/agents/learner/mind?pos=abc")
+    assert response.status == 400 and "pos" in (await response.json())["error"]
+
+
+async def test_read_only(aiohttp_client, runs):
+    run = _run_named(runs, "tiny").name
+    before = {p: p.stat().st_mtime_ns for p in runs.rglob("*")}
+    client = await aiohttp_client(create_app(runs))
+    for method in ("post", "put", "delete"):
+        response = await getattr(client, method)(f"/api/runs/{run}")
+        assert response.status == 405
+    await client.get(f"/api/runs/{run}")
+    assert {p: p.stat().st_mtime_ns for p in runs.rglob("*")} == before
+
+
+async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs):
+    client = await aiohttp_client(create_app(runs))
+    for path in ("/", f"/run/{_run_named(runs, 'hostile').name}", "/static/run.js"):
+        response = await client.get(path)
+        assert response.status == 200
+        assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    # Hostile beliefs travel as JSON strings; the page renders them with textContent only.
+    run = _run_named(runs, "hostile").name
+    mind = await (await client.get(f"/api/runs/{run}/agents/learner/mind")).json()
+    assert any("<script>" in b["belief"] for b in mind["beliefs"])
+    scripts = "".join((Path(__file__).parent.parent / "bdi_rl" / "static" / name).read_text()
+                      for name in ("common.js", "runs.js", "run.js", "charts.js"))
+    assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts

@@ -1,0 +1,152 @@
+"""The viewer in a real browser: Debian's chromium, driven by Playwright (no browser download)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from bdi_rl.trace import read_trace
+from tests.conftest import MINIMAL_SPEC, ROOT
+from tests.test_viewer import _beliefs_after, _run_named, runs  # noqa: F401 - the shared runs fixture
+
+CHROMIUM = "/usr/bin/chromium"
+# Headless, and quiet on a closed network (no background connections at start).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Viewer:
+    """``bdi-rl view`` as a user starts it, in its own process."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs_dir), "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise AssertionError("the viewer did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def viewer(runs):  # noqa: F811
+    server = Viewer(runs)
+    yield server
+    server.stop()
+
+
+def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):  # noqa: F811
+    run_dir = _run_named(runs, "tiny")
+    events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == "learner@localhost"]
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(viewer.url + "/")
+    page.wait_for_selector("#runs tbody tr")
+    assert page.locator("#runs tbody tr").count() == 2
+    page.click(f"text={run_dir.name}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.text_content("#run-title") == run_dir.name
+    assert int(page.get_attribute("#chart-return", "data-points")) == 20  # one point per episode
+
+    for position in (700, 701, 1234):
+        page.fill("#position", str(position))
+        page.dispatch_event("#position", "change")
+        page.wait_for_function(
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+        shown = page.locator("#beliefs li code").all_text_contents()
+        assert sorted(shown) == sorted(_beliefs_after(events, position)), position
+        event = events[position]
+        assert page.text_content("#event").startswith(event["kind"])
+    # The slider moves the same way (keyboard: one event per key press).
+    page.focus("#slider")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.getElementById('where').textContent.startsWith('event 1235 ')")
+    assert sorted(page.locator("#beliefs li code").all_text_contents()) == sorted(_beliefs_after(events, 1235))
+    assert not errors
+
+
+def test_hostile_trace_text_is_shown_as_text(browser, viewer, runs):  # noqa: F811
+    run_dir = _run_named(runs, "hostile")
+    page = browser.new_page()
+    page.goto(f"{viewer.url}/run/{run_dir.name}")
+    page.wait_for_selector("body[data-ready='1']")
+    last = len([e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == "learner@localhost"]) - 1
+    page.fill("#position", str(last))
+    page.dispatch_event("#position", "change")
+    page.wait_for_function("() => document.querySelectorAll('#beliefs li').length > 3")
+    texts = page.locator("#beliefs li code").all_text_contents()
+    assert any("<script>" in t for t in texts) and any("onerror" in t for t in texts)
+    assert page.evaluate("document.body.dataset.pwned") is None
+    assert page.locator("#beliefs script, #beliefs img").count() == 0
+
+
+def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
+    runs_dir = tmp_path / "runs"
+    spec = tmp_path / "live.toml"
+    spec.write_text(MINIMAL_SPEC.replace("episodes = 20", "episodes = 20000")
+                    .replace('name = "tiny"', 'name = "live"'))
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs_dir),
+                            "--no-progress", "--trace", "episode"], env=env, cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = None
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            traces = list(runs_dir.glob("*/trace.jsonl"))
+            if traces and any("episode.end" in line for line in traces[0].read_text().splitlines()[:400]):
+                break
+            time.sleep(0.2)
+        server = Viewer(runs_dir)
+        page = browser.new_page()
+        page.goto(f"{server.url}/run/{traces[0].parent.name}")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.is_visible("#live")
+        first = int(page.get_attribute("#chart-return", "data-points"))
+        page.wait_for_function(
+            "n => Number(document.getElementById('chart-return').dataset.points) > n", arg=first, timeout=30000)
+        _, err = run.communicate(timeout=240)
+        assert run.returncode == 0, err
+        page.wait_for_function("() => document.getElementById('live').hidden", timeout=30000)
+        summary = json.loads((traces[0].parent / "summary.json").read_text())
+        assert summary["agents"]["learner"]["episodes"] == 20000
+    finally:
+        if run.poll() is None:
+            run.kill()
+        if server is not None:
+            server.stop()
