@@ -60,6 +60,14 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--host", default="127.0.0.1",
                       help="bind address (default 127.0.0.1; anything else exposes your traces)")
     view.add_argument("--port", type=int, default=8765, help="port (default: 8765)")
+    inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
+    inspect.add_argument("run", help="run directory, or a run id under --runs")
+    inspect.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    inspect.add_argument("--agent", required=True, help="agent name (learner-1) or bare JID")
+    where = inspect.add_mutually_exclusive_group()
+    where.add_argument("--event", type=int, help="the agent's event number (default: its last)")
+    where.add_argument("--episode", type=int, help="an episode (with --step: a step of it)")
+    inspect.add_argument("--step", type=int, help="a step of --episode")
     return parser
 
 
@@ -160,6 +168,20 @@ def cmd_view(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from bdi_rl.inspector import InspectError, find_run, inspect_mind, print_mind
+
+    if args.step is not None and args.episode is None:
+        raise BadInput("--step needs --episode")
+    try:
+        view = inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode,
+                            args.step)
+    except InspectError as exc:
+        raise BadInput(str(exc)) from None
+    print_mind(view)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -168,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bdi_rl.spec import SpecError
 
     try:
-        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view}
+        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
+                    "inspect": cmd_inspect}
         return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)

@@ -160,10 +160,17 @@ class TracedMind(asp_runtime.Agent):
     def _matching_belief(self, term: Any, intention: Any) -> Any:
         if self.tracer is None or self.tracer.level < TraceLevel.STEP:
             return None
+        # The interpreter's own matching (remove_belief): the term's variables are bound in
+        # the intention's scope, so unify there, then undo whatever the probe bound.
+        scope, stack = intention.scope, intention.stack
         try:
-            evaluated = asp.evaluate(term, intention.scope)
+            evaluated = asp.evaluate(term, scope)
             for belief in self.beliefs[evaluated.literal_group()]:
-                if asp.unifies_annotated(evaluated, belief):
+                choicepoint = object()
+                stack.append(choicepoint)
+                matched = asp.unifies_annotated(evaluated, belief, scope, stack)
+                asp.reroll(scope, stack, choicepoint)
+                if matched:
                     return belief
         except Exception:  # noqa: BLE001 - the interpreter reports the real error
             return None

@@ -187,6 +187,25 @@ class RunIndex:
                                       agent.rl_positions[i - 1] + 1)[0]["data"]
         return state, folded[-1:]
 
+    def position_of(self, agent_name: str, episode: int, step: int | None = None) -> int:
+        """The position of episode ``episode``'s first event at ``step`` (or its
+        ``episode.end`` when ``step`` is None). KeyError if the trace has no such episode."""
+        agent = self.agents[agent_name]
+        ends = [e for e in agent.episodes if e["episode"] == episode]
+        if not ends:
+            last = agent.episodes[-1]["episode"] if agent.episodes else None
+            raise KeyError(f"episode {episode} is not in the trace (episodes 0..{last})")
+        end = ends[0]["position"]
+        if step is None:
+            return end
+        k = agent.episodes.index(ends[0])
+        start = agent.episodes[k - 1]["position"] + 1 if k else 0
+        for i in range(start, end + 1, 256):
+            for offset, event in enumerate(self.events_of(agent_name, i, min(i + 256, end + 1))):
+                if event.get("episode") == episode and event.get("step", -1) >= step:
+                    return i + offset
+        raise KeyError(f"episode {episode} has no step {step} in the trace")
+
     # -- summaries --------------------------------------------------------------------
     @property
     def live(self) -> bool:

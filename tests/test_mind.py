@@ -132,3 +132,18 @@ def test_percepts_replace_and_trigger_plans(tmp_path):
     dels = [e["data"] for e in tracer.pending if e["kind"] == "belief.del"]
     assert dels == [{"belief": "pos(1, 2)", "source": "percept"}]
 
+
+
+def test_belief_del_records_the_belief_the_plan_removed(tmp_path):
+    """A removal whose variables are bound by the plan (``-experience(E)[source(P)]``) is
+    traced as exactly the belief it removed, so replaying the trace gives the real belief base."""
+    from agentspeak.runtime import Intention
+
+    mind, tracer = _mind(tmp_path, "+told(E)[source(P)] <- -told(E)[source(P)].\n")
+    for peer, text in [("p1", "aaa"), ("p2", "bbb"), ("p1", "ccc")]:
+        term = asp.Literal("told", (text,), frozenset([asp.Literal("source", (peer,))]))
+        mind.call(asp.Trigger.addition, asp.GoalType.belief, term, Intention())
+    _run(mind)
+    deleted = [(e["data"]["belief"], e["data"]["source"]) for e in tracer.pending if e["kind"] == "belief.del"]
+    assert sorted(deleted) == [('told("aaa")', "p1"), ('told("bbb")', "p2"), ('told("ccc")', "p1")]
+    assert not mind.beliefs[("told", 1)]

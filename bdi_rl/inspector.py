@@ -1,0 +1,98 @@
+"""``bdi-rl inspect``: the Mind Inspector's content, in the terminal.
+
+What one agent believed, intended and did at one point of a run: the same content as the web
+viewer's inspector (:mod:`bdi_rl.viewer`), from the same index (:mod:`bdi_rl.runindex`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from bdi_rl.runindex import RunIndex
+from bdi_rl.store import TRACE_FILE
+
+
+class InspectError(ValueError):
+    """A run, agent or position that is not in the trace (one line, for the CLI)."""
+
+
+def find_run(run: str, runs_dir: Path) -> Path:
+    """A run directory given as a path or as a run id under ``runs_dir``."""
+    for candidate in (Path(run), runs_dir / run):
+        if (candidate / TRACE_FILE).is_file():
+            return candidate
+    raise InspectError(f"{run}: not a run directory (no {TRACE_FILE} there or under {runs_dir})")
+
+
+def resolve_agent(index: RunIndex, name: str) -> str:
+    for jid in index.agents:
+        if name in (jid, jid.split("@", 1)[0]):
+            return jid
+    known = ", ".join(sorted(j.split("@", 1)[0] for j in index.agents)) or "none"
+    raise InspectError(f"--agent {name}: no such agent in this run (agents: {known})")
+
+
+def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | None,
+                 step: int | None) -> dict[str, Any]:
+    """The inspector's content at one position, as plain data."""
+    index = RunIndex(run_dir)
+    index.refresh()
+    jid = resolve_agent(index, agent)
+    total = index.agents[jid].events
+    if episode is not None:
+        try:
+            position = index.position_of(jid, episode, step)
+        except KeyError as exc:
+            raise InspectError(f"--episode/--step: {exc.args[0]}") from None
+    elif event is not None:
+        if not 0 <= event < total:
+            raise InspectError(f"--event {event}: {jid} has events 0..{total - 1}")
+        position = event
+    else:
+        position = total - 1
+    state, current = index.mind_at(jid, position)
+    messages = [m for m in index.agents[jid].messages if m["position"] <= position][-10:]
+    return {"agent": jid, "position": position, "events": total, "event": current[0],
+            "beliefs": state.beliefs, "intentions": state.intentions, "rl": state.rl,
+            "messages": messages}
+
+
+def print_mind(view: dict[str, Any], file: Any = None) -> None:
+    console = Console(file=file or sys.stdout, width=120, highlight=False)
+    event = view["event"]
+    head = (f"{view['agent']}  event {view['position']} of {view['events']}  "
+            f"episode {event.get('episode')}, step {event.get('step')}")
+    parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(event['data'])}"), title="event")]
+    intentions = Table(show_header=True, box=None)
+    for column in ("plan", "trigger", "asked by"):
+        intentions.add_column(column)
+    for i in view["intentions"]:
+        intentions.add_row(escape(f"@{i['plan']}"), escape(str(i["trigger"])), escape(str(i["source"])))
+    parts.append(Panel(intentions, title=f"intentions ({len(view['intentions'])})"))
+    beliefs = Table(show_header=True, box=None)
+    beliefs.add_column("belief")
+    beliefs.add_column("source")
+    for text, source in sorted(view["beliefs"].items()):
+        beliefs.add_row(escape(text), escape(source))
+    parts.append(Panel(beliefs, title=f"beliefs ({len(view['beliefs'])})"))
+    rl = view["rl"]
+    if rl is not None:
+        line = (f"state {rl.get('s')} -> action {rl.get('a')} -> state {rl.get('s2')}, reward "
+                f"{rl.get('r')}; Q(s,a) {rl.get('q_before')} -> {rl.get('q_after')}; "
+                f"epsilon {rl.get('epsilon')}")
+        if rl.get("q") is not None:
+            line += f"\nQ[s] = {rl['q']}"
+        parts.append(Panel(escape(line), title="last Q-learning step"))
+    if view["messages"]:
+        lines = [("-> " + str(m.get("to")) if m["kind"] == "msg.send" else "<- " + str(m.get("from")))
+                 + f" {m.get('performative')} {str(m.get('content'))[:200]}" for m in view["messages"]]
+        parts.append(Panel(escape("\n".join(lines)), title="last messages"))
+    console.print(Panel(Group(*parts), title=escape(head)))
