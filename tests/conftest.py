@@ -56,3 +56,42 @@ kwargs = { map_name = "4x4", is_slippery = false }
 [[agents]]
 name = "learner"
 """
+
+
+HOSTILE_ASL = """
+!start.
+@start +!start <- +note("<script>document.body.dataset.pwned = 1</script>");
+                  +note("<img src=x onerror=\\"document.body.dataset.pwned = 1\\">"); .rl_finish.
+"""
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory) -> Path:
+    """Two finished runs made by the CLI, shared by the viewer and inspect tests: a small
+    learner traced at step level, and one whose beliefs are hostile HTML."""
+    base = tmp_path_factory.mktemp("viewer")
+    runs = base / "runs"
+    (base / "spec.toml").write_text(MINIMAL_SPEC)
+    result = run_cli("run", str(base / "spec.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
+    assert result.returncode == 0, result.stderr
+    (base / "hostile.asl").write_text(HOSTILE_ASL)
+    (base / "hostile.toml").write_text(MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
+                                       .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'))
+    result = run_cli("run", str(base / "hostile.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
+    assert result.returncode == 0, result.stderr
+    return runs
+
+
+def run_named(runs: Path, experiment: str) -> Path:
+    return next(p for p in runs.iterdir() if f"__{experiment}__" in p.name)
+
+
+def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
+    """What the trace says the agent believed after its event ``position`` (folded from 0)."""
+    beliefs: dict[str, str] = {}
+    for event in events[: position + 1]:
+        if event["kind"] == "belief.add":
+            beliefs[event["data"]["belief"]] = event["data"]["source"]
+        elif event["kind"] == "belief.del":
+            beliefs.pop(event["data"]["belief"], None)
+    return beliefs

@@ -15,7 +15,8 @@ from playwright.sync_api import sync_playwright
 
 from bdi_rl.trace import read_trace
 from tests.conftest import MINIMAL_SPEC, ROOT
-from tests.test_viewer import _beliefs_after, _run_named, runs  # noqa: F401 - the shared runs fixture
+from tests.conftest import beliefs_after as _beliefs_after
+from tests.conftest import run_named as _run_named
 
 CHROMIUM = "/usr/bin/chromium"
 # Headless, and quiet on a closed network (no background connections at start).
@@ -63,13 +64,13 @@ def browser():
 
 
 @pytest.fixture
-def viewer(runs):  # noqa: F811
+def viewer(runs):
     server = Viewer(runs)
     yield server
     server.stop()
 
 
-def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):  # noqa: F811
+def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
     run_dir = _run_named(runs, "tiny")
     events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == "learner@localhost"]
     page = browser.new_page()
@@ -100,7 +101,7 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):  # noqa: 
     assert not errors
 
 
-def test_hostile_trace_text_is_shown_as_text(browser, viewer, runs):  # noqa: F811
+def test_hostile_trace_text_is_shown_as_text(browser, viewer, runs):
     run_dir = _run_named(runs, "hostile")
     page = browser.new_page()
     page.goto(f"{viewer.url}/run/{run_dir.name}")
