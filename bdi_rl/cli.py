@@ -68,6 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--event", type=int, help="the agent's event number (default: its last)")
     where.add_argument("--episode", type=int, help="an episode (with --step: a step of it)")
     inspect.add_argument("--step", type=int, help="a step of --episode")
+    plot = sub.add_parser("plot", help="learning curves across agents and seeds, and a Q heatmap (PNG/SVG/PDF)")
+    plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
+    plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    plot.add_argument("-o", "--output", type=Path, required=True, help="image file (.png, .svg, .pdf)")
     return parser
 
 
@@ -182,6 +186,22 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    from bdi_rl.inspector import InspectError, find_run
+    from bdi_rl.plots import PlotError, plot_runs
+
+    if args.output.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise BadInput(f"-o {args.output}: expected a .png, .svg or .pdf file")
+    if not args.output.parent.is_dir():
+        raise BadInput(f"-o {args.output}: no such directory {args.output.parent}")
+    try:
+        run_dirs = [find_run(run, args.runs) for run in args.run]
+        print(plot_runs(run_dirs, args.output))
+    except (InspectError, PlotError) as exc:
+        raise BadInput(str(exc)) from None
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -191,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
-                    "inspect": cmd_inspect}
+                    "inspect": cmd_inspect, "plot": cmd_plot}
         return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)

@@ -200,11 +200,16 @@ class RunIndex:
             return end
         k = agent.episodes.index(ends[0])
         start = agent.episodes[k - 1]["position"] + 1 if k else 0
+        last = None
         for i in range(start, end + 1, 256):
             for offset, event in enumerate(self.events_of(agent_name, i, min(i + 256, end + 1))):
-                if event.get("episode") == episode and event.get("step", -1) >= step:
+                if event.get("episode") != episode:
+                    continue
+                if event.get("step", -1) >= step:
                     return i + offset
-        raise KeyError(f"episode {episode} has no step {step} in the trace")
+                last = event.get("step")
+        raise KeyError(f"episode {episode} has no step {step} in the trace"
+                       + (f" (it ends at step {last})" if last is not None else ""))
 
     # -- summaries --------------------------------------------------------------------
     @property

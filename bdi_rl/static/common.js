@@ -26,6 +26,14 @@ function clip(text, most) {
   return text.length > most ? text.slice(0, most) + "… (" + text.length + " characters)" : text;
 }
 
+// A message's content for display: the trace keeps 1 KB of long bodies and their real length.
+function messageText(m, most) {
+  const text = String(m.content ?? "");
+  const total = m.content_chars || text.length;
+  const cut = text.replace(/\.\.\. \(\d+ characters\)$/, "");
+  return total > most ? cut.slice(0, most) + "… (" + total + " characters)" : cut;
+}
+
 function shortName(jid) { return String(jid).split("@")[0]; }
 
 function fmt(value, digits) {

@@ -101,7 +101,7 @@ function renderMind(mind) {
   }
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
     el("li", {}, m.kind === "msg.send" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
-       el("b", {}, m.performative), " ", el("code", {}, clip(m.content, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
+       el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
 }
 
 async function showPosition(position) {
@@ -123,7 +123,7 @@ function renderMessages(data) {
   const t0 = state.run && state.run.started ? state.run.started : 0;
   document.querySelector("#messages tbody").replaceChildren(...data.messages.map(m =>
     el("tr", {}, el("td", {}, fmt((m.ts || 0) - t0, 2)), el("td", {}, shortName(m.from)), el("td", {}, "→"),
-       el("td", {}, shortName(m.to)), el("td", {}, m.performative), el("td", {}, el("code", {}, clip(m.content, 240))))));
+       el("td", {}, shortName(m.to)), el("td", {}, m.performative), el("td", {}, el("code", {}, messageText(m, 240))))));
 }
 
 async function refresh() {

@@ -1,0 +1,158 @@
+"""``bdi-rl plot``: learning curves across agents and seeds, and a Q-table heatmap (matplotlib).
+
+Reads run directories only (trace, spec, Q-table checkpoints), through
+:class:`~bdi_rl.runindex.RunIndex`; writes one image file, atomically.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bdi_rl.runindex import RunIndex
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE, atomic_write_bytes
+
+#: Episodes in the rolling mean of the curves.
+WINDOW = 100
+
+#: (dx, dy) per action, for the greedy-action arrows of grid worlds (y grows downwards).
+ARROWS = {
+    "frozenlake": {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)},
+    "cliffwalking": {0: (0, -1), 1: (1, 0), 2: (0, 1), 3: (-1, 0)},
+}
+
+
+class PlotError(ValueError):
+    """Nothing to plot (no run, no episodes); one line for the CLI."""
+
+
+def rolling_mean(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
+    """Mean of the last ``window`` values at each point (fewer at the start)."""
+    sums = np.cumsum(np.insert(values.astype(float), 0, 0.0))
+    idx = np.arange(1, len(values) + 1)
+    lo = np.maximum(0, idx - window)
+    return (sums[idx] - sums[lo]) / (idx - lo)
+
+
+def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
+    """One entry per learner of every run: its returns, successes and epsilons per episode."""
+    curves = []
+    for run_dir in run_dirs:
+        index = RunIndex(run_dir)
+        index.refresh()
+        for jid, agent in sorted(index.agents.items()):
+            if not agent.episodes:
+                continue
+            curves.append({
+                "run": run_dir.name, "agent": jid.split("@", 1)[0],
+                "returns": np.array([e["return"] or 0.0 for e in agent.episodes]),
+                "success": np.array([1.0 if e["outcome"] == "goal" else 0.0 for e in agent.episodes]),
+                "epsilon": np.array([e["epsilon"] if e["epsilon"] is not None else np.nan
+                                     for e in agent.episodes]),
+            })
+    return curves
+
+
+def _band(ax: Any, series: list[np.ndarray], label: str, color: str) -> None:
+    """Mean across learners with a min-max band, over the episodes all of them reached."""
+    n = min(len(s) for s in series)
+    stack = np.vstack([s[:n] for s in series])
+    x = np.arange(1, n + 1)
+    ax.plot(x, stack.mean(axis=0), color=color, lw=2, label=label)
+    ax.fill_between(x, stack.min(axis=0), stack.max(axis=0), color=color, alpha=0.2, lw=0)
+
+
+def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
+    """Heatmap of max Q per cell with greedy arrows; returns a reason when it cannot draw."""
+    import tomllib
+
+    import matplotlib
+
+    from bdi_rl.envs import EnvError, make_env
+    from bdi_rl.store import load_qtable
+
+    path = run_dir / QTABLE_DIR / f"{agent}.npz"
+    if not path.is_file():
+        return f"no Q-table checkpoint for {agent}"
+    try:
+        spec = tomllib.loads((run_dir / SPEC_FILE).read_text())
+        env_spec = spec["env"]
+        env = make_env(env_spec["id"], env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
+    except (OSError, KeyError, tomllib.TOMLDecodeError, EnvError) as exc:
+        return f"cannot rebuild the env from {run_dir / SPEC_FILE}: {exc}"
+    if env.grid_shape is None or env.family not in ARROWS:
+        return f"{env.env_id} is not a grid world: no heatmap"
+    try:
+        q, _ = load_qtable(path)
+    except (OSError, ValueError, KeyError) as exc:
+        return f"{path}: unreadable Q-table ({exc})"
+    rows, cols = env.grid_shape
+    if q.shape != (rows * cols, env.n_actions):
+        return f"{path}: Q-table shape {q.shape} does not fit a {rows}x{cols} grid"
+    flat = np.ptp(q, axis=1) < 1e-6  # never updated (holes, the goal, unvisited cells)
+    best = np.where(flat, np.nan, q.max(axis=1)).reshape(rows, cols)
+    cmap = matplotlib.colormaps["viridis"].copy()
+    cmap.set_bad("#d9d9d9")
+    image = ax.imshow(best, cmap=cmap)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="max Q")
+    arrows = ARROWS[env.family]
+    greedy = q.argmax(axis=1)
+    desc = getattr(env.env.unwrapped, "desc", None)  # FrozenLake's map: S, F, H, G
+    for s in range(rows * cols):
+        x, y = s % cols, s // cols
+        letter = desc[y][x].decode() if desc is not None else ""
+        if letter in ("H", "G"):
+            ax.text(x, y, letter, ha="center", va="center", fontsize=11, weight="bold")
+            continue
+        if flat[s]:
+            continue
+        dx, dy = arrows[int(greedy[s])]
+        ax.annotate("", xy=(x + 0.35 * dx, y + 0.35 * dy), xytext=(x, y),
+                    arrowprops={"arrowstyle": "->", "color": "white", "lw": 1.2})
+    ax.set_title(f"{agent}: max Q and greedy action")
+    ax.set_xticks(range(cols))
+    ax.set_yticks(range(rows))
+    return None
+
+
+def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
+    """Draw the figure for ``run_dirs`` into ``output`` (format from its suffix)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = learner_curves(run_dirs)
+    if not curves:
+        raise PlotError("no episodes in these runs' traces: nothing to plot")
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    (ax_ret, ax_succ), (ax_eps, ax_q) = axes
+    colors = plt.get_cmap("tab10")
+    for i, c in enumerate(curves):
+        label = c["agent"] if len(run_dirs) == 1 else f"{c['agent']} ({c['run'].split('__')[2]})"
+        ax_ret.plot(np.arange(1, len(c["returns"]) + 1), rolling_mean(c["returns"]),
+                    color=colors(i % 10), lw=0.8, alpha=0.6, label=label)
+        ax_eps.plot(np.arange(1, len(c["epsilon"]) + 1), c["epsilon"], color=colors(i % 10), lw=0.8)
+    _band(ax_ret, [rolling_mean(c["returns"]) for c in curves], "mean (min-max band)", "black")
+    _band(ax_succ, [rolling_mean(c["success"]) for c in curves], "mean (min-max band)", "tab:green")
+    ax_ret.set(title=f"Episodic return (rolling mean of {WINDOW})", xlabel="episode", ylabel="return")
+    ax_succ.set(title=f"Success rate (rolling {WINDOW}), across {len(curves)} learners",
+                xlabel="episode", ylabel="success", ylim=(-0.02, 1.02))
+    ax_eps.set(title="Epsilon", xlabel="episode", ylabel="epsilon")
+    ax_ret.legend(fontsize=7, loc="lower right")
+    ax_succ.legend(fontsize=8, loc="lower right")
+    reason = _qtable_panel(ax_q, run_dirs[0], curves[0]["agent"])
+    if reason is not None:
+        ax_q.axis("off")
+        ax_q.text(0.5, 0.5, reason, ha="center", va="center", wrap=True)
+    title = run_dirs[0].name if len(run_dirs) == 1 else f"{len(run_dirs)} runs"
+    fig.suptitle(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=output.suffix.lstrip(".") or "png", dpi=dpi)
+    plt.close(fig)
+    atomic_write_bytes(output, buf.getvalue())
+    return output
