@@ -72,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
     plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     plot.add_argument("-o", "--output", type=Path, required=True, help="image file (.png, .svg, .pdf)")
+    export = sub.add_parser("export", help="a run's curves as CSV or TensorBoard scalars (CleanRL tags)")
+    export.add_argument("run", help="run directory, or a run id under --runs")
+    export.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--csv", type=Path, metavar="FILE", help="one row per episode and evaluation")
+    target.add_argument("--tensorboard", type=Path, metavar="DIR",
+                        help="writes DIR/<run>/<agent>/ event files (needs the [tensorboard] extra)")
     return parser
 
 
@@ -202,6 +209,29 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from bdi_rl.export import ExportError, export_csv, export_tensorboard
+    from bdi_rl.inspector import InspectError, find_run
+
+    try:
+        run_dir = find_run(args.run, args.runs)
+        if args.csv is not None:
+            if not args.csv.parent.is_dir():
+                raise BadInput(f"--csv {args.csv}: no such directory {args.csv.parent}")
+            count = export_csv(run_dir, args.csv)
+            print(f"{args.csv}: {count} rows")
+        else:
+            try:
+                import tensorboard  # noqa: F401
+            except ImportError:
+                raise BadInput("--tensorboard needs the tensorboard package: "
+                               "pip install 'bdi-rl[tensorboard]'") from None
+            print(export_tensorboard(run_dir, args.tensorboard))
+    except (InspectError, ExportError) as exc:
+        raise BadInput(str(exc)) from None
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -211,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
-                    "inspect": cmd_inspect, "plot": cmd_plot}
+                    "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export}
         return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)

@@ -21,11 +21,6 @@ async function getJSON(url) {
   return response.json();
 }
 
-function clip(text, most) {
-  text = String(text ?? "");
-  return text.length > most ? text.slice(0, most) + "… (" + text.length + " characters)" : text;
-}
-
 // A message's content for display: the trace keeps 1 KB of long bodies and their real length.
 function messageText(m, most) {
   const text = String(m.content ?? "");

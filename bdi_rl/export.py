@@ -1,0 +1,119 @@
+"""``bdi-rl export``: a run's learning curves as CSV or TensorBoard scalars.
+
+TensorBoard tags follow CleanRL (``charts/episodic_return``, ``charts/episodic_length``,
+``charts/epsilon``, ``charts/SPS``, ``eval/episodic_return``) with the agent's cumulative
+env steps as the step, so bdi-rl runs sit beside other RL runs in one TensorBoard.
+Reads the run through :class:`~bdi_rl.runindex.RunIndex`; never writes into the run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from bdi_rl.runindex import RunIndex
+from bdi_rl.store import atomic_write_bytes
+
+CSV_COLUMNS = ("run", "agent", "kind", "episode", "global_step", "episodic_return",
+               "episodic_length", "outcome", "epsilon", "success_rate", "wall_time")
+
+
+class ExportError(ValueError):
+    """Nothing to export, or a target that would be overwritten (one line for the CLI)."""
+
+
+def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """One row per training episode and per evaluation, per agent, in trace order."""
+    index = RunIndex(run_dir)
+    index.refresh()
+    for jid, agent in sorted(index.agents.items()):
+        name = jid.split("@", 1)[0]
+        steps = 0
+        evals = iter(agent.evals)
+        pending = next(evals, None)
+        for k, episode in enumerate(agent.episodes, start=1):
+            steps += int(episode["length"] or 0)
+            yield {"run": run_dir.name, "agent": name, "kind": "episode", "episode": episode["episode"],
+                   "global_step": steps, "episodic_return": episode["return"],
+                   "episodic_length": episode["length"], "outcome": episode["outcome"],
+                   "epsilon": episode["epsilon"], "success_rate": None, "wall_time": episode["ts"]}
+            while pending is not None and pending["after_episodes"] <= k:
+                yield _eval_row(run_dir.name, name, pending, steps)
+                pending = next(evals, None)
+        while pending is not None:
+            yield _eval_row(run_dir.name, name, pending, steps)
+            pending = next(evals, None)
+
+
+def _eval_row(run: str, agent: str, ev: dict[str, Any], steps: int) -> dict[str, Any]:
+    return {"run": run, "agent": agent, "kind": "eval", "episode": ev["after_episodes"],
+            "global_step": steps, "episodic_return": ev.get("mean_return"),
+            "episodic_length": ev.get("mean_length"), "outcome": None, "epsilon": None,
+            "success_rate": ev.get("success_rate"), "wall_time": None}
+
+
+def export_csv(run_dir: Path, path: Path) -> int:
+    """Write the rows as CSV (atomically); returns how many."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    for row in rows(run_dir):
+        writer.writerow(row)
+        count += 1
+    if not count:
+        raise ExportError(f"{run_dir.name}: no episodes in the trace: nothing to export")
+    atomic_write_bytes(path, buf.getvalue().encode())
+    return count
+
+
+def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
+    """Write ``log_dir/<run>/<agent>/`` event files; the run's directory appears whole or not
+    at all (written beside it, then renamed)."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    target = log_dir / run_dir.name
+    if target.exists():
+        raise ExportError(f"--tensorboard {target}: already exists (remove it to export again)")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.", dir=log_dir))
+    writers: dict[str, Any] = {}
+    first: dict[str, tuple[float, int]] = {}
+
+    def scalar(agent: str, tag: str, value: float, step: int, wall: float | None) -> None:
+        writer = writers.get(agent)
+        if writer is None:
+            writer = writers[agent] = EventFileWriter(str(staging / agent))
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=float(value))])
+        writer.add_event(event_pb2.Event(wall_time=wall or 0.0, step=step, summary=summary))
+
+    try:
+        for row in rows(run_dir):
+            agent, step, wall = row["agent"], row["global_step"], row["wall_time"]
+            if row["kind"] == "eval":
+                scalar(agent, "eval/episodic_return", row["episodic_return"], step, wall)
+                continue
+            scalar(agent, "charts/episodic_return", row["episodic_return"], step, wall)
+            scalar(agent, "charts/episodic_length", row["episodic_length"], step, wall)
+            if row["epsilon"] is not None:
+                scalar(agent, "charts/epsilon", row["epsilon"], step, wall)
+            t0, s0 = first.setdefault(agent, (wall, step))
+            if wall is not None and t0 is not None and wall > t0:
+                scalar(agent, "charts/SPS", (step - s0) / (wall - t0), step, wall)
+        if not writers:
+            raise ExportError(f"{run_dir.name}: no episodes in the trace: nothing to export")
+        for writer in writers.values():
+            writer.close()
+        os.replace(staging, target)
+    finally:
+        for writer in writers.values():
+            writer.close()
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
