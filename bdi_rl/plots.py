@@ -12,18 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from bdi_rl.qgrid import QGridError, load_qgrid
 from bdi_rl.runindex import RunIndex
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, atomic_write_bytes
+from bdi_rl.store import atomic_write_bytes
 
 #: Episodes in the rolling mean of the curves.
 WINDOW = 100
-
-#: (dx, dy) per action, for the greedy-action arrows of grid worlds (y grows downwards).
-ARROWS = {
-    "frozenlake": {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)},
-    "cliffwalking": {0: (0, -1), 1: (1, 0), 2: (0, 1), 3: (-1, 0)},
-}
-
 
 class PlotError(ValueError):
     """Nothing to plot (no run, no episodes); one line for the CLI."""
@@ -67,54 +61,28 @@ def _band(ax: Any, series: list[np.ndarray], label: str, color: str) -> None:
 
 def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
     """Heatmap of max Q per cell with greedy arrows; returns a reason when it cannot draw."""
-    import tomllib
-
     import matplotlib
 
-    from bdi_rl.envs import EnvError, make_env
-    from bdi_rl.store import load_qtable
-
-    path = run_dir / QTABLE_DIR / f"{agent}.npz"
-    if not path.is_file():
-        return f"no Q-table checkpoint for {agent}"
     try:
-        spec = tomllib.loads((run_dir / SPEC_FILE).read_text())
-        env_spec = spec["env"]
-        env = make_env(env_spec["id"], env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
-    except (OSError, KeyError, tomllib.TOMLDecodeError, EnvError) as exc:
-        return f"cannot rebuild the env from {run_dir / SPEC_FILE}: {exc}"
-    if env.grid_shape is None or env.family not in ARROWS:
-        return f"{env.env_id} is not a grid world: no heatmap"
-    try:
-        q, _ = load_qtable(path)
-    except (OSError, ValueError, KeyError) as exc:
-        return f"{path}: unreadable Q-table ({exc})"
-    rows, cols = env.grid_shape
-    if q.shape != (rows * cols, env.n_actions):
-        return f"{path}: Q-table shape {q.shape} does not fit a {rows}x{cols} grid"
-    flat = np.ptp(q, axis=1) < 1e-6  # never updated (holes, the goal, unvisited cells)
-    best = np.where(flat, np.nan, q.max(axis=1)).reshape(rows, cols)
+        grid = load_qgrid(run_dir, agent)
+    except QGridError as exc:
+        return str(exc)
+    best = np.array([[np.nan if v is None else v for v in row] for row in grid.max_q])
     cmap = matplotlib.colormaps["viridis"].copy()
     cmap.set_bad("#d9d9d9")
     image = ax.imshow(best, cmap=cmap)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="max Q")
-    arrows = ARROWS[env.family]
-    greedy = q.argmax(axis=1)
-    desc = getattr(env.env.unwrapped, "desc", None)  # FrozenLake's map: S, F, H, G
-    for s in range(rows * cols):
-        x, y = s % cols, s // cols
-        letter = desc[y][x].decode() if desc is not None else ""
-        if letter in ("H", "G"):
-            ax.text(x, y, letter, ha="center", va="center", fontsize=11, weight="bold")
-            continue
-        if flat[s]:
-            continue
-        dx, dy = arrows[int(greedy[s])]
-        ax.annotate("", xy=(x + 0.35 * dx, y + 0.35 * dy), xytext=(x, y),
-                    arrowprops={"arrowstyle": "->", "color": "white", "lw": 1.2})
+    for y in range(grid.rows):
+        for x in range(grid.cols):
+            letter, move = grid.letters[y][x], grid.moves[y][x]
+            if letter in ("H", "G"):
+                ax.text(x, y, letter, ha="center", va="center", fontsize=11, weight="bold")
+            elif move is not None:
+                ax.annotate("", xy=(x + 0.35 * move[0], y + 0.35 * move[1]), xytext=(x, y),
+                            arrowprops={"arrowstyle": "->", "color": "white", "lw": 1.2})
     ax.set_title(f"{agent}: max Q and greedy action")
-    ax.set_xticks(range(cols))
-    ax.set_yticks(range(rows))
+    ax.set_xticks(range(grid.cols))
+    ax.set_yticks(range(grid.rows))
     return None
 
 

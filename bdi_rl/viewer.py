@@ -12,6 +12,7 @@ still going pushes updates over server-sent events.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from bdi_rl.qgrid import QGridError, load_qgrid
 from bdi_rl.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
@@ -54,6 +56,7 @@ def create_app(runs_dir: Path, live_poll: float = 1.0) -> web.Application:
         web.get("/api/runs/{run}", api_run),
         web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
         web.get("/api/runs/{run}/messages", api_messages),
+        web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
         web.get("/api/runs/{run}/live", api_live),
     ])
     return app
@@ -188,6 +191,17 @@ async def api_mind(request: web.Request) -> web.Response:
         "changes": changes[-200:],
         "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
     })
+
+
+async def api_qtable(request: web.Request) -> web.Response:
+    """The agent's latest Q-table checkpoint on its grid (``{"error": why}`` when there is none)."""
+    index = _index(request)
+    jid = _agent(index, request.match_info["agent"])
+    try:
+        grid = load_qgrid(index.run_dir, jid.split("@", 1)[0])
+    except QGridError as exc:
+        return _json({"error": str(exc)})
+    return _json(dataclasses.asdict(grid))
 
 
 async def api_messages(request: web.Request) -> web.Response:

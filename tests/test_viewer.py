@@ -98,3 +98,27 @@ async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs
     scripts = "".join((Path(__file__).parent.parent / "bdi_rl" / "static" / name).read_text()
                       for name in ("common.js", "runs.js", "run.js", "charts.js"))
     assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts
+
+
+async def test_qtable_of_a_grid_world(aiohttp_client, runs):
+    import numpy as np
+
+    from bdi_rl.store import load_qtable
+
+    run_dir = _run_named(runs, "tiny")
+    client = await aiohttp_client(create_app(runs))
+    grid = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/qtable")).json()
+    q, _ = load_qtable(run_dir / "qtables" / "learner.npz")
+    assert (grid["rows"], grid["cols"]) == (4, 4)
+    assert grid["letters"][1][1] == "H" and grid["letters"][3][3] == "G"
+    for s in range(16):
+        cell = grid["max_q"][s // 4][s % 4]
+        assert cell is None if np.ptp(q[s]) < 1e-6 else cell == q[s].max()
+    # FrozenLake's action 2 is RIGHT: a greedy RIGHT shows as (1, 0).
+    moves = {(s // 4, s % 4): grid["moves"][s // 4][s % 4] for s in range(16)}
+    for s in range(16):
+        if moves[(s // 4, s % 4)] is not None and q[s].argmax() == 2:
+            assert moves[(s // 4, s % 4)] == [1, 0]
+    hostile = _run_named(runs, "hostile").name
+    missing = await (await client.get(f"/api/runs/{hostile}/agents/learner/qtable")).json()
+    assert "no Q-table checkpoint" in missing["error"]

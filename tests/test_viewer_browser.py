@@ -83,6 +83,7 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
     page.wait_for_selector("body[data-ready='1']")
     assert page.text_content("#run-title") == run_dir.name
     assert int(page.get_attribute("#chart-return", "data-points")) == 20  # one point per episode
+    page.wait_for_function("() => Number(document.getElementById('qtable-canvas').dataset.arrows) > 0")
 
     for position in (700, 701, 1234):
         page.fill("#position", str(position))

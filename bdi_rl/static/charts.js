@@ -54,3 +54,42 @@ function drawChart(canvas, series, options) {
   }
   canvas.dataset.points = String(series.reduce((n, s) => n + s.points.length, 0));
 }
+
+// Viridis-like ramp from dark blue (low) to yellow (high).
+function ramp(t) {
+  const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  t = Math.max(0, Math.min(1, t)) * (stops.length - 1);
+  const i = Math.min(Math.floor(t), stops.length - 2), f = t - i;
+  const c = stops[i].map((v, k) => Math.round(v + f * (stops[i + 1][k] - v)));
+  return "rgb(" + c.join(",") + ")";
+}
+
+function drawQGrid(canvas, grid) {
+  // grid: {rows, cols, max_q: [[v|null]], moves: [[[dx, dy]|null]], letters: [[""]]}
+  const ctx = canvas.getContext("2d");
+  const size = Math.floor(Math.min(canvas.width / grid.cols, canvas.height / grid.rows));
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const values = grid.max_q.flat().filter(v => v !== null);
+  const lo = Math.min(...values), hi = Math.max(...values);
+  let drawn = 0;
+  for (let y = 0; y < grid.rows; y++) {
+    for (let x = 0; x < grid.cols; x++) {
+      const v = grid.max_q[y][x], cx = x * size + size / 2, cy = y * size + size / 2;
+      ctx.fillStyle = v === null ? "#d9d9d9" : ramp(hi > lo ? (v - lo) / (hi - lo) : 1);
+      ctx.fillRect(x * size, y * size, size - 1, size - 1);
+      const letter = grid.letters[y][x], move = grid.moves[y][x];
+      ctx.fillStyle = "#000"; ctx.strokeStyle = "#fff"; ctx.lineWidth = 2;
+      if (letter === "H" || letter === "G") {
+        ctx.font = "bold " + Math.floor(size / 2.5) + "px sans-serif";
+        ctx.fillText(letter, cx - size / 8, cy + size / 8);
+      } else if (move) {
+        const ex = cx + move[0] * size * 0.32, ey = cy + move[1] * size * 0.32;
+        ctx.beginPath(); ctx.moveTo(cx - move[0] * size * 0.2, cy - move[1] * size * 0.2); ctx.lineTo(ex, ey); ctx.stroke();
+        ctx.beginPath(); ctx.arc(ex, ey, 3, 0, 2 * Math.PI); ctx.fillStyle = "#fff"; ctx.fill();
+        drawn++;
+      }
+    }
+  }
+  canvas.dataset.arrows = String(drawn);
+  return {lo, hi};
+}

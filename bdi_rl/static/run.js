@@ -126,6 +126,22 @@ function renderMessages(data) {
        el("td", {}, shortName(m.to)), el("td", {}, m.performative), el("td", {}, el("code", {}, messageText(m, 240))))));
 }
 
+async function showQTable() {
+  if (!state.agent) return;
+  document.getElementById("qtable-agent").textContent = "of " + shortName(state.agent) + " (latest checkpoint)";
+  const grid = await getJSON(API + "/agents/" + encodeURIComponent(state.agent) + "/qtable");
+  const canvas = document.getElementById("qtable-canvas"), note = document.getElementById("qtable-note");
+  if (grid.error) {
+    canvas.hidden = true; canvas.dataset.arrows = "0";
+    note.textContent = grid.error;
+    return;
+  }
+  canvas.hidden = false;
+  const range = drawQGrid(canvas, grid);
+  note.textContent = "max Q per cell from " + fmt(range.lo) + " (dark) to " + fmt(range.hi) +
+    " (yellow); dots mark the greedy move; grey: never updated.";
+}
+
 async function refresh() {
   const run = state.run = await getJSON(API);
   renderSummary(run); renderCharts(run); renderAgents(run);
@@ -135,18 +151,20 @@ async function refresh() {
 
 async function start() {
   const run = await refresh();
-  document.getElementById("agent").addEventListener("change", e => { state.agent = e.target.value; state.position = 0; renderAgents(state.run); showPosition(0); });
+  document.getElementById("agent").addEventListener("change", e => {
+    state.agent = e.target.value; state.position = 0; renderAgents(state.run); showPosition(0); showQTable();
+  });
   document.getElementById("slider").addEventListener("input", e => showPosition(Number(e.target.value)));
   document.getElementById("position").addEventListener("change", e => showPosition(Number(e.target.value)));
   document.getElementById("prev").addEventListener("click", () => showPosition(state.position - 1));
   document.getElementById("next").addEventListener("click", () => showPosition(state.position + 1));
-  if (state.agent) await showPosition(0);
+  if (state.agent) await Promise.all([showPosition(0), showQTable()]);
   if (run.live) {
     const source = new EventSource(API + "/live");
     source.addEventListener("update", async e => {
       const info = JSON.parse(e.data);
       await refresh();
-      if (!info.live) source.close();
+      if (!info.live) { source.close(); showQTable(); }
     });
   }
   document.body.dataset.ready = "1";
