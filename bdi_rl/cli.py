@@ -11,7 +11,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--view", action="store_true",
+                     help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)")
+    run.add_argument("--view-port", type=int, help="viewer port (default: the spec's, 8765)")
 
     def role(name: str, help_text: str) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
@@ -55,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
     telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
                            help="continue this run (a restarted telemetry process)")
+    telemetry.add_argument("--view", metavar="HOST:PORT",
+                           help="also serve the web viewer over --runs, until stopped (compose)")
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
     view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     view.add_argument("--host", default="127.0.0.1",
@@ -101,6 +106,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from spade.container import Container
 
     loop = Container().loop
+    viewer = None
+    if args.view or spec.viewer.enabled:
+        host, port = spec.viewer.host, args.view_port or spec.viewer.port
+        viewer = _start_viewer(loop, args.runs, host, port)
     with progress_bar(enabled=not args.no_progress) as on_progress:
         task = loop.create_task(run_experiment(spec, args.runs, on_progress))
         # Ctrl-C cancels the run: learners stop, traces are flushed, Q-tables and summary saved.
@@ -116,8 +125,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     for agent, reason in result.failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
-    print(result.run_dir)
+    print(result.run_dir, flush=True)
+    if viewer is not None:
+        from bdi_rl.viewer import serve_until_stopped
+
+        print("bdi-rl: the run is over; the viewer keeps serving until Ctrl-C", file=sys.stderr)
+        loop.run_until_complete(serve_until_stopped(viewer))
     return EXIT_FAILED if result.failures else EXIT_OK
+
+
+def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
+    """Start the viewer on ``loop`` (beside a run or telemetry); BadInput if it cannot listen."""
+    from bdi_rl.viewer import start_viewer
+
+    runs.mkdir(parents=True, exist_ok=True)
+    try:
+        viewer = loop.run_until_complete(start_viewer(runs, host, port))
+    except OSError as exc:
+        raise BadInput(f"viewer: cannot listen on {host}:{port}: {exc.strerror}") from None
+    print(f"bdi-rl viewer: http://{host}:{port}/", file=sys.stderr, flush=True)
+    return viewer
 
 
 def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
@@ -157,10 +184,26 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     password = read_password(args.password_file)
     from spade.container import Container
 
-    run_dir = Container().loop.run_until_complete(
+    loop = Container().loop
+    viewer = None
+    if args.view:
+        view_host, view_port = _view_address(args.view)
+        viewer = _start_viewer(loop, args.runs, view_host, view_port)
+    run_dir = loop.run_until_complete(
         serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
-    print(run_dir)
+    print(run_dir, flush=True)
+    if viewer is not None:
+        from bdi_rl.viewer import serve_until_stopped
+
+        loop.run_until_complete(serve_until_stopped(viewer))
     return EXIT_OK
+
+
+def _view_address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BadInput(f"--view: expected HOST:PORT, got {value!r}")
+    return host, int(port)
 
 
 def cmd_view(args: argparse.Namespace) -> int:

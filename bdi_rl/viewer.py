@@ -237,6 +237,35 @@ async def api_live(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def start_viewer(runs_dir: Path, host: str, port: int) -> web.AppRunner:
+    """Serve the viewer on the running event loop (beside a run or the telemetry agent);
+    ``await runner.cleanup()`` stops it. OSError if the address cannot be bound."""
+    runner = web.AppRunner(create_app(runs_dir), handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    return runner
+
+
+async def serve_until_stopped(runner: web.AppRunner) -> None:
+    """Keep serving until SIGINT or SIGTERM, then stop."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await runner.cleanup()
+
+
 def serve(runs_dir: Path, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Run the viewer until Ctrl-C (``bdi-rl view``)."""
     web.run_app(create_app(runs_dir), host=host, port=port, print=None)

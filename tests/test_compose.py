@@ -47,6 +47,9 @@ def test_roles_and_the_shared_ejabberd_config(config):
     mounts = {v["target"]: v["source"] for v in services["xmpp"]["volumes"] if v["type"] == "bind"}
     assert mounts["/opt/ejabberd/conf/agents.yml"] == str(ROOT / "compose" / "ejabberd.yml")
     assert services["telemetry"]["command"][0] == "telemetry"
+    command = services["telemetry"]["command"]
+    assert command[command.index("--view") + 1] == "0.0.0.0:8765"  # inside; published on loopback
+    assert [p["published"] for p in services["telemetry"]["ports"]] == ["8765"]
     assert services["learner"]["command"][:1] == ["agent"] and "--claim" in services["learner"]["command"]
     # The default spec is the team: its coordinator and learner groups are what they claim.
     from bdi_rl.spec import load_spec

@@ -163,3 +163,41 @@ def test_agent_without_telemetry_gives_up_with_one_line(ejabberd, tmp_path, writ
     last = result.stderr.strip().splitlines()[-1]
     assert last == "bdi-rl: error: the telemetry agent telemetry-absent@localhost did not answer within 3 s"
     assert "Traceback" not in result.stderr
+
+
+def test_telemetry_serves_the_viewer_as_in_compose(ejabberd, tmp_path, write_spec):
+    """``bdi-rl telemetry --view HOST:PORT`` (the compose service): the run appears on the
+    viewer, and the viewer outlives the run until the process is told to stop."""
+    import signal
+    import time
+    import urllib.request
+
+    from tests.test_viewer_browser import _free_port
+
+    spec = write_spec(SPEC.replace('name = "proc"', 'name = "viewed"').replace("telemetry-procs", "telemetry-view"))
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    port = _free_port()
+    telemetry = _start("telemetry", str(spec), *xmpp, "--view", f"127.0.0.1:{port}", env=env)
+    learners = [_start("agent", str(spec), "--name", "viewed", *xmpp, env=env)]
+    try:
+        for proc in learners:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        deadline, rows = time.monotonic() + 30, []
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=2) as r:
+                rows = json.loads(r.read())["runs"]
+            if rows and not rows[0]["live"]:
+                break
+            time.sleep(0.2)
+        assert rows and rows[0]["agents"] == ["viewed-1@localhost", "viewed-2@localhost"]
+        assert telemetry.poll() is None
+        telemetry.send_signal(signal.SIGTERM)
+        _, err = telemetry.communicate(timeout=30)
+        assert telemetry.returncode == 0, err
+    finally:
+        for proc in [*learners, telemetry]:
+            if proc.poll() is None:
+                proc.kill()

@@ -122,3 +122,45 @@ async def test_qtable_of_a_grid_world(aiohttp_client, runs):
     hostile = _run_named(runs, "hostile").name
     missing = await (await client.get(f"/api/runs/{hostile}/agents/learner/qtable")).json()
     assert "no Q-table checkpoint" in missing["error"]
+
+
+def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec):
+    """``bdi-rl run --view``: the run is on the viewer while it goes and after it ends; Ctrl-C
+    then stops the viewer and the exit status is the run's."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.conftest import MINIMAL_SPEC
+    from tests.test_viewer_browser import _free_port
+
+    port = _free_port()
+    spec = write_spec(MINIMAL_SPEC)
+    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(tmp_path / "runs"),
+                             "--no-progress", "--view", "--view-port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline, rows = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=2) as r:
+                    rows = json.loads(r.read())["runs"]
+                if rows and not rows[0]["live"]:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        assert rows and rows[0]["experiment"] == "tiny" and rows[0]["episodes"] == 20
+        assert proc.poll() is None  # the viewer outlives the run
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert f"http://127.0.0.1:{port}/" in err and out.strip().splitlines()[-1].endswith(rows[0]["run"])
