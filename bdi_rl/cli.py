@@ -84,6 +84,11 @@ def _parser() -> argparse.ArgumentParser:
     target.add_argument("--csv", type=Path, metavar="FILE", help="one row per episode and evaluation")
     target.add_argument("--tensorboard", type=Path, metavar="DIR",
                         help="writes DIR/<run>/<agent>/ event files (needs the [tensorboard] extra)")
+    dashboard = sub.add_parser("dashboard", help="a desktop window following a run's curves live (GUI extra)")
+    dashboard.add_argument("run", help="run directory, or a run id under --runs")
+    dashboard.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    dashboard.add_argument("--screenshot", type=Path, metavar="FILE.png",
+                           help="render one frame into FILE.png and exit")
     return parser
 
 
@@ -275,6 +280,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from bdi_rl.dashboard import Dashboard, DashboardError
+    from bdi_rl.inspector import InspectError, find_run
+
+    try:
+        run_dir = find_run(args.run, args.runs)
+        if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
+            raise BadInput(f"--screenshot {args.screenshot}: expected a .png file")
+        board = Dashboard(run_dir)
+        if args.screenshot is not None:
+            board.screenshot(args.screenshot)
+            print(args.screenshot)
+        else:
+            board.run()
+    except (InspectError, DashboardError) as exc:
+        raise BadInput(str(exc)) from None
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -284,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
-                    "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export}
+                    "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
+                    "dashboard": cmd_dashboard}
         return commands[args.command](args)
     except (SpecError, AslError, EnvError, BadInput) as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)
