@@ -49,7 +49,7 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
     total = index.agents[jid].events
     if episode is not None:
         try:
-            position = index.position_of(jid, episode, step)
+            position = index.span_of(jid, episode, step)[1]
         except KeyError as exc:
             raise InspectError(f"--episode/--step: {exc.args[0]}") from None
     elif event is not None:

@@ -187,29 +187,33 @@ class RunIndex:
                                       agent.rl_positions[i - 1] + 1)[0]["data"]
         return state, folded[-1:]
 
-    def position_of(self, agent_name: str, episode: int, step: int | None = None) -> int:
-        """The position of episode ``episode``'s first event at ``step`` (or its
-        ``episode.end`` when ``step`` is None). KeyError if the trace has no such episode."""
+    def span_of(self, agent_name: str, episode: int, step: int | None = None) -> tuple[int, int]:
+        """Positions of the first and last events of ``step`` of ``episode`` (the whole
+        episode when ``step`` is None). KeyError naming what the trace does have otherwise."""
         agent = self.agents[agent_name]
-        ends = [e for e in agent.episodes if e["episode"] == episode]
+        ends = [k for k, e in enumerate(agent.episodes) if e["episode"] == episode]
         if not ends:
             last = agent.episodes[-1]["episode"] if agent.episodes else None
             raise KeyError(f"episode {episode} is not in the trace (episodes 0..{last})")
-        end = ends[0]["position"]
-        if step is None:
-            return end
-        k = agent.episodes.index(ends[0])
+        k = ends[0]
+        end = agent.episodes[k]["position"]
         start = agent.episodes[k - 1]["position"] + 1 if k else 0
-        last = None
+        if step is None:
+            return start, end
+        first = last = None
+        steps_seen = None
         for i in range(start, end + 1, 256):
             for offset, event in enumerate(self.events_of(agent_name, i, min(i + 256, end + 1))):
                 if event.get("episode") != episode:
                     continue
-                if event.get("step", -1) >= step:
-                    return i + offset
-                last = event.get("step")
-        raise KeyError(f"episode {episode} has no step {step} in the trace"
-                       + (f" (it ends at step {last})" if last is not None else ""))
+                steps_seen = event.get("step")
+                if event.get("step") == step:
+                    first = i + offset if first is None else first
+                    last = i + offset
+        if first is None or last is None:
+            raise KeyError(f"episode {episode} has no step {step} in the trace"
+                           + (f" (it ends at step {steps_seen})" if steps_seen is not None else ""))
+        return first, last
 
     # -- summaries --------------------------------------------------------------------
     @property

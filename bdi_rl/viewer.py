@@ -171,8 +171,16 @@ async def api_mind(request: web.Request) -> web.Response:
     index = _index(request)
     jid = _agent(index, request.match_info["agent"])
     agent = index.agents[jid]
-    position = max(0, min(_int_param(request, "pos", agent.events - 1), agent.events - 1))
-    previous = max(-1, min(_int_param(request, "prev", position - 1), position - 1))
+    if "episode" in request.query:  # a step (or a whole episode): its last event, and
+        step = _int_param(request, "step", 0) if "step" in request.query else None
+        try:  # everything it did in it listed as the changes
+            first, position = index.span_of(jid, _int_param(request, "episode", 0), step)
+        except KeyError as exc:
+            raise _not_found(exc.args[0]) from None
+        previous = first - 1
+    else:
+        position = max(0, min(_int_param(request, "pos", agent.events - 1), agent.events - 1))
+        previous = max(-1, min(_int_param(request, "prev", position - 1), position - 1))
     if position - previous > MAX_EVENTS_PER_CALL:
         previous = position - MAX_EVENTS_PER_CALL
     state, _ = index.mind_at(jid, position)
@@ -182,7 +190,7 @@ async def api_mind(request: web.Request) -> web.Response:
     added = {b for b in state.beliefs if before is None or b not in before.beliefs}
     removed = [] if before is None else sorted(b for b in before.beliefs if b not in state.beliefs)
     return _json({
-        "agent": jid, "position": position, "events": agent.events,
+        "agent": jid, "position": position, "previous": previous, "events": agent.events,
         "episode": current.get("episode"), "step": current.get("step"), "event": current,
         "beliefs": [{"belief": b, "source": s, "new": b in added}
                     for b, s in sorted(state.beliefs.items())],

@@ -25,7 +25,7 @@ def test_inspect_finds_an_episode_and_step(runs):
     run_dir = _run_named(runs, "tiny")
     result = run_cli("inspect", str(run_dir), "--agent", "learner@localhost", "--episode", "5", "--step", "2")
     assert result.returncode == 0, result.stderr
-    assert "episode 5, step 2" in result.stdout
+    assert "episode 5, step 2" in result.stdout and "rl.step" in result.stdout  # the step's last event
 
 
 @pytest.mark.parametrize("args, message", [

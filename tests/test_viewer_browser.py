@@ -94,7 +94,26 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
         assert sorted(shown) == sorted(_beliefs_after(events, position)), position
         event = events[position]
         assert page.text_content("#event").startswith(event["kind"])
+    # "Why did it do that at step 2 of episode 5?": jump there; the actions that led to the
+    # step are listed since the previous position.
+    of_step = [i for i, e in enumerate(events) if e["episode"] == 5 and e["step"] == 2]
+    expected = of_step[-1]
+    page.fill("#jump-episode", "5")
+    page.fill("#jump-step", "2")
+    page.click("#jump button")
+    page.wait_for_function(
+        "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=expected)
+    assert "episode 5, step 2" in page.text_content("#where")
+    changes = page.locator("#changes li").all_text_contents()
+    assert len(changes) == len(of_step)  # everything the agent did in that step
+    assert any(c.startswith("action .rl_choose") for c in changes) and any(c.startswith("rl.step") for c in changes)
+    page.fill("#jump-episode", "999")
+    page.click("#jump button")
+    page.wait_for_function("() => document.getElementById('jump-error').textContent.includes('episode 999')")
     # The slider moves the same way (keyboard: one event per key press).
+    page.fill("#position", "1234")
+    page.dispatch_event("#position", "change")
+    page.wait_for_function("() => document.getElementById('where').textContent.startsWith('event 1234 ')")
     page.focus("#slider")
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.getElementById('where').textContent.startsWith('event 1235 ')")

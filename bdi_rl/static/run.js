@@ -99,9 +99,47 @@ function renderMind(mind) {
       el("p", {}, "epsilon " + fmt(rl.epsilon) + " · Q(s,a) " + fmt(rl.q_before) + " → " + fmt(rl.q_after)),
       q.length ? el("table", {class: "qrow"}, el("thead", {}, el("tr", {}, ...q.map((v, a) => el("th", {}, "a" + a)))), el("tbody", {}, row)) : "");
   }
+  document.getElementById("change-count").textContent = "(" + mind.changes.length + " events)";
+  document.getElementById("changes").replaceChildren(...mind.changes.map(e =>
+    el("li", {value: String(e.seq)}, el("b", {}, e.kind), " ", el("code", {}, describe(e)))));
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
     el("li", {}, m.kind === "msg.send" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
+}
+
+// One line for an event in the "since the previous position" list.
+function describe(e) {
+  const d = e.data || {};
+  switch (e.kind) {
+    case "belief.add": case "belief.del": return d.belief + (d.source && d.source !== "self" ? " [" + shortName(d.source) + "]" : "");
+    case "goal.add": return "!" + d.goal + (d.source && d.source !== "self" ? " (asked by " + shortName(d.source) + ")" : "");
+    case "intention.start": return "@" + d.plan + " for " + d.trigger;
+    case "intention.end": case "intention.fail": return "@" + d.plan + (d.error ? ": " + d.error : "");
+    case "action": return d.name + "(" + (d.args || []).map(a => JSON.stringify(a)).join(", ") + ")" + (d.result !== undefined ? " = " + JSON.stringify(d.result) : "");
+    case "rl.step": return "s=" + d.s + " a=" + d.a + " r=" + d.r + " s'=" + d.s2 + " Q " + fmt(d.q_before) + " → " + fmt(d.q_after);
+    case "msg.send": return "→ " + shortName(d.to) + " " + d.performative + " " + messageText(d, 120);
+    case "msg.recv": return "← " + shortName(d.from) + " " + d.performative + " " + messageText(d, 120);
+    default: return JSON.stringify(d).slice(0, 200);
+  }
+}
+
+async function jumpTo(episode, step) {
+  const url = API + "/agents/" + encodeURIComponent(state.agent) + "/mind?episode=" + episode +
+              (step === "" ? "" : "&step=" + step);
+  const response = await fetch(url);
+  const body = await response.json();
+  document.getElementById("jump-error").textContent = response.ok ? "" : body.error;
+  if (response.ok) {
+    setPosition(body.position);
+    state.pending = {};
+    renderMind(body);
+  }
+}
+
+function setPosition(position) {
+  document.getElementById("slider").value = String(position);
+  document.getElementById("position").value = String(position);
+  state.position = position;
 }
 
 async function showPosition(position) {
@@ -157,6 +195,10 @@ async function start() {
   document.getElementById("slider").addEventListener("input", e => showPosition(Number(e.target.value)));
   document.getElementById("position").addEventListener("change", e => showPosition(Number(e.target.value)));
   document.getElementById("prev").addEventListener("click", () => showPosition(state.position - 1));
+  document.getElementById("jump").addEventListener("submit", e => {
+    e.preventDefault();
+    jumpTo(document.getElementById("jump-episode").value, document.getElementById("jump-step").value);
+  });
   document.getElementById("next").addEventListener("click", () => showPosition(state.position + 1));
   if (state.agent) await Promise.all([showPosition(0), showQTable()]);
   if (run.live) {
