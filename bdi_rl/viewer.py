@@ -214,11 +214,17 @@ async def api_qtable(request: web.Request) -> web.Response:
 
 async def api_messages(request: web.Request) -> web.Response:
     """Who told whom what: every ``msg.send`` of the run in time order (long runs: the last
-    ``limit``, default 2000)."""
+    ``limit``, default 2000); ``hide=functor`` leaves out messages of that functor."""
     index = _index(request)
     limit = max(1, min(_int_param(request, "limit", 2000), 20000))
+    hide = request.query.get("hide", "")  # a functor whose messages to leave out (experience)
+    if hide and not re.fullmatch(r"[a-z][A-Za-z0-9_]{0,60}", hide):
+        raise web.HTTPBadRequest(text=orjson.dumps({"error": "hide: not an AgentSpeak functor"}).decode(),
+                                 content_type="application/json")
+    prefix = f"{hide}(" if hide else None
     sent = [{"from": jid, **m} for jid, agent in index.agents.items()
-            for m in agent.messages if m["kind"] == "msg.send"]
+            for m in agent.messages if m["kind"] == "msg.send"
+            and not (prefix and str(m.get("content", "")).startswith(prefix))]
     sent.sort(key=lambda m: m["ts"] or 0)
     return _json({"messages": sent[-limit:], "total": len(sent)})
 

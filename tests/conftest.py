@@ -67,8 +67,9 @@ HOSTILE_ASL = """
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory) -> Path:
-    """Two finished runs made by the CLI, shared by the viewer and inspect tests: a small
-    learner traced at step level, and one whose beliefs are hostile HTML."""
+    """Finished runs made by the CLI, shared by the viewer, inspect, plot, export and dashboard
+    tests: a small learner traced at step level, one whose beliefs are hostile HTML, and a
+    team (coordinator + 3 learners) that talks."""
     base = tmp_path_factory.mktemp("viewer")
     runs = base / "runs"
     (base / "spec.toml").write_text(MINIMAL_SPEC)
@@ -78,6 +79,11 @@ def runs(tmp_path_factory) -> Path:
     (base / "hostile.toml").write_text(MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
                                        .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'))
     result = run_cli("run", str(base / "hostile.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
+    assert result.returncode == 0, result.stderr
+    from tests.test_team import _team_spec
+
+    (base / "team.toml").write_text(_team_spec("v"))
+    result = run_cli("run", str(base / "team.toml"), "--runs", str(runs), "--no-progress", "--episodes", "60")
     assert result.returncode == 0, result.stderr
     return runs
 

@@ -164,3 +164,16 @@ def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec)
             proc.kill()
     assert proc.returncode == 0, err
     assert f"http://127.0.0.1:{port}/" in err and out.strip().splitlines()[-1].endswith(rows[0]["run"])
+
+
+async def test_message_flow_of_a_team(aiohttp_client, runs):
+    run = _run_named(runs, "team").name
+    client = await aiohttp_client(create_app(runs))
+    everything = await (await client.get(f"/api/runs/{run}/messages")).json()
+    talk = await (await client.get(f"/api/runs/{run}/messages?hide=experience")).json()
+    assert any(m["content"].startswith("experience(") for m in everything["messages"])
+    assert talk["messages"] and not any(m["content"].startswith("experience(") for m in talk["messages"])
+    assert {"ready", "train"} <= {m["content"] for m in talk["messages"]}
+    times = [m["ts"] for m in talk["messages"]]
+    assert times == sorted(times)
+    assert (await client.get(f"/api/runs/{run}/messages?hide=../x")).status == 400

@@ -78,7 +78,7 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(viewer.url + "/")
     page.wait_for_selector("#runs tbody tr")
-    assert page.locator("#runs tbody tr").count() == 2
+    assert page.locator("#runs tbody tr").count() == 3
     page.click(f"text={run_dir.name}")
     page.wait_for_selector("body[data-ready='1']")
     assert page.text_content("#run-title") == run_dir.name
@@ -171,3 +171,16 @@ def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
             run.kill()
         if server is not None:
             server.stop()
+
+
+def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
+    run_dir = _run_named(runs, "team")
+    page = browser.new_page()
+    page.goto(f"{viewer.url}/run/{run_dir.name}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_function("() => Number(document.getElementById('sequence').dataset.arrows) > 0")
+    rows = page.locator("#messages tbody tr").all_text_contents()
+    assert rows and not any("experience(" in r for r in rows)  # hidden by default
+    page.uncheck("#hide-experience")
+    page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
+                           ".some(r => r.textContent.includes('experience('))")

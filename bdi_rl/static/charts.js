@@ -93,3 +93,36 @@ function drawQGrid(canvas, grid) {
   canvas.dataset.arrows = String(drawn);
   return {lo, hi};
 }
+
+// Sequence diagram: one lane per agent, one arrow per message, oldest at the top.
+function drawSequence(canvas, agents, messages) {
+  const rowHeight = 22, top = 40, laneWidth = Math.max(140, Math.floor(canvas.width / Math.max(1, agents.length)));
+  canvas.width = Math.max(canvas.width, laneWidth * agents.length);
+  canvas.height = top + rowHeight * (messages.length + 1);
+  const ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.font = "12px sans-serif";
+  const lane = {};
+  agents.forEach((jid, i) => {
+    const x = lane[jid] = laneWidth * i + laneWidth / 2;
+    ctx.fillStyle = "#222"; ctx.fillText(shortName(jid), x - ctx.measureText(shortName(jid)).width / 2, 16);
+    ctx.strokeStyle = "#bbb"; ctx.setLineDash([4, 4]);
+    ctx.beginPath(); ctx.moveTo(x, 24); ctx.lineTo(x, canvas.height); ctx.stroke();
+  });
+  ctx.setLineDash([]);
+  let drawn = 0;
+  messages.forEach((m, k) => {
+    const x0 = lane[m.from], x1 = lane[m.to], y = top + rowHeight * k;
+    if (x0 === undefined || x1 === undefined) return;
+    ctx.strokeStyle = m.performative === "achieve" ? "#d62728" : "#1f77b4"; ctx.lineWidth = 1.5;
+    ctx.beginPath(); ctx.moveTo(x0, y); ctx.lineTo(x1, y); ctx.stroke();
+    const dir = x1 >= x0 ? 1 : -1;
+    ctx.beginPath(); ctx.moveTo(x1, y); ctx.lineTo(x1 - 7 * dir, y - 4); ctx.lineTo(x1 - 7 * dir, y + 4); ctx.closePath();
+    ctx.fillStyle = ctx.strokeStyle; ctx.fill();
+    ctx.fillStyle = "#222";
+    const label = m.performative + " " + messageText(m, 60);
+    ctx.fillText(label, Math.min(x0, x1) + 6, y - 4);
+    drawn++;
+  });
+  canvas.dataset.arrows = String(drawn);
+}

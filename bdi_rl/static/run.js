@@ -155,7 +155,20 @@ async function showPosition(position) {
   if (token === state.pending) renderMind(mind);
 }
 
+function renderSequence() {
+  if (!state.run || !state.messages) return;
+  const canvas = document.getElementById("sequence");
+  drawSequence(canvas, Object.keys(state.run.agents), state.messages.slice(-80));
+  canvas.parentElement.scrollTop = canvas.parentElement.scrollHeight;  // the newest in view
+}
+
+function messagesURL() {
+  return API + "/messages" + (document.getElementById("hide-experience").checked ? "?hide=experience" : "");
+}
+
 function renderMessages(data) {
+  state.messages = data.messages;
+  renderSequence();
   document.getElementById("message-total").textContent = data.total + " messages" +
     (data.total > data.messages.length ? " (the last " + data.messages.length + " shown)" : "");
   const t0 = state.run && state.run.started ? state.run.started : 0;
@@ -183,7 +196,7 @@ async function showQTable() {
 async function refresh() {
   const run = state.run = await getJSON(API);
   renderSummary(run); renderCharts(run); renderAgents(run);
-  renderMessages(await getJSON(API + "/messages"));
+  renderMessages(await getJSON(messagesURL()));
   return run;
 }
 
@@ -195,6 +208,8 @@ async function start() {
   document.getElementById("slider").addEventListener("input", e => showPosition(Number(e.target.value)));
   document.getElementById("position").addEventListener("change", e => showPosition(Number(e.target.value)));
   document.getElementById("prev").addEventListener("click", () => showPosition(state.position - 1));
+  document.getElementById("hide-experience").addEventListener("change", async () =>
+    renderMessages(await getJSON(messagesURL())));
   document.getElementById("jump").addEventListener("submit", e => {
     e.preventDefault();
     jumpTo(document.getElementById("jump-episode").value, document.getElementById("jump-step").value);
