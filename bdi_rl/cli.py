@@ -228,74 +228,59 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from bdi_rl.inspector import InspectError, find_run, inspect_mind, print_mind
+    from bdi_rl.inspector import find_run, inspect_mind, print_mind
 
     if args.step is not None and args.episode is None:
         raise BadInput("--step needs --episode")
-    try:
-        view = inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode,
-                            args.step)
-    except InspectError as exc:
-        raise BadInput(str(exc)) from None
-    print_mind(view)
+    print_mind(inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode,
+                            args.step))
     return EXIT_OK
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from bdi_rl.inspector import InspectError, find_run
-    from bdi_rl.plots import PlotError, plot_runs
+    from bdi_rl.inspector import find_run
+    from bdi_rl.plots import plot_runs
 
     if args.output.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise BadInput(f"-o {args.output}: expected a .png, .svg or .pdf file")
     if not args.output.parent.is_dir():
         raise BadInput(f"-o {args.output}: no such directory {args.output.parent}")
-    try:
-        run_dirs = [find_run(run, args.runs) for run in args.run]
-        print(plot_runs(run_dirs, args.output))
-    except (InspectError, PlotError) as exc:
-        raise BadInput(str(exc)) from None
+    print(plot_runs([find_run(run, args.runs) for run in args.run], args.output))
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from bdi_rl.export import ExportError, export_csv, export_tensorboard
-    from bdi_rl.inspector import InspectError, find_run
+    from bdi_rl.export import export_csv, export_tensorboard
+    from bdi_rl.inspector import find_run
 
+    run_dir = find_run(args.run, args.runs)
+    if args.csv is not None:
+        if not args.csv.parent.is_dir():
+            raise BadInput(f"--csv {args.csv}: no such directory {args.csv.parent}")
+        print(f"{args.csv}: {export_csv(run_dir, args.csv)} rows")
+        return EXIT_OK
     try:
-        run_dir = find_run(args.run, args.runs)
-        if args.csv is not None:
-            if not args.csv.parent.is_dir():
-                raise BadInput(f"--csv {args.csv}: no such directory {args.csv.parent}")
-            count = export_csv(run_dir, args.csv)
-            print(f"{args.csv}: {count} rows")
-        else:
-            try:
-                import tensorboard  # noqa: F401
-            except ImportError:
-                raise BadInput("--tensorboard needs the tensorboard package: "
-                               "pip install 'bdi-rl[tensorboard]'") from None
-            print(export_tensorboard(run_dir, args.tensorboard))
-    except (InspectError, ExportError) as exc:
-        raise BadInput(str(exc)) from None
+        import tensorboard  # noqa: F401
+    except ImportError:
+        raise BadInput("--tensorboard needs the tensorboard package: "
+                       "pip install 'bdi-rl[tensorboard]'") from None
+    print(export_tensorboard(run_dir, args.tensorboard))
     return EXIT_OK
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from bdi_rl.dashboard import Dashboard, DashboardError
-    from bdi_rl.inspector import InspectError, find_run
+    from bdi_rl.dashboard import Dashboard
+    from bdi_rl.inspector import find_run
 
-    try:
-        run_dir = find_run(args.run, args.runs)
-        if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
-            raise BadInput(f"--screenshot {args.screenshot}: expected a .png file")
-        board = Dashboard(run_dir)
-        if args.screenshot is not None:
-            board.screenshot(args.screenshot)
-            print(args.screenshot)
-        else:
-            board.run()
-    except (InspectError, DashboardError) as exc:
-        raise BadInput(str(exc)) from None
+    run_dir = find_run(args.run, args.runs)
+    if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
+        raise BadInput(f"--screenshot {args.screenshot}: expected a .png file")
+    board = Dashboard(run_dir)
+    if args.screenshot is None:
+        board.run()
+        return EXIT_OK
+    board.screenshot(args.screenshot)
+    print(args.screenshot)
     return EXIT_OK
 
 
@@ -306,12 +291,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bdi_rl.mind import AslError
     from bdi_rl.spec import SpecError
 
+    from bdi_rl.dashboard import DashboardError
+    from bdi_rl.export import ExportError
+    from bdi_rl.inspector import InspectError
+    from bdi_rl.plots import PlotError
+
+    user_errors = (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
+                   DashboardError)
     try:
         commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
                     "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
                     "dashboard": cmd_dashboard}
         return commands[args.command](args)
-    except (SpecError, AslError, EnvError, BadInput) as exc:
+    except user_errors as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except TimeoutError as exc:  # a role process waited for a peer that never answered

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from bdi_rl.trace import read_trace
 from tests.conftest import run_cli
-from tests.test_processes import _assert_every_event_once
+from tests.test_processes import _assert_every_event_once, _start
 
 TEAM_SPEC = """
 name = "team"
@@ -127,11 +125,6 @@ def test_team_run_on_the_embedded_server(tmp_path, write_spec):
     run_dir = next((tmp_path / "runs").iterdir())
     _assert_team_trace(run_dir, "e")
     assert "ecoord (coordinator)" in result.stdout
-
-
-def _start(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec):
