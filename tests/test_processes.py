@@ -172,13 +172,13 @@ def test_telemetry_serves_the_viewer_as_in_compose(ejabberd, tmp_path, write_spe
     import time
     import urllib.request
 
-    from tests.test_viewer_browser import _free_port
+    from bdi_rl.xmpp_server import free_port
 
     spec = write_spec(SPEC.replace('name = "proc"', 'name = "viewed"').replace("telemetry-procs", "telemetry-view"))
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
-    port = _free_port()
+    port = free_port()
     telemetry = _start("telemetry", str(spec), *xmpp, "--view", f"127.0.0.1:{port}", env=env)
     learners = [_start("agent", str(spec), "--name", "viewed", *xmpp, env=env)]
     try:

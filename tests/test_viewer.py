@@ -136,9 +136,9 @@ def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec)
     import urllib.request
 
     from tests.conftest import MINIMAL_SPEC
-    from tests.test_viewer_browser import _free_port
+    from bdi_rl.xmpp_server import free_port
 
-    port = _free_port()
+    port = free_port()
     spec = write_spec(MINIMAL_SPEC)
     proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(tmp_path / "runs"),
                              "--no-progress", "--view", "--view-port", str(port)],

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from bdi_rl.trace import read_trace
+from bdi_rl.xmpp_server import free_port
 from tests.conftest import MINIMAL_SPEC, ROOT
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
@@ -24,17 +25,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Viewer:
     """``bdi-rl view`` as a user starts it, in its own process."""
 
     def __init__(self, runs_dir: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs_dir), "--port", str(self.port)],
