@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from bdi_rl.runindex import RunIndex
+from bdi_rl.indexcache import default_cache_dir, open_index
 from bdi_rl.store import atomic_write_bytes
 
 CSV_COLUMNS = ("run", "agent", "kind", "episode", "global_step", "episodic_return",
@@ -29,8 +29,7 @@ class ExportError(ValueError):
 
 def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
     """One row per training episode and per evaluation, per agent, in trace order."""
-    index = RunIndex(run_dir)
-    index.refresh()
+    index = open_index(run_dir, default_cache_dir())
     for jid, agent in sorted(index.agents.items()):
         name = jid.split("@", 1)[0]
         steps = 0

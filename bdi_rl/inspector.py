@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from bdi_rl.indexcache import default_cache_dir, open_index
 from bdi_rl.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
@@ -43,8 +44,7 @@ def resolve_agent(index: RunIndex, name: str) -> str:
 def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | None,
                  step: int | None) -> dict[str, Any]:
     """The inspector's content at one position, as plain data."""
-    index = RunIndex(run_dir)
-    index.refresh()
+    index = open_index(run_dir, default_cache_dir())
     jid = resolve_agent(index, agent)
     total = index.agents[jid].events
     if episode is not None:

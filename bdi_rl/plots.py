@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from bdi_rl.qgrid import QGridError, load_qgrid
-from bdi_rl.runindex import RunIndex
+from bdi_rl.indexcache import default_cache_dir, open_index
 from bdi_rl.store import atomic_write_bytes
 
 #: Episodes in the rolling mean of the curves.
@@ -35,8 +35,7 @@ def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
     """One entry per learner of every run: its returns, successes and epsilons per episode."""
     curves = []
     for run_dir in run_dirs:
-        index = RunIndex(run_dir)
-        index.refresh()
+        index = open_index(run_dir, default_cache_dir())
         for jid, agent in sorted(index.agents.items()):
             if not agent.episodes:
                 continue

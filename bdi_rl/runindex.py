@@ -87,46 +87,73 @@ class RunIndex:
         self.trace_path = run_dir / TRACE_FILE
         self.agents: dict[str, AgentIndex] = {}
         self.run_events: list[dict[str, Any]] = []
-        self._read_to = 0  # bytes of complete lines indexed so far
+        self._agents_by_key: dict[bytes, AgentIndex] = {}  # name as it appears in a line
+        self.indexed_bytes = 0  # bytes of complete lines indexed so far
+        self.size = 0  # of the trace at the last refresh
+        self.complete = True  # False while a refresh with ``max_bytes`` left lines unread
+        self.indexed_before_refresh = 0
         self.lines = 0
         self.bad_lines = 0
 
     # -- reading ------------------------------------------------------------------
-    def refresh(self) -> bool:
-        """Index complete lines appended since the last call; True if there were any."""
+    def refresh(self, max_bytes: int | None = None) -> bool:
+        """Index complete lines appended since the last call, at most ``max_bytes`` of them
+        (a big trace is indexed in slices, between which a server stays responsive);
+        True if there were any."""
         try:
             size = self.trace_path.stat().st_size
         except FileNotFoundError:
             return False
-        if size <= self._read_to:
+        self.size = size
+        self.indexed_before_refresh = self.indexed_bytes
+        remaining = size - self.indexed_bytes
+        if remaining <= 0:
+            return False
+        want = remaining if max_bytes is None else min(remaining, max_bytes)
+        self.complete = want == remaining
+        if want <= 0:
             return False
         with open(self.trace_path, "rb") as f:
-            f.seek(self._read_to)
-            chunk = f.read(size - self._read_to)
+            f.seek(self.indexed_bytes)
+            chunk = f.read(want)
+            if b"\n" not in chunk and want < size - self.indexed_bytes:  # one line longer than a slice
+                chunk += f.readline()
         end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next call
-        offset = self._read_to
-        for line in chunk[:end].splitlines(keepends=True):
-            self._index_line(line, offset)
-            offset += len(line)
-        self._read_to += end
+        self._index_lines(chunk[:end], self.indexed_bytes)
+        self.indexed_bytes += end
         return end > 0
 
+    def _index_lines(self, chunk: bytes, offset: int) -> None:
+        """The hot loop: ``rl.step`` lines (most of a step-level trace) are located, not parsed."""
+        by_key = self._agents_by_key
+        for line in chunk.splitlines(keepends=True):
+            if _RL_STEP in line:
+                start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
+                agent = by_key.get(line[start:line.find(b'"', start)])
+                if agent is not None and start >= len(_AGENT_KEY):
+                    offsets = agent.offsets
+                    n = len(offsets)
+                    if n % CHECKPOINT == 0:
+                        self._checkpoint(agent)
+                    agent.rl_positions.append(n)
+                    offsets.append(offset)
+                    self.lines += 1
+                    offset += len(line)
+                    continue
+            self._index_line(line, offset)
+            offset += len(line)
+
     def _index_line(self, line: bytes, offset: int) -> None:
+        """Parse and index one line (``_index_lines`` skips parsing known agents' ``rl.step``)."""
         self.lines += 1
-        if _RL_STEP in line:  # the bulk of a step-level trace: index it without parsing it
-            start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
-            end = line.find(b'"', start)
-            agent = self.agents.get(line[start:end].decode()) if start >= len(_AGENT_KEY) else None
-            if agent is not None:
-                self._checkpoint(agent)
-                agent.rl_positions.append(agent.events)
-                agent.offsets.append(offset)
-                return
         try:
             event = orjson.loads(line)
-            agent_name = event["agent"]
-            kind = event["kind"]
+            agent_name, kind = event["agent"], event["kind"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
+            self.bad_lines += 1
+            return
+        if not (isinstance(agent_name, str) and isinstance(kind, str)
+                and isinstance(event.get("data"), dict)):
             self.bad_lines += 1
             return
         if kind in ("run.start", "run.stop", "telemetry.restart"):
@@ -134,8 +161,7 @@ class RunIndex:
             return
         agent = self.agents.get(agent_name)
         if agent is None:
-            agent = self.agents[agent_name] = AgentIndex(agent_name)
-            agent.snapshots.append(MindState())
+            agent = self.add_agent(AgentIndex(agent_name, snapshots=[MindState()]))
         self._checkpoint(agent)
         if kind == "rl.step":
             agent.rl_positions.append(agent.events)
@@ -155,6 +181,11 @@ class RunIndex:
                                    "episode": event.get("episode"), **data})
         elif kind == "agent.stop":
             agent.stopped = True
+
+    def add_agent(self, agent: AgentIndex) -> AgentIndex:
+        self.agents[agent.name] = agent
+        self._agents_by_key[agent.name.encode()] = agent
+        return agent
 
     @staticmethod
     def _checkpoint(agent: AgentIndex) -> None:
@@ -217,6 +248,11 @@ class RunIndex:
 
     # -- summaries --------------------------------------------------------------------
     @property
+    def indexing(self) -> float | None:
+        """The fraction of the trace indexed while indexing is not done, else None."""
+        return None if self.complete else round(self.indexed_bytes / max(self.size, 1), 3)
+
+    @property
     def live(self) -> bool:
         """True while the run has not recorded its end (``run.stop`` or a summary)."""
         ended = any(e["kind"] == "run.stop" for e in self.run_events)
@@ -238,6 +274,7 @@ class RunIndex:
                                                      "success_rate": best.get("success_rate")},
             "started": start["ts"] if start else None,
             "live": self.live,
+            "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
         }
 

@@ -1,7 +1,9 @@
 """The web viewer: runs, learning curves, the Mind Inspector and the message flow, live.
 
 An aiohttp app over a runs directory. It reads run directories through
-:class:`~bdi_rl.runindex.RunIndex` and never imports agent code or writes anything.
+:class:`~bdi_rl.runindex.RunIndex` indexes that :class:`~bdi_rl.indexer.Indexer` keeps up to
+date in the background (a big run answers at once, saying how far indexing has got), and
+never imports agent code or writes into a run; the only file it writes is its index cache.
 Safe by default: it binds 127.0.0.1, accepts only GET, resolves run ids and agent names
 against what exists (no path ever comes from the URL), and the pages build their DOM with
 ``textContent`` only (a belief holding ``<script>`` shows as text), under a strict
@@ -20,12 +22,14 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from bdi_rl.indexcache import default_cache_dir
+from bdi_rl.indexer import Indexer
 from bdi_rl.qgrid import QGridError, load_qgrid
 from bdi_rl.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
-INDEXES = web.AppKey("indexes", dict)
+INDEXER = web.AppKey("indexer", Indexer)
 LIVE_POLL = web.AppKey("live_poll", float)
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -42,11 +46,19 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(runs_dir: Path, live_poll: float = 1.0) -> web.Application:
+#: ``create_app(index_cache=...)`` default: the user's cache directory (``indexcache``).
+DEFAULT_CACHE = Path("<default>")
+
+
+def create_app(runs_dir: Path, live_poll: float = 1.0,
+               index_cache: Path | None = DEFAULT_CACHE) -> web.Application:
+    """The viewer over ``runs_dir``; ``index_cache`` None: indexes are not persisted."""
     app = web.Application(middlewares=[_security_headers])
     app[RUNS_DIR] = runs_dir.resolve()
-    app[INDEXES] = {}
+    app[INDEXER] = Indexer(app[RUNS_DIR],
+                           default_cache_dir() if index_cache == DEFAULT_CACHE else index_cache)
     app[LIVE_POLL] = live_poll
+    app.cleanup_ctx.append(_background_indexing)
     app.add_routes([
         web.get("/", _page("index.html")),
         web.get("/run/{run}", _page("run.html")),
@@ -60,6 +72,19 @@ def create_app(runs_dir: Path, live_poll: float = 1.0) -> web.Application:
         web.get("/api/runs/{run}/live", api_live),
     ])
     return app
+
+
+async def _background_indexing(app: web.Application) -> Any:
+    """Index every run in the background while the viewer serves; save indexes at the end."""
+    indexer = app[INDEXER]
+    task = asyncio.create_task(indexer.keep_indexing(app[LIVE_POLL]))
+    yield
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    indexer.save_all()
 
 
 @web.middleware
@@ -116,13 +141,7 @@ def _run_dir(request: web.Request) -> Path:
 
 
 def _index(request: web.Request) -> RunIndex:
-    path = _run_dir(request)
-    indexes: dict[str, RunIndex] = request.app[INDEXES]
-    index = indexes.get(path.name)
-    if index is None:
-        index = indexes[path.name] = RunIndex(path)
-    index.refresh()
-    return index
+    return request.app[INDEXER].get(_run_dir(request))
 
 
 def _agent(index: RunIndex, name: str) -> str:
@@ -145,15 +164,13 @@ def _int_param(request: web.Request, key: str, default: int) -> int:
 
 # -- API --------------------------------------------------------------------------------
 async def api_runs(request: web.Request) -> web.Response:
-    runs = request.app[RUNS_DIR]
-    rows = []
-    if runs.is_dir():
-        for path in runs.iterdir():
-            if path.is_dir() and _RUN_ID.fullmatch(path.name) and (path / TRACE_FILE).is_file():
-                indexes = request.app[INDEXES]
-                index = indexes.get(path.name) or indexes.setdefault(path.name, RunIndex(path))
-                index.refresh()
-                rows.append(index.overview())
+    indexer = request.app[INDEXER]
+    rows, budget = [], indexer.request_budget  # shared: big runs not yet indexed say how far
+    for path in indexer.run_dirs():
+        if _RUN_ID.fullmatch(path.name):
+            index = indexer.get(path, budget)
+            budget = max(0, budget - (index.indexed_bytes - index.indexed_before_refresh))
+            rows.append(index.overview())
     rows.sort(key=lambda r: r["started"] or 0, reverse=True)
     return _json({"runs": rows})
 
@@ -237,15 +254,16 @@ async def api_live(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     last = -1
     poll = request.app[LIVE_POLL]
+    indexer = request.app[INDEXER]
     while True:
-        index.refresh()
+        index = indexer.get(index.run_dir)  # the background task may have made a new one
         total = index.lines
         if total != last:
             last = total
-            payload = {"events": total, "live": index.live,
+            payload = {"events": total, "live": index.live, "indexing": index.indexing,
                        "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()}}
             await response.write(b"event: update\ndata: " + orjson.dumps(payload) + b"\n\n")
-        if not index.live:
+        if not index.live and index.complete:
             break
         await asyncio.sleep(poll)
     return response

@@ -10,6 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The viewer's index cache goes to a private directory, never the user's ~/.cache; tests of
+# the cache itself pass their own.
+if "BDI_RL_INDEX_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["BDI_RL_INDEX_CACHE"] = tempfile.mkdtemp(prefix="bdi-rl-index-cache-")
+    atexit.register(shutil.rmtree, os.environ["BDI_RL_INDEX_CACHE"], True)
 AGENTS = ROOT / "agents"
 ASL = ROOT / "asl"
 

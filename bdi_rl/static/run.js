@@ -16,6 +16,9 @@ function renderSummary(run) {
   document.title = "bdi-rl " + run.run;
   document.getElementById("run-title").textContent = run.run;
   document.getElementById("live").hidden = !run.live;
+  const indexing = document.getElementById("indexing");
+  indexing.hidden = run.indexing === null;
+  indexing.textContent = run.indexing === null ? "" : "indexing " + Math.floor(run.indexing * 100) + " %";
   const rows = Object.entries(run.agents).map(([jid, a]) => {
     const last = a.evals.length ? a.evals[a.evals.length - 1] : null;
     return el("tr", {}, el("td", {}, shortName(jid)), el("td", {}, a.episodes.length),
@@ -216,12 +219,12 @@ async function start() {
   });
   document.getElementById("next").addEventListener("click", () => showPosition(state.position + 1));
   if (state.agent) await Promise.all([showPosition(0), showQTable()]);
-  if (run.live) {
+  if (run.live || run.indexing !== null) {  // follow the run (or the index) as it grows
     const source = new EventSource(API + "/live");
     source.addEventListener("update", async e => {
       const info = JSON.parse(e.data);
       await refresh();
-      if (!info.live) { source.close(); showQTable(); }
+      if (!info.live && info.indexing === null) { source.close(); showQTable(); }
     });
   }
   document.body.dataset.ready = "1";

@@ -9,13 +9,15 @@ async function loadRuns() {
     const best = run.best_eval ? fmt(run.best_eval.mean_return) : "-";
     const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
     body.append(el("tr", {class: run.live ? "live" : ""},
-      el("td", {}, link), el("td", {}, run.live ? "live" : "finished"), el("td", {}, run.env || "-"),
+      el("td", {}, link), el("td", {}, (run.live ? "live" : "finished") +
+        (run.indexing === null ? "" : " · indexing " + Math.floor(run.indexing * 100) + " %")), el("td", {}, run.env || "-"),
       el("td", {}, run.experiment || "-"), el("td", {}, run.agents.map(shortName).join(", ")),
       el("td", {}, run.episodes), el("td", {}, best), el("td", {}, started)));
   }
   document.getElementById("empty").hidden = data.runs.length > 0;
-  document.getElementById("status").textContent = data.runs.some(r => r.live) ? "refreshing: a run is live" : "";
-  return data.runs.some(r => r.live);
+  const busy = data.runs.some(r => r.live || r.indexing !== null);
+  document.getElementById("status").textContent = busy ? "refreshing: a run is live or being indexed" : "";
+  return busy;
 }
 
 async function loop() {

@@ -1,0 +1,176 @@
+"""A run index saved outside the run, so a big run opens at once the next time.
+
+Indexing a step-level trace costs about 3 s per million events, nearly all of it Python's
+per-line overhead. The viewer (and ``inspect``) therefore keep what they indexed in a cache
+directory (``$BDI_RL_INDEX_CACHE``, else ``$XDG_CACHE_HOME/bdi-rl/index``, else
+``~/.cache/bdi-rl/index``; the run directory stays read-only) and on the next open read only
+what the trace gained since.
+
+A cache file is untrusted input: an ``.npz`` read without pickle, one JSON member and raw
+integer arrays. It is used only if it names the same trace file (path, device, inode) and
+the trace still starts and, at the indexed length, ends with the same bytes (a fingerprint),
+so a replaced or rewritten trace is indexed afresh. Anything unreadable is logged and
+ignored: the cache is only ever a shortcut.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import os
+import zipfile
+from array import array
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from bdi_rl.runindex import CHECKPOINT, AgentIndex, MindState, RunIndex
+from bdi_rl.store import atomic_write_bytes
+
+log = logging.getLogger("bdi_rl.indexcache")
+
+FORMAT = "bdi-rl.index/1"
+#: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
+MIN_CACHED_BYTES = 8 << 20
+#: Bytes fingerprinted at the start of the trace and before the indexed end.
+_FINGERPRINT_BYTES = 1 << 16
+
+
+def default_cache_dir() -> Path | None:
+    """Where index caches live; None when ``BDI_RL_INDEX_CACHE`` is ``off``."""
+    configured = os.environ.get("BDI_RL_INDEX_CACHE")
+    if configured:
+        return None if configured == "off" else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bdi-rl" / "index"
+
+
+def cache_file(cache_dir: Path, run_dir: Path) -> Path:
+    """One file per trace, named by a hash of its absolute path."""
+    key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:32]
+    return cache_dir / f"{key}.npz"
+
+
+def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYTES) -> Path | None:
+    """Write the index atomically; returns the file, or None if the run is smaller than
+    ``min_bytes`` or the cache cannot be written (logged: the viewer goes on without it)."""
+    if index.indexed_bytes < min_bytes:
+        return None
+    path = cache_file(cache_dir, index.run_dir)
+    try:
+        meta = {"format": FORMAT, "checkpoint": CHECKPOINT, **_identity(index.trace_path),
+                "fingerprint": _fingerprint(index.trace_path, index.indexed_bytes),
+                "indexed_bytes": index.indexed_bytes, "lines": index.lines,
+                "bad_lines": index.bad_lines, "run_events": index.run_events,
+                "agents": [_agent_meta(agent) for agent in index.agents.values()]}
+        arrays = {"meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
+        for k, agent in enumerate(index.agents.values()):
+            arrays[f"offsets_{k}"] = np.frombuffer(agent.offsets, dtype=np.int64)
+            arrays[f"rl_{k}"] = np.frombuffer(agent.rl_positions, dtype=np.int64)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        atomic_write_bytes(path, buffer.getvalue())
+    except OSError as exc:
+        log.warning("index cache: could not write %s: %s", path, exc)
+        return None
+    return path
+
+
+def load_index(run_dir: Path, cache_dir: Path) -> RunIndex | None:
+    """The cached index of ``run_dir``'s trace, or None when there is no usable one (then
+    the caller indexes from scratch; why the cache was not used is logged)."""
+    path = cache_file(cache_dir, run_dir)
+    if not path.is_file():
+        return None
+    try:
+        return _read(path, run_dir)
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        log.warning("index cache %s not used (%s); indexing %s afresh", path, exc, run_dir.name)
+        return None
+
+
+def open_index(run_dir: Path, cache_dir: Path | None) -> RunIndex:
+    """The run's index brought up to date: from the cache when there is a usable one, saved
+    back when it grew. ``cache_dir`` None: no cache."""
+    index = (load_index(run_dir, cache_dir) if cache_dir else None) or RunIndex(run_dir)
+    before = index.indexed_bytes
+    index.refresh()
+    if cache_dir and index.indexed_bytes > before:
+        save_index(index, cache_dir)
+    return index
+
+
+# -- the file ------------------------------------------------------------------------------
+def _identity(trace: Path) -> dict[str, Any]:
+    stat = trace.stat()
+    return {"trace": str(trace.resolve()), "device": stat.st_dev, "inode": stat.st_ino}
+
+
+def _fingerprint(trace: Path, length: int) -> str:
+    digest = hashlib.sha256()
+    with open(trace, "rb") as f:
+        digest.update(f.read(min(length, _FINGERPRINT_BYTES)))
+        tail = min(length, _FINGERPRINT_BYTES)
+        f.seek(length - tail)
+        digest.update(f.read(tail))
+    return digest.hexdigest()
+
+
+def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
+    return {"name": agent.name, "episodes": agent.episodes, "evals": agent.evals,
+            "messages": agent.messages, "stopped": agent.stopped,
+            "snapshots": [_mind(s) for s in agent.snapshots], "state": _mind(agent.state)}
+
+
+def _mind(state: MindState) -> dict[str, Any]:
+    return {"beliefs": state.beliefs, "intentions": state.intentions}
+
+
+def _read(path: Path, run_dir: Path) -> RunIndex:
+    with np.load(path, allow_pickle=False) as npz:
+        meta = orjson.loads(npz["meta"].tobytes())
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} file")
+        if meta["checkpoint"] != CHECKPOINT:
+            raise ValueError(f"snapshots every {meta['checkpoint']} events, not {CHECKPOINT}")
+        index = RunIndex(run_dir)
+        if {k: meta[k] for k in ("trace", "device", "inode")} != _identity(index.trace_path):
+            raise ValueError("made for another trace file")
+        indexed = int(meta["indexed_bytes"])
+        if index.trace_path.stat().st_size < indexed:
+            raise ValueError("the trace is shorter than what was indexed")
+        if meta["fingerprint"] != _fingerprint(index.trace_path, indexed):
+            raise ValueError("the trace's content changed")
+        for k, agent_meta in enumerate(meta["agents"]):
+            agent = AgentIndex(str(agent_meta["name"]), array("q", npz[f"offsets_{k}"].astype(np.int64).tobytes()),
+                               agent_meta["episodes"], agent_meta["evals"], agent_meta["messages"],
+                               array("q", npz[f"rl_{k}"].astype(np.int64).tobytes()),
+                               [_mind_from(s) for s in agent_meta["snapshots"]],
+                               _mind_from(agent_meta["state"]), bool(agent_meta["stopped"]))
+            _check(agent, indexed)
+            index.add_agent(agent)
+    index.indexed_bytes = indexed
+    index.lines, index.bad_lines = int(meta["lines"]), int(meta["bad_lines"])
+    index.run_events = list(meta["run_events"])
+    return index
+
+
+def _check(agent: AgentIndex, indexed: int) -> None:
+    """What the index's readers rely on: snapshots and positions agree with the offsets."""
+    if not agent.events or len(agent.snapshots) != (agent.events - 1) // CHECKPOINT + 1:
+        raise ValueError(f"agent {agent.name}: events and snapshots disagree")
+    if agent.offsets[-1] >= indexed or (agent.rl_positions and agent.rl_positions[-1] >= agent.events):
+        raise ValueError(f"agent {agent.name}: positions past the indexed trace")
+    for series in (agent.episodes, agent.evals, agent.messages):
+        if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
+            raise ValueError(f"agent {agent.name}: a series is not a list of records")
+
+
+def _mind_from(value: dict[str, Any]) -> MindState:
+    beliefs, intentions = value["beliefs"], value["intentions"]
+    if not isinstance(beliefs, dict) or not isinstance(intentions, list):
+        raise ValueError("a mind snapshot is not beliefs and intentions")
+    return MindState(beliefs, intentions)
