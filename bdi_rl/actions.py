@@ -267,8 +267,11 @@ class RlBridge:
         self.tracer.emit("rl.step", data)
 
     def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
-        """run_episode's per-step hook in episode mode (only installed at step level)."""
-        self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after)
+        """run_episode's per-step hook in episode mode (only installed at step level); it runs
+        after the update, so Q[s] as the agent chose from is the row with Q[s,a] put back."""
+        row = self.learner.q[s].tolist()
+        row[a] = q_before
+        self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
         self.tracer.step += 1
 
     # -- team learning -----------------------------------------------------------------

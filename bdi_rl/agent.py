@@ -259,9 +259,13 @@ class TracedBdiAgent(BDIAgent):
             behaviour = BdiLoop()
         super().add_behaviour(behaviour, template)
 
+    def start_data(self) -> dict[str, Any]:
+        """The ``agent.start`` event's data: who this is and which plans it runs."""
+        return {"jid": str(self.jid), "asl": str(self.asl_file)}
+
     def _load_asl(self) -> None:
         self.pause_bdi()
-        self.tracer.emit("agent.start", {"jid": str(self.jid), "asl": str(self.asl_file)})
+        self.tracer.emit("agent.start", self.start_data())
         self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer,
                                    prepare=self.prepare_mind)
         self.bdi_agent.name = str(self.jid)
@@ -389,6 +393,11 @@ class LearnerAgent(TracedBdiAgent):
 
     def add_custom_actions(self, actions: asp.Actions) -> None:
         self.bridge.register(actions)
+
+    def start_data(self) -> dict[str, Any]:
+        """Also the env and its action names, so a trace reader can say "left", not "0"."""
+        env = self.bridge.env
+        return {**super().start_data(), "env": env.env_id, "actions": env.action_names}
 
     def prepare_mind(self, mind: TracedMind) -> None:
         self.bridge.mind = mind

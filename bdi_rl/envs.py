@@ -54,6 +54,14 @@ def _family(env: gym.Env[Any, Any]) -> str:
     }.get(name, "generic")
 
 
+#: What each action does, per env family (Gymnasium's toy-text docs); others get "a0", "a1"...
+ACTION_NAMES: dict[str, tuple[str, ...]] = {
+    "frozenlake": ("left", "down", "right", "up"),
+    "cliffwalking": ("up", "right", "down", "left"),
+    "taxi": ("south", "north", "east", "west", "pickup", "dropoff"),
+}
+
+
 def _find_time_limit(env: gym.Env[Any, Any]) -> int | None:
     """The max_episode_steps of the first TimeLimit in the wrapper chain, if any."""
     while isinstance(env, gym.Wrapper):
@@ -112,6 +120,9 @@ class EnvAdapter:
         self.n_actions = int(act_space.n)  # type: ignore[attr-defined]
         self.max_episode_steps: int = limit
         self.family = _family(env)
+        names = ACTION_NAMES.get(self.family, ())
+        self.action_names: list[str] = list(names) if len(names) == self.n_actions \
+            else [f"a{a}" for a in range(self.n_actions)]
         self._step: Callable[[int], tuple[Any, Any, Any, Any, Any]] = (
             env.unwrapped.step if _chain_is_transparent(env) else env.step
         )

@@ -121,7 +121,7 @@ def _fingerprint(trace: Path, length: int) -> str:
 
 def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
     return {"name": agent.name, "episodes": agent.episodes, "evals": agent.evals,
-            "messages": agent.messages, "stopped": agent.stopped,
+            "messages": agent.messages, "stopped": agent.stopped, "actions": agent.action_names,
             "snapshots": [_mind(s) for s in agent.snapshots], "state": _mind(agent.state)}
 
 
@@ -149,7 +149,8 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
                                agent_meta["episodes"], agent_meta["evals"], agent_meta["messages"],
                                array("q", npz[f"rl_{k}"].astype(np.int64).tobytes()),
                                [_mind_from(s) for s in agent_meta["snapshots"]],
-                               _mind_from(agent_meta["state"]), bool(agent_meta["stopped"]))
+                               _mind_from(agent_meta["state"]), bool(agent_meta["stopped"]),
+                               _names(agent_meta["actions"]))
             _check(agent, indexed)
             index.add_agent(agent)
     index.indexed_bytes = indexed
@@ -167,6 +168,12 @@ def _check(agent: AgentIndex, indexed: int) -> None:
     for series in (agent.episodes, agent.evals, agent.messages):
         if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
             raise ValueError(f"agent {agent.name}: a series is not a list of records")
+
+
+def _names(value: Any) -> list[str] | None:
+    if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise ValueError("action names are not a list of strings")
+    return value
 
 
 def _mind_from(value: dict[str, Any]) -> MindState:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from bdi_rl.explain import explain_step
 from bdi_rl.indexcache import default_cache_dir, open_index
 from bdi_rl.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
@@ -62,6 +63,7 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
     messages = [m for m in index.agents[jid].messages if m["position"] <= position][-10:]
     return {"agent": jid, "position": position, "events": total, "event": current[0],
             "beliefs": state.beliefs, "intentions": state.intentions, "rl": state.rl,
+            "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
             "messages": messages}
 
 
@@ -88,8 +90,11 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         line = (f"state {rl.get('s')} -> action {rl.get('a')} -> state {rl.get('s2')}, reward "
                 f"{rl.get('r')}; Q(s,a) {rl.get('q_before')} -> {rl.get('q_after')}; "
                 f"epsilon {rl.get('epsilon')}")
-        if rl.get("q") is not None:
-            line += f"\nQ[s] = {rl['q']}"
+        choice = view["choice"]
+        if choice["labels"]:
+            line += "\nQ[s]: " + ", ".join(f"{label} {value:.4g}" for label, value in zip(choice["labels"], rl["q"]))
+        if choice["why"]:
+            line += f"\nwhy {choice['action']}? {choice['why']}"
         parts.append(Panel(escape(line), title="last Q-learning step"))
     if view["messages"]:
         lines = [("-> " + str(m.get("to")) if m["kind"] == "msg.send" else "<- " + str(m.get("from")))

@@ -73,6 +73,8 @@ class AgentIndex:
     """``snapshots[k]`` is the mind after event ``k * CHECKPOINT - 1`` (k = 0: empty)"""
     state: MindState = field(default_factory=MindState)
     stopped: bool = False
+    action_names: list[str] | None = None
+    """what its actions do ("left", ...), from its ``agent.start`` (learners only)"""
 
     @property
     def events(self) -> int:
@@ -181,6 +183,8 @@ class RunIndex:
                                    "episode": event.get("episode"), **data})
         elif kind == "agent.stop":
             agent.stopped = True
+        elif kind == "agent.start" and isinstance(data.get("actions"), list):
+            agent.action_names = [str(name) for name in data["actions"]]
 
     def add_agent(self, agent: AgentIndex) -> AgentIndex:
         self.agents[agent.name] = agent

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from bdi_rl.explain import explain_step
 from bdi_rl.indexcache import default_cache_dir
 from bdi_rl.indexer import Indexer
 from bdi_rl.qgrid import QGridError, load_qgrid
@@ -213,6 +214,7 @@ async def api_mind(request: web.Request) -> web.Response:
                     for b, s in sorted(state.beliefs.items())],
         "removed": removed,
         "intentions": state.intentions, "rl": state.rl,
+        "choice": explain_step(state.rl, agent.action_names) if state.rl else None,
         "changes": changes[-200:],
         "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
     })

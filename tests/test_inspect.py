@@ -26,6 +26,11 @@ def test_inspect_finds_an_episode_and_step(runs):
     result = run_cli("inspect", str(run_dir), "--agent", "learner@localhost", "--episode", "5", "--step", "2")
     assert result.returncode == 0, result.stderr
     assert "episode 5, step 2" in result.stdout and "rl.step" in result.stdout  # the step's last event
+    step = next(e for e in read_trace(run_dir / "trace.jsonl")
+                if e["kind"] == "rl.step" and e["episode"] == 5 and e["step"] == 2)["data"]
+    action = ["left", "down", "right", "up"][step["a"]]
+    assert f"why {action}? {action}: " in result.stdout  # the choice explained in words
+    assert "Q[s]: left " in result.stdout
 
 
 @pytest.mark.parametrize("args, message", [

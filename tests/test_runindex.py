@@ -24,7 +24,8 @@ def _same(a: RunIndex, b: RunIndex) -> None:
     for name in a.agents:
         x, y = a.agents[name], b.agents[name]
         assert list(x.offsets) == list(y.offsets) and list(x.rl_positions) == list(y.rl_positions)
-        assert (x.episodes, x.evals, x.messages, x.stopped) == (y.episodes, y.evals, y.messages, y.stopped)
+        assert (x.episodes, x.evals, x.messages, x.stopped, x.action_names) == \
+            (y.episodes, y.evals, y.messages, y.stopped, y.action_names)
         assert [(s.beliefs, s.intentions) for s in x.snapshots] == [(s.beliefs, s.intentions) for s in y.snapshots]
 
 

@@ -177,3 +177,26 @@ async def test_message_flow_of_a_team(aiohttp_client, runs):
     times = [m["ts"] for m in talk["messages"]]
     assert times == sorted(times)
     assert (await client.get(f"/api/runs/{run}/messages?hide=../x")).status == 400
+
+
+async def test_why_an_episode_mode_learner_took_each_action(aiohttp_client, runs):
+    """Team learners run whole episodes in Python (mode episode); their steps still carry
+    the Q row they chose from, so the inspector can say why they went where they went."""
+    run_dir = _run_named(runs, "team")
+    trace = read_trace(run_dir / "trace.jsonl")
+    starts = {e["agent"]: e["data"] for e in trace if e["kind"] == "agent.start"}
+    learner = next(jid for jid, data in starts.items() if "actions" in data)
+    assert starts[learner]["actions"] == ["left", "down", "right", "up"]
+    events = [e for e in trace if e["agent"] == learner]
+    steps = [(i, e["data"]) for i, e in enumerate(events) if e["kind"] == "rl.step"]
+    assert len(steps) > 100
+    assert all(len(d["q"]) == 4 and d["q"][d["a"]] == d["q_before"] for _, d in steps)
+    explored = next(i for i, d in steps if d["q"][d["a"]] < max(d["q"]))
+    greedy = next(i for i, d in steps[len(steps) // 2:]
+                  if d["q"][d["a"]] == max(d["q"]) and d["q"].count(max(d["q"])) == 1)
+    client = await aiohttp_client(create_app(runs))
+    for position, word in ((explored, "exploring move"), (greedy, "greedy choice")):
+        mind = await (await client.get(f"/api/runs/{run_dir.name}/agents/{learner}/mind?pos={position}")).json()
+        choice = mind["choice"]
+        assert choice["labels"] == ["left", "down", "right", "up"] and word in choice["why"], choice
+        assert choice["action"] == choice["labels"][events[position]["data"]["a"]]

@@ -102,6 +102,13 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
     changes = page.locator("#changes li").all_text_contents()
     assert len(changes) == len(of_step)  # everything the agent did in that step
     assert any(c.startswith("action .rl_choose") for c in changes) and any(c.startswith("rl.step") for c in changes)
+    # ... and the Q-learner panel says in words why it took that action
+    step = events[expected]["data"]
+    names = ["left", "down", "right", "up"]
+    why = page.text_content("#why")
+    assert why.startswith(names[step["a"]] + ":")
+    assert ("exploring" in why) == (step["q"][step["a"]] < max(step["q"])), why
+    assert page.locator(".qrow th").all_text_contents() == names
     page.fill("#jump-episode", "999")
     page.click("#jump button")
     page.wait_for_function("() => document.getElementById('jump-error').textContent.includes('episode 999')")

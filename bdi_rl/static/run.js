@@ -95,12 +95,14 @@ function renderMind(mind) {
   const box = document.getElementById("rl");
   if (!rl) { box.replaceChildren(el("p", {}, "no Q-learning step yet (step-level trace only)")); }
   else {
-    const q = rl.q || [];
+    const q = rl.q || [], choice = mind.choice || {};
+    const labels = choice.labels || q.map((v, a) => "a" + a);
     const row = el("tr", {}, ...q.map((v, a) => el("td", {class: a === rl.a ? "chosen" : ""}, fmt(v))));
     box.replaceChildren(
-      el("p", {}, "state " + rl.s + " → action " + rl.a + " → state " + rl.s2 + ", reward " + fmt(rl.r)),
+      el("p", {id: "why", class: choice.explored ? "explored" : ""}, choice.why || ""),
+      el("p", {}, "state " + rl.s + " → " + (choice.action || "action " + rl.a) + " → state " + rl.s2 + ", reward " + fmt(rl.r)),
       el("p", {}, "epsilon " + fmt(rl.epsilon) + " · Q(s,a) " + fmt(rl.q_before) + " → " + fmt(rl.q_after)),
-      q.length ? el("table", {class: "qrow"}, el("thead", {}, el("tr", {}, ...q.map((v, a) => el("th", {}, "a" + a)))), el("tbody", {}, row)) : "");
+      q.length ? el("table", {class: "qrow"}, el("thead", {}, el("tr", {}, ...labels.map(t => el("th", {}, t)))), el("tbody", {}, row)) : "");
   }
   document.getElementById("change-count").textContent = "(" + mind.changes.length + " events)";
   document.getElementById("changes").replaceChildren(...mind.changes.map(e =>
