@@ -21,7 +21,8 @@ action                 effect
                        percepts as ``.rl_act`` + ``.rl_end_episode``
 ``.rl_set_epsilon(E)`` override epsilon (the schedule continues from the next episode)
 ``.rl_evaluate``       greedy evaluation (no learning); percept ``eval(MeanReturn, Success)``
-``.rl_save_qtable``    checkpoint the Q-table into the run directory
+``.rl_save_qtable``    checkpoint the Q-table into the run directory (also done every
+                      ``checkpoint_every`` episodes)
 ``.rl_finish``         tell the runner this learner is done
 =====================  =====================================================================
 
@@ -48,7 +49,8 @@ Priors read only where moves land (the env's transition table: ``EnvAdapter.arri
 what is *at* a cell comes from the belief, i.e. from the teammate who found it.
 
 Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``env(Id)``,
-``episodes_target(N)``, ``eval_episodes(N)``.
+``episodes_target(N)``, ``eval_episodes(N)``, and for a warm-started learner
+``warm_started(N)`` (N: the training episodes behind the table it loaded).
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ import agentspeak as asp
 
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
-from bdi_rl.store import save_qtable
+from bdi_rl.checkpoint import Checkpoint, save_checkpoint
 from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
@@ -105,6 +107,8 @@ class RlBridge:
         qtable_path: Path,
         qtable_meta: dict[str, Any],
         on_finish: Callable[[], None],
+        checkpoint_every: int = 0,
+        warm_start: Checkpoint | None = None,
     ) -> None:
         self.env = env
         self.learner = learner
@@ -115,6 +119,10 @@ class RlBridge:
         self.qtable_path = qtable_path
         self.qtable_meta = qtable_meta
         self.on_finish = on_finish
+        self.checkpoint_every = checkpoint_every
+        """episodes between two checkpoints (0: only when the plans or the runner save)"""
+        self.warm_start = warm_start
+        """the checkpoint this learner's table was loaded from, if any"""
         self.mind: Any = None  # set once the plan library is loaded
         self.on_episode: Callable[[RlBridge], None] | None = None
         """called after every training episode (benchmarks judge progress with it; it may
@@ -148,6 +156,12 @@ class RlBridge:
         self.perceive("env", self.env.env_id)
         self.perceive("episodes_target", self.episodes_target)
         self.perceive("eval_episodes", self.eval_episodes)
+        warm = self.warm_start
+        if warm is not None:  # plans may act on it (e.g. evaluate first, or skip sharing)
+            self.tracer.emit("qtable.load", {"path": str(warm.path), "episodes": warm.episodes,
+                                             "checksum": warm.meta.get("checksum"),
+                                             "epsilon": self.learner.epsilon})
+            self.perceive("warm_started", warm.episodes)
 
     # -- the actions ---------------------------------------------------------------
     def stop_training_clock(self) -> None:
@@ -229,6 +243,8 @@ class RlBridge:
         self.perceive("last_return", self._return)
         self.perceive("epsilon", round(learner.epsilon, 6))
         self.perceive("episodes_done", learner.episodes)
+        if self.checkpoint_every and learner.episodes % self.checkpoint_every == 0:
+            self.save_qtable()
         if self.on_episode is not None:
             self.on_episode(self)
         if learner.episodes >= self.episodes_target:
@@ -378,10 +394,13 @@ class RlBridge:
         self.perceive("eval", result.mean_return, result.success_rate)
 
     def save_qtable(self) -> None:
+        """Checkpoint the table with its progress (atomically: see ``bdi_rl.checkpoint``)."""
         learner = self.learner
+        before = self.warm_start.episodes if self.warm_start is not None else 0
         meta = {**self.qtable_meta, "episodes": learner.episodes,
-                "env_steps": self.stats.env_steps, "epsilon": learner.epsilon}
-        save_qtable(self.qtable_path, learner.q, meta)
+                "total_episodes": before + learner.episodes, "env_steps": self.stats.env_steps,
+                "epsilon": learner.epsilon, "alpha": learner.alpha}
+        save_checkpoint(self.qtable_path, learner.q, meta)
         self.stats.qtable = f"{self.qtable_path.parent.name}/{self.qtable_path.name}"
         self.tracer.emit("qtable.save", {"path": self.stats.qtable, "episodes": learner.episodes})
 

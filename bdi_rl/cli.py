@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--view", action="store_true",
                      help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)")
     run.add_argument("--view-port", type=int, help="viewer port (default: the spec's, 8765)")
+    run.add_argument("--warm-start", type=Path, metavar="RUN_DIR|FILE",
+                     help="every learner starts from its Q-table in RUN_DIR (by agent name), or "
+                          "from FILE; checked against the env first")
 
     def role(name: str, help_text: str) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
@@ -89,6 +92,14 @@ def _parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     dashboard.add_argument("--screenshot", type=Path, metavar="FILE.png",
                            help="render one frame into FILE.png and exit")
+    qtable = sub.add_parser("qtable", help="Q-table checkpoints: show one, or diff two")
+    qtable_sub = qtable.add_subparsers(dest="qtable_command", required=True, metavar="show|diff")
+    show = qtable_sub.add_parser("show", help="metadata, and the greedy policy on the map (grid worlds)")
+    show.add_argument("file", type=Path, help="a checkpoint (runs/<run>/qtables/<agent>.npz)")
+    compare = qtable_sub.add_parser("diff", help="largest Q changes and states whose greedy action differs")
+    compare.add_argument("a", type=Path, help="checkpoint A")
+    compare.add_argument("b", type=Path, help="checkpoint B")
+    compare.add_argument("--top", type=int, default=10, help="largest changes listed (default: 10)")
     return parser
 
 
@@ -108,6 +119,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     spec = load_spec(resolve_spec_path(args.spec),
                      {"episodes": args.episodes, "seed": args.seed, "trace": args.trace})
+    if args.warm_start is not None:
+        if not args.warm_start.exists():
+            raise BadInput(f"--warm-start {args.warm_start}: no such run directory or checkpoint file")
+        for group in spec.agents:
+            if group.role == "learner":
+                group.warm_start = str(args.warm_start.resolve())
     from spade.container import Container
 
     loop = Container().loop
@@ -284,6 +301,16 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_qtable(args: argparse.Namespace) -> int:
+    from bdi_rl.qtables import diff, show
+
+    if args.qtable_command == "show":
+        show(args.file)
+    else:
+        diff(args.a, args.b, top=args.top)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _quiet_libraries()
@@ -291,17 +318,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bdi_rl.mind import AslError
     from bdi_rl.spec import SpecError
 
+    from bdi_rl.checkpoint import CheckpointError
     from bdi_rl.dashboard import DashboardError
     from bdi_rl.export import ExportError
     from bdi_rl.inspector import InspectError
     from bdi_rl.plots import PlotError
 
     user_errors = (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
-                   DashboardError)
+                   DashboardError, CheckpointError)
     try:
         commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
                     "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
-                    "dashboard": cmd_dashboard}
+                    "dashboard": cmd_dashboard, "qtable": cmd_qtable}
         return commands[args.command](args)
     except user_errors as exc:
         print(f"bdi-rl: error: {exc}", file=sys.stderr)

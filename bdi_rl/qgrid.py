@@ -9,10 +9,12 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, load_qtable
+from bdi_rl.checkpoint import CheckpointError, load_checkpoint
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 
 #: (dx, dy) per action (y grows downwards), for the env families with a grid.
 MOVES = {
@@ -39,6 +41,7 @@ class QGrid:
 
 
 def load_qgrid(run_dir: Path, agent: str) -> QGrid:
+    """The agent's latest checkpoint in ``run_dir`` on its grid (env from the run's spec)."""
     from bdi_rl.envs import EnvError, make_env
 
     path = run_dir / QTABLE_DIR / f"{agent}.npz"
@@ -49,15 +52,20 @@ def load_qgrid(run_dir: Path, agent: str) -> QGrid:
         env = make_env(env_spec["id"], env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
     except (OSError, KeyError, tomllib.TOMLDecodeError, EnvError) as exc:
         raise QGridError(f"cannot rebuild the env from {run_dir / SPEC_FILE}: {exc}") from None
+    try:
+        q = load_checkpoint(path).q
+    except CheckpointError as exc:
+        raise QGridError(str(exc)) from None
+    return grid_of(q, env, agent, path.name)
+
+
+def grid_of(q: np.ndarray, env: Any, agent: str, name: str = "the Q-table") -> QGrid:
+    """``q`` laid out on ``env``'s grid (an ``EnvAdapter``); QGridError if it has none."""
     if env.grid_shape is None or env.family not in MOVES:
         raise QGridError(f"{env.env_id} is not a grid world: no heatmap")
-    try:
-        q, _ = load_qtable(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise QGridError(f"{path.name}: unreadable Q-table ({exc})") from None
     rows, cols = env.grid_shape
     if q.shape != (rows * cols, env.n_actions):
-        raise QGridError(f"{path.name}: Q-table shape {q.shape} does not fit a {rows}x{cols} grid")
+        raise QGridError(f"{name}: Q-table shape {q.shape} does not fit a {rows}x{cols} grid")
     untouched = np.ptp(q, axis=1) < 1e-6
     greedy = q.argmax(axis=1)
     desc = getattr(env.env.unwrapped, "desc", None)

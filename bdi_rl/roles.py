@@ -164,6 +164,7 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
             agent.tracer.set_run(run)
             if isinstance(plan, LearnerPlan):
                 agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
+                agent.bridge.qtable_meta["run"] = run
         return await run_learners(agents, None)
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)

@@ -8,6 +8,8 @@ and the learners started.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -19,15 +21,28 @@ import agentspeak.stdlib as asp_stdlib
 import tomli_w
 
 from bdi_rl.actions import PERCEPT, RlBridge
+from bdi_rl.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    check_env,
+    find_checkpoint,
+    load_checkpoint,
+)
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.mind import check_asl
 from bdi_rl.qlearning import QLearner
-from bdi_rl.spec import AgentGroup, ExperimentSpec
-from bdi_rl.store import (QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes,
-                          atomic_write_json, new_run_dir)
+from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
+from bdi_rl.store import (
+    QTABLE_DIR,
+    SPEC_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    atomic_write_bytes,
+    atomic_write_json,
+    new_run_dir,
+)
 from bdi_rl.trace import TraceLevel, Tracer
 from bdi_rl.wire import parse_literal
-
 
 #: Seconds the other agents may still finish after one agent's mind has failed.
 FAILURE_GRACE = 10.0
@@ -48,6 +63,7 @@ class LearnerPlan:
     env: EnvAdapter
     learner: QLearner
     episodes: int
+    warm_start: Checkpoint | None = None
 
 
 @dataclass
@@ -96,14 +112,31 @@ def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
         if group.role != "learner":
             continue
         config = spec.learning_for(group)
+        if group.warm_start is not None:  # it knows the task: explore little from the start
+            warm_epsilon = config.epsilon_end if group.warm_epsilon is None else group.warm_epsilon
+            config = dataclasses.replace(config, epsilon_start=warm_epsilon)
         for name in group.agent_names():
             seed = spec.seed + index
             env = make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
             learner = QLearner(env.n_states, env.n_actions, config, seed=seed)
+            warm = None
+            if group.warm_start is not None:
+                warm = _warm_start(Path(group.warm_start), name, env, spec.agents.index(group))
+                learner.q = warm.q.copy()
             plans.append(LearnerPlan(name, group, index, seed, env, learner,
-                                     group.episodes or spec.episodes))
+                                     group.episodes or spec.episodes, warm))
             index += 1
     return plans
+
+
+def _warm_start(source: Path, name: str, env: EnvAdapter, group_index: int) -> Checkpoint:
+    """The checkpoint ``name`` starts from, checked against ``env`` (SpecError otherwise)."""
+    try:
+        checkpoint = load_checkpoint(find_checkpoint(source, name))
+        check_env(checkpoint, env.state_space_signature())
+    except CheckpointError as exc:
+        raise SpecError(f"agents[{group_index}].warm_start ({name}): {exc}") from None
+    return checkpoint
 
 
 def _checking_actions(plan: AgentPlan) -> asp.Actions:
@@ -226,11 +259,28 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
         plan.env, plan.learner, tracer,
         episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
         qtable_path=run_dir / QTABLE_DIR / f"{plan.name}.npz",
-        qtable_meta={"agent": plan.name, "env": plan.env.state_space_signature(),
-                     "learning": spec.learning_for(plan.group).__dict__},
+        qtable_meta=checkpoint_meta(plan, spec, run),
         on_finish=lambda: None,
+        checkpoint_every=spec.checkpoint_every,
+        warm_start=plan.warm_start,
     )
     return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
+
+
+def spec_hash(spec: ExperimentSpec) -> str:
+    """SHA-256 of the resolved spec, as written to the run's ``spec.toml``."""
+    return "sha256:" + hashlib.sha256(tomli_w.dumps(spec.to_dict()).encode()).hexdigest()
+
+
+def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[str, Any]:
+    """What every checkpoint of this learner records besides its progress."""
+    warm = plan.warm_start
+    return {"agent": plan.name, "run": run, "env": plan.env.state_space_signature(),
+            "env_kwargs": plan.env.kwargs, "learning": dataclasses.asdict(plan.learner.config),
+            "spec_hash": spec_hash(spec),
+            "warm_start": None if warm is None else {
+                "path": str(warm.path), "episodes": warm.episodes,
+                "checksum": warm.meta.get("checksum")}}
 
 
 async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:

@@ -55,6 +55,13 @@ class AgentGroup:
     beliefs: list[str] = field(default_factory=list)
     """Initial beliefs added before the first reasoning cycle (AgentSpeak literals such as
     ``"share_every(5)"``): one plan library, tuned per experiment."""
+    warm_start: str | None = None
+    """Start from earlier Q-tables: a run directory (each agent takes ``qtables/<its
+    name>.npz``) or one checkpoint file for every learner of the group. Relative to the spec
+    file. Checked against this run's env before anything starts."""
+    warm_epsilon: float | None = None
+    """Epsilon a warm-started learner starts from (default: the group's ``epsilon_end``: it
+    already knows the task); the schedule then goes on to ``epsilon_end`` as configured."""
 
     def agent_names(self) -> list[str]:
         if self.count == 1:
@@ -106,6 +113,8 @@ class ExperimentSpec:
     """Trace level: ``episode`` < ``step`` < ``cycle``."""
     eval_episodes: int = 100
     """Greedy evaluation episodes after training (they never update the Q-table)."""
+    checkpoint_every: int = 100
+    """Episodes between two Q-table checkpoints of a learner (0: only the final one)."""
     learning: LearningConfig = field(default_factory=LearningConfig)
     """Q-learning hyper-parameters shared by every group (groups may override)."""
     xmpp: XmppSpec = field(default_factory=XmppSpec)
@@ -212,7 +221,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
 
 
 def _validate(spec: ExperimentSpec) -> None:
-    positive = {"episodes": spec.episodes, "eval_episodes": spec.eval_episodes}
+    positive = {"episodes": spec.episodes, "eval_episodes": spec.eval_episodes,
+                "checkpoint_every": spec.checkpoint_every}
     for key, value in positive.items():
         if value < (1 if key == "episodes" else 0):
             raise SpecError(f"{key}: must be positive, got {value}")
@@ -237,6 +247,10 @@ def _validate(spec: ExperimentSpec) -> None:
                 raise SpecError(f"agents[{i}].name: agent name {agent!r} is used twice")
             names.add(agent)
         spec.learning_for(group)  # overrides are checked now, not mid-run
+        if group.warm_epsilon is not None and not 0 <= group.warm_epsilon <= 1:
+            raise SpecError(f"agents[{i}].warm_epsilon: must be in [0, 1], got {group.warm_epsilon}")
+        if group.warm_start is not None and group.role != "learner":
+            raise SpecError(f"agents[{i}].warm_start: only learners have Q-tables")
         for j, text in enumerate(group.beliefs):
             try:
                 parse_literal(text)
@@ -298,6 +312,14 @@ def resolve_asl(asl: str, spec_dir: Path) -> Path:
     raise FileNotFoundError(asl)
 
 
+def _resolve_existing(name: str, spec_dir: Path, key: str) -> Path:
+    """A path relative to the spec file (or absolute), which must exist."""
+    path = spec_dir / Path(name).expanduser()
+    if not path.exists():
+        raise SpecError(f"{key}: no such run directory or checkpoint file {name!r}")
+    return path.resolve()
+
+
 def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentSpec:
     """Read, check and resolve a spec file; ``overrides`` are top-level keys from the CLI."""
     path = Path(path)
@@ -319,6 +341,9 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
                 group.asl = str(resolve_asl(group.asl, path.parent))
             except FileNotFoundError:
                 raise SpecError(f"agents[{i}].asl: no such plan file {group.asl!r}") from None
+            if group.warm_start is not None:
+                group.warm_start = str(_resolve_existing(group.warm_start, path.parent,
+                                                         f"agents[{i}].warm_start"))
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
     return spec

@@ -7,7 +7,6 @@ is written to a temporary name, fsynced and renamed.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -16,13 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 TRACE_FILE = "trace.jsonl"
 SPEC_FILE = "spec.toml"
 SUMMARY_FILE = "summary.json"
 QTABLE_DIR = "qtables"
-QTABLE_FORMAT = 1
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -79,19 +75,3 @@ def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
         (candidate / QTABLE_DIR).mkdir()
         return candidate
     raise RuntimeError(f"cannot create a run directory under {runs}")
-
-
-def save_qtable(path: Path, q: np.ndarray, meta: dict[str, Any]) -> None:
-    """Write a Q-table checkpoint (``.npz``: the table and its JSON metadata) atomically."""
-    buf = io.BytesIO()
-    header = {"format": QTABLE_FORMAT, **meta, "shape": list(q.shape), "created": time.time()}
-    np.savez(buf, q=q, meta=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
-    atomic_write_bytes(path, buf.getvalue())
-
-
-def load_qtable(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
-    """Read a checkpoint written by :func:`save_qtable`."""
-    with np.load(path, allow_pickle=False) as data:
-        q = data["q"]
-        meta = json.loads(bytes(data["meta"]).decode())
-    return q, meta

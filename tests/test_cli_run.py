@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bdi_rl.spec import load_spec
-from bdi_rl.store import load_qtable
+from bdi_rl.checkpoint import load_checkpoint
 from bdi_rl.trace import read_trace
 from tests.conftest import AGENTS, MINIMAL_SPEC, run_cli
 
@@ -41,7 +41,8 @@ def test_default_frozenlake_run_is_solved(frozenlake_run):
     assert agent["eval"]["episodes"] == 1000
     assert agent["eval"]["success_rate"] >= 0.70  # best stationary policy: 0.740
     assert summary["env_steps_per_second"] > 0 and summary["wall_seconds"] > 0
-    q, meta = load_qtable(frozenlake_run / agent["qtable"])
+    checkpoint = load_checkpoint(frozenlake_run / agent["qtable"])
+    q, meta = checkpoint.q, checkpoint.meta
     assert q.shape == (16, 4) and meta["episodes"] == 6000 and meta["agent"] == "learner"
 
 
@@ -106,9 +107,9 @@ def test_same_seed_same_qtable(tmp_path, write_spec):
     first = _tiny_run(tmp_path, write_spec, seed=5)
     second = _tiny_run(tmp_path, write_spec, seed=5)
     other = _tiny_run(tmp_path, write_spec, seed=6)
-    q1, _ = load_qtable(first / "qtables" / "learner.npz")
-    q2, _ = load_qtable(second / "qtables" / "learner.npz")
-    q3, _ = load_qtable(other / "qtables" / "learner.npz")
+    q1 = load_checkpoint(first / "qtables" / "learner.npz").q
+    q2 = load_checkpoint(second / "qtables" / "learner.npz").q
+    q3 = load_checkpoint(other / "qtables" / "learner.npz").q
     assert np.array_equal(q1, q2)
     assert not np.array_equal(q1, q3)
 
@@ -181,7 +182,8 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["env_steps_per_second"] > 0
     assert 0 < summary["agents"]["learner"]["episodes"] < 6000
-    q, meta = load_qtable(run_dir / "qtables" / "learner.npz")
+    checkpoint = load_checkpoint(run_dir / "qtables" / "learner.npz")
+    q, meta = checkpoint.q, checkpoint.meta
     assert meta["episodes"] == summary["agents"]["learner"]["episodes"]
     events = read_trace(run_dir / "trace.jsonl")
     seqs = [e["seq"] for e in events if e["agent"] == "learner@localhost"]

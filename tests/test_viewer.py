@@ -103,12 +103,12 @@ async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs
 async def test_qtable_of_a_grid_world(aiohttp_client, runs):
     import numpy as np
 
-    from bdi_rl.store import load_qtable
+    from bdi_rl.checkpoint import load_checkpoint
 
     run_dir = _run_named(runs, "tiny")
     client = await aiohttp_client(create_app(runs))
     grid = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/qtable")).json()
-    q, _ = load_qtable(run_dir / "qtables" / "learner.npz")
+    q = load_checkpoint(run_dir / "qtables" / "learner.npz").q
     assert (grid["rows"], grid["cols"]) == (4, 4)
     assert grid["letters"][1][1] == "H" and grid["letters"][3][3] == "G"
     for s in range(16):

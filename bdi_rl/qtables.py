@@ -1,0 +1,138 @@
+"""``bdi-rl qtable show`` and ``qtable diff``: Q-table checkpoints, for people.
+
+``show`` prints a checkpoint's metadata (verified: the file is read through
+:func:`~bdi_rl.checkpoint.load_checkpoint`) and, for grid worlds, the greedy policy as
+arrows on the map. ``diff`` compares two checkpoints of the same state space: the largest
+changes of Q and the states whose greedy action differs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from bdi_rl.checkpoint import Checkpoint, check_env, load_checkpoint
+from bdi_rl.qgrid import QGrid, QGridError, grid_of
+
+ARROWS = {(-1, 0): "←", (1, 0): "→", (0, -1): "↑", (0, 1): "↓"}
+
+
+def _env_of(checkpoint: Checkpoint) -> Any:
+    """The env the table was made for, rebuilt from its metadata (None if it cannot be)."""
+    from bdi_rl.envs import EnvError, make_env
+
+    env = checkpoint.env
+    kwargs = checkpoint.meta.get("env_kwargs") or env.get("kwargs") or {}
+    try:
+        return make_env(env["env_id"], kwargs)
+    except (EnvError, KeyError, TypeError):
+        return None
+
+
+def _grid(checkpoint: Checkpoint, q: np.ndarray | None = None) -> QGrid | None:
+    env = _env_of(checkpoint)
+    if env is None:
+        return None
+    try:
+        return grid_of(checkpoint.q if q is None else q, env, str(checkpoint.meta.get("agent", "")),
+                       checkpoint.path.name)
+    except QGridError:
+        return None
+
+
+def policy_map(grid: QGrid, mark: set[int] | None = None) -> list[str]:
+    """One line per grid row: each cell's map letter and greedy arrow (``·``: never
+    updated). With ``mark``, cells whose state is not in it are dimmed to ``..``."""
+    lines = []
+    for y in range(grid.rows):
+        cells = []
+        for x in range(grid.cols):
+            letter = grid.letters[y][x] or " "
+            move = grid.moves[y][x]
+            arrow = ARROWS.get(move, "?") if move is not None else "·"
+            if letter in ("H", "G"):  # terminal: no decision there
+                arrow = " "
+            cell = f"{letter}{arrow}"
+            if mark is not None and y * grid.cols + x not in mark:
+                cell = ".."
+            cells.append(cell)
+        lines.append(" ".join(cells))
+    return lines
+
+
+def show(path: Path, file: Any = None) -> None:
+    checkpoint = load_checkpoint(path)
+    meta = checkpoint.meta
+    console = Console(file=file or sys.stdout, width=110, highlight=False)
+    env = checkpoint.env
+    table = Table(show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    created = meta.get("created")
+    rows = [
+        ("file", f"{path} (format {meta.get('format')})"),
+        ("env", f"{env.get('env_id')} {escape(str(meta.get('env_kwargs', env.get('kwargs'))))}"),
+        ("table", f"{checkpoint.q.shape[0]} states x {checkpoint.q.shape[1]} actions"),
+        ("agent", f"{meta.get('agent')} of run {meta.get('run', '?')}"),
+        ("trained", (f"{meta.get('episodes')} episodes, {meta.get('env_steps', '?')} env steps in "
+                     f"that run; {checkpoint.episodes} episodes in all")),
+        ("at save", f"epsilon {meta.get('epsilon')}, alpha {meta.get('alpha', '?')}"),
+        ("learning", escape(", ".join(f"{k} {v}" for k, v in (meta.get("learning") or {}).items()))),
+        ("checksum", f"{meta.get('checksum', 'none (format 1)')} (verified)" if meta.get("checksum")
+         else "none (format 1: shape checked only)"),
+        ("spec", str(meta.get("spec_hash", "?"))),
+        ("created", datetime.datetime.fromtimestamp(created).isoformat(timespec="seconds")
+         if isinstance(created, (int, float)) else "?"),
+    ]
+    warm = meta.get("warm_start")
+    if warm:
+        rows.append(("warm start", f"from {warm.get('path')} ({warm.get('episodes')} episodes)"))
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+    grid = _grid(checkpoint)
+    q = checkpoint.q
+    if grid is not None:
+        console.print("\ngreedy policy (map letter, then greedy move; · never updated):")
+        for line in policy_map(grid):
+            console.print("  " + line)
+    visited = int((np.ptp(q, axis=1) >= 1e-6).sum())
+    console.print(f"\n{visited} of {q.shape[0]} states updated; max Q {q.max():.4g}, min Q {q.min():.4g}")
+
+
+def diff(path_a: Path, path_b: Path, top: int = 10, file: Any = None) -> dict[str, Any]:
+    """Print, and return, how B's table differs from A's."""
+    a, b = load_checkpoint(path_a), load_checkpoint(path_b)
+    check_env(b, {**a.env, "n_states": a.q.shape[0], "n_actions": a.q.shape[1]},
+              against=f"{path_a}'s: no diff", labels="B vs A")
+    delta = b.q - a.q
+    order = np.argsort(-np.abs(delta), axis=None)[:top]
+    largest = [(int(i // delta.shape[1]), int(i % delta.shape[1])) for i in order if delta.flat[i] != 0]
+    greedy_a, greedy_b = a.q.argmax(axis=1), b.q.argmax(axis=1)
+    changed = [s for s in range(a.q.shape[0]) if greedy_a[s] != greedy_b[s]
+               and not (np.ptp(a.q[s]) < 1e-6 and np.ptp(b.q[s]) < 1e-6)]
+    console = Console(file=file or sys.stdout, width=110, highlight=False)
+    console.print(f"A {path_a} ({a.episodes} episodes)\nB {path_b} ({b.episodes} episodes)")
+    console.print(f"max |B - A| {np.abs(delta).max():.4g}, mean {np.abs(delta).mean():.4g}; "
+                  f"{len(changed)} of {a.q.shape[0]} states change their greedy action")
+    table = Table("state", "action", "A", "B", "B - A", box=None)
+    for s, act in largest:
+        table.add_row(str(s), str(act), f"{a.q[s, act]:.4g}", f"{b.q[s, act]:.4g}", f"{delta[s, act]:+.4g}")
+    if largest:
+        console.print(table)
+    grid_b = _grid(b)
+    if changed and grid_b is not None:
+        console.print("\nB's greedy moves where they differ from A's:")
+        for line in policy_map(grid_b, mark=set(changed)):
+            console.print("  " + line)
+    elif changed:
+        console.print("greedy action changes (state: A -> B): " + ", ".join(
+            f"{s}: {greedy_a[s]} -> {greedy_b[s]}" for s in changed[:40]))
+    return {"largest": largest, "changed": changed, "max_abs": float(np.abs(delta).max())}
