@@ -61,10 +61,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import agentspeak as asp
+import numpy as np
 
+from bdi_rl.checkpoint import Checkpoint, save_checkpoint
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
-from bdi_rl.checkpoint import Checkpoint, save_checkpoint
 from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
@@ -90,6 +91,8 @@ class LearnerStats:
     """wall time from the first reset to the last training episode"""
     replayed_steps: int = 0
     """teammates' transitions this learner learned from (team learning)"""
+    resumed_env_steps: int = 0
+    """env steps done before this process resumed the run (not part of its throughput)"""
 
 
 class RlBridge:
@@ -109,6 +112,8 @@ class RlBridge:
         on_finish: Callable[[], None],
         checkpoint_every: int = 0,
         warm_start: Checkpoint | None = None,
+        prior_episodes: int = 0,
+        checkpoint_after_trace: bool = False,
     ) -> None:
         self.env = env
         self.learner = learner
@@ -123,6 +128,16 @@ class RlBridge:
         """episodes between two checkpoints (0: only when the plans or the runner save)"""
         self.warm_start = warm_start
         """the checkpoint this learner's table was loaded from, if any"""
+        self.prior_episodes = prior_episodes
+        """training episodes behind the table before this run (warm starts)"""
+        self._pending_checkpoints: list[tuple[int, np.ndarray, dict[str, Any]]] = []
+        """taken, not yet written: (seq telemetry must have acknowledged, table, metadata)"""
+        if checkpoint_after_trace:
+            # A checkpoint is written once telemetry holds every event before it, so a
+            # checkpoint never gets ahead of the trace: a process killed in between leaves
+            # the previous checkpoint, and a resumed run re-runs (and re-traces) the gap.
+            tracer.on_ack = lambda upto: self.write_checkpoint(force=False)
+        self._checkpoint_after_trace = checkpoint_after_trace
         self.mind: Any = None  # set once the plan library is loaded
         self.on_episode: Callable[[RlBridge], None] | None = None
         """called after every training episode (benchmarks judge progress with it; it may
@@ -162,6 +177,8 @@ class RlBridge:
                                              "checksum": warm.meta.get("checksum"),
                                              "epsilon": self.learner.epsilon})
             self.perceive("warm_started", warm.episodes)
+        if self.learner.episodes >= self.episodes_target:  # resumed after the last episode
+            self.perceive("training_done")
 
     # -- the actions ---------------------------------------------------------------
     def stop_training_clock(self) -> None:
@@ -396,13 +413,24 @@ class RlBridge:
     def save_qtable(self) -> None:
         """Checkpoint the table with its progress (atomically: see ``bdi_rl.checkpoint``)."""
         learner = self.learner
-        before = self.warm_start.episodes if self.warm_start is not None else 0
         meta = {**self.qtable_meta, "episodes": learner.episodes,
-                "total_episodes": before + learner.episodes, "env_steps": self.stats.env_steps,
+                "total_episodes": self.prior_episodes + learner.episodes, "env_steps": self.stats.env_steps,
                 "epsilon": learner.epsilon, "alpha": learner.alpha}
-        save_checkpoint(self.qtable_path, learner.q, meta)
         self.stats.qtable = f"{self.qtable_path.parent.name}/{self.qtable_path.name}"
         self.tracer.emit("qtable.save", {"path": self.stats.qtable, "episodes": learner.episodes})
+        self._pending_checkpoints.append((self.tracer.seq, learner.q.copy(), meta))
+        self.write_checkpoint(force=not self._checkpoint_after_trace)
+
+    def write_checkpoint(self, force: bool = True) -> None:
+        """Write the newest checkpoint taken whose events telemetry holds (``force``: the
+        newest taken); older ones are superseded. Every acknowledgement makes progress,
+        however fast checkpoints are taken."""
+        pending = self._pending_checkpoints
+        ready = len(pending) if force else sum(1 for seq, _, _ in pending if seq <= self.tracer.acked)
+        if ready:
+            _, table, meta = pending[ready - 1]
+            del pending[:ready]
+            save_checkpoint(self.qtable_path, table, meta)
 
     def finish(self) -> None:
         self.on_finish()

@@ -27,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run an experiment on one machine (embedded XMPP server)")
-    run.add_argument("spec", help="experiment spec (.toml), or the name of a shipped one")
+    run.add_argument("spec", nargs="?", help="experiment spec (.toml), or the name of a shipped one")
+    run.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                     help="continue an interrupted run from its latest checkpoints (instead of a spec)")
     run.add_argument("--episodes", type=int, help="training episodes per learner")
     run.add_argument("--seed", type=int, help="base seed")
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
@@ -112,13 +114,42 @@ def _quiet_libraries() -> None:
     logger.add(sys.stderr, level="ERROR")
 
 
+def _spec_to_resume(args: argparse.Namespace) -> Any:
+    """The resolved spec of the run ``--resume`` continues, which must not have finished."""
+    import json
+
+    from bdi_rl.spec import load_spec
+    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+
+    run_dir: Path = args.resume
+    given = [f"--{name.replace('_', '-')}" for name in ("spec", "episodes", "seed", "trace", "warm_start")
+             if getattr(args, name) is not None]
+    if given:
+        raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}"
+                       .replace("--spec", "the spec"))
+    if not (run_dir / SPEC_FILE).is_file() or not (run_dir / TRACE_FILE).is_file():
+        raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE} and {TRACE_FILE})")
+    try:
+        summary = json.loads((run_dir / SUMMARY_FILE).read_text())
+    except (OSError, ValueError):
+        summary = None  # killed: no summary yet
+    if isinstance(summary, dict) and not summary.get("interrupted"):
+        raise BadInput(f"--resume {run_dir}: the run finished; nothing to resume")
+    return load_spec(run_dir / SPEC_FILE)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
     from bdi_rl.runner import run_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
-    spec = load_spec(resolve_spec_path(args.spec),
-                     {"episodes": args.episodes, "seed": args.seed, "trace": args.trace})
+    if args.resume is not None:
+        spec = _spec_to_resume(args)
+    elif args.spec is None:
+        raise BadInput("run: give a spec, or --resume RUN_DIR")
+    else:
+        spec = load_spec(resolve_spec_path(args.spec),
+                         {"episodes": args.episodes, "seed": args.seed, "trace": args.trace})
     if args.warm_start is not None:
         if not args.warm_start.exists():
             raise BadInput(f"--warm-start {args.warm_start}: no such run directory or checkpoint file")
@@ -133,7 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         host, port = spec.viewer.host, args.view_port or spec.viewer.port
         viewer = _start_viewer(loop, args.runs, host, port)
     with progress_bar(enabled=not args.no_progress) as on_progress:
-        task = loop.create_task(run_experiment(spec, args.runs, on_progress))
+        task = loop.create_task(run_experiment(spec, args.runs, on_progress, resume=args.resume))
         # Ctrl-C cancels the run: learners stop, traces are flushed, Q-tables and summary saved.
         loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:

@@ -43,7 +43,10 @@ class MindState:
 
     def apply(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]
-        if kind == "belief.add":
+        if kind == "agent.start":  # a new mind (the run was resumed): nothing carries over
+            self.beliefs.clear()
+            self.intentions.clear()
+        elif kind == "belief.add":
             self.beliefs[data["belief"]] = data.get("source", "self")
         elif kind == "belief.del":
             self.beliefs.pop(data["belief"], None)
@@ -158,8 +161,10 @@ class RunIndex:
                 and isinstance(event.get("data"), dict)):
             self.bad_lines += 1
             return
-        if kind in ("run.start", "run.stop", "telemetry.restart"):
+        if kind in ("run.start", "run.stop", "run.resume", "telemetry.restart"):
             self.run_events.append(event)
+            if kind == "run.resume":
+                self._resumed(event["data"])
             return
         agent = self.agents.get(agent_name)
         if agent is None:
@@ -185,6 +190,18 @@ class RunIndex:
             agent.stopped = True
         elif kind == "agent.start" and isinstance(data.get("actions"), list):
             agent.action_names = [str(name) for name in data["actions"]]
+
+    def _resumed(self, data: dict[str, Any]) -> None:
+        """A resumed run re-runs the episodes after each learner's last checkpoint: the
+        series keep what came before that point, and get the re-run episodes anew."""
+        points = data.get("agents")
+        for jid, episode in (points.items() if isinstance(points, dict) else ()):
+            agent = self.agents.get(jid)
+            if agent is None or not isinstance(episode, int):
+                continue
+            agent.episodes = [e for e in agent.episodes
+                              if isinstance(e.get("episode"), int) and e["episode"] < episode]
+            agent.evals = [e for e in agent.evals if e["after_episodes"] <= len(agent.episodes)]
 
     def add_agent(self, agent: AgentIndex) -> AgentIndex:
         self.agents[agent.name] = agent
@@ -258,9 +275,12 @@ class RunIndex:
 
     @property
     def live(self) -> bool:
-        """True while the run has not recorded its end (``run.stop`` or a summary)."""
-        ended = any(e["kind"] == "run.stop" for e in self.run_events)
-        return not ended and not (self.run_dir / SUMMARY_FILE).is_file()
+        """True while the run has not recorded its end (``run.stop``, or a summary unless it
+        was resumed since)."""
+        kinds = [e["kind"] for e in self.run_events]
+        if kinds and kinds[-1] == "run.stop":
+            return False
+        return "run.resume" in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
 
     def overview(self) -> dict[str, Any]:
         """The runs-list row: what ran, how far, how well."""

@@ -64,6 +64,16 @@ class LearnerPlan:
     learner: QLearner
     episodes: int
     warm_start: Checkpoint | None = None
+    resumed: Checkpoint | None = None
+    """the run's own latest checkpoint of this learner, when the run is resumed"""
+
+    @property
+    def prior_episodes(self) -> int:
+        """Training episodes behind the table from before this run (warm starts)."""
+        if self.resumed is not None:
+            meta = self.resumed.meta
+            return int(meta.get("total_episodes", meta["episodes"])) - int(meta["episodes"])
+        return self.warm_start.episodes if self.warm_start is not None else 0
 
 
 @dataclass
@@ -94,9 +104,10 @@ class RunResult:
     failures: dict[str, str] = field(default_factory=dict)
 
 
-def plan_agents(spec: ExperimentSpec) -> list[AgentPlan]:
-    """Every agent of the spec: learners (with env and Q-table) and coordinators."""
-    learners = iter(plan_learners(spec))
+def plan_agents(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[AgentPlan]:
+    """Every agent of the spec: learners (with env and Q-table) and coordinators.
+    ``load_warm_starts`` False: a resumed run starts from its own checkpoints instead."""
+    learners = iter(plan_learners(spec, load_warm_starts))
     plans: list[AgentPlan] = []
     for group in spec.agents:
         for name in group.agent_names():
@@ -104,7 +115,7 @@ def plan_agents(spec: ExperimentSpec) -> list[AgentPlan]:
     return plans
 
 
-def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
+def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[LearnerPlan]:
     """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
     plans: list[LearnerPlan] = []
     index = 0
@@ -119,14 +130,42 @@ def plan_learners(spec: ExperimentSpec) -> list[LearnerPlan]:
             seed = spec.seed + index
             env = make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
             learner = QLearner(env.n_states, env.n_actions, config, seed=seed)
-            warm = None
-            if group.warm_start is not None:
-                warm = _warm_start(Path(group.warm_start), name, env, spec.agents.index(group))
-                learner.q = warm.q.copy()
+            checkpoint = None
+            if group.warm_start is not None and load_warm_starts:
+                checkpoint = _warm_start(Path(group.warm_start), name, env, spec.agents.index(group))
+                learner.q = checkpoint.q.copy()
             plans.append(LearnerPlan(name, group, index, seed, env, learner,
-                                     group.episodes or spec.episodes, warm))
+                                     group.episodes or spec.episodes, checkpoint))
             index += 1
     return plans
+
+
+def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
+    """Put each learner back where its latest checkpoint in ``run_dir`` left it (table,
+    episodes, env steps, schedules); a learner without one starts from scratch. Returns the
+    episode each learner resumes at. SpecError for a checkpoint that cannot be used."""
+    resumed: dict[str, int] = {}
+    for plan in plans:
+        if not isinstance(plan, LearnerPlan):
+            continue
+        path = run_dir / QTABLE_DIR / f"{plan.name}.npz"
+        resumed[plan.name] = 0
+        if not path.exists():
+            continue
+        try:
+            checkpoint = load_checkpoint(path)
+            check_env(checkpoint, plan.env.state_space_signature())
+        except CheckpointError as exc:
+            raise SpecError(f"--resume: {exc}") from None
+        learner = plan.learner
+        learner.q = checkpoint.q.copy()
+        learner.episodes = int(checkpoint.meta["episodes"])
+        learner.env_steps = int(checkpoint.meta.get("env_steps", 0))
+        learner.epsilon = learner.config.epsilon_at(learner.episodes)
+        learner.alpha = learner.config.alpha_at(learner.episodes)
+        plan.resumed = checkpoint
+        resumed[plan.name] = learner.episodes
+    return resumed
 
 
 def _warm_start(source: Path, name: str, env: EnvAdapter, group_index: int) -> Checkpoint:
@@ -189,19 +228,27 @@ async def run_experiment(
     runs_dir: Path,
     on_progress: Callable[[Progress], None] | None = None,
     on_episode: Callable[[RlBridge], None] | None = None,
+    resume: Path | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary.
 
-    ``on_episode`` is called after every training episode of every learner."""
+    ``on_episode`` is called after every training episode of every learner. ``resume``: an
+    interrupted run directory to continue (its spec is ``spec``): learners start from their
+    latest checkpoints and the trace goes on where it stopped."""
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
-    plans = plan_agents(spec)
+    plans = plan_agents(spec, load_warm_starts=resume is None)
     check_plans(plans)
 
-    run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+    if resume is None:
+        run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+        resumed_at: dict[str, int] | None = None
+    else:
+        run_dir = resume
+        resumed_at = resume_learners(plans, run_dir)
     run = run_dir.name
-    atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
 
     server = None
     if spec.xmpp.server == "embedded":
@@ -220,9 +267,15 @@ async def run_experiment(
     started = time.time()
     try:
         await telemetry.start(auto_register=True)
-        telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
-                                                 "agents": [p.name for p in plans]})
-        agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid)
+        if resumed_at is None:
+            telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
+                                                     "agents": [p.name for p in plans]})
+        else:  # the point where the trace goes on; readers drop the episodes re-run after it
+            telemetry.record_run_event("run.resume", {"agents": {
+                f"{name}@{domain}": episode for name, episode in resumed_at.items()}})
+        next_seq = telemetry.trace_log.next_seq  # resumed: each agent's seqs go on gapless
+        agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid,
+                             first_seq=next_seq.get(f"{plan.name}@{domain}", 0))
                   for plan in plans]
         for agent in filter(_is_learner, agents):
             agent.bridge.on_episode = on_episode
@@ -243,12 +296,14 @@ async def run_experiment(
 
 
 def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, domain: str,
-               port: int, password: str, telemetry_jid: str) -> Any:
-    """A held agent for ``plan`` (released by :func:`run_learners`)."""
+               port: int, password: str, telemetry_jid: str, first_seq: int = 0) -> Any:
+    """A held agent for ``plan`` (released by :func:`run_learners`); its first trace event
+    gets ``first_seq`` (a resumed run continues each agent's numbering)."""
     from bdi_rl.agent import CoordinatorAgent, LearnerAgent
 
     jid = f"{plan.name}@{domain}"
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
+    tracer.seq = tracer.acked = first_seq
     common: dict[str, Any] = dict(
         tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
         port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
@@ -263,7 +318,12 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
         on_finish=lambda: None,
         checkpoint_every=spec.checkpoint_every,
         warm_start=plan.warm_start,
+        prior_episodes=plan.prior_episodes,
+        checkpoint_after_trace=True,
     )
+    if plan.resumed is not None:
+        bridge.stats.episodes = plan.learner.episodes
+        bridge.stats.env_steps = bridge.stats.resumed_env_steps = plan.learner.env_steps
     return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
 
 
@@ -275,12 +335,14 @@ def spec_hash(spec: ExperimentSpec) -> str:
 def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[str, Any]:
     """What every checkpoint of this learner records besides its progress."""
     warm = plan.warm_start
+    if plan.resumed is not None:  # the lineage of the table it resumes
+        lineage = plan.resumed.meta.get("warm_start")
+    else:
+        lineage = None if warm is None else {"path": str(warm.path), "episodes": warm.episodes,
+                                             "checksum": warm.meta.get("checksum")}
     return {"agent": plan.name, "run": run, "env": plan.env.state_space_signature(),
             "env_kwargs": plan.env.kwargs, "learning": dataclasses.asdict(plan.learner.config),
-            "spec_hash": spec_hash(spec),
-            "warm_start": None if warm is None else {
-                "path": str(warm.path), "episodes": warm.episodes,
-                "checksum": warm.meta.get("checksum")}}
+            "spec_hash": spec_hash(spec), "warm_start": lineage}
 
 
 async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
@@ -312,6 +374,8 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         agent.tracer.emit("agent.stop", stop)
         agent.tracer.close()
     flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
+    for agent in filter(_is_learner, agents):
+        agent.bridge.write_checkpoint()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}
     for agent, ok in zip(agents, flushed):
         if not ok:
@@ -374,7 +438,7 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
                                                                if agent.failure else {})}
             continue
         stats = agent.bridge.stats
-        steps += stats.env_steps
+        steps += stats.env_steps - stats.resumed_env_steps
         entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps,
                                  "qtable": stats.qtable}
         if stats.replayed_steps:

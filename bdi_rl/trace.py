@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections import deque
 from enum import IntEnum
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO, Callable, Iterable
 
 import orjson
 
@@ -65,6 +65,7 @@ class TraceLevel(IntEnum):
 KIND_LEVEL: dict[str, TraceLevel] = {
     "run.start": TraceLevel.EPISODE,
     "run.stop": TraceLevel.EPISODE,
+    "run.resume": TraceLevel.EPISODE,
     "telemetry.restart": TraceLevel.EPISODE,
     "agent.start": TraceLevel.EPISODE,
     "agent.stop": TraceLevel.EPISODE,
@@ -116,6 +117,8 @@ class Tracer:
         self.step = 0
         self.pending: deque[dict[str, Any]] = deque()
         self.acked = 0  # every seq below this is written by telemetry
+        self.on_ack: Callable[[int], None] | None = None
+        """called when telemetry acknowledges more events (``upto``: the next seq wanted)"""
         self.memory_events = memory_events
         self.spilled = 0  # events in the spill file, not yet back in memory
         self._spill: BinaryIO | None = None
@@ -188,6 +191,8 @@ class Tracer:
             pending.popleft()
         if upto > self.acked:
             self.acked = upto
+            if self.on_ack is not None:
+                self.on_ack(upto)
         if self.spilled:
             self._refill()
 

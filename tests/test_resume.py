@@ -1,0 +1,132 @@
+"""``bdi-rl run --resume``: a run killed with SIGKILL continues from its last checkpoint; the
+trace goes on with gapless seqs, a ``run.resume`` event marks the point, and readers see
+every episode once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bdi_rl.checkpoint import load_checkpoint
+from bdi_rl.runindex import RunIndex
+from bdi_rl.trace import read_trace
+from tests.conftest import run_cli
+
+SPEC = """
+name = "resumable"
+episodes = 600
+eval_episodes = 50
+seed = 2
+checkpoint_every = 50
+trace = "step"
+
+[env]
+id = "FrozenLake-v1"
+kwargs = { map_name = "4x4", is_slippery = false }
+
+[learning]
+epsilon_decay_episodes = 200
+
+[[agents]]
+name = "learner"
+"""
+
+
+def _saved_episodes(trace: Path) -> list[int]:
+    if not trace.exists():
+        return []
+    return [orjson.loads(line)["data"]["episodes"] for line in trace.read_bytes().splitlines()
+            if b'"qtable.save"' in line]
+
+
+def _killed_run(tmp_path: Path) -> Path:
+    """Start a run and SIGKILL it once its trace records a checkpoint of 250 episodes."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs),
+                             "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            run_dirs = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
+            if run_dirs and max(_saved_episodes(run_dirs[0]), default=0) >= 250:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the run never reached 250 episodes")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    return run_dirs[0].parent
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    run_dir = _killed_run(tmp_path)
+    assert not (run_dir / "summary.json").exists()
+    checkpointed = load_checkpoint(run_dir / "qtables" / "learner.npz").meta["episodes"]
+    assert 100 <= checkpointed < 600 and checkpointed % 50 == 0
+    before = read_trace(run_dir / "trace.jsonl")
+    last_episode_seen = max(e["episode"] for e in before if e["kind"] == "episode.end")
+    # A checkpoint is written only once the trace holds everything before it.
+    assert last_episode_seen >= checkpointed - 1
+
+    result = run_cli("run", "--resume", str(run_dir), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip().splitlines()[-1]) == run_dir  # the same run, continued
+
+    events = read_trace(run_dir / "trace.jsonl")
+    assert events[: len(before)] == before  # nothing written before is touched
+    for agent in {e["agent"] for e in events}:
+        seqs = [e["seq"] for e in events if e["agent"] == agent]
+        assert seqs == list(range(len(seqs))), agent  # gapless and unique
+    resume = next(i for i, e in enumerate(events) if e["kind"] == "run.resume")
+    assert events[resume]["data"]["agents"] == {"learner@localhost": checkpointed}
+    after = [e for e in events[resume:] if e["kind"] == "episode.end"]
+    assert after[0]["episode"] == checkpointed and after[-1]["episode"] == 599
+    assert events[-1]["kind"] == "run.stop"
+
+    summary = json.loads((run_dir / "summary.json").read_text())
+    learner = summary["agents"]["learner"]
+    assert learner["episodes"] == 600 and learner["eval"]["success_rate"] == 1.0
+    meta = load_checkpoint(run_dir / "qtables" / "learner.npz").meta
+    assert meta["episodes"] == 600 and meta["env_steps"] == learner["env_steps"]
+
+    index = RunIndex(run_dir)  # what the viewer, plot and export read: each episode once
+    index.refresh()
+    episodes = index.agents["learner@localhost"].episodes
+    assert [e["episode"] for e in episodes] == list(range(600)) and not index.live
+    mind, _ = index.mind_at("learner@localhost", index.agents["learner@localhost"].events - 1)
+    assert not mind.intentions  # the killed mind's unfinished intentions are gone
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--episodes", "5"], "--resume continues the run as its spec.toml says: drop --episodes"),
+    (["spec.toml"], "drop the spec"),
+])
+def test_resume_takes_no_other_run_settings(tmp_path, extra, message):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    result = run_cli("run", "--resume", str(run_dir), *extra)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_a_finished_run_or_a_non_run_is_not_resumed(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC.replace("episodes = 600", "episodes = 3"))
+    done = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress")
+    run_dir = Path(done.stdout.strip().splitlines()[-1])
+    result = run_cli("run", "--resume", str(run_dir))
+    assert result.returncode == 2 and "the run finished; nothing to resume" in result.stderr
+    result = run_cli("run", "--resume", str(tmp_path))
+    assert result.returncode == 2 and "not a run directory" in result.stderr
