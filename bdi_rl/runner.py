@@ -30,7 +30,7 @@ from bdi_rl.checkpoint import (
 )
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.mind import check_asl
-from bdi_rl.qlearning import QLearner
+from bdi_rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
 from bdi_rl.store import (
     QTABLE_DIR,
@@ -129,10 +129,13 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
         for name in group.agent_names():
             seed = spec.seed + index
             env = make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
-            learner = QLearner(env.n_states, env.n_actions, config, seed=seed)
             checkpoint = None
+            learner_config = config
             if group.warm_start is not None and load_warm_starts:
                 checkpoint = _warm_start(Path(group.warm_start), name, env, spec.agents.index(group))
+                learner_config = _continue_alpha(config, checkpoint)
+            learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
+            if checkpoint is not None:
                 learner.q = checkpoint.q.copy()
             plans.append(LearnerPlan(name, group, index, seed, env, learner,
                                      group.episodes or spec.episodes, checkpoint))
@@ -166,6 +169,18 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
         plan.resumed = checkpoint
         resumed[plan.name] = learner.episodes
     return resumed
+
+
+def _continue_alpha(config: LearningConfig, checkpoint: Checkpoint) -> LearningConfig:
+    """A warm-started table is already learned: its learning rate goes on from where the
+    checkpoint's schedule was (a fresh, high alpha would unlearn a converged table on a
+    stochastic env), never above the spec's own starting alpha."""
+    saved = checkpoint.meta.get("alpha")
+    if not isinstance(saved, (int, float)) or not 0 < saved < config.alpha:
+        return config
+    alpha = max(float(saved), config.alpha_min or 0.0)
+    return dataclasses.replace(config, alpha=alpha, alpha_min=None if config.alpha_min is None
+                               else min(config.alpha_min, alpha))
 
 
 def _warm_start(source: Path, name: str, env: EnvAdapter, group_index: int) -> Checkpoint:

@@ -170,3 +170,27 @@ def test_qtable_show_and_diff(trained, tmp_path):
     garbage.write_bytes(b"nope")
     bad = run_cli("qtable", "show", str(garbage))
     assert bad.returncode == 2 and "not a readable checkpoint" in bad.stderr
+
+
+def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
+    """A converged table must not be hit with the schedule's first, high alpha: on FrozenLake
+    8x8 that kept a warm learner solved after only 282-334 of its first 500 episodes, against
+    500 of 500 when alpha goes on from the checkpoint's (BENCHMARKS.md)."""
+    import numpy as np
+
+    from bdi_rl.checkpoint import save_checkpoint
+    from bdi_rl.envs import make_env
+    from bdi_rl.runner import plan_learners
+    from bdi_rl.spec import load_spec
+
+    env = make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})
+    source = tmp_path / "learner.npz"
+    save_checkpoint(source, np.ones((16, 4)), {"env": env.state_space_signature(), "episodes": 900,
+                                                "alpha": 0.01})
+    spec_path = _spec(tmp_path, "alpha", 10, extra=f'warm_start = "{source}"\n'
+                      'learning = { alpha = 0.2, alpha_min = 0.005, alpha_decay = 0.999 }')
+    (plan,) = plan_learners(load_spec(spec_path))
+    assert plan.learner.alpha == 0.01 and plan.learner.config.alpha_min == 0.005
+    assert plan.learner.epsilon == 0.05 and np.all(plan.learner.q == 1.0)
+    cold = plan_learners(load_spec(_spec(tmp_path, "cold-alpha", 10)))[0]
+    assert cold.learner.alpha == 0.1  # without a warm start: the spec's own schedule
