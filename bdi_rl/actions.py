@@ -48,6 +48,13 @@ Team learning (``asl/team-learner.asl``): what one learner discovers, its teamma
 Priors read only where moves land (the env's transition table: ``EnvAdapter.arrivals``);
 what is *at* a cell comes from the belief, i.e. from the teammate who found it.
 
+Policy cache (``asl/goal-learner.asl``; ``bdi_rl/policycache.py``):
+
+``.rl_greedy_plan(P)``           ``P`` = my greedy action sequence from the start, ``"1,1,2"``
+``.rl_plan_confidence(P, C)``    ``C`` = exact probability that playing ``P`` blindly succeeds
+``.rl_follow(P)``                a training episode playing ``P`` (percepts as an episode)
+``.rl_cache_policy(X, Y, P, C)`` / ``.rl_drop_policy(X, Y)``  keep the run's copy of the cache
+
 Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``env(Id)``,
 ``episodes_target(N)``, ``eval_episodes(N)``, and for a warm-started learner
 ``warm_started(N)`` (N: the training episodes behind the table it loaded).
@@ -65,6 +72,8 @@ import numpy as np
 
 from bdi_rl.checkpoint import Checkpoint, save_checkpoint
 from bdi_rl.envs import EnvAdapter, make_env
+from bdi_rl.policycache import (CachedPolicy, confidence, decode, encode, greedy_sequence,
+                                save_policies)
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
 from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
@@ -114,6 +123,11 @@ class RlBridge:
         warm_start: Checkpoint | None = None,
         prior_episodes: int = 0,
         checkpoint_after_trace: bool = False,
+        goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None,
+        goal_every: int = 0,
+        task_change: str | None = None,
+        policies: dict[tuple[int, int], CachedPolicy] | None = None,
+        policy_path: Path | None = None,
     ) -> None:
         self.env = env
         self.learner = learner
@@ -138,6 +152,14 @@ class RlBridge:
             # the previous checkpoint, and a resumed run re-runs (and re-traces) the gap.
             tracer.on_ack = lambda upto: self.write_checkpoint(force=False)
         self._checkpoint_after_trace = checkpoint_after_trace
+        self.goals = goals or []
+        """moving goals: (cell, env) per goal; the env in use is the current goal's"""
+        self.goal_every = goal_every
+        self._goal_index: int | None = None
+        self.task_change = task_change
+        self.policies = dict(policies or {})
+        """the policy cache (a copy of the plans' has_policy beliefs), by goal cell"""
+        self.policy_path = policy_path
         self.mind: Any = None  # set once the plan library is loaded
         self.on_episode: Callable[[RlBridge], None] | None = None
         """called after every training episode (benchmarks judge progress with it; it may
@@ -166,7 +188,24 @@ class RlBridge:
         if pos is not None:
             self.perceive("pos", *pos)
 
+    def _select_goal(self) -> None:
+        """Moving goals: the goal of the coming episode (and its env), perceived as goal(X,Y)
+        as soon as the previous episode ends."""
+        if not self.goals:
+            return
+        k = (self.learner.episodes // self.goal_every) % len(self.goals) if self.goal_every else 0
+        if k != self._goal_index:
+            self._goal_index = k
+            cell, self.env = self.goals[k]
+            self._eval_env = None
+            self.perceive("goal", *cell)
+
+    @property
+    def current_goal(self) -> tuple[int, int] | None:
+        return self.goals[self._goal_index][0] if self.goals and self._goal_index is not None else None
+
     def static_percepts(self, mode: str) -> None:
+        self._select_goal()
         self.perceive("mode", asp.Literal(mode))
         self.perceive("env", self.env.env_id)
         self.perceive("episodes_target", self.episodes_target)
@@ -175,7 +214,8 @@ class RlBridge:
         if warm is not None:  # plans may act on it (e.g. evaluate first, or skip sharing)
             self.tracer.emit("qtable.load", {"path": str(warm.path), "episodes": warm.episodes,
                                              "checksum": warm.meta.get("checksum"),
-                                             "epsilon": self.learner.epsilon})
+                                             "epsilon": self.learner.epsilon,
+                                             "task_change": self.task_change})
             self.perceive("warm_started", warm.episodes)
         if self.learner.episodes >= self.episodes_target:  # resumed after the last episode
             self.perceive("training_done")
@@ -193,6 +233,7 @@ class RlBridge:
 
     def reset(self) -> None:
         self._mark_training_start()
+        self._select_goal()
         tracer = self.tracer
         tracer.episode = self.learner.episodes
         tracer.step = 0
@@ -240,6 +281,39 @@ class RlBridge:
             self._outcome = outcome
             self.perceive("outcome", asp.Literal(outcome))
 
+    # -- the policy cache (asl/goal-learner.asl) ---------------------------------------
+    def greedy_plan(self) -> str:
+        return encode(greedy_sequence(self.env, self.learner.q))
+
+    def plan_confidence(self, actions: str) -> float:
+        return round(confidence(self.env, decode(actions, self.env.n_actions)), 6)
+
+    def follow(self, actions: str) -> None:
+        """A training episode that plays a cached sequence (learning from its transitions);
+        a sequence that runs out before the episode ends is a failure."""
+        sequence = decode(actions, self.env.n_actions)
+        self.reset()
+        for a in sequence:
+            self.act(a)
+            if self._outcome is not None:
+                break
+        if self._outcome is None:
+            self._outcome = "failed"
+            self.perceive("outcome", asp.Literal("failed"))
+        self.end_episode()
+
+    def cache_policy(self, x: int, y: int, actions: str, conf: float) -> None:
+        self.policies[(int(x), int(y))] = CachedPolicy((int(x), int(y)), actions, float(conf))
+        self._save_policies()
+
+    def drop_policy(self, x: int, y: int) -> None:
+        self.policies.pop((int(x), int(y)), None)
+        self._save_policies()
+
+    def _save_policies(self) -> None:
+        if self.policy_path is not None:
+            save_policies(self.policy_path, self.qtable_meta.get("agent", ""), self.env, self.policies)
+
     def end_episode(self) -> None:
         epsilon = self.learner.epsilon
         self.learner.end_episode()
@@ -252,14 +326,15 @@ class RlBridge:
         stats.episodes = learner.episodes
         stats.env_steps += self._length
         stats.returns.append(self._return)
-        self.tracer.emit(
-            "episode.end",
-            {"return": self._return, "length": self._length,
-             "outcome": self._outcome or "stopped", "epsilon": epsilon},
-        )
+        data = {"return": self._return, "length": self._length,
+                "outcome": self._outcome or "stopped", "epsilon": epsilon}
+        if self.goals:
+            data["goal"] = list(self.current_goal or ())
+        self.tracer.emit("episode.end", data)
         self.perceive("last_return", self._return)
         self.perceive("epsilon", round(learner.epsilon, 6))
         self.perceive("episodes_done", learner.episodes)
+        self._select_goal()  # plans choose the next episode's plan knowing its goal
         if self.checkpoint_every and learner.episodes % self.checkpoint_every == 0:
             self.save_qtable()
         if self.on_episode is not None:
@@ -271,6 +346,7 @@ class RlBridge:
     def run_episode(self) -> None:
         """A whole training episode in Python (episode mode)."""
         self._mark_training_start()
+        self._select_goal()
         learner = self.learner
         tracer = self.tracer
         tracer.episode = learner.episodes
@@ -413,7 +489,9 @@ class RlBridge:
     def save_qtable(self) -> None:
         """Checkpoint the table with its progress (atomically: see ``bdi_rl.checkpoint``)."""
         learner = self.learner
-        meta = {**self.qtable_meta, "episodes": learner.episodes,
+        meta = {**self.qtable_meta, "task": {**self.env.task_signature(),
+                                             **({"goal": list(self.current_goal or ())} if self.goals else {})},
+                "episodes": learner.episodes,
                 "total_episodes": self.prior_episodes + learner.episodes, "env_steps": self.stats.env_steps,
                 "epsilon": learner.epsilon, "alpha": learner.alpha}
         self.stats.qtable = f"{self.qtable_path.parent.name}/{self.qtable_path.name}"
@@ -453,6 +531,9 @@ class RlBridge:
             ".rl_replay": ((str,), self.replay),
             ".rl_hazard": ((int, int), self.hazard),
             ".rl_goal": ((int, int, float), self.goal),
+            ".rl_follow": ((str,), self.follow),
+            ".rl_cache_policy": ((int, int, str, float), self.cache_policy),
+            ".rl_drop_policy": ((int, int), self.drop_policy),
         }
         for name, (specs, fn) in procedures.items():
             actions.add_procedure(name, specs, traced(name, fn))
@@ -460,6 +541,8 @@ class RlBridge:
         actions.add_function(".rl_experience", (), traced(".rl_experience", self.take_experience))
         actions.add_function(".rl_policy", (), traced(".rl_policy", self.policy))
         actions.add_function(".rl_adopt_policy", (str,), traced(".rl_adopt_policy", self.adopt_policy))
+        actions.add_function(".rl_greedy_plan", (), traced(".rl_greedy_plan", self.greedy_plan))
+        actions.add_function(".rl_plan_confidence", (str,), traced(".rl_plan_confidence", self.plan_confidence))
 
     def _traced(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         tracer = self.tracer

@@ -134,13 +134,37 @@ def check_env(checkpoint: Checkpoint, signature: dict[str, Any],
     shape, needed = checkpoint.q.shape, (signature["n_states"], signature["n_actions"])
     if tuple(shape) != needed:
         differences.append(f"table {_shape(shape)} vs {_shape(needed)} (states x actions)")
-    kwargs, wanted = made.get("kwargs") or {}, signature.get("kwargs") or {}
+    kwargs, wanted = _space_kwargs(made.get("kwargs") or {}), signature.get("kwargs") or {}
     for key in sorted(set(kwargs) | set(wanted)):
         if kwargs.get(key) != wanted.get(key):
             differences.append(f"{key} {_brief(kwargs.get(key))} vs {_brief(wanted.get(key))}")
     if differences:
         raise CheckpointError(f"{checkpoint.path}: made for another state space than {against} "
                               f"({labels}: {'; '.join(differences)})")
+
+
+def _space_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Checkpoints before the task/state-space split recorded FrozenLake's whole map as its
+    state space; its size is what the state space is."""
+    desc = kwargs.get("desc")
+    if isinstance(desc, list) and desc and all(isinstance(row, str) for row in desc):
+        return {**{k: v for k, v in kwargs.items() if k != "desc"}, "grid": f"{len(desc)}x{len(desc[0])}"}
+    return kwargs
+
+
+def task_change(checkpoint: Checkpoint, task: dict[str, Any]) -> str | None:
+    """How this run's task differs from the one the table was learned on (FrozenLake: the
+    cells whose letter changed, e.g. the goal moved), or None."""
+    made = checkpoint.meta.get("task") or {}
+    old_desc = made.get("desc") or (checkpoint.env.get("kwargs") or {}).get("desc")
+    new_desc = task.get("desc")
+    if not isinstance(old_desc, list) or not isinstance(new_desc, list) or old_desc == new_desc:
+        return None
+    changed = [f"({x},{y}) {old_desc[y][x]}->{new_desc[y][x]}"
+               for y in range(min(len(old_desc), len(new_desc)))
+               for x in range(min(len(old_desc[y]), len(new_desc[y])))
+               if old_desc[y][x] != new_desc[y][x]]
+    return "map cells changed: " + ", ".join(changed[:12]) + (" ..." if len(changed) > 12 else "")
 
 
 def _brief(value: Any) -> str:

@@ -220,14 +220,13 @@ class EnvAdapter:
 
         Holds the env id, the sizes, and only the kwargs that shape the state space:
         dynamics kwargs such as ``is_slippery`` are left out so a table can be
-        warm-started across them.  For FrozenLake the resolved map rows are recorded
-        (whether it came from ``map_name``, ``desc`` or a random map).
+        warm-started across them. For FrozenLake that is the grid's size, not its layout:
+        a table carries over to a map whose goal (or holes) moved, which is a new task on
+        the same states (:meth:`task_signature` records the layout).
         """
         if self.family == "frozenlake":
-            desc = self.env.unwrapped.desc  # type: ignore[attr-defined]
-            space_kwargs: dict[str, Any] = {
-                "desc": [b"".join(row).decode() for row in desc.tolist()]
-            }
+            rows, cols = self._shape  # type: ignore[misc]
+            space_kwargs: dict[str, Any] = {"grid": f"{rows}x{cols}"}
         elif self.env_id in _STATE_SPACE_KWARGS:
             keep = _STATE_SPACE_KWARGS[self.env_id]
             space_kwargs = {k: v for k, v in self.kwargs.items() if k in keep}
@@ -239,6 +238,14 @@ class EnvAdapter:
             "n_states": self.n_states,
             "n_actions": self.n_actions,
         }
+
+    def task_signature(self) -> dict[str, Any]:
+        """What the task looks like on those states: FrozenLake's map rows (start, holes,
+        goal), else nothing. A warm start across a different task is allowed and noted."""
+        if self.family == "frozenlake":
+            desc = self.env.unwrapped.desc  # type: ignore[attr-defined]
+            return {"desc": [b"".join(row).decode() for row in desc.tolist()]}
+        return {}
 
     def close(self) -> None:
         self.env.close()

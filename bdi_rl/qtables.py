@@ -29,7 +29,11 @@ def _env_of(checkpoint: Checkpoint) -> Any:
     from bdi_rl.envs import EnvError, make_env
 
     env = checkpoint.env
-    kwargs = checkpoint.meta.get("env_kwargs") or env.get("kwargs") or {}
+    kwargs = dict(checkpoint.meta.get("env_kwargs") or env.get("kwargs") or {})
+    task = checkpoint.meta.get("task") or {}
+    if task.get("desc"):  # the map the table was last trained on (goals may have moved)
+        kwargs = {k: v for k, v in kwargs.items() if k != "map_name"} | {"desc": task["desc"]}
+    kwargs.pop("grid", None)
     try:
         return make_env(env["env_id"], kwargs)
     except (EnvError, KeyError, TypeError):

@@ -18,6 +18,7 @@ from typing import Any
 
 import tomli_w
 
+from bdi_rl.policycache import policy_file
 from bdi_rl.runner import LearnerPlan, check_plans, make_agent, plan_agents, run_learners
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
@@ -165,6 +166,7 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
             if isinstance(plan, LearnerPlan):
                 agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
                 agent.bridge.qtable_meta["run"] = run
+                agent.bridge.policy_path = policy_file(runs_dir / run, plan.name)
         return await run_learners(agents, None)
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)

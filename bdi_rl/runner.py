@@ -27,8 +27,11 @@ from bdi_rl.checkpoint import (
     check_env,
     find_checkpoint,
     load_checkpoint,
+    task_change,
 )
 from bdi_rl.envs import EnvAdapter, make_env
+from bdi_rl.goals import goal_envs, map_goal
+from bdi_rl.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
 from bdi_rl.mind import check_asl
 from bdi_rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
@@ -64,6 +67,12 @@ class LearnerPlan:
     learner: QLearner
     episodes: int
     warm_start: Checkpoint | None = None
+    goals: list[tuple[tuple[int, int], EnvAdapter]] = field(default_factory=list)
+    """moving goals: each goal cell with its env (``env`` is the first's)"""
+    task_change: str | None = None
+    """how this run's task differs from the warm start's (e.g. the goal moved)"""
+    policies: dict[tuple[int, int], CachedPolicy] = field(default_factory=dict)
+    """cached policies it starts with (from a warm start's or the resumed run's cache)"""
     resumed: Checkpoint | None = None
     """the run's own latest checkpoint of this learner, when the run is resumed"""
 
@@ -128,17 +137,26 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
             config = dataclasses.replace(config, epsilon_start=warm_epsilon)
         for name in group.agent_names():
             seed = spec.seed + index
-            env = make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
-            checkpoint = None
+            goals = (goal_envs(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps, spec.env.goals)
+                     if spec.env.goals else [])
+            env = goals[0][1] if goals else make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
+            own_goal = map_goal(env)
+            if not goals and own_goal is not None:  # plans perceive goal(X, Y) on any map
+                goals = [(own_goal, env)]
+            checkpoint, change, policies = None, None, {}
             learner_config = config
             if group.warm_start is not None and load_warm_starts:
-                checkpoint = _warm_start(Path(group.warm_start), name, env, spec.agents.index(group))
+                where = f"agents[{spec.agents.index(group)}].warm_start ({name})"
+                checkpoint = _warm_start(Path(group.warm_start), name, env, where)
+                change = task_change(checkpoint, env.task_signature())
                 learner_config = _continue_alpha(config, checkpoint)
+                policies = _cached_policies(Path(group.warm_start), name, env, where)
             learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
             if checkpoint is not None:
                 learner.q = checkpoint.q.copy()
             plans.append(LearnerPlan(name, group, index, seed, env, learner,
-                                     group.episodes or spec.episodes, checkpoint))
+                                     group.episodes or spec.episodes, checkpoint, goals, change,
+                                     policies))
             index += 1
     return plans
 
@@ -167,6 +185,7 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
         learner.epsilon = learner.config.epsilon_at(learner.episodes)
         learner.alpha = learner.config.alpha_at(learner.episodes)
         plan.resumed = checkpoint
+        plan.policies = _cached_policies(run_dir, plan.name, plan.env, "--resume")
         resumed[plan.name] = learner.episodes
     return resumed
 
@@ -183,14 +202,28 @@ def _continue_alpha(config: LearningConfig, checkpoint: Checkpoint) -> LearningC
                                else min(config.alpha_min, alpha))
 
 
-def _warm_start(source: Path, name: str, env: EnvAdapter, group_index: int) -> Checkpoint:
+def _warm_start(source: Path, name: str, env: EnvAdapter, where: str) -> Checkpoint:
     """The checkpoint ``name`` starts from, checked against ``env`` (SpecError otherwise)."""
     try:
         checkpoint = load_checkpoint(find_checkpoint(source, name))
         check_env(checkpoint, env.state_space_signature())
     except CheckpointError as exc:
-        raise SpecError(f"agents[{group_index}].warm_start ({name}): {exc}") from None
+        raise SpecError(f"{where}: {exc}") from None
     return checkpoint
+
+
+def _cached_policies(source: Path, name: str, env: EnvAdapter, where: str) -> dict[tuple[int, int], CachedPolicy]:
+    """The policy cache beside a warm start's table, if its run kept one."""
+    run_dir = source if source.is_dir() else source.parent
+    if run_dir.name == QTABLE_DIR:
+        run_dir = run_dir.parent
+    path = policy_file(run_dir, name)
+    if not path.is_file():
+        return {}
+    try:
+        return load_policies(path, env)
+    except PolicyFileError as exc:
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def _checking_actions(plan: AgentPlan) -> asp.Actions:
@@ -322,7 +355,7 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
     common: dict[str, Any] = dict(
         tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
         port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
-        beliefs=start_beliefs(plan.group))
+        beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)
     bridge = RlBridge(
@@ -335,6 +368,11 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
         warm_start=plan.warm_start,
         prior_episodes=plan.prior_episodes,
         checkpoint_after_trace=True,
+        goals=plan.goals,
+        goal_every=spec.env.goal_every,
+        task_change=plan.task_change,
+        policies=plan.policies,
+        policy_path=policy_file(run_dir, plan.name),
     )
     if plan.resumed is not None:
         bridge.stats.episodes = plan.learner.episodes

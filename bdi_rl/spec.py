@@ -32,6 +32,12 @@ class EnvSpec:
     """Keyword arguments for the env constructor (``map_name``, ``is_slippery``, ``desc`` ...)."""
     max_episode_steps: int | None = None
     """Episode step limit; None keeps the env's own (a safe default when it has none)."""
+    goals: list[list[int]] = field(default_factory=list)
+    """FrozenLake only: goal cells ``[x, y]`` the map's goal moves to (start and holes stay);
+    learners perceive ``goal(X, Y)``. Empty: the map's own goal."""
+    goal_every: int = 0
+    """Episodes before the goal moves on to the next of ``goals`` (cycling); needed when
+    ``goals`` lists more than one."""
 
 
 @dataclass
@@ -258,6 +264,9 @@ def _validate(spec: ExperimentSpec) -> None:
                 raise SpecError(f"agents[{i}].beliefs[{j}]: {exc}") from None
     if not spec.agent_names("learner"):
         raise SpecError("agents: at least one group needs role = \"learner\"")
+    if spec.env.goal_every < 0 or (len(spec.env.goals) > 1 and spec.env.goal_every < 1):
+        raise SpecError(f"env.goal_every: must be at least 1 when env.goals lists several goals, "
+                        f"got {spec.env.goal_every}")
     if spec.env.max_episode_steps is not None and spec.env.max_episode_steps < 1:
         raise SpecError("env.max_episode_steps: must be at least 1")
     if spec.xmpp.server != "embedded" and not _is_host_port(spec.xmpp.server):

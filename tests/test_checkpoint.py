@@ -22,6 +22,7 @@ from bdi_rl.checkpoint import (
     load_checkpoint,
     save_checkpoint,
     table_checksum,
+    task_change,
 )
 from bdi_rl.envs import make_env
 
@@ -120,8 +121,7 @@ def test_missing_files_and_directories(tmp_path):
 
 
 @pytest.mark.parametrize("env_id, kwargs, differs", [
-    ("FrozenLake-v1", {"map_name": "8x8"}, ["table 16x4 vs 64x4", "desc 4x4 map SFFF/FHFH"]),
-    ("FrozenLake-v1", {"desc": ["SFFF", "FFFF", "FFFH", "HFFG"]}, ["desc 4x4 map SFFF/FHFH/FFFH/HFFG vs 4x4 map SFFF/FFFF"]),
+    ("FrozenLake-v1", {"map_name": "8x8"}, ["table 16x4 vs 64x4", "grid \"4x4\" vs \"8x8\""]),
     ("Taxi-v4", {}, ["env FrozenLake-v1 vs Taxi-v4", "table 16x4 vs 500x6"]),
 ])
 def test_a_table_for_another_state_space_is_refused_saying_what_differs(tmp_path, env_id, kwargs, differs):
@@ -132,6 +132,30 @@ def test_a_table_for_another_state_space_is_refused_saying_what_differs(tmp_path
         check_env(load_checkpoint(path), signature)
     for part in differs:
         assert part in str(error.value)
+
+
+def test_the_same_grid_with_another_layout_is_a_new_task_not_a_new_state_space(tmp_path):
+    """A goal or hole that moved keeps the cells: the table carries over, and the change is
+    said (and traced by a warm start)."""
+    path = tmp_path / "learner.npz"
+    _save(path, task={"desc": ["SFFF", "FHFH", "FFFH", "HFFG"]})
+    moved = make_env("FrozenLake-v1", {"desc": ["SFFF", "FHFH", "FFFG", "HFFF"]})
+    checkpoint = load_checkpoint(path)
+    check_env(checkpoint, moved.state_space_signature())
+    assert task_change(checkpoint, moved.task_signature()) == "map cells changed: (3,2) H->G, (3,3) G->F"
+    assert task_change(checkpoint, make_env("FrozenLake-v1", {"map_name": "4x4"}).task_signature()) is None
+
+
+def test_checkpoints_from_before_the_task_split_still_load(tmp_path):
+    """Earlier checkpoints recorded FrozenLake's whole map as the state space."""
+    path = tmp_path / "learner.npz"
+    legacy = {"env_id": "FrozenLake-v1", "kwargs": {"desc": ["SFFF", "FHFH", "FFFH", "HFFG"]},
+              "n_states": 16, "n_actions": 4}
+    _save(path, env=legacy)
+    checkpoint = load_checkpoint(path)
+    check_env(checkpoint, FROZEN_4X4)
+    with pytest.raises(CheckpointError, match="grid \"4x4\" vs \"8x8\""):
+        check_env(checkpoint, make_env("FrozenLake-v1", {"map_name": "8x8"}).state_space_signature())
 
 
 def test_dynamics_kwargs_do_not_block_a_warm_start(tmp_path):

@@ -200,10 +200,13 @@ def test_state_space_signature() -> None:
     assert by_name == by_desc  # same map; slipperiness is dynamics, not state space
     assert by_name == {
         "env_id": "FrozenLake-v1",
-        "kwargs": {"desc": ["SFFF", "FHFH", "FFFH", "HFFG"]},
+        "kwargs": {"grid": "4x4"},
         "n_states": 16,
         "n_actions": 4,
     }
+    moved = make_env("FrozenLake-v1", {"desc": ["SFFF", "FHFH", "FFFG", "HFFH"]})
+    assert moved.state_space_signature() == by_name  # the goal moved: same cells, new task
+    assert moved.task_signature() == {"desc": ["SFFF", "FHFH", "FFFG", "HFFH"]}
     eight = make_env("FrozenLake-v1", {"map_name": "8x8"}).state_space_signature()
     assert eight["n_states"] == 64 and eight != by_name
     taxi = make_env("Taxi-v4", {"is_rainy": True}).state_space_signature()
