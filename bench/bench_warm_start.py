@@ -94,11 +94,50 @@ def measure(name: str, seed: int, model: TransitionModel) -> tuple[int | None, i
     return cold.solved_at, warm.solved_at
 
 
+def moved_goal(seed: int) -> tuple[int | None, int | None, float]:
+    """FrozenLake 8x8 without ice (moves do what they say), goal moved from (7,7) to (7,0):
+    (cold episodes to solved on the new goal, warm episodes to solved when warm-started from
+    a finished run on the old goal, the warm table's success on the new goal before training)."""
+    import gymnasium as gym
+
+    from bdi_rl.checkpoint import load_checkpoint
+    from bdi_rl.goals import base_desc, goal_desc
+
+    base = dataclasses.replace(load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed,
+                               eval_episodes=1, trace="episode")
+    base.env = dataclasses.replace(base.env, kwargs={"map_name": "8x8", "is_slippery": False})
+    moved_env = dataclasses.replace(base.env, goals=[[7, 0]])
+    new_map = goal_desc(base_desc("FrozenLake-v1", {"map_name": "8x8"}), (7, 0), "goal")
+    model = TransitionModel(gym.make("FrozenLake-v1", desc=new_map, is_slippery=False).unwrapped, 200)
+    old_model = TransitionModel(gym.make("FrozenLake-v1", map_name="8x8", is_slippery=False).unwrapped, 200)
+    with tempfile.TemporaryDirectory() as tmp:
+        cold = Judge(model, 1, 0.99, stop=True)
+        _run(dataclasses.replace(base, env=moved_env), Path(tmp) / "cold", cold)
+        source = _run(base, Path(tmp) / "source", Judge(old_model, 1, 0.99, stop=False))
+        table = load_checkpoint(source / "qtables" / "learner.npz").q
+        before = model.greedy_value(table)[1]
+        warm_spec = dataclasses.replace(base, env=moved_env, seed=seed + 1000)
+        warm_spec.agents = [dataclasses.replace(g, warm_start=str(source)) for g in base.agents]
+        warm = Judge(model, 1, 0.99, stop=True)
+        _run(warm_spec, Path(tmp) / "warm", warm)
+    return cold.solved_at, warm.solved_at, before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--env", action="append", choices=sorted(ENVS), help="default: both")
+    parser.add_argument("--moved-goal", action="store_true",
+                        help="instead: FrozenLake 8x8 without ice, goal moved (7,7) -> (7,0)")
     args = parser.parse_args()
+    if args.moved_goal:
+        _quiet_libraries()
+        print(f"{'seed':>4} {'cold episodes':>14} {'warm episodes':>14} {'warm / cold':>12}  warm table at start")
+        for seed in args.seeds:
+            cold, warm, before = moved_goal(seed)
+            ratio = f"{warm / cold:.3f}" if cold and warm is not None else "-"
+            print(f"{seed:>4} {cold!s:>14} {warm!s:>14} {ratio:>12}  success {before:.2f}", flush=True)
+        return
     _quiet_libraries()
     import gymnasium as gym
 
