@@ -47,17 +47,12 @@ SECURITY_HEADERS = {
 }
 
 
-#: ``create_app(index_cache=...)`` default: the user's cache directory (``indexcache``).
-DEFAULT_CACHE = Path("<default>")
-
-
-def create_app(runs_dir: Path, live_poll: float = 1.0,
-               index_cache: Path | None = DEFAULT_CACHE) -> web.Application:
-    """The viewer over ``runs_dir``; ``index_cache`` None: indexes are not persisted."""
+def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None = None) -> web.Application:
+    """The viewer over ``runs_dir``; by default its indexes persist in the user's index
+    cache (``bdi_rl.indexcache``), another ``indexer`` may say otherwise."""
     app = web.Application(middlewares=[_security_headers])
     app[RUNS_DIR] = runs_dir.resolve()
-    app[INDEXER] = Indexer(app[RUNS_DIR],
-                           default_cache_dir() if index_cache == DEFAULT_CACHE else index_cache)
+    app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())
     app[LIVE_POLL] = live_poll
     app.cleanup_ctx.append(_background_indexing)
     app.add_routes([

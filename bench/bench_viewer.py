@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
 
+from bdi_rl.indexer import Indexer
 from bdi_rl.runindex import RunIndex
 from bdi_rl.viewer import create_app
 
@@ -54,7 +55,7 @@ async def measure(run_dir: Path, positions: int, cache: Path) -> dict[str, float
     index.refresh()
     result: dict[str, float] = {"events": index.lines, "index_s": time.perf_counter() - started}
     api = f"/api/runs/{run_dir.name}"
-    async with TestClient(TestServer(create_app(run_dir.parent, live_poll=0.05, index_cache=cache))) as client:
+    async with TestClient(TestServer(create_app(run_dir.parent, live_poll=0.05, indexer=Indexer(run_dir.parent.resolve(), cache)))) as client:
         started = time.perf_counter()
         result["cold_first_s"], body = await _get(client, api)
         result["cold_first_fraction"] = body["indexing"] if body["indexing"] is not None else 1.0
@@ -62,7 +63,7 @@ async def measure(run_dir: Path, positions: int, cache: Path) -> dict[str, float
             await asyncio.sleep(0.05)
             _, body = await _get(client, api)
         result["cold_complete_s"] = time.perf_counter() - started
-    async with TestClient(TestServer(create_app(run_dir.parent, index_cache=cache))) as client:
+    async with TestClient(TestServer(create_app(run_dir.parent, indexer=Indexer(run_dir.parent.resolve(), cache)))) as client:
         result["cached_open_s"], body = await _get(client, api)
         assert body["indexing"] is None and body["events"] == sum(a.events for a in index.agents.values()), \
             "the cache was not used"

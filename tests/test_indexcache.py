@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bdi_rl.indexcache import cache_file, load_index, open_index, save_index
 from bdi_rl.indexer import Indexer
 from bdi_rl.runindex import RunIndex
-from bdi_rl.viewer import INDEXER, create_app
+from bdi_rl.viewer import create_app
 from tests.conftest import run_named
 from tests.test_runindex import _same
 
@@ -130,8 +130,7 @@ async def test_a_big_run_answers_at_once_and_the_background_indexes_the_rest(tea
     size = (team_run / "trace.jsonl").stat().st_size
     small = {"request_budget": size // 20, "slice_bytes": size // 50, "min_cached_bytes": 0}
     full = _fresh(team_run)
-    app = create_app(team_run.parent, live_poll=0.05, index_cache=cache)
-    app[INDEXER] = Indexer(team_run.parent, cache, **small)
+    app = create_app(team_run.parent, live_poll=0.05, indexer=Indexer(team_run.parent, cache, **small))
     async with TestClient(TestServer(app)) as client:
         first = await (await client.get(f"/api/runs/{team_run.name}")).json()
         assert first["indexing"] is not None and 0 < first["indexing"] < 1
@@ -148,8 +147,8 @@ async def test_a_big_run_answers_at_once_and_the_background_indexes_the_rest(tea
             {jid: a.episodes for jid, a in full.agents.items()}
     assert cache_file(cache, team_run).is_file()  # saved when it was complete
 
-    again = create_app(team_run.parent, index_cache=cache)
-    again[INDEXER] = Indexer(team_run.parent, cache, **{**small, "request_budget": 0})
+    again = create_app(team_run.parent,
+                       indexer=Indexer(team_run.parent, cache, **{**small, "request_budget": 0}))
     async with TestClient(TestServer(again)) as client:  # no budget: only the cache can answer
         body = await (await client.get(f"/api/runs/{team_run.name}")).json()
         assert body["indexing"] is None and body["events"] == sum(a.events for a in full.agents.values())
