@@ -119,8 +119,10 @@ class ExperimentSpec:
     """Trace level: ``episode`` < ``step`` < ``cycle``."""
     eval_episodes: int = 100
     """Greedy evaluation episodes after training (they never update the Q-table)."""
-    checkpoint_every: int = 100
-    """Episodes between two Q-table checkpoints of a learner (0: only the final one)."""
+    checkpoint_every: int = 1000
+    """Episodes between two Q-table checkpoints of a learner (0: only the final one). Each
+    costs an fsync; on a short-episode env (FrozenLake 4x4, ~6k episodes/s) every 100 took
+    ~4 % of the throughput, every 1000 is negligible and a resume re-runs at most 1000."""
     learning: LearningConfig = field(default_factory=LearningConfig)
     """Q-learning hyper-parameters shared by every group (groups may override)."""
     xmpp: XmppSpec = field(default_factory=XmppSpec)
