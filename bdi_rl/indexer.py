@@ -76,8 +76,9 @@ class Indexer:
                 self._maybe_save(index)
                 await asyncio.sleep(0)
             self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), poll)
+            try:  # asyncio.timeout, not wait_for: wait_for can swallow a cancellation that
+                async with asyncio.timeout(poll):  # races the event (a viewer that never stops)
+                    await self._wake.wait()
             except TimeoutError:
                 pass
 

@@ -76,10 +76,7 @@ async def _background_indexing(app: web.Application) -> Any:
     task = asyncio.create_task(indexer.keep_indexing(app[LIVE_POLL]))
     yield
     task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
+    await asyncio.wait({task}, timeout=5)  # shutting down must never hang on it
     indexer.save_all()
 
 

@@ -150,7 +150,7 @@ def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec)
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=2) as r:
                     rows = json.loads(r.read())["runs"]
-                if rows and not rows[0]["live"]:
+                if rows and not rows[0]["live"] and rows[0]["indexing"] is None:
                     break
             except OSError:
                 pass
