@@ -1,0 +1,94 @@
+"""Many learners in one process: start time, total env steps/s and memory per agent.
+
+For each N, a fresh process runs ``bdi-rl run``'s path (embedded XMPP server, telemetry,
+trace at ``episode`` level) with N learners of ``asl/learner.asl`` in episode mode on
+FrozenLake 4x4, each for ``--episodes`` episodes, and reports:
+
+- start: seconds from the start of ``run_experiment`` until every learner has finished its
+  first episode (server, telemetry, N agents connected and released);
+- env steps/s: all learners' training steps over the training wall time (the summary's);
+- RSS per agent: (peak RSS - RSS after imports) / N.
+
+    python bench/bench_scale.py --agents 10 50 100 200 --episodes 200
+
+Targets (roadmap, issue 6): 200 learners learning on 2 cores with per-agent memory reported;
+start 100 agents < 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def child(n: int, episodes: int) -> dict[str, float]:
+    from spade.container import Container
+
+    from bdi_rl.cli import _quiet_libraries
+    from bdi_rl.qlearning import LearningConfig
+    from bdi_rl.runner import run_experiment
+    from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
+
+    _quiet_libraries()
+    spec = ExperimentSpec(
+        name="bench-scale", env=EnvSpec(id="FrozenLake-v1", kwargs={"map_name": "4x4", "is_slippery": True}),
+        agents=[AgentGroup(name="learner", count=n, mode="episode", asl=str(ROOT / "asl" / "learner.asl"))],
+        episodes=episodes, seed=1, trace="episode", eval_episodes=1, checkpoint_every=0,
+        learning=LearningConfig(epsilon_decay_episodes=max(1, episodes // 2)))
+    _validate(spec)
+    base = _rss_mb()
+    first_episode: dict[int, float] = {}
+
+    def on_episode(bridge: object) -> None:
+        first_episode.setdefault(id(bridge), time.perf_counter())
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as runs:
+        result = Container().loop.run_until_complete(run_experiment(spec, Path(runs), on_episode=on_episode))
+    if result.failures:
+        raise SystemExit(f"bench run failed: {result.failures}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"agents": n, "start_s": max(first_episode.values()) - started,
+            "steps_per_s": float(result.summary["env_steps_per_second"]),
+            "wall_s": float(result.summary["wall_seconds"]),
+            "rss_per_agent_mb": (peak - base) / n, "peak_rss_mb": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, nargs="+", default=[10, 50, 100, 200])
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.episodes)))
+        return
+    print(f"{'agents':>6} {'start s':>8} {'env steps/s':>12} {'wall s':>8} {'RSS/agent MB':>13} {'peak RSS MB':>12}")
+    for n in args.agents:
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--episodes", str(args.episodes)],
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            print(f"{n:>6} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{n:>6} {r['start_s']:8.2f} {r['steps_per_s']:12,.0f} {r['wall_s']:8.1f} "
+              f"{r['rss_per_agent_mb']:13.2f} {r['peak_rss_mb']:12.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
