@@ -190,7 +190,8 @@ class RlBridge:
 
     def _select_goal(self) -> None:
         """Moving goals: the goal of the coming episode (and its env), perceived as goal(X,Y)
-        as soon as the previous episode ends."""
+        before the first episode and as soon as each episode ends (so plans choose the next
+        episode's plan knowing its goal; resets need not look again)."""
         if not self.goals:
             return
         k = (self.learner.episodes // self.goal_every) % len(self.goals) if self.goal_every else 0
@@ -233,7 +234,6 @@ class RlBridge:
 
     def reset(self) -> None:
         self._mark_training_start()
-        self._select_goal()
         tracer = self.tracer
         tracer.episode = self.learner.episodes
         tracer.step = 0
@@ -346,7 +346,6 @@ class RlBridge:
     def run_episode(self) -> None:
         """A whole training episode in Python (episode mode)."""
         self._mark_training_start()
-        self._select_goal()
         learner = self.learner
         tracer = self.tracer
         tracer.episode = learner.episodes

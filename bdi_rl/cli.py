@@ -122,11 +122,11 @@ def _spec_to_resume(args: argparse.Namespace) -> Any:
     from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
 
     run_dir: Path = args.resume
-    given = [f"--{name.replace('_', '-')}" for name in ("spec", "episodes", "seed", "trace", "warm_start")
-             if getattr(args, name) is not None]
+    given = (["the spec"] if args.spec is not None else []) + [
+        f"--{name.replace('_', '-')}" for name in ("episodes", "seed", "trace", "warm_start")
+        if getattr(args, name) is not None]
     if given:
-        raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}"
-                       .replace("--spec", "the spec"))
+        raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
     if not (run_dir / SPEC_FILE).is_file() or not (run_dir / TRACE_FILE).is_file():
         raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE} and {TRACE_FILE})")
     try:
