@@ -23,7 +23,7 @@ from spade.trace import TraceStore
 
 from bdi_rl.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
-                          TraceFormatError, TraceLevel, Tracer, decode_batch)
+                          Batch, TraceFormatError, TraceLevel, Tracer, decode_batch, encode_batch)
 
 log = logging.getLogger("bdi_rl.telemetry")
 
@@ -100,29 +100,26 @@ class TraceLog:
                 f.truncate(good_end)
         return count
 
-    def accept(self, agent: str, events: list[dict]) -> tuple[int, bool]:
-        """Write the new events in order; return (next seq wanted, whether a gap was seen)."""
+    def accept(self, batch: Batch) -> tuple[int, bool]:
+        """Append the batch's new lines as received; return (next seq wanted, whether a
+        gap was seen). Lines already written are counted as duplicates and dropped."""
+        agent = batch.agent
         expected = self.next_seq.get(agent, 0)
-        lines = []
-        gap = False
-        for event in events:
-            seq = event["seq"]
-            if seq < expected:
-                self.duplicates += 1
-            elif seq == expected:
-                lines.append(orjson.dumps(event))
-                expected += 1
-                if event["kind"] in AgentStats.KINDS:
-                    self.stats.setdefault(agent, AgentStats()).add(event)
-            else:
-                gap = True
-                break
+        skip = expected - batch.first
+        if skip < 0:
+            return expected, True
+        self.duplicates += min(skip, len(batch.lines))
+        lines = batch.lines[skip:]
         if lines:
-            self._file.write(b"\n".join(lines) + b"\n")
+            self._file.write(batch.jsonl if skip == 0 else b"\n".join(lines) + b"\n")
             self._file.flush()
             self.written += len(lines)
+            expected += len(lines)
+            for kind, line in zip(batch.kinds[skip:], lines):
+                if kind in AgentStats.KINDS:
+                    self.stats.setdefault(agent, AgentStats()).add(orjson.loads(line))
         self.next_seq[agent] = expected
-        return expected, gap
+        return expected, False
 
     def close(self) -> None:
         self._file.close()
@@ -142,20 +139,21 @@ class TraceReceiver(CyclicBehaviour):
         agent: TelemetryAgent = self.agent  # type: ignore[assignment]
         sender = bare_jid(msg.sender)
         try:
-            run, source, events = decode_batch(msg.body or "")
+            batch = decode_batch(msg.body or "")
         except TraceFormatError as exc:
             agent.trace_log.rejected += 1
             log.warning("telemetry: rejected a trace batch from %s: %s", sender, exc)
             return
-        if source != sender:
+        if batch.agent != sender:
             agent.trace_log.rejected += 1
-            log.warning("telemetry: %s sent a batch claiming to be %s; rejected", sender, source)
+            log.warning("telemetry: %s sent a batch claiming to be %s; rejected", sender, batch.agent)
             return
-        if run != agent.run:
+        if batch.run != agent.run:
             agent.trace_log.rejected += 1
-            log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, run, agent.run)
+            log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, batch.run,
+                        agent.run)
             return
-        upto, gap = agent.trace_log.accept(source, events)
+        upto, gap = agent.trace_log.accept(batch)
         body = {"upto": upto, "gap": True} if gap else {"upto": upto}
         await self.send(Message(to=str(msg.sender), body=orjson.dumps(body).decode(),
                                 metadata=ACK_METADATA))
@@ -214,9 +212,10 @@ class TelemetryAgent(Agent):
 
     def record_run_event(self, kind: str, data: dict) -> None:
         """Run-level events (run.start, run.stop) are telemetry's own, written directly."""
-        self.tracer.emit(kind, data)
-        self.trace_log.accept(self.tracer.agent, list(self.tracer.pending))
-        self.tracer.ack(self.tracer.seq)
+        tracer = self.tracer
+        tracer.emit(kind, data)
+        self.trace_log.accept(decode_batch(encode_batch(tracer.run, tracer.agent, list(tracer.pending))))
+        tracer.ack(tracer.seq)
 
     async def setup(self) -> None:
         self.presence.set_available()

@@ -7,6 +7,11 @@ the learners' events over the span between their first and last event, and "lost
 what each agent says it emitted with what the file holds.
 
     python bench/bench_trace_transport.py --learners 2 --episodes 3000
+
+``--flood N`` measures the transport's capacity instead: K ``bench/trace_flood.py`` processes
+each emit N ``rl.step`` events through the real tracer and shipper as fast as acknowledgements
+allow; events/s is every flooder's events over the span from the first emitted event to the
+last acknowledgement (so written to the JSONL), and "lost" is checked the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bdi_rl.trace import read_trace  # noqa: E402
 from tests.ejabberd import remove, start_ejabberd  # noqa: E402
 
 SPEC = """
@@ -47,10 +53,51 @@ name = "telemetry-bench"
 """
 
 
+def _beam_pid(node: str) -> int:
+    return int(subprocess.run(["pgrep", "-f", f"beam.smp.*{node}"], capture_output=True,
+                              text=True, check=True).stdout.split()[0])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_cpu(proc: subprocess.Popen) -> float:
+    """Wait for ``proc``; its user + system CPU seconds."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _count(trace: Path, names: list[str]) -> tuple[Counter, dict[str, int], float, float]:
+    """Events per agent, what each agent says it emitted, and the first and last ts, read
+    by bytes (parsing millions of lines would take longer than the run)."""
+    held: Counter = Counter()
+    emitted: dict[str, int] = {}
+    markers = {f'"agent":"{name}@'.encode(): f"{name}@localhost" for name in names}
+    first = last = None
+    with open(trace, "rb") as f:
+        for line in f:
+            for marker, agent in markers.items():
+                if marker in line:
+                    held[agent] += 1
+                    if first is None or b'"kind":"agent.stop"' in line or b'"kind":"agent.start"' in line:
+                        event = orjson.loads(line)
+                        first = event["ts"] if first is None else min(first, event["ts"])
+                        last = event["ts"] if last is None else max(last, event["ts"])
+                        if event["kind"] == "agent.stop":
+                            emitted[agent] = event["data"]["emitted"]
+                    break
+    return held, emitted, first or 0.0, last or 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=2)
     parser.add_argument("--episodes", type=int, default=3000)
+    parser.add_argument("--flood", type=int, default=0, metavar="N",
+                        help="flood N events per process instead of running learners")
     args = parser.parse_args()
     server = start_ejabberd()
     try:
@@ -62,19 +109,34 @@ def main() -> None:
             cmd = [sys.executable, "-m", "bdi_rl"]
             telemetry = subprocess.Popen([*cmd, "telemetry", str(spec), *common], env=env,
                                          stdout=subprocess.PIPE, text=True)
-            learners = [subprocess.Popen([*cmd, "agent", str(spec), "--name", f"learner-{i}", *common],
-                                         env=env) for i in range(1, args.learners + 1)]
-            for proc in learners:
-                proc.wait()
-            out, _ = telemetry.communicate(timeout=120)
+            names = [f"learner-{i}" for i in range(1, args.learners + 1)]
+            beam = _beam_pid(server.node)
+            beam_cpu = _cpu_seconds(beam)
+            if args.flood:
+                flood = [sys.executable, str(ROOT / "bench" / "trace_flood.py"), str(spec),
+                         "--xmpp", f"localhost:{server.port}", "--events", str(args.flood)]
+                learners = [subprocess.Popen([*flood, "--name", name], env=env, stdout=subprocess.PIPE,
+                                             text=True) for name in names]
+                spans = [tuple(float(x) for x in proc.stdout.read().split()[:2]) for proc in learners]
+            else:
+                learners = [subprocess.Popen([*cmd, "agent", str(spec), "--name", name, *common],
+                                             env=env) for name in names]
+            sender_cpu = sum(_wait_cpu(proc) for proc in learners)
+            beam_cpu = _cpu_seconds(beam) - beam_cpu
+            out = telemetry.stdout.read()
+            telemetry_cpu = _wait_cpu(telemetry)
             run_dir = Path(out.strip().splitlines()[-1])
-            events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"].startswith("learner")]
-            emitted = {e["agent"]: e["data"]["emitted"] for e in events if e["kind"] == "agent.stop"}
-            held = Counter(e["agent"] for e in events)
+            held, emitted, first_ts, last_ts = _count(run_dir / "trace.jsonl", names)
             lost = sum(emitted[a] - held[a] for a in emitted)
-            span = max(e["ts"] for e in events) - min(e["ts"] for e in events)
-            print(f"{args.learners} learner processes, {len(events):,} events in {span:.2f} s: "
-                  f"{len(events) / span:,.0f} events/s, lost {lost}")
+            total = sum(held.values())
+            span = (max(end for _, end in spans) - min(start for start, _ in spans) if args.flood
+                    else last_ts - first_ts)
+            kind = "flood" if args.flood else "learner"
+            print(f"{args.learners} {kind} processes, {total:,} events in {span:.2f} s: "
+                  f"{total / span:,.0f} events/s, lost {lost}")
+            per_event = {"senders": sender_cpu, "ejabberd": beam_cpu, "telemetry": telemetry_cpu}
+            print("CPU per event: " + ", ".join(f"{k} {v / total * 1e6:.2f} µs"
+                                                 for k, v in per_event.items()))
     finally:
         remove(server)
 

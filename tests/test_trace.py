@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import orjson
 import pytest
+import zstandard
 
-from bdi_rl.trace import (MAX_BATCH_BYTES, MAX_BATCH_EVENTS, SCHEMA, TraceFormatError, TraceLevel,
-                          Tracer, decode_batch, encode_batch)
+from bdi_rl.telemetry import TraceLog
+from bdi_rl.trace import (BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, SCHEMA,
+                          TraceFormatError, TraceLevel, Tracer, decode_batch, encode_batch)
 
 
 def test_levels_filter_kinds():
@@ -44,37 +48,96 @@ def test_ack_is_cumulative():
     assert tracer.all_acked and not tracer.pending
 
 
-def test_batches_are_bounded_and_round_trip():
+def _event(seq: int, **fields) -> dict:
+    return {"schema": SCHEMA, "run": "r", "agent": "a", "seq": seq, "ts": 0.5, "kind": "rl.step",
+            "episode": 0, "step": 0, "data": {}, **fields}
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_batches_are_bounded_and_round_trip(compress):
     tracer = Tracer("r", "a@x", TraceLevel.STEP)
-    for i in range(1000):
-        tracer.emit("belief.add", {"belief": "x" * 300, "i": i})
-    events, body = tracer.next_batch()
-    assert 0 < len(events) <= MAX_BATCH_EVENTS and len(body) <= MAX_BATCH_BYTES
-    run, agent, decoded = decode_batch(body)
-    assert (run, agent) == ("r", "a@x") and decoded == events
-    later, _ = tracer.next_batch(start=len(events))
-    assert later[0]["seq"] == len(events)
+    for i in range(5000):
+        tracer.emit("belief.add", {"belief": "x" * 600, "i": i})
+    count, body = tracer.next_batch(compress=compress)
+    assert 0 < count < MAX_BATCH_EVENTS and len(body) <= MAX_BODY_CHARS  # halved to fit
+    batch = decode_batch(body)
+    events = list(tracer.pending)[:count]
+    assert (batch.run, batch.agent, batch.first) == ("r", "a@x", 0) and batch.events == events
+    assert [orjson.loads(line) for line in batch.lines] == events
+    later_count, later = tracer.next_batch(start=count, compress=compress)
+    assert decode_batch(later).first == count
+
+
+def test_compressed_batches_are_several_times_smaller():
+    tracer = Tracer("FrozenLake-v1__x__1__1", "learner-1@localhost", TraceLevel.STEP)
+    for i in range(MAX_BATCH_EVENTS):
+        tracer.emit("rl.step", {"s": i % 64, "a": i % 4, "r": 0.0, "q": [0.25, 0.5, 0.125, 0.0]})
+    _, plain = tracer.next_batch()
+    _, packed = tracer.next_batch(compress=True)
+    assert len(packed) * 4 < len(plain)
+    assert decode_batch(packed).lines == decode_batch(plain).lines
+
+
+def _packed(payload: bytes) -> str:
+    return base64.b64encode(zstandard.ZstdCompressor().compress(payload)).decode()
+
+
+def _header(**fields) -> bytes:
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": "r", "agent": "a", "first": 0, "count": 1,
+                         **fields}) + b"\n"
 
 
 @pytest.mark.parametrize(
     "body, reason",
     [
-        (b"{not json", "not JSON"),
-        (b"[]", "schema"),
-        (orjson.dumps({"schema": "bdi-rl.trace-batch/1", "run": "r", "agent": "a", "events": "x"}), "list"),
-        (encode_batch("r", "a", [{"seq": 1}]), "lacks field"),
-        (encode_batch("r", "a", [{"schema": SCHEMA, "run": "r", "agent": "a", "seq": -1, "ts": 0,
-                                  "kind": "rl.step", "episode": 0, "step": 0, "data": {}}]), "seq"),
-        (encode_batch("r", "a", [{"schema": SCHEMA, "run": "r", "agent": "a", "seq": 0, "ts": 0,
-                                  "kind": "bogus", "episode": 0, "step": 0, "data": {}}]), "kind"),
-        (encode_batch("r", "a", [{"schema": SCHEMA, "run": "r", "agent": "b", "seq": 0, "ts": 0,
-                                  "kind": "rl.step", "episode": 0, "step": 0, "data": {}}]), "another agent"),
-        (b" " * (5 * MAX_BATCH_BYTES), "exceeds"),
+        ("{not json", "header is not JSON"),
+        ("[]", "schema"),
+        (_header(schema="bdi-rl.trace-batch/1").decode(), "schema"),
+        (_header(run=7).decode(), "string 'run'"),
+        (_header(count=0).decode(), "'count'"),
+        (_header(first=-1).decode(), "'first'"),
+        ((_header(count=2) + orjson.dumps(_event(0)) + b"\n").decode(), "1 lines, its header says 2"),
+        ((_header() + orjson.dumps(_event(0))).decode(), "lines"),  # no final newline
+        ((_header() + b"{oops\n").decode(), "seq 0: JSON is malformed"),
+        ((_header() + orjson.dumps(_event(0)) + b"," + orjson.dumps(_event(1)) + b"\n").decode(),
+         "trailing characters"),  # two events on one line
+        ((_header() + orjson.dumps({"seq": 0}) + b"\n").decode(), "missing required field"),
+        ((_header() + orjson.dumps(_event(0, extra=1)) + b"\n").decode(), "unknown field `extra`"),
+        ((_header() + orjson.dumps({**_event(0), "seq": True}) + b"\n").decode(), "Expected `int`"),
+        ((_header() + orjson.dumps(_event(0, schema="other")) + b"\n").decode(), "schema"),
+        ("\ud800", "not UTF-8"),
+        (_packed(_header() + orjson.dumps(_event(0, data={"k": "X"})).replace(b"X", b"\xff") + b"\n"),
+         "not UTF-8"),
+        ((_header() + orjson.dumps(_event(0, kind="bogus")) + b"\n").decode(), "kind"),
+        ((_header() + orjson.dumps(_event(0, data=[])) + b"\n").decode(), "data must be an object"),
+        ((_header() + orjson.dumps(_event(0)).replace(b'"step":0,"data":{}', b'"data":{},"step":0')
+          + b"\n").decode(), "last field"),
+        ((_header() + b'{"schema":' + b"[" * 100 + b"\n").decode(), "seq 0"),
+        ((_header() + orjson.dumps(_event(1)) + b"\n").decode(), "seq 1 where the batch needs 0"),
+        ((_header() + orjson.dumps(_event(0, agent="b")) + b"\n").decode(), "another agent"),
+        ((_header() + orjson.dumps(_event(-1)) + b"\n").decode(), "seq -1 where the batch needs 0"),
+        (" " * (MAX_BODY_CHARS + 1), "exceeds"),
+        ("KLUv/" + "!" * 20, "zstd"),  # looks compressed, is not base64
+        (base64.b64encode(b"\x28\xb5\x2f\xfd" + b"garbage").decode(), "zstd"),
+        (_packed(_header() + b" " * (MAX_PAYLOAD_BYTES + 1)), "inflates to"),  # a zip bomb
     ],
 )
 def test_malformed_batches_are_refused(body, reason):
     with pytest.raises(TraceFormatError, match=reason):
         decode_batch(body)
+
+
+def test_trace_log_appends_lines_as_received_once(tmp_path):
+    log = TraceLog(tmp_path / "trace.jsonl")
+    events = [_event(i) for i in range(6)]
+    assert log.accept(decode_batch(encode_batch("r", "a", events[:4]))) == (4, False)
+    assert log.accept(decode_batch(encode_batch("r", "a", events[2:6], compress=True))) == (6, False)
+    assert log.accept(decode_batch(encode_batch("r", "a", events[:2]))) == (6, False)  # a replay
+    assert log.accept(decode_batch(encode_batch("r", "a", [_event(9)]))) == (6, True)  # a gap
+    log.close()
+    written = (tmp_path / "trace.jsonl").read_bytes()
+    assert written == b"".join(orjson.dumps(e) + b"\n" for e in events)
+    assert (log.written, log.duplicates) == (6, 4)
 
 
 def test_backlog_spills_to_disk_and_comes_back_in_order():
@@ -86,7 +149,8 @@ def test_backlog_spills_to_disk_and_comes_back_in_order():
     tracer.set_run("named-later")
     shipped = []
     while not tracer.all_acked:
-        events, _ = tracer.next_batch()
+        _, body = tracer.next_batch()
+        events = decode_batch(body).events
         assert events and len(tracer.pending) <= 100
         shipped.extend(events)
         tracer.ack(events[-1]["seq"] + 1)

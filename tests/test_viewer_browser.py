@@ -160,9 +160,13 @@ def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
         page.goto(f"{server.url}/run/{traces[0].parent.name}")
         page.wait_for_selector("body[data-ready='1']")
         assert page.is_visible("#live")
-        first = int(page.get_attribute("#chart-return", "data-points"))
+        # The agents table's episode count (the charts draw at most 1500 sampled points, so
+        # their point count stops growing once the run is past that).
+        cell = "#agents tbody tr td:nth-child(2)"
+        first = int(page.text_content(cell))
         page.wait_for_function(
-            "n => Number(document.getElementById('chart-return').dataset.points) > n", arg=first, timeout=30000)
+            "([sel, n]) => Number(document.querySelector(sel).textContent) > n", arg=[cell, first],
+            timeout=30000)
         _, err = run.communicate(timeout=240)
         assert run.returncode == 0, err
         page.wait_for_function("() => document.getElementById('live').hidden", timeout=30000)
