@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from typing import Any
 
@@ -26,6 +25,7 @@ from spade.trace import TraceStore
 from spade_bdi.bdi import BDIAgent
 from spade_bdi.bdi_behaviour import BDIBehaviour
 
+from bdi_rl import xmpp_patches
 from bdi_rl.actions import RlBridge
 from bdi_rl.mind import TracedMind, literal_text, load_mind
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
@@ -35,24 +35,10 @@ from bdi_rl.wire import WireError, format_literal, parse_literal
 log = logging.getLogger("bdi_rl.agent")
 
 #: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
-#: list); with 48 KB trace batches that is ~50 MB per agent. The trace is ours: keep a few.
+#: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
 SPADE_MESSAGE_LOG = 16
 
-
-
-def _escape_xml(text: str, use_cdata: bool = False) -> str:
-    """slixmpp's ``escape`` with the same output, done by ``str.replace`` (C) instead of a
-    Python generator over every character: that loop was 43 % of a trace sender's CPU, ~27 µs
-    per event (BENCHMARKS.md, "Trace transport")."""
-    if use_cdata:
-        return _slixmpp_escape(text, use_cdata)
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("'", "&apos;").replace('"', "&quot;"))
-
-
-_tostring_module = sys.modules["slixmpp.xmlstream.tostring"]
-_slixmpp_escape = _tostring_module.escape
-_tostring_module.escape = _escape_xml
+xmpp_patches.apply()  # measured fixes to slixmpp / SPADE internals (see that module)
 
 _ILF = {
     "tell": (asp.Trigger.addition, asp.GoalType.belief),
@@ -67,14 +53,35 @@ def bare_jid(jid: Any) -> str:
     return str(jid).split("/", 1)[0].lower()
 
 
-class BdiLoop(BDIBehaviour):
+#: Put in a behaviour's mailbox to end its wait early (see :class:`Wakeable`).
+WAKE: Any = object()
+
+
+class Wakeable(CyclicBehaviour):
+    """A behaviour that sleeps on its mailbox for long spans and is woken when its owner has
+    work for it (or kills it): idle agents then cost nothing between messages. Polling every
+    0.2-1 s kept 100 idle agents at ~5.6 % of a core (BENCHMARKS.md)."""
+
+    def wake(self) -> None:
+        self.queue.put_nowait(WAKE)
+
+    def kill(self, exit_code: Any = None) -> None:
+        super().kill(exit_code)
+        self.wake()
+
+
+class BdiLoop(BDIBehaviour, Wakeable):
     """Runs reasoning cycles in bursts and sleeps on the mailbox when there is nothing to do."""
 
     #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
     #: cycle runs a whole episode, so a count of cycles would not bound the turn).
     BURST_SECONDS = 0.005
-    #: Longest sleep while idle, so a killed behaviour notices promptly.
-    IDLE_WAIT = 1.0
+    #: Longest sleep while idle: messages, a resume and a kill wake the loop before that.
+    IDLE_WAIT = 30.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused_mail: list[Message] = []  # BDI messages that arrived while paused
 
     def add_actions(self) -> None:
         agent = self.agent
@@ -99,17 +106,23 @@ class BdiLoop(BDIBehaviour):
     async def run(self) -> None:
         agent: TracedBdiAgent = self.agent  # type: ignore[assignment]
         mind: TracedMind | None = agent.bdi_agent
-        if not agent.bdi_enabled or mind is None:
-            await asyncio.sleep(0.1)
+        if not agent.bdi_enabled or mind is None:  # held or paused: resume_bdi wakes us
+            msg = await self.receive(timeout=self.IDLE_WAIT)
+            if msg is not None and msg is not WAKE:
+                self.paused_mail.append(msg)
             return
-        if not agent.bdi_intention_buffer and mind.runnable_stack() is None:
+        if not agent.bdi_intention_buffer and mind.runnable_stack() is None and not self.paused_mail:
             deadline = mind.shortest_deadline()
             wait = self.IDLE_WAIT if deadline is None else deadline - time.time()
             msg = await self.receive(timeout=min(self.IDLE_WAIT, max(wait, 0.001)))
         else:
             msg = await self.receive(timeout=0)
+        for early in self.paused_mail:
+            agent.accept_bdi_message(early)
+        self.paused_mail.clear()
         while msg is not None:
-            agent.accept_bdi_message(msg)
+            if msg is not WAKE:
+                agent.accept_bdi_message(msg)
             msg = await self.receive(timeout=0)
         buffer = agent.bdi_intention_buffer
         while buffer:
@@ -128,8 +141,11 @@ class BdiLoop(BDIBehaviour):
         agent.after_burst()
 
 
-class TraceShipper(CyclicBehaviour):
-    """Sends the tracer's unacknowledged events to telemetry and resends what is not acked."""
+class TraceShipper(Wakeable):
+    """Sends the tracer's unacknowledged events to telemetry and resends what is not acked.
+
+    While events keep coming it ships every ``flush_seconds``; with nothing left to send it
+    sleeps until an acknowledgement or the tracer's next event wakes it."""
 
     #: Batches in flight before waiting for an acknowledgement.
     WINDOW = 64
@@ -145,12 +161,27 @@ class TraceShipper(CyclicBehaviour):
         self.last_progress = time.monotonic()
         self.batches_sent = 0
 
+    #: Longest sleep with nothing to send (nothing in flight either).
+    IDLE_WAIT = 30.0
+
     async def run(self) -> None:
-        msg = await self.receive(timeout=self.flush_seconds)
+        tracer: Tracer = self.agent.tracer
+        if self.sent < len(tracer.pending) or not tracer.run:
+            timeout = self.flush_seconds
+        else:  # all sent: until an ack, the next event, or the resend deadline of what is in flight
+            timeout = self.RESEND_AFTER if self.in_flight else self.IDLE_WAIT
+            tracer.on_emit = self.wake
+        msg = await self.receive(timeout=timeout)
+        tracer.on_emit = None
+        woken = False
         while msg is not None:
-            self._on_ack(msg)
+            if msg is WAKE:
+                woken = True  # a first new event: give it flush_seconds to gather company
+            else:
+                self._on_ack(msg)
             msg = await self.receive(timeout=0)
-        await self._ship()
+        if not woken:
+            await self._ship()
 
     def _on_ack(self, msg: Message) -> None:
         tracer: Tracer = self.agent.tracer
@@ -276,8 +307,14 @@ class TracedBdiAgent(BDIAgent):
     # spade_bdi wires its own busy-polling behaviour in __init__; swap in ours.
     def add_behaviour(self, behaviour: Any, template: Template | None = None) -> None:
         if type(behaviour) is BDIBehaviour:
-            behaviour = BdiLoop()
+            behaviour = self.bdi_loop = BdiLoop()
         super().add_behaviour(behaviour, template)
+
+    def resume_bdi(self) -> None:
+        super().resume_bdi()
+        loop: BdiLoop | None = getattr(self, "bdi_loop", None)
+        if loop is not None:
+            loop.wake()
 
     def start_data(self) -> dict[str, Any]:
         """The ``agent.start`` event's data: who this is and which plans it runs."""

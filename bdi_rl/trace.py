@@ -132,6 +132,8 @@ class Tracer:
         self.acked = 0  # every seq below this is written by telemetry
         self.on_ack: Callable[[int], None] | None = None
         """called when telemetry acknowledges more events (``upto``: the next seq wanted)"""
+        self.on_emit: Callable[[], None] | None = None
+        """called at the next event, then cleared (wakes an idle shipper)"""
         self.memory_events = memory_events
         self.spilled = 0  # events in the spill file, not yet back in memory
         self._spill: BinaryIO | None = None
@@ -171,6 +173,9 @@ class Tracer:
         else:
             self.pending.append(event)
         self.seq += 1
+        if self.on_emit is not None:
+            wake, self.on_emit = self.on_emit, None
+            wake()
 
     def _spill_event(self, event: dict[str, Any]) -> None:
         if self._spill is None:

@@ -97,9 +97,9 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
         asl.write_text(IDLE_ASL)
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
         await server.start()
+        (tmp / "idle-run").mkdir()
         telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp / "idle-run" / "trace.jsonl",
                                    port=server.port)
-        (tmp / "idle-run").mkdir()
         await telemetry.start(auto_register=True)
         agents = [TracedBdiAgent(f"idle-{i}@{server.domain}", "pw", str(asl),
                                  tracer=Tracer("idle-run", f"idle-{i}@{server.domain}", TraceLevel.EPISODE),
