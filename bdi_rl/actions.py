@@ -62,6 +62,7 @@ Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,13 @@ from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
 from bdi_rl.trace import TraceLevel, Tracer, clip_text
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def percept(functor: str, args: tuple) -> asp.Literal:
+    """``functor(args)[source(percept)]``; percepts repeat (state(5), pos(1, 1) ...), and
+    one literal per value saves building and hashing a new one every step."""
+    return asp.Literal(functor, args, PERCEPT)
 
 #: Longest experience string in one message (the wire accepts 16384 characters per body).
 EXPERIENCE_CHARS = 12_000
@@ -177,7 +185,7 @@ class RlBridge:
     # -- percepts ----------------------------------------------------------------
     def perceive(self, functor: str, *args: Any) -> None:
         """Replace the percept ``functor/len(args)`` with ``functor(args)``."""
-        self.mind.replace_percept(asp.Literal(functor, args, PERCEPT))
+        self.mind.replace_percept(percept(functor, args))
 
     def forget(self, functor: str, arity: int) -> None:
         self.mind.drop_percepts(functor, arity)

@@ -313,9 +313,24 @@ class TracedMind(asp_runtime.Agent):
                                        "source": literal_source(term) or "self"})
 
     def drop_percepts(self, functor: str, arity: int) -> None:
-        """Remove every belief ``functor/arity`` (through the interpreter: plans may react)."""
-        for old in list(self.beliefs.get((functor, arity), ())):
-            self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
+        """Remove every belief ``functor/arity``: through the interpreter if a plan or a
+        waiting intention may react, else directly (traced the same way; the interpreter's
+        path unifies each belief against the base and cost ~5 % of an episode-mode run)."""
+        group = self.beliefs.get((functor, arity))
+        if not group:
+            return
+        if (self.plans.get((asp.Trigger.removal, asp.GoalType.belief, functor, arity))
+                or any(True for _ in self.waiters())):
+            for old in list(group):
+                self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
+            return
+        tracer = self.tracer
+        tracing = tracer is not None and tracer.level >= TraceLevel.STEP
+        for old in list(group):
+            group.discard(old)
+            if tracing:
+                tracer.emit("belief.del", {"belief": clip_text(literal_text(old)),
+                                           "source": literal_source(old) or "self"})
 
     def belief_texts(self) -> list[str]:
         """The belief base as ``literal[source]`` strings (for snapshots and tests)."""
