@@ -119,6 +119,9 @@ class _SelectionProbe:
         return str(self.query)
 
 
+_ADDITION, _REMOVAL = asp.Trigger.addition, asp.Trigger.removal
+
+
 class TracedMind(asp_runtime.Agent):
     """An AgentSpeak agent whose mind changes are written to a tracer.
 
@@ -133,6 +136,7 @@ class TracedMind(asp_runtime.Agent):
         self.selected_plan: Any = None
         self.cycles = 0
         self.failures: list[str] = []
+        self._plan_keys: dict[tuple[Any, str, int], bool] = {}  # (trigger, functor, arity): any plan?
 
     # -- beliefs ---------------------------------------------------------------
     def add_belief(self, term: Any, scope: Any) -> None:
@@ -180,6 +184,16 @@ class TracedMind(asp_runtime.Agent):
     def add_plan(self, plan: Any) -> None:
         plan.context = _SelectionProbe(plan, plan.context)
         super().add_plan(plan)
+        self._plan_keys.clear()
+
+    def _has_belief_plan(self, trigger: Any, functor: str, arity: int) -> bool:
+        """Whether a plan reacts to ``trigger`` of a belief ``functor/arity`` (cached: the
+        plan table's keys are tuples of enums, whose Python-level hashing showed in profiles)."""
+        key = (trigger, functor, arity)
+        known = self._plan_keys.get(key)
+        if known is None:
+            known = self._plan_keys[key] = bool(self.plans.get((trigger, asp.GoalType.belief, functor, arity)))
+        return known
 
     def call(self, trigger, goal_type, term, calling_intention, delayed=False):  # type: ignore[override]
         tracer = self.tracer
@@ -289,10 +303,9 @@ class TracedMind(asp_runtime.Agent):
         group = self.beliefs[key]
         if term in group:
             return
-        plans = self.plans
         reactive = (
-            plans.get((asp.Trigger.addition, asp.GoalType.belief) + key)
-            or plans.get((asp.Trigger.removal, asp.GoalType.belief) + key)
+            self._has_belief_plan(_ADDITION, *key)
+            or self._has_belief_plan(_REMOVAL, *key)
             or any(True for _ in self.waiters())
         )
         if reactive:
@@ -319,8 +332,7 @@ class TracedMind(asp_runtime.Agent):
         group = self.beliefs.get((functor, arity))
         if not group:
             return
-        if (self.plans.get((asp.Trigger.removal, asp.GoalType.belief, functor, arity))
-                or any(True for _ in self.waiters())):
+        if self._has_belief_plan(_REMOVAL, functor, arity) or any(True for _ in self.waiters()):
             for old in list(group):
                 self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
             return
