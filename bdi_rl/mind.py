@@ -88,7 +88,19 @@ def _literal_text(functor: str, args: tuple) -> str:
 
 def literal_source(term: Any) -> str | None:
     """The ``source(...)`` annotation of a literal, if it has one."""
-    for annot in getattr(term, "annots", ()):
+    annots = getattr(term, "annots", None)
+    if not annots:
+        return None
+    try:
+        return _annots_source(annots)
+    except TypeError:  # unhashable annotations: no cache
+        return _annots_source.__wrapped__(annots)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _annots_source(annots: frozenset) -> str | None:
+    # Every percept carries the same annotation set: its source is worked out once.
+    for annot in annots:
         if isinstance(annot, asp.Literal) and annot.functor == "source" and annot.args:
             return asp.asl_str(annot.args[0])
     return None
