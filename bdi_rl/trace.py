@@ -205,8 +205,10 @@ class Tracer:
     def ack(self, upto: int) -> None:
         """Forget every event with seq < ``upto`` (cumulative acknowledgement)."""
         pending = self.pending
-        while pending and pending[0]["seq"] < upto:
-            pending.popleft()
+        if pending:  # pending holds consecutive seqs: count what the ack covers, drop it
+            popleft = pending.popleft
+            for _ in range(min(len(pending), max(0, upto - pending[0]["seq"]))):
+                popleft()
         if upto > self.acked:
             self.acked = upto
             if self.on_ack is not None:
