@@ -73,6 +73,7 @@ import numpy as np
 
 from bdi_rl.checkpoint import Checkpoint, save_checkpoint
 from bdi_rl.envs import EnvAdapter, make_env
+from bdi_rl.mind import GroundLiteral
 from bdi_rl.policycache import (CachedPolicy, confidence, decode, encode, greedy_sequence,
                                 save_policies)
 from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
@@ -85,7 +86,7 @@ PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
 def percept(functor: str, args: tuple) -> asp.Literal:
     """``functor(args)[source(percept)]``; percepts repeat (state(5), pos(1, 1) ...), and
     one literal per value saves building and hashing a new one every step."""
-    return asp.Literal(functor, args, PERCEPT)
+    return GroundLiteral(functor, args, PERCEPT)
 
 #: Longest experience string in one message (the wire accepts 16384 characters per body).
 EXPERIENCE_CHARS = 12_000
