@@ -20,7 +20,10 @@ import agentspeak.lexer
 import agentspeak.parser
 import agentspeak.runtime as asp_runtime
 
+from bdi_rl import fused
 from bdi_rl.trace import TraceLevel, Tracer, clip_text
+
+fused.apply()  # one instruction per body query and per while test (see that module)
 
 _ASL_LOGGERS = ("agentspeak.runtime", "agentspeak.parser", "agentspeak.lexer", "agentspeak.stdlib")
 
