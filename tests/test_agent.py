@@ -64,6 +64,27 @@ def test_idle_agents_sleep(tmp_path):
     _run(_with_agents(tmp_path, {f"idle{i}": idle for i in range(5)}, body))
 
 
+def test_an_idle_agent_wakes_for_a_message_and_ships_its_events_at_once(tmp_path):
+    """Idle agents sleep up to 30 s on their mailboxes: a message must wake the BDI loop, and
+    the events it causes must wake the trace shipper, both without waiting that out."""
+    trace = tmp_path / "trace.jsonl"
+
+    async def body(agents):
+        await asyncio.sleep(1.5)  # longer than any poll interval the agents ever had
+        agents["alice"].send_bdi("bob@localhost", "tell", "hello(1)")
+        started = time.monotonic()
+        while time.monotonic() - started < 5:
+            written = trace.read_text()
+            if '"belief":"greeted(1)"' in written and '"kind":"msg.send"' in written:
+                break
+            await asyncio.sleep(0.05)
+        assert "greeted(1)" in agents["bob"].beliefs()
+        assert '"belief":"greeted(1)"' in trace.read_text(), "bob's events were not shipped"
+        assert time.monotonic() - started < 5
+
+    _run(_with_agents(tmp_path, {"alice": "ready.\n", "bob": "+hello(N) <- +greeted(N).\n"}, body))
+
+
 def test_tell_and_achieve_between_agents(tmp_path):
     sources = {
         "alice": '!start.\n@start +!start <- .send(bob, tell, hello(7)); .send(bob, achieve, greet(alice)).\n',
