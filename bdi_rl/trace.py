@@ -15,8 +15,8 @@ import io
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from collections import deque
+from dataclasses import dataclass
 from enum import IntEnum
 from itertools import islice
 from typing import Any, BinaryIO, Callable, Iterable
