@@ -16,10 +16,15 @@ item(0, 10). item(1, 11). item(2, 12).
 !start.
 +!start <- while (count(N) & N < 3) { -+count(N + 1); item(N, Y); .note(Y) }; .note(99).
 """,
+    # One j/1 belief at a time: a belief set's iteration order is not defined, so a program
+    # holding two would not be deterministic.
     "nested loops": """
 i(0).
 !start.
-+!start <- while (i(I) & I < 3) { -+i(I + 1); -+j(0); while (j(J) & J < I) { -+j(J + 1); .note(I * 10 + J) } }.
++!start <- while (i(I) & I < 3) {
+    -+i(I + 1); +j(0);
+    while (j(J) & J < I) { -j(J); +j(J + 1); .note(I * 10 + J) };
+    j(Last); -j(Last) }.
 """,
     "a false condition skips the body": """
 !start.
