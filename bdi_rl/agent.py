@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from typing import Any
 
 import agentspeak as asp
@@ -46,6 +47,10 @@ _ILF = {
     "achieve": (asp.Trigger.addition, asp.GoalType.achievement),
     "unachieve": (asp.Trigger.removal, asp.GoalType.achievement),
 }
+
+
+#: Performatives that make an agent act: only the agents of its own experiment may send them.
+_REQUESTS = frozenset({"achieve", "unachieve"})
 
 
 def bare_jid(jid: Any) -> str:
@@ -289,8 +294,11 @@ class TracedBdiAgent(BDIAgent):
         hold: bool = False,
         percepts: list[asp.Literal] | None = None,
         beliefs: list[asp.Literal] | None = None,
+        achieve_from: Collection[str] | None = None,
     ) -> None:
         self.tracer = tracer
+        self.achieve_from = None if achieve_from is None else frozenset(j.lower() for j in achieve_from)
+        """bare JIDs whose achieve / unachieve requests are executed (None: anyone's)"""
         self.start_percepts = list(percepts or [])
         self.start_beliefs = list(beliefs or [])
         self.hold = hold
@@ -301,6 +309,7 @@ class TracedBdiAgent(BDIAgent):
         self.finished = False
         self.rejected_messages = 0
         self.bounced_peers: set[str] = set()
+        self.refused_senders: set[str] = set()
         super().__init__(jid, password, asl, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
@@ -376,6 +385,15 @@ class TracedBdiAgent(BDIAgent):
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
         data = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
+        if ilf in _REQUESTS and self.achieve_from is not None and sender not in self.achieve_from:
+            self.rejected_messages += 1
+            if sender not in self.refused_senders:  # logged once per sender: a stranger may insist
+                self.refused_senders.add(sender)
+                log.warning("%s: refused %s requests from %s, which is not an agent of this "
+                            "experiment (each is counted and traced)", self.jid, ilf, sender)
+            self.tracer.emit("msg.recv", {**data, "rejected": "requests are taken from this "
+                                                              "experiment's agents only"})
+            return
         try:
             if ilf not in _ILF:
                 raise WireError(f"unknown ilf_type {ilf!r}")

@@ -19,7 +19,7 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.policycache import policy_file
-from bdi_rl.runner import LearnerPlan, check_plans, make_agent, plan_agents, run_learners
+from bdi_rl.runner import LearnerPlan, check_plans, make_agent, plan_agents, run_learners, spec_jids
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -43,8 +43,6 @@ def read_password(password_file: Path | None) -> str:
     return password
 
 
-def expected_agents(spec: ExperimentSpec, domain: str) -> list[str]:
-    return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
 
 
 def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
@@ -68,9 +66,9 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     else:
         run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
         atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
-    expected = expected_agents(spec, domain)
+    expected = spec_jids(spec, domain)
     telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, run_dir / TRACE_FILE,
-                               port=port)
+                               port=port, senders=expected)
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
     started = time.time()
     await telemetry.start(auto_register=True)

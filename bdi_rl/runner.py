@@ -240,6 +240,12 @@ def _checking_actions(plan: AgentPlan) -> asp.Actions:
     return actions
 
 
+def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
+    """The JIDs of every agent the spec names: the only senders whose trace batches
+    telemetry writes and whose achieve requests agents execute."""
+    return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
+
+
 def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
     """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
     coordinator), ``teammates([...])`` (the other learners), and for coordinators
@@ -310,7 +316,8 @@ async def run_experiment(
     password = secrets.token_urlsafe(16)
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
 
-    telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port)
+    telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port,
+                               senders=spec_jids(spec, domain))
     agents: list[Any] = []
     started = time.time()
     try:
@@ -355,6 +362,7 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
     common: dict[str, Any] = dict(
         tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
         port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
+        achieve_from=spec_jids(spec, domain),
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
@@ -138,6 +139,13 @@ class TraceReceiver(CyclicBehaviour):
     async def _handle(self, msg: Message) -> None:
         agent: TelemetryAgent = self.agent  # type: ignore[assignment]
         sender = bare_jid(msg.sender)
+        if agent.senders is not None and sender not in agent.senders:
+            agent.trace_log.rejected += 1
+            if sender not in agent.refused_senders:  # logged once per sender, all counted
+                agent.refused_senders.add(sender)
+                log.warning("telemetry: refused trace batches from %s, not an agent of run %s",
+                            sender, agent.run)
+            return
         try:
             batch = decode_batch(msg.body or "")
         except TraceFormatError as exc:
@@ -186,8 +194,12 @@ class JoinResponder(CyclicBehaviour):
 class TelemetryAgent(Agent):
     """Owns the run's ``trace.jsonl``; every other agent ships its events here."""
 
-    def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222) -> None:
+    def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222,
+                 senders: Collection[str] | None = None) -> None:
         super().__init__(jid, password, port=port, verify_security=False)
+        self.senders = None if senders is None else frozenset(j.lower() for j in senders)
+        """bare JIDs whose trace batches are written: the run's agents (None: anyone's)"""
+        self.refused_senders: set[str] = set()
         self.run = trace_path.parent.name
         self.groups: dict[str, list[str]] = {}  # claimable agent names by group
         self.claims: dict[str, str] = {}  # agent name -> JID of the process that claimed it
