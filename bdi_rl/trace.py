@@ -358,10 +358,10 @@ def _payload(body: str) -> bytes:
         if not payload.isascii():  # ASCII (the usual case) is UTF-8: no need to decode it
             payload.decode()
         return payload
-    except (binascii.Error, zstandard.ZstdError) as exc:
-        raise TraceFormatError(f"batch is not valid zstd + base64: {exc}") from None
     except UnicodeError as exc:
         raise TraceFormatError(f"batch is not UTF-8: {exc}") from None
+    except (ValueError, zstandard.ZstdError) as exc:  # binascii.Error, or non-ASCII base64
+        raise TraceFormatError(f"batch is not valid zstd + base64: {exc}") from None
 
 
 _LINE = NUMPY | orjson.OPT_APPEND_NEWLINE

@@ -118,6 +118,7 @@ def _header(**fields) -> bytes:
         ((_header() + orjson.dumps(_event(-1)) + b"\n").decode(), "seq -1 where the batch needs 0"),
         (" " * (MAX_BODY_CHARS + 1), "exceeds"),
         ("KLUv/" + "!" * 20, "zstd"),  # looks compressed, is not base64
+        ("KLUv/\x80DaFQQA0sgbHIAlag==", "zstd"),  # non-ASCII in base64: found by tests/test_fuzz.py
         (base64.b64encode(b"\x28\xb5\x2f\xfd" + b"garbage").decode(), "zstd"),
         (_packed(_header() + b" " * (MAX_PAYLOAD_BYTES + 1)), "inflates to"),  # a zip bomb
     ],
