@@ -19,7 +19,8 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.policycache import policy_file
-from bdi_rl.runner import LearnerPlan, check_plans, make_agent, plan_agents, run_learners, spec_jids
+from bdi_rl.runner import (LearnerPlan, check_plans, make_agent, plan_agents, run_learners, spec_jids,
+                           wait_for_server)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -71,6 +72,7 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
                                port=port, senders=expected)
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
     started = time.time()
+    await wait_for_server(domain, port)
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     try:
@@ -130,6 +132,7 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
 
     from bdi_rl.agent import ask_telemetry
 
+    await wait_for_server(domain, port)
     asker = Agent(f"claim-{secrets.token_hex(6)}@{domain}", password, port=port, verify_security=False)
     await asker.start(auto_register=True)
     asker.presence.set_available()
@@ -157,6 +160,7 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
     agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
               for plan in plans]
     try:
+        await wait_for_server(domain, port)
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         run = await join_run(agents[0], join_timeout)
         for agent, plan in zip(agents, plans):

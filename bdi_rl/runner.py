@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import hashlib
 import secrets
 import time
@@ -46,6 +47,8 @@ from bdi_rl.store import (
 )
 from bdi_rl.trace import TraceLevel, Tracer
 from bdi_rl.wire import parse_literal
+
+log = logging.getLogger("bdi_rl.runner")
 
 #: Seconds the other agents may still finish after one agent's mind has failed.
 FAILURE_GRACE = 10.0
@@ -240,6 +243,28 @@ def _checking_actions(plan: AgentPlan) -> asp.Actions:
     return actions
 
 
+async def wait_for_server(host: str, port: int, first_delay: float = 0.5, longest: float = 10.0) -> None:
+    """Return once the XMPP server accepts connections, trying again with growing pauses and
+    a log line for each: a container may start before its server, or while it restarts.
+    Without this SPADE waits on a refused connection forever, silently."""
+    delay, waited = first_delay, 0.0
+    while True:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 5)
+        except (OSError, TimeoutError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "no answer"
+            log.warning("waiting for the XMPP server at %s:%d (%s); trying again in %g s",
+                        host, port, reason, delay)
+            await asyncio.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, longest)
+            continue
+        writer.close()
+        if waited:
+            log.warning("the XMPP server at %s:%d answered after %.0f s", host, port, waited)
+        return
+
+
 def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
     """The JIDs of every agent the spec names: the only senders whose trace batches
     telemetry writes and whose achieve requests agents execute."""
@@ -313,6 +338,7 @@ async def run_experiment(
     else:
         port_text = spec.xmpp.server.rpartition(":")[2]
         domain, port = spec.xmpp.domain, int(port_text)
+        await wait_for_server(domain, port)
     password = secrets.token_urlsafe(16)
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
 

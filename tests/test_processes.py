@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from bdi_rl.trace import read_trace
@@ -201,3 +202,38 @@ def test_telemetry_serves_the_viewer_as_in_compose(ejabberd, tmp_path, write_spe
         for proc in [*learners, telemetry]:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
+    """Started before their XMPP server (compose may do that), telemetry and a learner say
+    they are waiting, try again with growing pauses, and run once the server is up."""
+    from tests.ejabberd import remove, start_ejabberd
+
+    server = start_ejabberd()
+    try:
+        server.stop()
+        spec = write_spec(SPEC.replace('count = 2', 'count = 1'))
+        env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+        xmpp = ["--xmpp", f"localhost:{server.port}", "--runs", str(tmp_path / "runs")]
+        learner = _start("agent", str(spec), "--name", "proc", *xmpp, env=env)
+        telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+        try:
+            time.sleep(4)  # several refused tries: 0.5 + 1 + 2 s
+            assert learner.poll() is None and telemetry.poll() is None, "a role gave up"
+            server.start()
+            _, learner_err = learner.communicate(timeout=180)
+            assert learner.returncode == 0, learner_err
+            out, telemetry_err = telemetry.communicate(timeout=60)
+            assert telemetry.returncode == 0, telemetry_err
+        finally:
+            for proc in (learner, telemetry):
+                if proc.poll() is None:
+                    proc.kill()
+        for err in (learner_err, telemetry_err):
+            tries = [line for line in err.splitlines() if "waiting for the XMPP server at localhost" in line]
+            assert len(tries) >= 3 and "trying again in 0.5 s" in tries[0] and "in 2 s" in tries[2]
+            assert "answered after" in err and "Traceback" not in err
+        events = read_trace(Path(out.strip().splitlines()[-1]) / "trace.jsonl")
+        _assert_every_event_once(events, ["proc"])
+    finally:
+        remove(server)
