@@ -165,6 +165,7 @@ class TraceShipper(Wakeable):
         self.in_flight = 0
         self.last_progress = time.monotonic()
         self.batches_sent = 0
+        self.rewound_to = -1  # the seq the last rewind went back to
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -201,10 +202,18 @@ class TraceShipper(Wakeable):
         dropped = before - len(tracer.pending)
         self.sent = max(0, self.sent - dropped)
         self.in_flight = max(0, self.in_flight - 1)
-        self.last_progress = time.monotonic()
-        if ack.get("gap"):
-            self.sent = 0  # telemetry missed a batch: go back to the oldest unacked event
-            self.in_flight = 0
+        if dropped:
+            self.last_progress = time.monotonic()
+        if ack.get("gap") and upto != self.rewound_to:
+            # Telemetry missed a batch: go back to the oldest unacked event, once per gap.
+            # Every batch in flight behind the lost one reports the same gap; rewinding for
+            # each re-sent the whole window 64 times over after a server restart.
+            self._rewind(upto)
+
+    def _rewind(self, upto: int) -> None:
+        self.sent = 0
+        self.in_flight = 0
+        self.rewound_to = upto
 
     async def _ship(self) -> None:
         tracer: Tracer = self.agent.tracer
@@ -212,8 +221,7 @@ class TraceShipper(Wakeable):
             return  # not joined to a run yet (agents in their own process ask telemetry first)
         now = time.monotonic()
         if self.sent and now - self.last_progress > self.RESEND_AFTER:
-            self.sent = 0
-            self.in_flight = 0
+            self._rewind(tracer.acked)
             self.last_progress = now
         # Compress only what crosses the network: SPADE hands messages between agents of
         # one process over directly.
