@@ -336,20 +336,13 @@ class TracedMind(asp_runtime.Agent):
             or self._has_belief_plan(_REMOVAL, *key)
             or any(True for _ in self.waiters())
         )
+        self._remove_all(group, through_interpreter=reactive)
         if reactive:
-            for old in list(group):
-                self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
             self.call(asp.Trigger.addition, asp.GoalType.belief, term, asp_runtime.Intention())
             return
-        tracer = self.tracer
-        tracing = tracer is not None and tracer.level >= TraceLevel.STEP
-        for old in list(group):
-            group.discard(old)
-            if tracing:
-                tracer.emit("belief.del", {"belief": clip_text(literal_text(old)),
-                                           "source": literal_source(old) or "self"})
         group.add(term)
-        if tracing:
+        tracer = self.tracer
+        if tracer is not None and tracer.level >= TraceLevel.STEP:
             tracer.emit("belief.add", {"belief": clip_text(literal_text(term)),
                                        "source": literal_source(term) or "self"})
 
@@ -358,9 +351,14 @@ class TracedMind(asp_runtime.Agent):
         waiting intention may react, else directly (traced the same way; the interpreter's
         path unifies each belief against the base and cost ~5 % of an episode-mode run)."""
         group = self.beliefs.get((functor, arity))
-        if not group:
-            return
-        if self._has_belief_plan(_REMOVAL, functor, arity) or any(True for _ in self.waiters()):
+        if group:
+            reactive = self._has_belief_plan(_REMOVAL, functor, arity) or any(True for _ in self.waiters())
+            self._remove_all(group, through_interpreter=reactive)
+
+    def _remove_all(self, group: set, through_interpreter: bool) -> None:
+        """Empty a belief group: through the interpreter (plans may react), or directly with
+        the same ``belief.del`` events."""
+        if through_interpreter:
             for old in list(group):
                 self.call(asp.Trigger.removal, asp.GoalType.belief, old, asp_runtime.Intention())
             return
