@@ -305,8 +305,10 @@ class TracedBdiAgent(BDIAgent):
         achieve_from: Collection[str] | None = None,
     ) -> None:
         self.tracer = tracer
-        self.achieve_from = None if achieve_from is None else frozenset(j.lower() for j in achieve_from)
-        """bare JIDs whose achieve / unachieve requests are executed (None: anyone's)"""
+        self.achieve_from = (achieve_from if isinstance(achieve_from, frozenset) or achieve_from is None
+                             else frozenset(j.lower() for j in achieve_from))
+        """lower-case bare JIDs whose achieve / unachieve requests are executed (None: anyone's);
+        a frozenset is kept as given, so the agents of a run can share one"""
         self.start_percepts = list(percepts or [])
         self.start_beliefs = list(beliefs or [])
         self.hold = hold

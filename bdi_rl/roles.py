@@ -44,8 +44,6 @@ def read_password(password_file: Path | None) -> str:
     return password
 
 
-
-
 def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
     if not (run_dir / TRACE_FILE).is_file():
         raise SpecError(f"--run {run_dir}: not a run directory (no {TRACE_FILE})")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
+import functools
 import hashlib
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -271,6 +272,13 @@ def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
     return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
 
 
+@functools.lru_cache(maxsize=8)
+def _shared_jid_set(jids: tuple[str, ...]) -> frozenset[str]:
+    """One set for all agents of a run (200 agents each holding their own copy of 200 JIDs
+    would be 40,000 strings)."""
+    return frozenset(jid.lower() for jid in jids)
+
+
 def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
     """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
     coordinator), ``teammates([...])`` (the other learners), and for coordinators
@@ -388,7 +396,7 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
     common: dict[str, Any] = dict(
         tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
         port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
-        achieve_from=spec_jids(spec, domain),
+        achieve_from=_shared_jid_set(tuple(spec_jids(spec, domain))),
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)

@@ -9,8 +9,8 @@ back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next se
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
