@@ -174,8 +174,10 @@ class TraceShipper(Wakeable):
         tracer: Tracer = self.agent.tracer
         if self.sent < len(tracer.pending) or not tracer.run:
             timeout = self.flush_seconds
-        else:  # all sent: until an ack, the next event, or the resend deadline of what is in flight
-            timeout = self.RESEND_AFTER if self.in_flight else self.IDLE_WAIT
+        else:  # all sent: until an ack, the next event, or the deadline to resend the unacked
+            # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
+            # never comes, while a duplicate's does)
+            timeout = self.IDLE_WAIT if tracer.all_acked else self.RESEND_AFTER
             tracer.on_emit = self.wake
         msg = await self.receive(timeout=timeout)
         tracer.on_emit = None
@@ -197,9 +199,9 @@ class TraceShipper(Wakeable):
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             log.warning("%s: ignored a malformed trace ack from %s", self.agent.jid, msg.sender)
             return
-        before = len(tracer.pending)
-        tracer.ack(upto)
-        dropped = before - len(tracer.pending)
+        # What the ack drops from the head; not the change in length: a refill from the
+        # spill file may grow the tail in the same call.
+        dropped = tracer.ack(upto)
         self.sent = max(0, self.sent - dropped)
         self.in_flight = max(0, self.in_flight - 1)
         if dropped:
@@ -215,6 +217,12 @@ class TraceShipper(Wakeable):
         self.in_flight = 0
         self.rewound_to = upto
 
+    def reconnected(self) -> None:
+        """What was in flight when the connection dropped may be lost: send it again now."""
+        self._rewind(self.agent.tracer.acked)
+        self.last_progress = time.monotonic()
+        self.wake()
+
     async def _ship(self) -> None:
         tracer: Tracer = self.agent.tracer
         if not tracer.run:
@@ -226,6 +234,8 @@ class TraceShipper(Wakeable):
         # Compress only what crosses the network: SPADE hands messages between agents of
         # one process over directly.
         remote = not self.agent.container.has_agent(self.telemetry)
+        if remote and not self.agent.client.in_session:
+            return  # the server is away: keep the events until the client reconnects
         while self.sent < len(tracer.pending) and self.in_flight < self.WINDOW:
             count, body = tracer.next_batch(self.sent, compress=remote)
             await self.send(Message(to=self.telemetry, body=body, metadata=BATCH_METADATA))
@@ -367,6 +377,11 @@ class TracedBdiAgent(BDIAgent):
         self.presence.set_available()
         self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
         self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
+        self.client.add_event_handler("reconnected", self._on_reconnected)
+
+    def _on_reconnected(self, down_seconds: float) -> None:
+        self.tracer.emit("xmpp.reconnect", {"down_s": round(down_seconds, 2)})
+        self.shipper.reconnected()
 
     def resolve_jid(self, name: str) -> str:
         """Plans may name peers by local part (``bob``); JIDs get this agent's domain."""
@@ -431,11 +446,16 @@ class TracedBdiAgent(BDIAgent):
         self.finished = True
         self.done.set()
 
-    async def flush_trace(self, timeout: float = 30.0) -> bool:
-        """Wait until telemetry has acknowledged every event; False on timeout."""
-        deadline = time.monotonic() + timeout
+    async def flush_trace(self, stall_seconds: float = 30.0) -> bool:
+        """Wait until telemetry has acknowledged every event; False once ``stall_seconds``
+        pass without an acknowledgement. A long backlog (a learner that finished while the
+        server was away) keeps draining as long as acknowledgements keep coming."""
+        acked, since = self.tracer.acked, time.monotonic()
         while not self.tracer.all_acked:
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if self.tracer.acked != acked:
+                acked, since = self.tracer.acked, now
+            elif now - since > stall_seconds:
                 return False
             await asyncio.sleep(0.02)
         return True

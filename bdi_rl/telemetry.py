@@ -163,8 +163,8 @@ class TraceReceiver(CyclicBehaviour):
             return
         upto, gap = agent.trace_log.accept(batch)
         body = {"upto": upto, "gap": True} if gap else {"upto": upto}
-        await self.send(Message(to=str(msg.sender), body=orjson.dumps(body).decode(),
-                                metadata=ACK_METADATA))
+        # To the bare JID: after a reconnection the batch's full JID may be a session that is gone.
+        await self.send(Message(to=sender, body=orjson.dumps(body).decode(), metadata=ACK_METADATA))
 
 
 class JoinResponder(CyclicBehaviour):

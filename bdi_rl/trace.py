@@ -89,6 +89,7 @@ KIND_LEVEL: dict[str, TraceLevel] = {
     "msg.send": TraceLevel.EPISODE,
     "msg.recv": TraceLevel.EPISODE,
     "intention.fail": TraceLevel.EPISODE,
+    "xmpp.reconnect": TraceLevel.EPISODE,
     "belief.add": TraceLevel.STEP,
     "belief.del": TraceLevel.STEP,
     "goal.add": TraceLevel.STEP,
@@ -202,12 +203,15 @@ class Tracer:
             spill.truncate()
             self._spill_read = 0
 
-    def ack(self, upto: int) -> None:
-        """Forget every event with seq < ``upto`` (cumulative acknowledgement)."""
+    def ack(self, upto: int) -> int:
+        """Forget every event with seq < ``upto`` (cumulative acknowledgement); returns how
+        many left the head of ``pending`` (spilled events coming back join its tail)."""
         pending = self.pending
+        dropped = 0
         if pending:  # pending holds consecutive seqs: count what the ack covers, drop it
             popleft = pending.popleft
-            for _ in range(min(len(pending), max(0, upto - pending[0]["seq"]))):
+            dropped = min(len(pending), max(0, upto - pending[0]["seq"]))
+            for _ in range(dropped):
                 popleft()
         if upto > self.acked:
             self.acked = upto
@@ -215,6 +219,7 @@ class Tracer:
                 self.on_ack(upto)
         if self.spilled:
             self._refill()
+        return dropped
 
     @property
     def all_acked(self) -> bool:

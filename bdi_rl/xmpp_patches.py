@@ -1,6 +1,6 @@
-"""Two measured fixes to SPADE 4.1 / slixmpp 1.12 internals, applied on import by
-:mod:`bdi_rl.agent` (the package's only door to SPADE). Each keeps the library's behaviour
-and removes a cost the profiles in BENCHMARKS.md pinned on it.
+"""Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied on import by :mod:`bdi_rl.agent` (the
+package's only door to SPADE). The first two keep the library's behaviour and remove a cost the
+profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
 
 - **Message bodies are escaped in C.** slixmpp escapes XML text with a Python generator over
   every character: 43 % of a trace sender's CPU, ~27 µs per trace event. Same output here with
@@ -8,13 +8,19 @@ and removes a cost the profiles in BENCHMARKS.md pinned on it.
 - **Agents that do not verify the server share one TLS context.** slixmpp builds a default
   context per client and loads the system CA store into it twice (~57 ms of CPU), which SPADE
   then switches off (``verify_security=False``): half the CPU of starting 100 agents.
+- **Agents reconnect.** SPADE's client stays down when the server goes away (a restart of
+  ejabberd ended every run). :class:`ReconnectingXmppClient` connects again, retrying every few
+  seconds, and announces the new session with a ``reconnected`` event; the trace shipper then
+  re-sends what telemetry has not acknowledged (nothing is lost: DESIGN.md, wire format).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import sys
+import time
 from functools import cache
 
 import spade.agent
@@ -64,6 +70,83 @@ class SharedTlsXmppClient(XMPPClient):
         self.register_plugin("xep_0363")  # HTTP file upload, as SPADE's client has it
 
 
+log = logging.getLogger("bdi_rl.xmpp")
+
+
+class ReconnectingXmppClient(SharedTlsXmppClient):
+    """Once its first session has started, the client connects again whenever the connection
+    drops, until its agent stops (``leaving``). Stanzas sent meanwhile wait in slixmpp's queue
+    and go out when the new session starts."""
+
+    #: Longest pause between two tries (slixmpp's own back-off grows to 300 s): agents are
+    #: back within this of the server's return.
+    RETRY_CAP = 4.0
+
+    def __init__(self, jid: str, password: str, verify_security: bool, auto_register: bool) -> None:
+        super().__init__(jid, password, verify_security, auto_register)
+        self.leaving = False
+        self.had_session = False
+        self.down_since: float | None = None
+        self.tries = 0  # connections lost since the last session started
+        self.reconnections = 0
+        self.add_event_handler("session_start", self._on_session_start)
+        self.add_event_handler("disconnected", self._on_disconnected)
+
+    @property
+    def in_session(self) -> bool:
+        """True while a session is up: stanzas sent now go out at once."""
+        return self.had_session and self.down_since is None
+
+    def _on_session_start(self, _event: object) -> None:
+        self.had_session = True
+        self.tries = 0
+        if self.down_since is not None:
+            down = time.monotonic() - self.down_since
+            self.down_since = None
+            self.reconnections += 1
+            log.warning("%s: reconnected to the XMPP server after %.1f s", self.boundjid.bare, down)
+            self.event("reconnected", down)
+
+    def _on_disconnected(self, reason: object) -> None:
+        # Before the first session SPADE's own start-up reports the failure.
+        if self.leaving or not self.had_session:
+            return
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            log.warning("%s: lost the XMPP server (%s); reconnecting", self.boundjid.bare,
+                        reason or "connection closed")
+        # A connection that drops again before its session starts (a server still booting,
+        # a refused login) is retried later each time.
+        self.loop.call_later(min(self.RETRY_CAP, 0.5 * 2 ** self.tries), self._reconnect)
+        self.tries += 1
+
+    def _reconnect(self) -> None:
+        if self.leaving or self.transport is not None:
+            return
+        host, port = self.custom_address or (None, None)
+        self.connect(host, port)
+
+    def reschedule_connection_attempt(self) -> asyncio.Future | None:
+        """slixmpp's, with the pause capped at :attr:`RETRY_CAP`."""
+        if self._current_connection_attempt is None:
+            return None
+        self._connect_loop_wait = min(self.RETRY_CAP, self._connect_loop_wait * 2 + 1)
+        self._current_connection_attempt = asyncio.ensure_future(self._connect_loop(), loop=self.loop)
+        return self._current_connection_attempt
+
+
+_spade_async_stop = spade.agent.Agent._async_stop
+
+
+async def _stop_and_leave(agent: spade.agent.Agent) -> None:
+    """SPADE's ``Agent._async_stop``; a stopping agent's client does not reconnect."""
+    client = getattr(agent, "client", None)
+    if isinstance(client, ReconnectingXmppClient):
+        client.leaving = True
+    await _spade_async_stop(agent)
+
+
 def apply() -> None:
     _tostring.escape = escape_xml
-    spade.agent.XMPPClient = SharedTlsXmppClient
+    spade.agent.XMPPClient = ReconnectingXmppClient
+    spade.agent.Agent._async_stop = _stop_and_leave

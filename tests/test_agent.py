@@ -42,7 +42,7 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
             agent.release()
         await body(agents)
         for agent in agents.values():
-            assert await agent.flush_trace(timeout=10)
+            assert await agent.flush_trace(stall_seconds=10)
     finally:
         await asyncio.gather(*(a.stop() for a in agents.values()), return_exceptions=True)
         await telemetry.stop()

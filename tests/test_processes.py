@@ -81,8 +81,6 @@ def test_roles_need_a_password(tmp_path, write_spec):
 
 def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_spec):
     """kill -9 the telemetry process mid-run, start it again on the same run: every event once."""
-    import time
-
     text = SPEC.replace("episodes = 20", "episodes = 600").replace("is_slippery = false", "is_slippery = true")
     spec = write_spec(text.replace('name = "proc"', 'name = "crash"').replace("telemetry-procs", "telemetry-crash"))
     runs = tmp_path / "runs"
@@ -92,15 +90,7 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
     learners = [_start("agent", str(spec), "--name", "crash", *xmpp, env=env)]
     restarted = None
     try:
-        deadline = time.monotonic() + 60
-        trace = None
-        while time.monotonic() < deadline:
-            found = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
-            if found and found[0].stat().st_size > 200_000:
-                trace = found[0]
-                break
-            time.sleep(0.1)
-        assert trace is not None, "the run never got going"
+        trace = _wait_for_trace(runs, min_bytes=200_000)
         telemetry.kill()  # SIGKILL, mid-run
         telemetry.wait()
         time.sleep(1.0)
@@ -237,3 +227,63 @@ def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
         _assert_every_event_once(events, ["proc"])
     finally:
         remove(server)
+
+
+def test_agents_survive_an_ejabberd_restart(tmp_path, write_spec):
+    """ejabberd stops mid-run and comes back 3 s later: the learner and telemetry reconnect
+    on their own within 10 s, learning goes on, and the trace has every event exactly once."""
+    from tests.ejabberd import remove, start_ejabberd
+
+    server = start_ejabberd()
+    try:
+        # Episode-level tracing on slippery 8x8: ~35 s of learning here, so the run outlasts
+        # the restart (~10 s) on a machine twice as fast as this one.
+        text = (SPEC.replace('count = 2', 'count = 1')
+                .replace("episodes = 20", 'episodes = 6000\ntrace = "episode"')
+                .replace('"4x4", is_slippery = false', '"8x8", is_slippery = true'))
+        spec = write_spec(text.replace('name = "proc"', 'name = "phoenix"'))
+        runs = tmp_path / "runs"
+        env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+        xmpp = ["--xmpp", f"localhost:{server.port}", "--runs", str(runs)]
+        telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+        learner = _start("agent", str(spec), "--name", "phoenix", *xmpp, env=env)
+        try:
+            trace = _wait_for_trace(runs, min_bytes=20_000)
+            server.stop()
+            time.sleep(3)
+            server.start()
+            back = time.time()
+            _, learner_err = learner.communicate(timeout=240)
+            out, telemetry_err = telemetry.communicate(timeout=60)
+            assert learner.returncode == 0, learner_err
+            assert telemetry.returncode == 0, telemetry_err
+        finally:
+            for proc in (learner, telemetry):
+                if proc.poll() is None:
+                    proc.kill()
+        for err in (learner_err, telemetry_err):
+            assert "lost the XMPP server" in err and "reconnected to the XMPP server" in err, err
+            assert "Traceback" not in err, err
+        events = read_trace(trace)
+        _assert_every_event_once(events, ["phoenix"])
+        reconnects = [e for e in events if e["kind"] == "xmpp.reconnect"]
+        assert reconnects, "the learner never traced its reconnection"
+        assert reconnects[-1]["ts"] - back < 10, "the learner took more than 10 s to come back"
+        episodes = [e for e in events if e["kind"] == "episode.end"]
+        assert [e["episode"] for e in episodes] == list(range(6000))
+        # learning went on across the outage: many episodes ended after the reconnection
+        assert sum(e["seq"] > reconnects[-1]["seq"] for e in episodes) >= 600
+        assert json.loads((trace.parent / "summary.json").read_text())["agents"]["phoenix"]["episodes"] == 6000
+    finally:
+        remove(server)
+
+
+def _wait_for_trace(runs: Path, min_bytes: int, timeout: float = 60) -> Path:
+    """The run's trace once it holds ``min_bytes``: the run is well under way."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
+        if found and found[0].stat().st_size > min_bytes:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError("the run never got going")

@@ -103,7 +103,7 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.3)  # time enough for mallory's request to have run, were it run
             for agent in agents.values():
-                assert await agent.flush_trace(timeout=10)
+                assert await agent.flush_trace(stall_seconds=10)
         finally:
             await asyncio.gather(*(a.stop() for a in agents.values()), return_exceptions=True)
             await telemetry.stop()

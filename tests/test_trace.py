@@ -141,6 +141,26 @@ def test_trace_log_appends_lines_as_received_once(tmp_path):
     assert (log.written, log.duplicates) == (6, 4)
 
 
+def test_ack_counts_what_left_the_head_while_spilled_events_come_back():
+    """A shipper keeps its place in ``pending`` by what each ack drops. Taken from the change
+    in length, an ack that also refilled from the spill file moved that place past events
+    never sent: after a server restart with a big backlog the trace then stalled 5 s per refill."""
+    tracer = Tracer("r", "a@x", TraceLevel.STEP, memory_events=100)
+    for i in range(1000):
+        tracer.emit("rl.step", {"i": i})
+    sent = 0
+    shipped = []
+    while not tracer.all_acked:
+        while sent < len(tracer.pending):  # a whole window in flight, like the shipper
+            count, body = tracer.next_batch(sent)
+            shipped.extend(decode_batch(body).events)
+            sent += count
+        upto = tracer.pending[0]["seq"] + 30  # telemetry acks the first 30 of them
+        sent -= tracer.ack(min(upto, tracer.seq))
+    seqs = [e["seq"] for e in shipped]
+    assert seqs == list(range(1000)), "an event was skipped or sent twice"
+
+
 def test_backlog_spills_to_disk_and_comes_back_in_order():
     """Telemetry unreachable: memory stays bounded, nothing is dropped, order is kept."""
     tracer = Tracer("r", "a@x", TraceLevel.STEP, memory_events=100)
