@@ -70,6 +70,8 @@ def save_checkpoint(path: Path, q: np.ndarray, meta: dict[str, Any]) -> None:
 
 def load_checkpoint(path: Path) -> Checkpoint:
     """Read and check a checkpoint file (not yet against an env: :func:`check_env`)."""
+    if path.is_dir():
+        raise CheckpointError(f"{path}: is a directory, not a checkpoint file")
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     try:

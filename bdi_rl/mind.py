@@ -150,6 +150,12 @@ class _SelectionProbe:
 _ADDITION, _REMOVAL = asp.Trigger.addition, asp.Trigger.removal
 
 
+#: Deepest intention stack (nested sub-goals) a plan may build before the sub-goal fails.
+MAX_SUBGOAL_DEPTH = 10_000
+#: ``intention.fail`` events for the frames of one failed intention, at most.
+_FAILED_FRAMES_TRACED = 20
+
+
 class TracedMind(asp_runtime.Agent):
     """An AgentSpeak agent whose mind changes are written to a tracer.
 
@@ -224,6 +230,8 @@ class TracedMind(asp_runtime.Agent):
         return known
 
     def call(self, trigger, goal_type, term, calling_intention, delayed=False):  # type: ignore[override]
+        if not delayed and goal_type is asp.GoalType.achievement and trigger is _ADDITION:
+            self._check_depth(term, calling_intention)
         tracer = self.tracer
         tracing = tracer is not None and tracer.level >= TraceLevel.STEP
         if tracing and goal_type == asp.GoalType.achievement and trigger == asp.Trigger.addition:
@@ -251,6 +259,17 @@ class TracedMind(asp_runtime.Agent):
             if new is not None:
                 new.plan = plan
         return result
+
+    def _check_depth(self, term: Any, calling_intention: Any) -> None:
+        """Fail a sub-goal nested deeper than :data:`MAX_SUBGOAL_DEPTH`: python-agentspeak
+        keeps every frame of ``+!g <- !g.``, which grew by ~50 MB a second until memory ran out."""
+        for stack in self.intentions:
+            if stack and stack[-1] is calling_intention:
+                if len(stack) >= MAX_SUBGOAL_DEPTH:
+                    goal = _trigger_text(_ADDITION, asp.GoalType.achievement, term, calling_intention)
+                    raise asp.AslError(f"{goal}: more than {MAX_SUBGOAL_DEPTH} nested sub-goals "
+                                       "(endless recursion?)")
+                return
 
     def _newest_intention(self, plan: Any) -> Any:
         for stack in reversed(self.intentions):
@@ -312,7 +331,12 @@ class TracedMind(asp_runtime.Agent):
         if stack in self.intentions:
             self.intentions.remove(stack)
         if self.tracer is not None:
-            for intention in reversed(stack):
+            # One event per failed frame, innermost first; of a deep (recursive) stack, the
+            # innermost few and the outermost tell the story.
+            frames = list(reversed(stack))
+            if len(frames) > _FAILED_FRAMES_TRACED:
+                frames = [*frames[:_FAILED_FRAMES_TRACED - 1], frames[-1]]
+            for intention in frames:
                 plan = getattr(intention, "plan", None)
                 self.tracer.emit(
                     "intention.fail",
@@ -444,6 +468,6 @@ def load_mind(
     return mind
 
 
-def check_asl(path: str | Path, actions: asp.Actions) -> None:
-    """Load ``path`` once without tracing, only to report errors before a run starts."""
-    load_mind(path, actions, name="check")
+def check_asl(path: str | Path, actions: asp.Actions) -> TracedMind:
+    """Load ``path`` once without tracing, to report errors before a run starts."""
+    return load_mind(path, actions, name="check")

@@ -149,11 +149,12 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures."""
     from bdi_rl.agent import join_run
 
-    plans = [p for p in plan_agents(spec) if p.name in names or p.group.name in names]
+    every_plan = plan_agents(spec)
+    plans = [p for p in every_plan if p.name in names or p.group.name in names]
     unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans}
     if unknown or not plans:
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
-    check_plans(plans)
+    check_plans(every_plan)  # the whole experiment's: whether any agent starts is a property of all
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
     agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
               for plan in plans]

@@ -33,8 +33,8 @@ from bdi_rl.checkpoint import (
 )
 from bdi_rl.envs import EnvAdapter, make_env
 from bdi_rl.goals import goal_envs, map_goal
+from bdi_rl.mind import AslError, TracedMind, check_asl
 from bdi_rl.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
-from bdi_rl.mind import check_asl
 from bdi_rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
 from bdi_rl.store import (
@@ -303,11 +303,28 @@ def start_beliefs(group: AgentGroup) -> list[asp.Literal]:
 
 
 def check_plans(plans: list[AgentPlan]) -> None:
-    checked: set[str] = set()
+    """Refuse, before anything starts, plan files that cannot be parsed or would do nothing,
+    and an experiment in which no agent has an initial goal (it would wait forever)."""
+    minds: dict[str, TracedMind] = {}
     for plan in plans:
-        if plan.group.asl not in checked:
-            check_asl(plan.group.asl, _checking_actions(plan))
-            checked.add(plan.group.asl)
+        path = plan.group.asl
+        if path not in minds:
+            minds[path] = mind = check_asl(path, _checking_actions(plan))
+            if not any(mind.plans.values()):
+                raise AslError(f"{path}: no plans: an agent running it would do nothing")
+    if minds and not any(map(_can_start, minds.values())):
+        raise AslError(f"{', '.join(minds)}: no initial goal (such as !start.) and no plan for a "
+                       "new belief: no agent of the experiment would ever start")
+
+
+def _can_start(mind: TracedMind) -> bool:
+    """Whether an agent with this mind acts on its own: an initial goal, or a plan for a new
+    belief (the start percepts, or a ``tell`` from any XMPP client, may trigger it). Achieve
+    requests come only from the experiment's agents, so a plan for a goal alone never runs."""
+    if mind.intentions:
+        return True
+    return any(plans and trigger is asp.Trigger.addition and goal_type is asp.GoalType.belief
+               for (trigger, goal_type, _, _), plans in mind.plans.items())
 
 
 async def run_experiment(

@@ -312,6 +312,8 @@ def resolve_spec_path(name: str) -> Path:
     shipped = packaged_specs_dir() / (path.name if path.suffix else f"{path.name}.toml")
     if not path.exists() and shipped.is_file() and len(path.parts) <= 2:
         return shipped
+    if path.is_dir():
+        raise SpecError(f"{name}: is a directory, not a spec file")
     raise SpecError(f"{name}: no such spec file")
 
 
@@ -341,6 +343,10 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
         raise SpecError(f"{path}: no such spec file") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text file (a spec is UTF-8 TOML)") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a directory, not a spec file") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})

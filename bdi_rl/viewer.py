@@ -147,12 +147,23 @@ def _agent(index: RunIndex, name: str) -> str:
     raise _not_found("no such agent")
 
 
-def _int_param(request: web.Request, key: str, default: int) -> int:
+def _int_param(request: web.Request, key: str, default: int, minimum: int = 0) -> int:
+    """An integer query parameter; 400 for one that is not an integer or is below ``minimum``
+    (Python refuses integers of more than 4300 digits, so no huge number gets through)."""
+    raw = request.query.get(key)
+    if raw is None:
+        return default
     try:
-        return int(request.query.get(key, default))
+        value = int(raw)
     except ValueError:
-        raise web.HTTPBadRequest(text=orjson.dumps({"error": f"{key}: not an integer"}).decode(),
-                                 content_type="application/json") from None
+        raise _bad_request(f"{key}: not an integer") from None
+    if value < minimum:
+        raise _bad_request(f"{key}: must be {minimum} or more")
+    return value
+
+
+def _bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(text=orjson.dumps({"error": message}).decode(), content_type="application/json")
 
 
 # -- API --------------------------------------------------------------------------------
@@ -190,7 +201,7 @@ async def api_mind(request: web.Request) -> web.Response:
         previous = first - 1
     else:
         position = max(0, min(_int_param(request, "pos", agent.events - 1), agent.events - 1))
-        previous = max(-1, min(_int_param(request, "prev", position - 1), position - 1))
+        previous = max(-1, min(_int_param(request, "prev", position - 1, minimum=-1), position - 1))
     if position - previous > MAX_EVENTS_PER_CALL:
         previous = position - MAX_EVENTS_PER_CALL
     state, _ = index.mind_at(jid, position)
@@ -227,11 +238,10 @@ async def api_messages(request: web.Request) -> web.Response:
     """Who told whom what: every ``msg.send`` of the run in time order (long runs: the last
     ``limit``, default 2000); ``hide=functor`` leaves out messages of that functor."""
     index = _index(request)
-    limit = max(1, min(_int_param(request, "limit", 2000), 20000))
+    limit = min(_int_param(request, "limit", 2000, minimum=1), 20000)
     hide = request.query.get("hide", "")  # a functor whose messages to leave out (experience)
     if hide and not re.fullmatch(r"[a-z][A-Za-z0-9_]{0,60}", hide):
-        raise web.HTTPBadRequest(text=orjson.dumps({"error": "hide: not an AgentSpeak functor"}).decode(),
-                                 content_type="application/json")
+        raise _bad_request("hide: not an AgentSpeak functor")
     prefix = f"{hide}(" if hide else None
     sent = [{"from": jid, **m} for jid, agent in index.agents.items()
             for m in agent.messages if m["kind"] == "msg.send"

@@ -81,6 +81,8 @@ def parse_literal(body: str) -> asp.Literal:
         log.throw()
     except asp.AggregatedError:
         raise WireError(f"not an AgentSpeak literal: {errors.message or 'syntax error'}") from None
+    except RecursionError:  # the parser recurses ~10 frames per level: ~90 levels at most
+        raise WireError("not an AgentSpeak literal: nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - the parser raises bare errors on odd input
         raise WireError(f"not an AgentSpeak literal: {exc}") from None
     finally:

@@ -109,7 +109,7 @@ def test_a_flipped_byte_in_the_table_is_caught(tmp_path):
 def test_missing_files_and_directories(tmp_path):
     with pytest.raises(CheckpointError, match="no such checkpoint file"):
         load_checkpoint(tmp_path / "absent.npz")
-    with pytest.raises(CheckpointError, match="no such checkpoint file"):
+    with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
         load_checkpoint(tmp_path)
     run = tmp_path / "run"
     (run / "qtables").mkdir(parents=True)

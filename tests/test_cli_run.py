@@ -189,3 +189,11 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     seqs = [e["seq"] for e in events if e["agent"] == "learner@localhost"]
     assert seqs == list(range(len(seqs)))
     assert events[-1]["kind"] == "run.stop"
+
+
+def test_shipped_spec_by_name_and_module_entry(tmp_path: Path):
+    """``python -m bdi_rl`` works like the script, and a shipped spec is found by name."""
+    result = run_cli("run", "frozenlake-4x4", "--episodes", "5", "--runs", str(tmp_path / "runs"),
+                     "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip().splitlines()[-1]).parent == tmp_path / "runs"

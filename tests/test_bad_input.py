@@ -1,0 +1,549 @@
+"""The bad-input corpus: malformed and hostile input of every kind bdi-rl takes, in one place,
+each case through the entry point that really receives it.
+
+- Files (plan files, specs, Q-tables) through ``bdi-rl`` itself: exit status 2 and one line
+  ``bdi-rl: error: ...`` naming the file or the field; no run directory; no input file changed.
+- BDI messages to a running agent and trace batches to a running telemetry agent, over a real
+  XMPP server: each refused, counted and logged; the agent or telemetry goes on working, and
+  the trace file holds only the good events.
+- URLs to the viewer: refused with 4xx and the security headers; nothing served from outside
+  the runs; nothing on disk changed; the viewer keeps answering.
+
+Unit-level checks of the same decoders (28 malformed batch bodies in ``test_trace.py``, more
+bodies in ``test_wire.py``) and hypothesis fuzzing (``test_fuzz.py``) complement this corpus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+import zstandard
+from spade.agent import Agent
+from spade.behaviour import OneShotBehaviour
+from spade.message import Message
+from spade.template import Template
+
+from bdi_rl.agent import TracedBdiAgent
+from bdi_rl.cli import main as bdi_rl_main
+from bdi_rl.telemetry import TelemetryAgent
+from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES,
+                          SCHEMA, TraceLevel, Tracer, encode_batch, read_trace)
+from bdi_rl.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+from tests.conftest import MINIMAL_SPEC, run_cli
+from tests.conftest import run_named as _run_named
+from tests.test_agent import _run
+from tests.test_checkpoint import _meta, _rewrite, _save
+
+# -- files: plan files, specs, Q-tables ---------------------------------------------------------
+
+AGENT = '[[agents]]\nname = "learner"\n'
+WITH_BAD_ASL = MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "bad.asl"\n')
+
+
+def _spec(old: str, new: str) -> str:
+    assert old in MINIMAL_SPEC
+    return MINIMAL_SPEC.replace(old, new)
+
+
+def _checkpoint(damage: Callable[[Path], None] | None = None) -> Callable[[Path], None]:
+    """Writes a valid FrozenLake 4x4 checkpoint at ``path``, then ``damage`` to it."""
+
+    def write(path: Path) -> None:
+        _save(path)
+        if damage is not None:
+            damage(path)
+
+    return write
+
+
+@dataclass
+class FileCase:
+    files: dict[str, str | bytes | Callable[[Path], None]]
+    argv: list[str]  # "{dir}" is the case's directory
+    expected: str
+    spec: str | None = MINIMAL_SPEC  # written as spec.toml unless None
+    exit_status: int = 2
+
+
+_RUN = ["run", "{dir}/spec.toml"]
+_SHOW = ["qtable", "show", "{dir}/learner.npz"]
+_WARM = ["run", "{dir}/spec.toml", "--warm-start", "{dir}/learner.npz"]
+
+FILE_CASES: dict[str, FileCase] = {
+    # Plan files (AgentSpeak)
+    "asl: syntax error": FileCase({"bad.asl": "!start.\n+!start <- .rl_reset\n+!x <- true.\n"}, _RUN,
+                                  "bad.asl:3:", WITH_BAD_ASL),
+    "asl: unterminated string": FileCase({"bad.asl": '!start.\n+!start <- .print("abc.\n'}, _RUN,
+                                         "bad.asl", WITH_BAD_ASL),
+    "asl: unbalanced parenthesis": FileCase({"bad.asl": "!start.\n+!start <- .rl_choose(S, A.\n"}, _RUN,
+                                            "bad.asl:2:", WITH_BAD_ASL),
+    "asl: unknown internal action": FileCase({"bad.asl": "!start.\n+!start <- .rl_teleport(3).\n"}, _RUN,
+                                             "unknown internal action", WITH_BAD_ASL),
+    "asl: internal action of the wrong arity": FileCase(
+        {"bad.asl": "!start.\n+!start <- .rl_act(1, 2, 3).\n"}, _RUN, "rl_act", WITH_BAD_ASL),
+    "asl: initial goal without a plan": FileCase({"bad.asl": "!start.\n+!other <- true.\n"}, _RUN,
+                                                 "no applicable plan for +!start", WITH_BAD_ASL),
+    "asl: empty file": FileCase({"bad.asl": ""}, _RUN, "bad.asl: no plans", WITH_BAD_ASL),
+    "asl: no agent has an initial goal": FileCase({"bad.asl": "+!other <- true.\n"}, _RUN,
+                                                  "no initial goal", WITH_BAD_ASL),
+    "asl: binary file": FileCase({"bad.asl": bytes(range(256)) * 4}, _RUN, "bad.asl: not a text file",
+                                 WITH_BAD_ASL),
+    "asl: missing file": FileCase({}, _RUN, "agents[0].asl: no such plan file",
+                                  MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "nowhere.asl"\n')),
+    # Specs
+    "spec: not TOML": FileCase({}, _RUN, "spec.toml: not valid TOML", 'name = [unclosed\n'),
+    "spec: empty file": FileCase({}, _RUN, "name: missing required key", ""),
+    "spec: binary file": FileCase({"spec.toml": b"\xd2\xff\x00\x9c" * 64}, _RUN, "spec.toml: not a text file",
+                                  None),
+    "spec: a directory": FileCase({"spec.toml/readme": "not a spec"}, _RUN, "is a directory", None),
+    "spec: missing file": FileCase({}, ["run", "{dir}/absent.toml"], "absent.toml: no such spec file"),
+    "spec: unknown key": FileCase({}, _RUN, "episodez: unknown key", "episodez = 4\n" + MINIMAL_SPEC),
+    "spec: unknown env key": FileCase({}, _RUN, "env.nope: unknown key",
+                                      MINIMAL_SPEC + "[env.nope]\nx = 1\n"),
+    "spec: unknown agent key": FileCase({}, _RUN, "agents[0].colour: unknown key",
+                                        MINIMAL_SPEC.replace(AGENT, AGENT + "colour = 1\n")),
+    "spec: seed of the wrong type": FileCase({}, _RUN, "seed: expected an integer",
+                                             _spec("seed = 3", 'seed = "three"')),
+    "spec: fractional episodes": FileCase({}, _RUN, "episodes: expected an integer",
+                                          _spec("episodes = 20", "episodes = 1.5")),
+    "spec: zero episodes": FileCase({}, _RUN, "episodes: must be positive",
+                                    _spec("episodes = 20", "episodes = 0")),
+    "spec: negative episodes": FileCase({}, _RUN, "episodes: must be positive",
+                                        _spec("episodes = 20", "episodes = -5")),
+    "spec: gamma above 1": FileCase({}, _RUN, "learning.gamma", MINIMAL_SPEC + "[learning]\ngamma = 1.5\n"),
+    "spec: alpha not a number": FileCase({}, _RUN, "learning.alpha: expected a number",
+                                         MINIMAL_SPEC + '[learning]\nalpha = "fast"\n'),
+    "spec: unknown trace level": FileCase({}, _RUN, "trace:", 'trace = "verbose"\n' + MINIMAL_SPEC),
+    "spec: XMPP server without a port": FileCase({}, _RUN, "xmpp.server",
+                                                 MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere'\n"),
+    "spec: zero agents in a group": FileCase({}, _RUN, "agents[0].count",
+                                             MINIMAL_SPEC.replace(AGENT, AGENT + "count = 0\n")),
+    "spec: unknown mode": FileCase({}, _RUN, "agents[0].mode: must be one of",
+                                   MINIMAL_SPEC.replace(AGENT, AGENT + 'mode = "turbo"\n')),
+    "spec: agent name not a JID local part": FileCase(
+        {}, _RUN, "agents[0].name", MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "Learner"\n')),
+    "spec: the same agent twice": FileCase({}, _RUN, "used twice", MINIMAL_SPEC + AGENT),
+    "spec: belief that is not a literal": FileCase(
+        {}, _RUN, "agents[0].beliefs[0]: not an AgentSpeak literal",
+        MINIMAL_SPEC.replace(AGENT, AGENT + 'beliefs = ["share_every(5"]\n')),
+    "spec: env id that does not exist": FileCase({}, _RUN, "FrozenPond-v9",
+                                                 _spec('"FrozenLake-v1"', '"FrozenPond-v9"')),
+    "spec: env that is not Discrete": FileCase(
+        {}, _RUN, "Discrete", _spec('"FrozenLake-v1"', '"CartPole-v1"')
+        .replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "spec: env kwargs the env does not take": FileCase({}, _RUN, "FrozenLake-v1",
+                                                       _spec("is_slippery = false", "slipperiness = 2")),
+    "spec: warm start from nowhere": FileCase(
+        {}, _RUN, "agents[0].warm_start", MINIMAL_SPEC.replace(AGENT, AGENT + 'warm_start = "gone.npz"\n')),
+    # Q-table checkpoints, shown and warm-started from
+    "qtable: random bytes": FileCase({"learner.npz": bytes(range(256)) * 8}, _SHOW,
+                                     "not a readable checkpoint"),
+    "qtable: empty file": FileCase({"learner.npz": b""}, _SHOW, "not a readable checkpoint"),
+    "qtable: truncated": FileCase(
+        {"learner.npz": _checkpoint(lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]))},
+        _SHOW, "not a readable checkpoint"),
+    "qtable: a CSV file": FileCase({"learner.npz": "q,meta\n1,2\n"}, _SHOW, "not a readable checkpoint"),
+    "qtable: pickled objects (never unpickled)": FileCase(
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.array([{"a": 1}], dtype=object)))},
+        _SHOW, "not a readable checkpoint"),
+    "qtable: a future format": FileCase(
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, meta={**_meta(p), "format": 99}))}, _SHOW,
+        "checkpoint format 99"),
+    "qtable: no metadata": FileCase({"learner.npz": _checkpoint(lambda p: _rewrite(p, drop=("meta",)))},
+                                    _SHOW, "not a bdi-rl Q-table checkpoint"),
+    "qtable: checksum mismatch": FileCase(
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((16, 4))))}, _SHOW, "checksum mismatch"),
+    "qtable: shape against its metadata": FileCase(
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((8, 4))))}, _SHOW,
+        "the table is 8x4 but its metadata says 16x4"),
+    "qtable: a directory": FileCase({"learner.npz/x": "x"}, _SHOW, "is a directory"),
+    "qtable: warm start from a corrupt file": FileCase({"learner.npz": bytes(100)}, _WARM,
+                                                       "not a readable checkpoint"),
+    "qtable: warm start across state spaces": FileCase(
+        {"learner.npz": _checkpoint()}, _WARM, "table 16x4 vs 64x4",
+        _spec('map_name = "4x4"', 'map_name = "8x8"')),
+}
+
+
+def _write_case(case: FileCase, directory: Path) -> None:
+    if case.spec is not None:
+        (directory / "spec.toml").write_text(case.spec)
+    for name, content in case.files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+def _digests(directory: Path) -> dict[str, str]:
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CASES))
+def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys):
+    case = FILE_CASES[name]
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    _write_case(case, inputs)
+    before = _digests(inputs)
+    runs = tmp_path / "runs"
+    argv = [arg.replace("{dir}", str(inputs)) for arg in case.argv]
+    if argv[0] == "run":
+        argv += ["--runs", str(runs), "--no-progress"]
+    status = bdi_rl_main(argv)
+    err = capsys.readouterr().err
+    assert status == case.exit_status, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bdi-rl: error: "), err
+    assert case.expected in lines[0]
+    assert not runs.exists(), "a run directory was made for bad input"
+    assert _digests(inputs) == before, "an input file was changed"
+
+
+def test_the_console_script_says_the_same_one_line(tmp_path):
+    """As a separate process too: one line on stderr, no traceback, status 2."""
+    result = run_cli("run", str(tmp_path / "absent.toml"), "--runs", str(tmp_path / "runs"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"bdi-rl: error: {tmp_path / 'absent.toml'}: no such spec file"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_endless_recursion_in_a_plan_fails_the_agent_in_one_line(tmp_path):
+    """``+!g <- !g.`` used to grow the intention stack by ~50 MB a second until memory ran
+    out; the run now fails that agent quickly, saying where and why."""
+    (tmp_path / "bad.asl").write_text("!start.\n+!start <- !start.\n")
+    (tmp_path / "spec.toml").write_text(WITH_BAD_ASL)
+    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
+                     timeout=120)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.asl:2:" in lines[0] and "endless recursion?" in lines[0], result.stderr
+    trace = next((tmp_path / "runs").glob("*/trace.jsonl"))
+    fails = [e for e in read_trace(trace) if e["kind"] == "intention.fail"]
+    assert 1 <= len(fails) <= 20 and "endless recursion?" in fails[0]["data"]["error"]
+
+
+# -- BDI messages to a running agent ------------------------------------------------------------
+
+#: (ilf_type, body, sender, reason in the rejection)
+BDI_CASES: dict[str, tuple[str, str, str, str]] = {
+    "bdi: empty body": ("tell", "", "boss", "empty body"),
+    "bdi: unparsable literal": ("tell", "hello(", "boss", "not an AgentSpeak literal"),
+    "bdi: literal with a variable": ("tell", "p(X)", "boss", "ground"),
+    "bdi: two literals": ("tell", "a. b", "boss", "exactly one literal"),
+    "bdi: a plan as the body": ("tell", "+!x <- .rl_reset", "boss", "exactly one literal"),
+    "bdi: a goal as the body": ("achieve", "!go", "boss", "exactly one literal"),
+    "bdi: huge body": ("tell", "p(" + "1," * 100_000 + "1)", "boss", "exceeds"),
+    "bdi: nested too deeply": ("tell", "a(" * 500 + "1" + ")" * 500, "boss", "nested too deeply"),
+    "bdi: control characters": ("tell", "p(\x01\x02)", "boss", "illegal character"),
+    "bdi: unknown ilf_type": ("explode", "p(1)", "boss", "unknown ilf_type"),
+    "bdi: spade_bdi's tellHow": ("tellHow", "+!x <- .rl_finish.", "boss", "unknown ilf_type"),
+    "bdi: achieve from a stranger": ("achieve", 'greet("stranger")', "stranger", "experiment's agents only"),
+}
+
+
+@dataclass
+class Received:
+    rejections: dict[str, list[str]] = field(default_factory=dict)  # sender -> reasons, in order
+    rejected_count: int = 0
+    beliefs: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+async def _send_from(agent: Agent, messages: list[Message]) -> None:
+    class Send(OneShotBehaviour):
+        async def run(self) -> None:
+            for msg in messages:
+                await self.send(msg)
+
+    behaviour = Send()
+    agent.add_behaviour(behaviour)
+    await behaviour.join()
+
+
+@pytest.fixture(scope="module")
+def bdi_received(tmp_path_factory) -> Received:
+    """Every BDI case sent to ``bob`` over the embedded XMPP server, then one good ``tell``."""
+    tmp = tmp_path_factory.mktemp("bdi-corpus")
+    (tmp / "bob.asl").write_text("@greet +!greet(X) <- +greeted(X).\n")
+    warnings = _Warnings()
+    logging.getLogger("bdi_rl.agent").addHandler(warnings)
+
+    async def scenario() -> Received:
+        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+        await server.start()
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
+        bob = TracedBdiAgent("bob@localhost", "pw", str(tmp / "bob.asl"), port=server.port,
+                             tracer=Tracer(tmp.name, "bob@localhost", TraceLevel.STEP),
+                             telemetry="telemetry@localhost",
+                             achieve_from=["bob@localhost", "boss@localhost"])
+        senders = {name: Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False)
+                   for name in ("boss", "stranger")}
+        try:
+            await telemetry.start()
+            await bob.start()
+            for agent in senders.values():
+                await agent.start()
+                agent.presence.set_available()
+            for sender in senders:
+                await _send_from(senders[sender], [
+                    Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf})
+                    for ilf, body, who, _ in BDI_CASES.values() if who == sender])
+            # Then a good message: bob must still be listening and reasoning.
+            await _send_from(senders["boss"], [Message(to="bob@localhost", body="still_alive(1)",
+                                                       metadata={"performative": "BDI", "ilf_type": "tell"})])
+            for _ in range(200):
+                if "still_alive(1)" in bob.beliefs():
+                    break
+                await asyncio.sleep(0.05)
+            assert await bob.flush_trace(stall_seconds=10)
+            rejections: dict[str, list[str]] = {}
+            for event in read_trace(str(tmp / "trace.jsonl")):
+                if event["kind"] == "msg.recv" and "rejected" in event["data"]:
+                    sender = event["data"]["from"].split("@")[0]
+                    rejections.setdefault(sender, []).append(event["data"]["rejected"])
+            return Received(rejections, bob.rejected_messages, bob.beliefs(), warnings.messages)
+        finally:
+            for agent in senders.values():
+                await agent.stop()
+                agent.container.unregister(str(agent.jid))
+            await bob.stop()
+            await telemetry.stop()
+            await server.stop()
+
+    try:
+        return _run(scenario())
+    finally:
+        logging.getLogger("bdi_rl.agent").removeHandler(warnings)
+
+
+@pytest.mark.parametrize("name", sorted(BDI_CASES))
+def test_bad_bdi_message_is_refused_counted_and_logged(name, bdi_received):
+    _, _, sender, reason = BDI_CASES[name]
+    index = [key for key, case in BDI_CASES.items() if case[2] == sender].index(name)
+    traced = bdi_received.rejections[sender][index]
+    assert reason in traced, traced
+    assert any(f"from {sender}@localhost" in line and (reason in line or "refused" in line)
+               for line in bdi_received.warnings), "no log line"
+
+
+def test_an_agent_fed_bad_messages_keeps_working(bdi_received):
+    assert "still_alive(1)" in bdi_received.beliefs  # the good message after all the bad ones
+    assert bdi_received.rejected_count == len(BDI_CASES)
+    assert sum(map(len, bdi_received.rejections.values())) == len(BDI_CASES)
+    assert not any("greeted" in belief for belief in bdi_received.beliefs)
+
+
+# -- trace batches to a running telemetry agent -------------------------------------------------
+
+RUN = "corpus-run"
+MEMBER = "member@localhost"
+
+
+def _event(seq: int, agent: str = MEMBER, **fields) -> dict:
+    return {"schema": SCHEMA, "run": RUN, "agent": agent, "seq": seq, "ts": 1.0, "kind": "episode.end",
+            "episode": seq, "step": 0, "data": {"return": 1.0}, **fields}
+
+
+def _header(**fields) -> bytes:
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": RUN, "agent": MEMBER, "first": 0, "count": 1,
+                         **fields}) + b"\n"
+
+
+def _zstd(payload: bytes) -> str:
+    return base64.b64encode(zstandard.ZstdCompressor().compress(payload)).decode()
+
+
+#: (sender, body, outcome): "rejected" (counted, logged, no ack), "gap" (not written, acked with
+#: gap), "replay" (dropped as a duplicate). The member's good batch of seq 0 goes first.
+BATCH_CASES: dict[str, tuple[str, str, str]] = {
+    "batch: not JSON": ("member", "{not json", "rejected"),
+    "batch: wrong schema": ("member", _header(schema="bdi-rl.trace-batch/0").decode(), "rejected"),
+    "batch: fewer lines than its header says": (
+        "member", (_header(first=1, count=2) + orjson.dumps(_event(1)) + b"\n").decode(), "rejected"),
+    "batch: event missing a field": ("member", (_header(first=1) + b'{"seq": 1}\n').decode(), "rejected"),
+    "batch: event of another agent": (
+        "member", (_header(first=1) + orjson.dumps(_event(1, agent="other@localhost")) + b"\n").decode(),
+        "rejected"),
+    "batch: claims to come from another agent": (
+        "member", encode_batch(RUN, "peer@localhost", [_event(0, agent="peer@localhost")]), "rejected"),
+    "batch: of another run": (
+        "member", encode_batch("other-run", MEMBER, [{**_event(1), "run": "other-run"}]), "rejected"),
+    "batch: oversized": ("member", " " * (MAX_BODY_CHARS + 1), "rejected"),
+    "batch: zip bomb": ("member", _zstd(_header(first=1) + b" " * (MAX_PAYLOAD_BYTES + 1)), "rejected"),
+    "batch: fake compression": ("member", "KLUv/" + "!" * 20, "rejected"),
+    "batch: from a stranger": ("stranger", encode_batch(RUN, "stranger@localhost",
+                                                        [_event(0, agent="stranger@localhost")]), "rejected"),
+    "batch: seq gap": ("member", encode_batch(RUN, MEMBER, [_event(5)]), "gap"),
+    "batch: replay": ("member", encode_batch(RUN, MEMBER, [_event(0)]), "replay"),
+}
+
+
+@dataclass
+class Outcome:
+    rejected: int
+    duplicates: int
+    ack: dict | None
+    warnings: list[str]
+
+
+@dataclass
+class TelemetryRecord:
+    outcomes: dict[str, Outcome]
+    written: list[dict]
+    final_ack: dict | None
+
+
+@pytest.fixture(scope="module")
+def batches_received(tmp_path_factory) -> TelemetryRecord:
+    """Each batch case sent to telemetry in turn, its effect recorded; a good batch last."""
+    tmp = tmp_path_factory.mktemp("batch-corpus")
+    warnings = _Warnings()
+    logging.getLogger("bdi_rl.telemetry").addHandler(warnings)
+
+    async def scenario() -> TelemetryRecord:
+        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+        await server.start()
+        (tmp / RUN).mkdir()
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port,
+                                   senders=[MEMBER, "peer@localhost"])
+        senders = {name: Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False)
+                   for name in ("member", "stranger")}
+        acks: asyncio.Queue[dict] = asyncio.Queue()
+
+        class Acks(OneShotBehaviour):
+            async def run(self) -> None:
+                while True:
+                    msg = await self.receive(timeout=60)
+                    if msg is not None:
+                        acks.put_nowait(orjson.loads(msg.body))
+
+        async def send(sender: str, body: str) -> dict | None:
+            """Send one batch; the ack it earns, if any, within 1 s."""
+            await _send_from(senders[sender], [Message(to="telemetry@localhost", body=body,
+                                                       metadata=BATCH_METADATA)])
+            try:
+                return await asyncio.wait_for(acks.get(), 1.0)
+            except asyncio.TimeoutError:
+                return None
+
+        outcomes: dict[str, Outcome] = {}
+        try:
+            await telemetry.start()
+            for agent in senders.values():
+                await agent.start()
+                agent.presence.set_available()
+            senders["member"].add_behaviour(Acks(), Template(metadata=ACK_METADATA))
+            assert await send("member", encode_batch(RUN, MEMBER, [_event(0)])) == {"upto": 1}
+            for name, (sender, body, _) in BATCH_CASES.items():
+                log = telemetry.trace_log
+                rejected, duplicates, seen = log.rejected, log.duplicates, len(warnings.messages)
+                ack = await send(sender, body)
+                if ack is None:  # a rejection is not acked: wait until it is counted
+                    for _ in range(100):
+                        if log.rejected > rejected:
+                            break
+                        await asyncio.sleep(0.02)
+                outcomes[name] = Outcome(log.rejected - rejected, log.duplicates - duplicates, ack,
+                                         warnings.messages[seen:])
+            final = await send("member", encode_batch(RUN, MEMBER, [_event(1)]))
+        finally:
+            for agent in senders.values():
+                await agent.stop()
+                agent.container.unregister(str(agent.jid))
+            await telemetry.stop()
+            await server.stop()
+        return TelemetryRecord(outcomes, read_trace(str(tmp / RUN / "trace.jsonl")), final)
+
+    try:
+        return _run(scenario())
+    finally:
+        logging.getLogger("bdi_rl.telemetry").removeHandler(warnings)
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_CASES))
+def test_bad_trace_batch_is_refused_and_writes_nothing(name, batches_received):
+    sender, _, expected = BATCH_CASES[name]
+    outcome = batches_received.outcomes[name]
+    if expected == "rejected":
+        assert (outcome.rejected, outcome.ack) == (1, None)
+        assert len(outcome.warnings) == 1 and f"{sender}@localhost" in outcome.warnings[0]
+    elif expected == "gap":
+        assert (outcome.rejected, outcome.ack) == (0, {"upto": 1, "gap": True})
+    else:
+        assert (outcome.rejected, outcome.duplicates, outcome.ack) == (0, 1, {"upto": 1})
+
+
+def test_telemetry_fed_bad_batches_writes_only_the_good_events(batches_received):
+    assert batches_received.final_ack == {"upto": 2}  # still accepting, in order
+    assert batches_received.written == [_event(0), _event(1)]
+
+
+# -- URLs to the viewer -------------------------------------------------------------------------
+
+TINY = "{tiny}"  # replaced by the name of a real run
+
+URL_CASES: dict[str, tuple[str, tuple[int, ...]]] = {
+    "url: parent directory": ("/api/runs/..", (404,)),
+    "url: encoded parent directory": ("/api/runs/%2e%2e", (404,)),
+    "url: encoded traversal to /etc": ("/api/runs/..%2F..%2Fetc", (404,)),
+    "url: double-encoded traversal": ("/api/runs/%252e%252e%252f%252e%252e%252fetc", (404,)),
+    "url: absolute path": ("/api/runs/%2Fetc%2Fpasswd", (404,)),
+    "url: NUL byte": ("/api/runs/tiny%00", (404,)),
+    "url: unknown run": ("/api/runs/nope", (404,)),
+    "url: run page traversal": ("/run/..%2F..", (404,)),
+    "url: static traversal": ("/static/..%2Fviewer.py", (404,)),
+    "url: source file as static": ("/static/viewer.py", (404,)),
+    "url: agent traversal": (f"/api/runs/{TINY}/agents/..%2F..%2Fx/mind", (404,)),
+    "url: unknown agent": (f"/api/runs/{TINY}/agents/ghost/mind", (404,)),
+    "url: position not a number": (f"/api/runs/{TINY}/agents/learner/mind?pos=abc", (400,)),
+    "url: negative position": (f"/api/runs/{TINY}/agents/learner/mind?pos=-1", (400,)),
+    "url: position of 10,000 digits": (f"/api/runs/{TINY}/agents/learner/mind?pos={'9' * 10_000}", (400,)),
+    "url: negative episode": (f"/api/runs/{TINY}/agents/learner/mind?episode=-3", (400,)),
+    "url: zero message limit": (f"/api/runs/{TINY}/messages?limit=0", (400,)),
+    "url: markup as a functor filter": (f"/api/runs/{TINY}/messages?hide=%3Cscript%3E", (400,)),
+    "url: very long run name": ("/api/runs/" + "r" * 6000, (404,)),
+    "url: request line over 8 KB": ("/api/runs/" + "r" * 20_000, (400, 414)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(URL_CASES))
+async def test_bad_url_is_refused_and_the_viewer_goes_on(name, aiohttp_client, runs):
+    path, statuses = URL_CASES[name]
+    path = path.replace(TINY, _run_named(runs, "tiny").name)
+    before = {p: p.stat().st_mtime_ns for p in runs.rglob("*")}
+    client = await aiohttp_client(create_app(runs))
+    response = await client.get(path)
+    assert response.status in statuses, await response.text()
+    text = await response.text()
+    assert "root:" not in text and "import " not in text and len(text) < 2000
+    if response.status != 414 and "Got more than" not in text:  # aiohttp's own line-length refusal
+        for header, value in SECURITY_HEADERS.items():
+            assert response.headers[header] == value
+    assert (await client.get("/api/runs")).status == 200  # still serving
+    assert {p: p.stat().st_mtime_ns for p in runs.rglob("*")} == before
+
