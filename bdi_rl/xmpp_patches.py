@@ -12,6 +12,9 @@ profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
   ejabberd ended every run). :class:`ReconnectingXmppClient` connects again, retrying every few
   seconds, and announces the new session with a ``reconnected`` event; the trace shipper then
   re-sends what telemetry has not acknowledged (nothing is lost: DESIGN.md, wire format).
+  After a reconnection, the old session's pending IQ handlers meet stanzas without ``from``
+  or ``id`` during the new login, and slixmpp warns ``Unknown stanza interface`` on the root
+  logger each time (18 lines per reconnection, harmless): those records are dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from functools import cache
 import spade.agent
 from slixmpp import ClientXMPP
 from spade.xmpp_client import XMPPClient
+
+log = logging.getLogger("bdi_rl.xmpp")
 
 _tostring = sys.modules["slixmpp.xmlstream.tostring"]
 _slixmpp_escape = _tostring.escape
@@ -70,9 +75,6 @@ class SharedTlsXmppClient(XMPPClient):
         self.register_plugin("xep_0363")  # HTTP file upload, as SPADE's client has it
 
 
-log = logging.getLogger("bdi_rl.xmpp")
-
-
 class ReconnectingXmppClient(SharedTlsXmppClient):
     """Once its first session has started, the client connects again whenever the connection
     drops, until its agent stops (``leaving``). Stanzas sent meanwhile wait in slixmpp's queue
@@ -88,7 +90,6 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
         self.had_session = False
         self.down_since: float | None = None
         self.tries = 0  # connections lost since the last session started
-        self.reconnections = 0
         self.add_event_handler("session_start", self._on_session_start)
         self.add_event_handler("disconnected", self._on_disconnected)
 
@@ -103,7 +104,6 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
         if self.down_since is not None:
             down = time.monotonic() - self.down_since
             self.down_since = None
-            self.reconnections += 1
             log.warning("%s: reconnected to the XMPP server after %.1f s", self.boundjid.bare, down)
             self.event("reconnected", down)
 
@@ -146,7 +146,12 @@ async def _stop_and_leave(agent: spade.agent.Agent) -> None:
     await _spade_async_stop(agent)
 
 
+def _not_unknown_interface(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Unknown stanza interface: ")
+
+
 def apply() -> None:
     _tostring.escape = escape_xml
+    logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
     spade.agent.XMPPClient = ReconnectingXmppClient
     spade.agent.Agent._async_stop = _stop_and_leave
