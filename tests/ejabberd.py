@@ -60,8 +60,9 @@ class Ejabberd:
         return "\n".join(logs)
 
 
-def start_ejabberd(domain: str = "localhost") -> Ejabberd:
-    """Start a private ejabberd on a free loopback port with compose/ejabberd.yml."""
+def start_ejabberd(domain: str = "localhost", internal_nets: str = "['127.0.0.0/8', '::1/128']") -> Ejabberd:
+    """Start a private ejabberd on a free loopback port with compose/ejabberd.yml;
+    ``internal_nets``: where in-band registration is allowed from."""
     if shutil.which("ejabberdctl") is None:
         raise EjabberdUnavailable("ejabberd is not installed (apt-get install ejabberd; .ci/run does)")
     # Not under pytest's tmp dir: ejabberd runs as its own user and must reach the files.
@@ -77,7 +78,7 @@ def start_ejabberd(domain: str = "localhost") -> Ejabberd:
         "  C2S_IP: 127.0.0.1\n"
         f"  CERTFILE: {cert}\n"
         f"  KEYFILE: {key}\n"
-        "  INTERNAL_NETS: ['127.0.0.0/8', '::1/128']\n"
+        f"  INTERNAL_NETS: {internal_nets}\n"
         f"include_config_file: {CONFIG}\n"
     )
     (directory / "ejabberdctl.cfg").write_text(

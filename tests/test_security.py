@@ -120,3 +120,31 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
                if e["kind"] == "msg.recv" and e["agent"] == "bob@localhost" and "rejected" in e["data"]]
     assert [(r["from"], r["performative"], r["content"]) for r in refused] == [
         ("mallory@localhost", "achieve", 'greet("mallory")')]
+
+
+def test_ejabberd_takes_registrations_from_the_internal_network_only():
+    """compose/ejabberd.yml allows in-band registration from INTERNAL_NETS only: from
+    anywhere else nobody can create an account, so a stranger cannot even log in."""
+    from spade.agent import AuthenticationFailure
+
+    from tests.ejabberd import remove, start_ejabberd
+
+    server = start_ejabberd(internal_nets="['10.255.0.0/16']")  # loopback is outside it
+    try:
+        async def register() -> None:
+            stranger = Agent("stranger@localhost", "pw", port=server.port, verify_security=False)
+            try:
+                await stranger.start(auto_register=True)
+            finally:
+                stranger.container.unregister(str(stranger.jid))
+
+        try:
+            _run(register())
+        except AuthenticationFailure:
+            pass
+        else:
+            raise AssertionError("an account was registered from outside the internal network")
+        listed = server.ctl("registered_users", "localhost")
+        assert listed.returncode == 0 and "stranger" not in listed.stdout
+    finally:
+        remove(server)
