@@ -28,6 +28,13 @@ def _assert_every_event_once(events: list[dict], names: list[str]) -> None:
         assert stop and stop[0]["data"]["emitted"] == len(seqs), jid
 
 
+def _kill_running(*procs: subprocess.Popen | None) -> None:
+    """Kill whatever is still running: a failed assertion must not leave role processes behind."""
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+
 def _start(*args: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -49,9 +56,7 @@ def test_agents_and_telemetry_in_separate_processes(ejabberd, tmp_path, write_sp
         out, err = telemetry.communicate(timeout=60)
         assert telemetry.returncode == 0, err
     finally:
-        for proc in [*learners, telemetry]:
-            if proc.poll() is None:
-                proc.kill()
+        _kill_running(*learners, telemetry)
     run_dir = Path(out.strip().splitlines()[-1])
     assert run_dir.parent == runs and (run_dir / "spec.toml").is_file()
 
@@ -101,9 +106,7 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
         out, err = restarted.communicate(timeout=60)
         assert restarted.returncode == 0, err
     finally:
-        for proc in [*learners, telemetry, restarted]:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
+        _kill_running(*learners, telemetry, restarted)
     run_dir = Path(out.strip().splitlines()[-1])
     assert run_dir == trace.parent
     events = read_trace(run_dir / "trace.jsonl")
@@ -131,9 +134,7 @@ def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
         out, err = telemetry.communicate(timeout=60)
         assert telemetry.returncode == 0, err
     finally:
-        for proc in [*claimers, telemetry]:
-            if proc.poll() is None:
-                proc.kill()
+        _kill_running(*claimers, telemetry)
     codes = sorted(code for _, _, code in results)
     assert codes == [0, 0, 2], "\n".join(err for _, err, _ in results)
     refused = next(err for _, err, code in results if code == 2)
@@ -189,9 +190,7 @@ def test_telemetry_serves_the_viewer_as_in_compose(ejabberd, tmp_path, write_spe
         _, err = telemetry.communicate(timeout=30)
         assert telemetry.returncode == 0, err
     finally:
-        for proc in [*learners, telemetry]:
-            if proc.poll() is None:
-                proc.kill()
+        _kill_running(*learners, telemetry)
 
 
 def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
@@ -216,9 +215,7 @@ def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
             out, telemetry_err = telemetry.communicate(timeout=60)
             assert telemetry.returncode == 0, telemetry_err
         finally:
-            for proc in (learner, telemetry):
-                if proc.poll() is None:
-                    proc.kill()
+            _kill_running(learner, telemetry)
         for err in (learner_err, telemetry_err):
             tries = [line for line in err.splitlines() if "waiting for the XMPP server at localhost" in line]
             assert len(tries) >= 3 and "trying again in 0.5 s" in tries[0] and "in 2 s" in tries[2]
@@ -258,9 +255,7 @@ def test_agents_survive_an_ejabberd_restart(tmp_path, write_spec):
             assert learner.returncode == 0, learner_err
             assert telemetry.returncode == 0, telemetry_err
         finally:
-            for proc in (learner, telemetry):
-                if proc.poll() is None:
-                    proc.kill()
+            _kill_running(learner, telemetry)
         for err in (learner_err, telemetry_err):
             assert "lost the XMPP server" in err and "reconnected to the XMPP server" in err, err
             assert "Traceback" not in err and "Unknown stanza interface" not in err, err
