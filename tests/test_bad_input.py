@@ -19,9 +19,10 @@ import asyncio
 import base64
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import orjson
@@ -43,6 +44,8 @@ from tests.conftest import MINIMAL_SPEC, run_cli
 from tests.conftest import run_named as _run_named
 from tests.test_agent import _run
 from tests.test_checkpoint import _meta, _rewrite, _save
+
+T = TypeVar("T")
 
 # -- files: plan files, specs, Q-tables ---------------------------------------------------------
 
@@ -274,6 +277,31 @@ class _Warnings(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def _run_collecting_warnings(logger: str, scenario: Callable[[_Warnings], Awaitable[T]]) -> T:
+    """Run ``scenario`` on SPADE's loop with the warnings of ``logger`` collected for it."""
+    warnings = _Warnings()
+    logging.getLogger(logger).addHandler(warnings)
+    try:
+        return _run(scenario(warnings))
+    finally:
+        logging.getLogger(logger).removeHandler(warnings)
+
+
+async def _start_plain_agents(names: tuple[str, ...], port: int) -> dict[str, Agent]:
+    """Bare SPADE agents (no BDI, no trace): what any XMPP client could be."""
+    agents = {name: Agent(f"{name}@localhost", "pw", port=port, verify_security=False) for name in names}
+    for agent in agents.values():
+        await agent.start()
+        agent.presence.set_available()
+    return agents
+
+
+async def _stop_plain_agents(agents: dict[str, Agent]) -> None:
+    for agent in agents.values():
+        await agent.stop()
+        agent.container.unregister(str(agent.jid))
+
+
 async def _send_from(agent: Agent, messages: list[Message]) -> None:
     class Send(OneShotBehaviour):
         async def run(self) -> None:
@@ -290,10 +318,7 @@ def bdi_received(tmp_path_factory) -> Received:
     """Every BDI case sent to ``bob`` over the embedded XMPP server, then one good ``tell``."""
     tmp = tmp_path_factory.mktemp("bdi-corpus")
     (tmp / "bob.asl").write_text("@greet +!greet(X) <- +greeted(X).\n")
-    warnings = _Warnings()
-    logging.getLogger("bdi_rl.agent").addHandler(warnings)
-
-    async def scenario() -> Received:
+    async def scenario(warnings: _Warnings) -> Received:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
         await server.start()
         telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
@@ -301,14 +326,11 @@ def bdi_received(tmp_path_factory) -> Received:
                              tracer=Tracer(tmp.name, "bob@localhost", TraceLevel.STEP),
                              telemetry="telemetry@localhost",
                              achieve_from=["bob@localhost", "boss@localhost"])
-        senders = {name: Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False)
-                   for name in ("boss", "stranger")}
+        senders: dict[str, Agent] = {}
         try:
             await telemetry.start()
             await bob.start()
-            for agent in senders.values():
-                await agent.start()
-                agent.presence.set_available()
+            senders = await _start_plain_agents(("boss", "stranger"), server.port)
             for sender in senders:
                 await _send_from(senders[sender], [
                     Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf})
@@ -328,17 +350,12 @@ def bdi_received(tmp_path_factory) -> Received:
                     rejections.setdefault(sender, []).append(event["data"]["rejected"])
             return Received(rejections, bob.rejected_messages, bob.beliefs(), warnings.messages)
         finally:
-            for agent in senders.values():
-                await agent.stop()
-                agent.container.unregister(str(agent.jid))
+            await _stop_plain_agents(senders)
             await bob.stop()
             await telemetry.stop()
             await server.stop()
 
-    try:
-        return _run(scenario())
-    finally:
-        logging.getLogger("bdi_rl.agent").removeHandler(warnings)
+    return _run_collecting_warnings("bdi_rl.agent", scenario)
 
 
 @pytest.mark.parametrize("name", sorted(BDI_CASES))
@@ -422,17 +439,13 @@ class TelemetryRecord:
 def batches_received(tmp_path_factory) -> TelemetryRecord:
     """Each batch case sent to telemetry in turn, its effect recorded; a good batch last."""
     tmp = tmp_path_factory.mktemp("batch-corpus")
-    warnings = _Warnings()
-    logging.getLogger("bdi_rl.telemetry").addHandler(warnings)
-
-    async def scenario() -> TelemetryRecord:
+    async def scenario(warnings: _Warnings) -> TelemetryRecord:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
         await server.start()
         (tmp / RUN).mkdir()
         telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port,
                                    senders=[MEMBER, "peer@localhost"])
-        senders = {name: Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False)
-                   for name in ("member", "stranger")}
+        senders: dict[str, Agent] = {}
         acks: asyncio.Queue[dict] = asyncio.Queue()
 
         class Acks(OneShotBehaviour):
@@ -454,9 +467,7 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
         outcomes: dict[str, Outcome] = {}
         try:
             await telemetry.start()
-            for agent in senders.values():
-                await agent.start()
-                agent.presence.set_available()
+            senders = await _start_plain_agents(("member", "stranger"), server.port)
             senders["member"].add_behaviour(Acks(), Template(metadata=ACK_METADATA))
             assert await send("member", encode_batch(RUN, MEMBER, [_event(0)])) == {"upto": 1}
             for name, (sender, body, _) in BATCH_CASES.items():
@@ -472,17 +483,12 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
                                          warnings.messages[seen:])
             final = await send("member", encode_batch(RUN, MEMBER, [_event(1)]))
         finally:
-            for agent in senders.values():
-                await agent.stop()
-                agent.container.unregister(str(agent.jid))
+            await _stop_plain_agents(senders)
             await telemetry.stop()
             await server.stop()
         return TelemetryRecord(outcomes, read_trace(str(tmp / RUN / "trace.jsonl")), final)
 
-    try:
-        return _run(scenario())
-    finally:
-        logging.getLogger("bdi_rl.telemetry").removeHandler(warnings)
+    return _run_collecting_warnings("bdi_rl.telemetry", scenario)
 
 
 @pytest.mark.parametrize("name", sorted(BATCH_CASES))
