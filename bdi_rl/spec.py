@@ -1,22 +1,27 @@
 """Experiment spec: one TOML file defines a whole experiment (DESIGN.md, "Experiment spec").
 
-Every table is a dataclass with a docstring per field; :func:`load_spec` checks the file
-strictly (unknown keys and wrong types are errors naming the key) so a typo never silently
-falls back to a default.
+Every table is a msgspec ``Struct`` with a docstring per field: the one schema of a spec.
+msgspec checks every field's type *and* range (``Meta``) and names the key of the first
+error; :func:`load_spec` then checks what relates fields to each other and what the XMPP
+server and the file system will accept, so a spec that loads is a spec that can run, and a
+typo never silently falls back to a default.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 import types
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta, Struct
 
 from bdi_rl.qlearning import LearningConfig
-from bdi_rl.trace import TraceLevel
+from bdi_rl.store import run_id
 from bdi_rl.wire import WireError, parse_literal
 
 
@@ -24,29 +29,56 @@ class SpecError(ValueError):
     """A spec that cannot run; the message is one line naming the file and key."""
 
 
-@dataclass
-class EnvSpec:
-    id: str
+#: Most agents one experiment may run (all groups together). 200 learners take ~0.9 MB each
+#: (README, Performance); a count typed with a few zeros too many must not eat the machine.
+MAX_AGENTS = 1000
+#: Upper bounds on counts: far above any real experiment, far below what would exhaust memory.
+MAX_EPISODES = 1_000_000_000
+MAX_EVAL_EPISODES = 10_000_000
+MAX_STEPS = 10_000_000
+MAX_SEED = 2**32 - 1
+#: Longest name that still leaves room in a 255-byte file name (``.<agent>.npz.XXXXXXXX.tmp``).
+MAX_NAME = 64
+#: Longest run directory name (``<env>__<experiment>__<seed>__<time>`` plus a suffix).
+MAX_RUN_ID = 200
+
+_NAME_RULE = "lower-case ASCII letters, digits, '-' or '_', starting with a letter or digit"
+_JID_LOCAL = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+Count = Annotated[int, Meta(ge=1, le=MAX_EPISODES)]
+Port = Annotated[int, Meta(ge=1, le=65535)]
+Probability = Annotated[float, Meta(ge=0.0, le=1.0)]
+Name = Annotated[str, Meta(min_length=1, max_length=MAX_NAME)]
+
+
+class _Table(Struct, forbid_unknown_fields=True, kw_only=True):
+    """A TOML table: unknown keys are errors naming the key (a typo never falls back silently)."""
+
+
+class EnvSpec(_Table):
+    id: Annotated[str, Meta(min_length=1, max_length=200)]
     """Registered Gymnasium id (``FrozenLake-v1``) or ``module:Class`` entry point."""
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = {}
     """Keyword arguments for the env constructor (``map_name``, ``is_slippery``, ``desc`` ...)."""
-    max_episode_steps: int | None = None
+    max_episode_steps: Annotated[int, Meta(ge=1, le=MAX_STEPS)] | None = None
     """Episode step limit; None keeps the env's own (a safe default when it has none)."""
-    goals: list[list[int]] = field(default_factory=list)
+    goals: Annotated[list[Annotated[list[Annotated[int, Meta(ge=0, le=10_000)]],
+                                    Meta(min_length=2, max_length=2)]],
+                     Meta(max_length=10_000)] = []
     """FrozenLake only: goal cells ``[x, y]`` the map's goal moves to (start and holes stay);
     learners perceive ``goal(X, Y)``. Empty: the map's own goal."""
-    goal_every: int = 0
+    goal_every: Annotated[int, Meta(ge=0, le=MAX_EPISODES)] = 0
     """Episodes before the goal moves on to the next of ``goals`` (cycling); needed when
     ``goals`` lists more than one."""
 
 
-@dataclass
-class AgentGroup:
-    name: str
+class AgentGroup(_Table):
+    name: Name
     """Group name; agents are ``name`` (count 1) or ``name-1`` ... ``name-N``."""
-    count: int = 1
+    count: Annotated[int, Meta(ge=1, le=MAX_AGENTS)] = 1
     """How many agents of this group run."""
-    asl: str = "learner.asl"
+    asl: Annotated[str, Meta(min_length=1, max_length=4096)] = "learner.asl"
     """Plan library: a path relative to the spec file, or a file shipped in ``bdi_rl/asl``."""
     role: Literal["learner", "coordinator"] = "learner"
     """``learner`` trains a Q-table; ``coordinator`` runs plans only (no env): it forms the
@@ -54,18 +86,18 @@ class AgentGroup:
     and ``teammates([...])`` (the other learners), so team plans know whom to talk to."""
     mode: Literal["step", "episode"] = "step"
     """``step``: one plan iteration per env step; ``episode``: Python runs whole episodes."""
-    episodes: int | None = None
+    episodes: Count | None = None
     """Training episodes for this group (default: the experiment's ``episodes``)."""
-    learning: dict[str, Any] = field(default_factory=dict)
+    learning: dict[str, Any] = {}
     """Overrides of the experiment's ``[learning]`` table for this group."""
-    beliefs: list[str] = field(default_factory=list)
+    beliefs: Annotated[list[str], Meta(max_length=10_000)] = []
     """Initial beliefs added before the first reasoning cycle (AgentSpeak literals such as
     ``"share_every(5)"``): one plan library, tuned per experiment."""
-    warm_start: str | None = None
+    warm_start: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
     """Start from earlier Q-tables: a run directory (each agent takes ``qtables/<its
     name>.npz``) or one checkpoint file for every learner of the group. Relative to the spec
     file. Checked against this run's env before anything starts."""
-    warm_epsilon: float | None = None
+    warm_epsilon: Probability | None = None
     """Epsilon a warm-started learner starts from (default: the group's ``epsilon_end``: it
     already knows the task); the schedule then goes on to ``epsilon_end`` as configured."""
 
@@ -75,67 +107,69 @@ class AgentGroup:
         return [f"{self.name}-{i}" for i in range(1, self.count + 1)]
 
 
-@dataclass
-class XmppSpec:
-    server: str = "embedded"
+class XmppSpec(_Table):
+    server: Annotated[str, Meta(min_length=1, max_length=300)] = "embedded"
     """``embedded`` (pyjabber in-process on loopback) or ``host:port`` of a running server."""
-    domain: str = "localhost"
+    domain: Annotated[str, Meta(min_length=1, max_length=253)] = "localhost"
     """XMPP domain of every agent's JID."""
-    port: int = 5222
+    port: Port = 5222
     """Port for the embedded server (another free port is used if it is taken)."""
+    trust: Annotated[list[Annotated[str, Meta(min_length=3, max_length=1024)]],
+                     Meta(max_length=MAX_AGENTS)] = []
+    """Bare JIDs outside the experiment whose requests agents take and whose tells the
+    shipped plans act on (the experiment's own agents are always trusted)."""
 
 
-@dataclass
-class TelemetrySpec:
-    name: str = "telemetry"
+class TelemetrySpec(_Table):
+    name: Name = "telemetry"
     """Local part of the telemetry agent's JID."""
-    flush_seconds: float = 0.2
+    flush_seconds: Annotated[float, Meta(gt=0.0, le=60.0)] = 0.2
     """Longest time an event waits in an agent before it is shipped."""
 
 
-@dataclass
-class ViewerSpec:
+class ViewerSpec(_Table):
     enabled: bool = False
     """Start the web viewer with the run."""
-    host: str = "127.0.0.1"
+    host: Annotated[str, Meta(min_length=1, max_length=253)] = "127.0.0.1"
     """Bind address (loopback unless you mean to expose it)."""
-    port: int = 8765
+    port: Port = 8765
     """Viewer port."""
 
 
-@dataclass
-class ExperimentSpec:
-    name: str
+class ExperimentSpec(_Table):
+    name: Name
     """Experiment name, part of the run directory's name."""
     env: EnvSpec
     """The environment every learner trains in."""
-    agents: list[AgentGroup]
+    agents: Annotated[list[AgentGroup], Meta(min_length=1, max_length=MAX_AGENTS)]
     """Agent groups."""
-    episodes: int = 1000
+    episodes: Count = 1000
     """Training episodes per learner."""
-    seed: int = 0
+    seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
     """Base seed; learner ``i`` (over all groups, from 0) uses ``seed + i``."""
-    trace: str = "step"
+    trace: Literal["episode", "step", "cycle"] = "step"
     """Trace level: ``episode`` < ``step`` < ``cycle``."""
-    eval_episodes: int = 100
+    eval_episodes: Annotated[int, Meta(ge=0, le=MAX_EVAL_EPISODES)] = 100
     """Greedy evaluation episodes after training (they never update the Q-table)."""
-    checkpoint_every: int = 1000
+    checkpoint_every: Annotated[int, Meta(ge=0, le=MAX_EPISODES)] = 1000
     """Episodes between two Q-table checkpoints of a learner (0: only the final one). Each
     costs an fsync; on a short-episode env (FrozenLake 4x4, ~6k episodes/s) every 100 took
     ~4 % of the throughput, every 1000 is negligible and a resume re-runs at most 1000."""
-    learning: LearningConfig = field(default_factory=LearningConfig)
+    learning: LearningConfig = msgspec.field(default_factory=LearningConfig)
     """Q-learning hyper-parameters shared by every group (groups may override)."""
-    xmpp: XmppSpec = field(default_factory=XmppSpec)
-    telemetry: TelemetrySpec = field(default_factory=TelemetrySpec)
-    viewer: ViewerSpec = field(default_factory=ViewerSpec)
+    xmpp: XmppSpec = msgspec.field(default_factory=XmppSpec)
+    telemetry: TelemetrySpec = msgspec.field(default_factory=TelemetrySpec)
+    viewer: ViewerSpec = msgspec.field(default_factory=ViewerSpec)
 
     def learning_for(self, group: AgentGroup) -> LearningConfig:
         """The group's learning config: the experiment's, with the group's overrides."""
         merged = {**dataclasses.asdict(self.learning), **group.learning}
-        return _build(LearningConfig, merged, f"agents[{self.agents.index(group)}].learning.")
+        where = f"agents[{self.agents.index(group)}].learning"
+        _check_learning_keys(group.learning, where)
+        return _convert(merged, LearningConfig, where)
 
     def to_dict(self) -> dict[str, Any]:
-        return _drop_none(dataclasses.asdict(self))
+        return _drop_none(msgspec.to_builtins(self))
 
     def agent_names(self, role: str) -> list[str]:
         """Names of every agent with ``role``, in spec order."""
@@ -151,112 +185,128 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", str(tp)).replace("NoneType", "none")
+# -- msgspec's errors, said as the rest of bdi-rl says them -------------------------------------
+
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+               "object": "a table", "array": "a list", "null": "nothing"}
+_AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 
 
-def _check(value: Any, tp: Any, key: str) -> Any:
-    """Return ``value`` converted to ``tp`` or raise SpecError naming ``key``."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(tp)
-        if value is None and type(None) in options:
-            return None
-        errors = []
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return _check(value, option, key)
-            except SpecError as exc:
-                errors.append(str(exc))
-        raise SpecError(errors[0])
-    if origin is Literal:
-        allowed = typing.get_args(tp)
-        if value not in allowed:
-            raise SpecError(f"{key}: must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-        return value
-    if origin is list:
-        (item_tp,) = typing.get_args(tp)
-        if not isinstance(value, list):
-            raise SpecError(f"{key}: expected a list, got {type(value).__name__}")
-        return [_check(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise SpecError(f"{key}: expected a table, got {type(value).__name__}")
-        return dict(value)
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise SpecError(f"{key}: expected a table, got {type(value).__name__}")
-        return _build(tp, value, f"{key}.")
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SpecError(f"{key}: expected a number, got {value!r}")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SpecError(f"{key}: expected an integer, got {value!r}")
-        return value
-    if tp in (str, bool):
-        if not isinstance(value, tp):
-            raise SpecError(f"{key}: expected {_type_name(tp)}, got {value!r}")
-        return value
-    if tp is Any:
-        return value
-    raise TypeError(f"spec field type {tp!r} is not supported")  # a bug, not bad input
+def _type_at(tp: Any, path: list[str | int]) -> Any:
+    """The declared type at ``path`` inside ``tp`` (to name the allowed values of a Literal)."""
+    for step in path:
+        while typing.get_origin(tp) is Annotated or typing.get_origin(tp) in (typing.Union,
+                                                                              types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            tp = args[0]
+        if isinstance(step, int):
+            tp = typing.get_args(tp)[0] if typing.get_args(tp) else Any
+        elif isinstance(tp, type) and issubclass(tp, Struct):
+            tp = typing.get_type_hints(tp, include_extras=True).get(step, Any)
+        else:
+            return Any
+    return tp
 
 
-def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in fields:
-            raise SpecError(f"{prefix}{key}: unknown key (known: {', '.join(fields)})")
-    kwargs = {}
-    for name, f in fields.items():
-        if name in data:
-            kwargs[name] = _check(data[name], hints[name], f"{prefix}{name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise SpecError(f"{prefix}{name}: missing required key")
+def _split_path(path: str) -> list[str | int]:
+    return [int(p) if p.isdigit() else p for p in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path)
+            for p in p if p]
+
+
+def _value_at(data: Any, path: list[str | int]) -> Any:
+    for step in path:
+        data = data[step]
+    return data
+
+
+def _dotted(path: list[str | int]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
+    return text
+
+
+def _say(exc: msgspec.ValidationError, data: Any, root: type, prefix: str = "") -> SpecError:
+    """``Expected `int` >= 1 - at `$.agents[0].count``` -> ``agents[0].count: expected an
+    integer >= 1, got 0``."""
+    match = _AT.match(str(exc))
+    assert match is not None
+    what, path = match["what"], _split_path(match["path"] or "")
+    field_match = re.fullmatch(r"Object (contains unknown|missing required) field `(.+)`", what)
+    own = re.fullmatch(r"(\w+)\.(\w+): (.*)", what, re.S)
+    if own and path and own[1] == path[-1]:  # a table's own check (LearningConfig) named its key
+        return SpecError(f"{_dotted([*path, own[2]]) if not prefix else prefix + '.' + own[2]}: "
+                         f"{own[3]}")
+    if field_match:
+        path.append(field_match[2])
+        message = ("unknown key" if field_match[1] == "contains unknown" else "missing required key")
+        if field_match[1] == "contains unknown":
+            parent = _type_at(root, path[:-1])
+            if isinstance(parent, type) and issubclass(parent, Struct):
+                message += f" (known: {', '.join(parent.__struct_fields__)})"
+    elif what.startswith("Invalid enum value"):
+        allowed = typing.get_args(_type_at(root, path))
+        message = f"must be one of {', '.join(map(repr, allowed))}"
+    else:
+        message = re.sub(r"`(\w+)`", lambda m: _TYPE_WORDS.get(m[1], m[1]), what)
+        message = message[0].lower() + message[1:]
     try:
-        return cls(**kwargs)
-    except ValueError as exc:
-        message = str(exc)
-        section = prefix.rstrip(".").split(".")[-1] + "."
-        if message.startswith(section):  # the class already named its own section
-            message = message[len(section):]
-        raise SpecError(f"{prefix}{message}") from None
+        value = _value_at(data, path)
+    except (KeyError, IndexError, TypeError):
+        value = None
+    else:
+        if "got" not in message:
+            message += f", got {_short(value)}"
+    key = _dotted(path)
+    key = f"{prefix}.{key}" if prefix and key else (prefix or key)
+    return SpecError(f"{key}: {message}" if key else message)
 
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _convert(data: Any, tp: type, where: str = "") -> Any:
+    """``data`` as ``tp``, or a SpecError naming the key (msgspec checks types and ranges)."""
+    try:
+        return msgspec.convert(data, tp)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        if " - at `$" in text or text.startswith(("Object ", "Expected ", "Invalid ")):
+            raise _say(exc, data, tp, where) from None
+        # a ValueError of LearningConfig's own checks: it names its field as learning.<key>
+        section = "learning."
+        if where and text.startswith(section):
+            text = f"{where}.{text[len(section):]}"
+        raise SpecError(text) from None
+
+
+def _check_learning_keys(table: Any, where: str) -> None:
+    """LearningConfig is a plain dataclass (the learner knows nothing of specs), which msgspec
+    converts without refusing unknown keys: refuse them here."""
+    if not isinstance(table, dict):
+        return  # msgspec says "expected a table"
+    known = [f.name for f in dataclasses.fields(LearningConfig)]
+    for key in table:
+        if key not in known:
+            raise SpecError(f"{where}.{key}: unknown key (known: {', '.join(known)})")
+
+
+# -- relations between fields, and names the XMPP server and the file system accept ------------
 
 def _validate(spec: ExperimentSpec) -> None:
-    positive = {"episodes": spec.episodes, "eval_episodes": spec.eval_episodes,
-                "checkpoint_every": spec.checkpoint_every}
-    for key, value in positive.items():
-        if value < (1 if key == "episodes" else 0):
-            raise SpecError(f"{key}: must be positive, got {value}")
-    try:
-        TraceLevel.parse(spec.trace)
-    except ValueError as exc:
-        raise SpecError(f"trace: {exc}") from None
-    if not spec.agents:
-        raise SpecError("agents: at least one agent group is needed")
     names: set[str] = set()
     for i, group in enumerate(spec.agents):
-        if group.count < 1:
-            raise SpecError(f"agents[{i}].count: must be at least 1, got {group.count}")
-        if group.episodes is not None and group.episodes < 1:
-            raise SpecError(f"agents[{i}].episodes: must be at least 1, got {group.episodes}")
         if not _is_jid_local(group.name):
-            raise SpecError(
-                f"agents[{i}].name: {group.name!r} must be lower-case letters, digits, '-' or '_'"
-            )
+            raise SpecError(f"agents[{i}].name: {group.name!r} must be {_NAME_RULE}")
         for agent in group.agent_names():
             if agent in names:
                 raise SpecError(f"agents[{i}].name: agent name {agent!r} is used twice")
             names.add(agent)
+        if len(names) > MAX_AGENTS:
+            raise SpecError(f"agents[{i}].count: more than {MAX_AGENTS} agents in one experiment")
         spec.learning_for(group)  # overrides are checked now, not mid-run
-        if group.warm_epsilon is not None and not 0 <= group.warm_epsilon <= 1:
-            raise SpecError(f"agents[{i}].warm_epsilon: must be in [0, 1], got {group.warm_epsilon}")
         if group.warm_start is not None and group.role != "learner":
             raise SpecError(f"agents[{i}].warm_start: only learners have Q-tables")
         for j, text in enumerate(group.beliefs):
@@ -266,27 +316,47 @@ def _validate(spec: ExperimentSpec) -> None:
                 raise SpecError(f"agents[{i}].beliefs[{j}]: {exc}") from None
     if not spec.agent_names("learner"):
         raise SpecError("agents: at least one group needs role = \"learner\"")
-    if spec.env.goal_every < 0 or (len(spec.env.goals) > 1 and spec.env.goal_every < 1):
+    learners = len(spec.agent_names("learner"))
+    if spec.seed + learners - 1 > MAX_SEED:
+        raise SpecError(f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; "
+                        f"got {spec.seed} with {learners} learners")
+    if len(spec.env.goals) > 1 and spec.env.goal_every < 1:
         raise SpecError(f"env.goal_every: must be at least 1 when env.goals lists several goals, "
                         f"got {spec.env.goal_every}")
-    if spec.env.max_episode_steps is not None and spec.env.max_episode_steps < 1:
-        raise SpecError("env.max_episode_steps: must be at least 1")
     if spec.xmpp.server != "embedded" and not _is_host_port(spec.xmpp.server):
-        raise SpecError(f"xmpp.server: expected 'embedded' or 'host:port', got {spec.xmpp.server!r}")
+        raise SpecError(f"xmpp.server: expected 'embedded' or 'host:port' (port 1-65535), "
+                        f"got {_short(spec.xmpp.server)}")
+    if not _is_host_name(spec.xmpp.domain):
+        raise SpecError(f"xmpp.domain: {_short(spec.xmpp.domain)} is not a lower-case host name")
+    for j, jid in enumerate(spec.xmpp.trust):
+        local, at, domain = jid.partition("@")
+        if not at or not _is_jid_local(local) or not _is_host_name(domain):
+            raise SpecError(f"xmpp.trust[{j}]: {_short(jid)} is not a bare JID "
+                            f"(local@domain, local part {_NAME_RULE})")
     if not _is_jid_local(spec.telemetry.name):
-        raise SpecError("telemetry.name: must be lower-case letters, digits, '-' or '_'")
+        raise SpecError(f"telemetry.name: must be {_NAME_RULE}")
     if spec.telemetry.name in names:
         raise SpecError(f"telemetry.name: {spec.telemetry.name!r} is also an agent's name")
+    longest = len(run_id(spec.env.id, spec.name, spec.seed + learners, 9_999_999_999)) + 4
+    if longest > MAX_RUN_ID:
+        raise SpecError(f"name: the run directory's name (env id, name, seed, time) would be "
+                        f"{longest} characters, over {MAX_RUN_ID}; shorten name or env.id")
 
 
 def _is_jid_local(name: str) -> bool:
-    # Lower case only: pyjabber folds registrations but not addressees (DESIGN.md).
-    return bool(name) and all(c.islower() or c.isdigit() or c in "-_" for c in name)
+    """ASCII lower case only: XMPP servers case-fold and normalise (PRECIS) local parts, and
+    pyjabber folds registrations but not addressees (DESIGN.md), so any other letter makes an
+    agent whose messages go to another name."""
+    return len(name) <= MAX_NAME and _JID_LOCAL.fullmatch(name) is not None
+
+
+def _is_host_name(host: str) -> bool:
+    return len(host) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in host.split("."))
 
 
 def _is_host_port(value: str) -> bool:
     host, _, port = value.rpartition(":")
-    return bool(host) and port.isdigit() and 0 < int(port) < 65536
+    return bool(host) and port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536
 
 
 def _shipped_dir(name: str) -> Path:
@@ -307,13 +377,16 @@ def packaged_specs_dir() -> Path:
 def resolve_spec_path(name: str) -> Path:
     """A spec path as given, or the name of a spec shipped with bdi-rl (``frozenlake-4x4``)."""
     path = Path(name)
-    if path.is_file():
-        return path
-    shipped = packaged_specs_dir() / (path.name if path.suffix else f"{path.name}.toml")
-    if not path.exists() and shipped.is_file() and len(path.parts) <= 2:
-        return shipped
-    if path.is_dir():
-        raise SpecError(f"{name}: is a directory, not a spec file")
+    try:
+        if path.is_file():
+            return path
+        shipped = packaged_specs_dir() / (path.name if path.suffix else f"{path.name}.toml")
+        if not path.exists() and shipped.is_file() and len(path.parts) <= 2:
+            return shipped
+        if path.is_dir():
+            raise SpecError(f"{name}: is a directory, not a spec file")
+    except OSError as exc:  # a name too long for the file system, a loop of symlinks ...
+        raise SpecError(f"{_short(name)}: cannot use this path: {exc.strerror}") from None
     raise SpecError(f"{name}: no such spec file")
 
 
@@ -349,18 +422,38 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
         raise SpecError(f"{path}: is a directory, not a spec file") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
-        spec = _build(ExperimentSpec, data)
-        _validate(spec)
+        spec = parse_spec(data)
+        spec_dir = path.parent
         for i, group in enumerate(spec.agents):
-            try:
-                group.asl = str(resolve_asl(group.asl, path.parent))
-            except FileNotFoundError:
-                raise SpecError(f"agents[{i}].asl: no such plan file {group.asl!r}") from None
+            group.asl = str(_resolve_file(group.asl, spec_dir, f"agents[{i}].asl"))
             if group.warm_start is not None:
-                group.warm_start = str(_resolve_existing(group.warm_start, path.parent,
-                                                         f"agents[{i}].warm_start"))
+                try:
+                    group.warm_start = str(_resolve_existing(group.warm_start, spec_dir,
+                                                             f"agents[{i}].warm_start"))
+                except OSError as exc:
+                    raise SpecError(f"agents[{i}].warm_start: cannot use {_short(group.warm_start)}: "
+                                    f"{exc.strerror}") from None
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
     return spec
+
+
+def parse_spec(data: dict[str, Any]) -> ExperimentSpec:
+    """A spec from its TOML table: every type, range and relation checked (SpecError)."""
+    _check_learning_keys(data.get("learning", {}), "learning")
+    spec = _convert(data, ExperimentSpec)
+    _validate(spec)
+    return spec
+
+
+def _resolve_file(asl: str, spec_dir: Path, key: str) -> Path:
+    try:
+        return resolve_asl(asl, spec_dir)
+    except FileNotFoundError:
+        raise SpecError(f"{key}: no such plan file {asl!r}") from None
+    except OSError as exc:
+        raise SpecError(f"{key}: cannot use {_short(asl)}: {exc.strerror}") from None

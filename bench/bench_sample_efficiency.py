@@ -21,7 +21,6 @@ Target (roadmap, issue 6): within 10 % of the plain loop.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import random
 import statistics
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import msgspec
 import numpy as np
 from exact_eval import TransitionModel
 
@@ -97,8 +97,8 @@ def bdi_learner(spec: ExperimentSpec, seed: int, mode: str, solved: Any) -> int 
 
     from bdi_rl.runner import run_experiment
 
-    spec = dataclasses.replace(spec, seed=seed, eval_episodes=1, trace="episode", checkpoint_every=0)
-    spec.agents = [dataclasses.replace(g, mode=mode) for g in spec.agents]
+    spec = msgspec.structs.replace(spec, seed=seed, eval_episodes=1, trace="episode", checkpoint_every=0)
+    spec.agents = [msgspec.structs.replace(g, mode=mode) for g in spec.agents]
     judge = Judge(solved)
     with tempfile.TemporaryDirectory() as runs:
         result = Container().loop.run_until_complete(run_experiment(spec, Path(runs), on_episode=judge))

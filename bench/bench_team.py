@@ -25,13 +25,13 @@ stops). Evaluation itself takes no env steps.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from exact_eval import TransitionModel
 
 from bdi_rl.cli import _quiet_libraries
@@ -45,7 +45,7 @@ LEARNERS = 4
 
 
 def _independent(spec_8x8: ExperimentSpec, learning: Any) -> ExperimentSpec:
-    spec = dataclasses.replace(spec_8x8, name="bench-independent", learning=learning,
+    spec = msgspec.structs.replace(spec_8x8, name="bench-independent", learning=learning,
                                eval_episodes=1, trace="episode")
     spec.agents = [AgentGroup(name="learner", count=LEARNERS, asl=str(ROOT / "asl" / "learner.asl"),
                               mode="episode")]
@@ -55,7 +55,7 @@ def _independent(spec_8x8: ExperimentSpec, learning: Any) -> ExperimentSpec:
 def variants() -> dict[str, ExperimentSpec]:
     single = load_spec(ROOT / "agents" / "frozenlake-8x8.toml")
     team = load_spec(ROOT / "agents" / "frozenlake-team.toml")
-    team = dataclasses.replace(team, eval_episodes=1, trace="episode", episodes=single.episodes)
+    team = msgspec.structs.replace(team, eval_episodes=1, trace="episode", episodes=single.episodes)
     assert sum(g.count for g in team.agents if g.role == "learner") == LEARNERS
     return {
         "independent": _independent(single, single.learning),
@@ -66,8 +66,8 @@ def variants() -> dict[str, ExperimentSpec]:
 
 
 def _tells_only(team: ExperimentSpec, learning: Any) -> ExperimentSpec:
-    spec = dataclasses.replace(team, name="bench-tells-only", learning=learning)
-    spec.agents = [dataclasses.replace(g, beliefs=["share_every(0)"]) if g.role == "learner" else g
+    spec = msgspec.structs.replace(team, name="bench-tells-only", learning=learning)
+    spec.agents = [msgspec.structs.replace(g, beliefs=["share_every(0)"]) if g.role == "learner" else g
                    for g in team.agents]
     return spec
 
@@ -100,7 +100,7 @@ def measure(spec: ExperimentSpec, seed: int, model: TransitionModel) -> tuple[in
 
     from bdi_rl.runner import run_experiment
 
-    spec = dataclasses.replace(spec, seed=seed)
+    spec = msgspec.structs.replace(spec, seed=seed)
     judge = SolvedJudge(model)
     with tempfile.TemporaryDirectory() as runs:
         result = Container().loop.run_until_complete(

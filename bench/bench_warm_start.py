@@ -26,12 +26,12 @@ optimum is ~7.9). Target (roadmap): warm <= 0.1x cold.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from exact_eval import TransitionModel
 
 from bdi_rl.cli import _quiet_libraries
@@ -79,7 +79,7 @@ def measure(name: str, seed: int, model: TransitionModel) -> tuple[int | None, i
 
     spec_file, which, threshold = ENVS[name]
     spec = load_spec(ROOT / "agents" / spec_file)
-    spec = dataclasses.replace(spec, seed=seed, eval_episodes=1, trace="episode")
+    spec = msgspec.structs.replace(spec, seed=seed, eval_episodes=1, trace="episode")
     with tempfile.TemporaryDirectory() as tmp:
         cold = Judge(model, which, threshold, stop=False)
         cold_dir = _run(spec, Path(tmp) / "cold", cold)
@@ -87,8 +87,8 @@ def measure(name: str, seed: int, model: TransitionModel) -> tuple[int | None, i
             return None, None
         table = load_checkpoint(cold_dir / "qtables" / "learner.npz").q
         assert cold.solved(table), "the cold run's final table is not solved"
-        warm_spec = dataclasses.replace(spec, seed=seed + 1000)
-        warm_spec.agents = [dataclasses.replace(g, warm_start=str(cold_dir)) for g in spec.agents]
+        warm_spec = msgspec.structs.replace(spec, seed=seed + 1000)
+        warm_spec.agents = [msgspec.structs.replace(g, warm_start=str(cold_dir)) for g in spec.agents]
         warm = Judge(model, which, threshold, stop=True)
         _run(warm_spec, Path(tmp) / "warm", warm)
     return cold.solved_at, warm.solved_at
@@ -103,21 +103,21 @@ def moved_goal(seed: int) -> tuple[int | None, int | None, float]:
     from bdi_rl.checkpoint import load_checkpoint
     from bdi_rl.goals import base_desc, goal_desc
 
-    base = dataclasses.replace(load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed,
+    base = msgspec.structs.replace(load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed,
                                eval_episodes=1, trace="episode")
-    base.env = dataclasses.replace(base.env, kwargs={"map_name": "8x8", "is_slippery": False})
-    moved_env = dataclasses.replace(base.env, goals=[[7, 0]])
+    base.env = msgspec.structs.replace(base.env, kwargs={"map_name": "8x8", "is_slippery": False})
+    moved_env = msgspec.structs.replace(base.env, goals=[[7, 0]])
     new_map = goal_desc(base_desc("FrozenLake-v1", {"map_name": "8x8"}), (7, 0), "goal")
     model = TransitionModel(gym.make("FrozenLake-v1", desc=new_map, is_slippery=False).unwrapped, 200)
     old_model = TransitionModel(gym.make("FrozenLake-v1", map_name="8x8", is_slippery=False).unwrapped, 200)
     with tempfile.TemporaryDirectory() as tmp:
         cold = Judge(model, 1, 0.99, stop=True)
-        _run(dataclasses.replace(base, env=moved_env), Path(tmp) / "cold", cold)
+        _run(msgspec.structs.replace(base, env=moved_env), Path(tmp) / "cold", cold)
         source = _run(base, Path(tmp) / "source", Judge(old_model, 1, 0.99, stop=False))
         table = load_checkpoint(source / "qtables" / "learner.npz").q
         before = model.greedy_value(table)[1]
-        warm_spec = dataclasses.replace(base, env=moved_env, seed=seed + 1000)
-        warm_spec.agents = [dataclasses.replace(g, warm_start=str(source)) for g in base.agents]
+        warm_spec = msgspec.structs.replace(base, env=moved_env, seed=seed + 1000)
+        warm_spec.agents = [msgspec.structs.replace(g, warm_start=str(source)) for g in base.agents]
         warm = Judge(model, 1, 0.99, stop=True)
         _run(warm_spec, Path(tmp) / "warm", warm)
     return cold.solved_at, warm.solved_at, before

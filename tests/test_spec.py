@@ -24,7 +24,7 @@ def test_minimal_spec_gets_defaults(write_spec):
         ('episodes = "many"', "episodes: expected an integer"),
         ("episodes = true", "episodes: expected an integer"),
         ('trace = "verbose"', "trace:"),
-        ("episodes = 0", "episodes: must be positive"),
+        ("episodes = 0", "episodes: expected an integer >= 1, got 0"),
         ("[learning]\ngamma = 1.5", "learning.gamma"),
         ('[learning]\nalpha = "fast"', "learning.alpha: expected a number"),
         ("[xmpp]\nserver = 'nowhere'", "xmpp.server"),
