@@ -24,6 +24,7 @@ from bdi_rl.runner import (LearnerPlan, check_plans, make_agent, plan_agents, ru
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
+from bdi_rl.trace import TraceFileError, check_trace
 
 log = logging.getLogger("bdi_rl.roles")
 
@@ -49,6 +50,10 @@ def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
         raise SpecError(f"--run {run_dir}: not a run directory (no {TRACE_FILE})")
     if load_spec(run_dir / SPEC_FILE).name != spec.name:
         raise SpecError(f"--run {run_dir}: that run is not of experiment {spec.name!r}")
+    try:  # before connecting anywhere; the TraceLog cuts a torn last line, nothing else
+        check_trace(run_dir / TRACE_FILE, run_dir.name)
+    except TraceFileError as exc:
+        raise SpecError(f"--run: {exc}") from None
     return run_dir
 
 

@@ -46,7 +46,7 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.trace import TraceFileError, TraceLevel, Tracer, check_trace
 from bdi_rl.wire import parse_literal
 
 log = logging.getLogger("bdi_rl.runner")
@@ -168,7 +168,12 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
 def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
     """Put each learner back where its latest checkpoint in ``run_dir`` left it (table,
     episodes, env steps, schedules); a learner without one starts from scratch. Returns the
-    episode each learner resumes at. SpecError for a checkpoint that cannot be used."""
+    episode each learner resumes at. SpecError for a checkpoint that cannot be used, or a
+    trace that cannot be continued (checked here, before the server starts)."""
+    try:
+        check_trace(run_dir / TRACE_FILE, run_dir.name)
+    except TraceFileError as exc:
+        raise SpecError(f"--resume: {exc}") from None
     resumed: dict[str, int] = {}
     for plan in plans:
         if not isinstance(plan, LearnerPlan):

@@ -24,7 +24,8 @@ from spade.trace import TraceStore
 
 from bdi_rl.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
-                          Batch, TraceFormatError, TraceLevel, Tracer, decode_batch, encode_batch)
+                          Batch, TraceFormatError, TraceLevel, Tracer, check_trace, decode_batch,
+                          encode_batch)
 
 log = logging.getLogger("bdi_rl.telemetry")
 
@@ -63,8 +64,10 @@ class AgentStats:
 class TraceLog:
     """Append-only JSONL writer that keeps each agent's events gapless and unique."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, run: str | None = None) -> None:
         self.path = path
+        self.run = run
+        """the run whose events an existing file must hold (None: any run's)"""
         self.next_seq: dict[str, int] = {}
         self.written = 0
         self.duplicates = 0
@@ -74,32 +77,23 @@ class TraceLog:
         self._file: BinaryIO = open(path, "ab")
 
     def _recover(self) -> int:
-        """Continue an existing trace (telemetry restarted): learn each agent's next seq.
+        """Continue an existing trace (telemetry restarted, a run resumed): learn each agent's
+        next seq. TraceFileError, before anything changes, if a line is not the next event.
 
-        A process killed mid-write can leave a torn last line; it is cut off so the file
-        stays valid JSONL (its events are still unacknowledged, so agents send them again).
+        A process killed mid-write can leave a torn last line; only that line is cut, so the
+        file stays valid JSONL (its events are still unacknowledged: agents send them again).
         """
-        good_end = 0
-        count = 0
-        with open(self.path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    event = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    break
-                good_end += len(line)
-                count += 1
-                agent = event["agent"]
-                self.next_seq[agent] = event["seq"] + 1
-                if event["kind"] in AgentStats.KINDS:
-                    self.stats.setdefault(agent, AgentStats()).add(event)
-        if good_end != self.path.stat().st_size:
-            log.warning("telemetry: %s ended in a torn line; cut it off", self.path)
+        scan = check_trace(self.path, self.run, keep=AgentStats.KINDS)
+        self.next_seq.update(scan.next_seq)
+        for line in scan.kept:
+            event = orjson.loads(line)
+            self.stats.setdefault(event["agent"], AgentStats()).add(event)
+        if scan.torn is not None:
+            log.warning("telemetry: %s ended in a torn line (%s); cut it off (%d bytes)", self.path,
+                        scan.torn, self.path.stat().st_size - scan.good_end)
             with open(self.path, "r+b") as f:
-                f.truncate(good_end)
-        return count
+                f.truncate(scan.good_end)
+        return scan.events
 
     def accept(self, batch: Batch) -> tuple[int, bool]:
         """Append the batch's new lines as received; return (next seq wanted, whether a
@@ -203,7 +197,7 @@ class TelemetryAgent(Agent):
         self.run = trace_path.parent.name
         self.groups: dict[str, list[str]] = {}  # claimable agent names by group
         self.claims: dict[str, str] = {}  # agent name -> JID of the process that claimed it
-        self.trace_log = TraceLog(trace_path)
+        self.trace_log = TraceLog(trace_path, self.run)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
         self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)

@@ -16,9 +16,11 @@ import os
 import tempfile
 import time
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import islice
+from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable
 
 import msgspec
@@ -105,6 +107,11 @@ REQUIRED_FIELDS = ("schema", "run", "agent", "seq", "ts", "kind", "episode", "st
 
 class TraceFormatError(ValueError):
     """A batch or event that does not follow the schema."""
+
+
+class TraceFileError(TraceFormatError):
+    """A trace file that cannot be continued as it is, as one line: ``"<path>:<line>: <what
+    is wrong>"``. Raised before the file is changed (nothing is cut, nothing appended)."""
 
 
 class Tracer:
@@ -326,27 +333,43 @@ def decode_batch(body: str) -> Batch:
     lines = rest.split(b"\n")
     if lines.pop() != b"" or len(lines) != count:
         raise TraceFormatError(f"batch holds {len(lines)} lines, its header says {count}")
-    decode = _WIRE_EVENT.decode
     kinds = []
     for seq, line in enumerate(lines, first):
         try:
-            event = decode(line)
-        except msgspec.DecodeError as exc:
+            event = check_event(line)
+        except TraceFormatError as exc:
             raise TraceFormatError(f"event seq {seq}: {exc}") from None
         if event.seq != seq:
             raise TraceFormatError(f"event seq {event.seq} where the batch needs {seq}")
         if event.agent != agent or event.run != run:
             raise TraceFormatError("batch mixes events of another agent or run")
-        if event.schema != SCHEMA:
-            raise TraceFormatError(f"event schema is not {SCHEMA}")
-        if event.kind not in KIND_LEVEL:
-            raise TraceFormatError(f"unknown event kind {event.kind!r}")
-        # The decode typed every other field, so only an object ``data`` can end the line in
-        # "}}" (cheaper than inspecting the raw value; our encoder always writes it last).
-        if not line.endswith(b"}}"):
-            raise TraceFormatError(f"event seq {seq}: data must be an object and the last field")
         kinds.append(event.kind)
     return Batch(run, agent, first, lines, kinds, rest)
+
+
+class _NotJson(TraceFormatError):
+    """A line that is not JSON at all (a torn write), as opposed to JSON that is no event."""
+
+
+def check_event(line: bytes) -> _WireEvent:
+    """One JSONL line checked against the event schema: every field present with its type and
+    no other, this schema, a known kind, ``data`` an object. The one checker of event lines,
+    for batches received and trace files read back; TraceFormatError with the reason."""
+    try:
+        event = _WIRE_EVENT.decode(line)
+    except msgspec.ValidationError as exc:
+        raise TraceFormatError(f"not a trace event: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise _NotJson(str(exc)) from None
+    if event.schema != SCHEMA:
+        raise TraceFormatError(f"event schema is not {SCHEMA}")
+    if event.kind not in KIND_LEVEL:
+        raise TraceFormatError(f"unknown event kind {event.kind!r}")
+    # The decode typed every other field, so only an object ``data`` can end the line in
+    # "}}" (cheaper than inspecting the raw value; our encoder always writes it last).
+    if not line.endswith(b"}}"):
+        raise TraceFormatError("data must be an object and the last field")
+    return event
 
 
 def _payload(body: str) -> bytes:
@@ -382,6 +405,59 @@ def encode_lines(events: Iterable[dict[str, Any]], out: io.BytesIO | None = None
     for event in events:
         write(orjson.dumps(event, option=_LINE))
     return out.getvalue()
+
+
+@dataclass(frozen=True)
+class TraceScan:
+    """A trace file checked line by line (:func:`check_trace`)."""
+
+    events: int
+    """complete event lines"""
+    good_end: int
+    """bytes those lines take from the start of the file: a torn last line begins here"""
+    torn: str | None
+    """why the last line is torn (a process killed mid-write), or None"""
+    next_seq: dict[str, int]
+    """each agent's next seq"""
+    kept: list[bytes]
+    """the event lines of the kinds the caller asked for"""
+
+
+def check_trace(path: Path, run: str | None = None, keep: Collection[str] = ()) -> TraceScan:
+    """Check a trace file before it is continued (``run --resume``, ``telemetry --run``); it
+    is only read. Every line must be an event (:func:`check_event`) of ``run`` and the next
+    seq of its agent, as telemetry writes them. Only the last line may be torn (no newline,
+    or not JSON); any other bad line is a TraceFileError naming it: cutting the file there
+    would delete every good event after it."""
+    next_seq: dict[str, int] = {}
+    kept: list[bytes] = []
+    good_end = count = 0
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):  # only the last line can lack one
+                return TraceScan(count, good_end, "no newline at its end", next_seq, kept)
+            text = line[:-1]
+            try:
+                event = check_event(text)
+            except _NotJson as exc:
+                if not f.read(1):  # the last line: a torn write
+                    return TraceScan(count, good_end, f"not JSON ({exc})", next_seq, kept)
+                raise TraceFileError(f"{path}:{number}: not JSON: {exc}") from None
+            except TraceFormatError as exc:
+                raise TraceFileError(f"{path}:{number}: {exc}") from None
+            if run is not None and event.run != run:
+                raise TraceFileError(f"{path}:{number}: an event of run {event.run!r}, not of {run!r}")
+            expected = next_seq.get(event.agent, 0)
+            if event.seq != expected:
+                raise TraceFileError(f"{path}:{number}: seq {event.seq} of {event.agent} where "
+                                     f"the trace needs {expected} (each agent's events are "
+                                     "gapless from 0, each once)")
+            next_seq[event.agent] = expected + 1
+            if event.kind in keep:
+                kept.append(text)
+            good_end += len(line)
+            count += 1
+    return TraceScan(count, good_end, None, next_seq, kept)
 
 
 def read_trace(path: str) -> list[dict[str, Any]]:
