@@ -130,11 +130,17 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
                      timeout: float) -> str:
     """Ask telemetry for an unclaimed agent name of ``group`` (one per container when scaled).
 
-    The question is asked from a throw-away JID: the real agent's JID is what we ask for."""
+    A group the spec lacks is refused at once, before connecting: telemetry would refuse it
+    too, but only once it is up. The question is asked from a throw-away JID (the real
+    agent's JID is what we ask for) whose account is removed again afterwards."""
     from spade.agent import Agent
 
     from bdi_rl.agent import ask_telemetry
 
+    groups = [g.name for g in spec.agents]
+    if group not in groups:
+        raise SpecError(f"--claim {group}: no agent group {group!r} in the spec "
+                        f"(its groups: {', '.join(groups)})")
     await wait_for_server(domain, port)
     asker = Agent(f"claim-{secrets.token_hex(6)}@{domain}", password, port=port, verify_security=False)
     await asker.start(auto_register=True)
@@ -142,11 +148,40 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
     try:
         reply = await ask_telemetry(asker, f"{spec.telemetry.name}@{domain}", {"claim": group}, timeout)
     finally:
+        await remove_account(asker)
         await asker.stop()
         asker.container.unregister(str(asker.jid))
     if "name" not in reply:
         raise SpecError(f"--claim {group}: {reply.get('error', 'telemetry gave no name')}")
     return str(reply["name"])
+
+
+async def remove_account(agent: Any, timeout: float = 3.0) -> None:
+    """Remove a started agent's XMPP account (XEP-0077 in-band unregistration), so that
+    throw-away JIDs leave no accounts behind on the server; a server that refuses or does
+    not answer (pyjabber) is logged.
+
+    ejabberd removes the account and closes the stream without a reply to the request (the
+    XEP allows either): the session ending counts as done."""
+    from slixmpp.exceptions import IqError, IqTimeout
+
+    client = agent.client
+    client.leaving = True  # the server ends the session once the account is gone: stay off
+    ended = asyncio.get_running_loop().create_future()
+    client.add_event_handler("disconnected", lambda _: ended.done() or ended.set_result(None),
+                             disposable=True)
+    removal = asyncio.ensure_future(client["xep_0077"].cancel_registration(timeout=timeout))
+    await asyncio.wait([removal, ended], timeout=timeout + 1, return_when=asyncio.FIRST_COMPLETED)
+    if not removal.done():
+        removal.cancel()
+        return
+    try:
+        removal.result()
+    except IqTimeout:
+        log.warning("could not remove the XMPP account %s: no answer within %g s", agent.jid, timeout)
+    except IqError as exc:
+        log.warning("could not remove the XMPP account %s: %s", agent.jid,
+                    " ".join(filter(None, (exc.condition, exc.text))))
 
 
 async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,
