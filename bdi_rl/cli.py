@@ -1,17 +1,24 @@
 """The ``bdi-rl`` command line.
 
-Bad input (spec, plan library, env) is one line on stderr and exit status 2, never a
-traceback, and it is found before anything is written under ``runs/``.
+One error boundary (:func:`main`): bad input (spec, plan library, env, checkpoint, trace,
+argument) is one line on stderr and exit status 2, found before anything is written under
+``runs/``; any other exception is one line naming what failed, exit status 1, and its
+traceback in a file the line names (:mod:`bdi_rl.crashlog`). SIGTERM (``docker stop``,
+``docker compose down``, systemd) does exactly what Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import math
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Awaitable, NoReturn, Sequence, TypeVar
+
+T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -20,24 +27,60 @@ class BadInput(Exception):
     """Any user error: reported as one line, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"bdi-rl: error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _number(kind: type, low: float | None = None, high: float | None = None,
+            low_open: bool = False) -> Any:
+    """An argparse type: ``kind`` in range, finite; the message names the range."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                             f"got {text[:40]!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text[:40]!r}")
+        too_low = low is not None and (value <= low if low_open else value < low)
+        if too_low or (high is not None and value > high):
+            if high is None:
+                wanted = f"{'>' if low_open else '>='} {low}"
+            else:
+                wanted = f"in {'(' if low_open else '['}{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"expected a value {wanted}, got {text[:40]}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+_PORT = _number(int, 1, 65535)
+_COUNT = _number(int, 0)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bdi-rl",
         description="BDI (AgentSpeak) agents that learn with tabular Q-learning over XMPP.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                               parser_class=_Parser)
     run = sub.add_parser("run", help="run an experiment on one machine (embedded XMPP server)")
     run.add_argument("spec", nargs="?", help="experiment spec (.toml), or the name of a shipped one")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR",
                      help="continue an interrupted run from its latest checkpoints (instead of a spec)")
-    run.add_argument("--episodes", type=int, help="training episodes per learner")
-    run.add_argument("--seed", type=int, help="base seed")
+    run.add_argument("--episodes", type=_number(int, 1), help="training episodes per learner")
+    run.add_argument("--seed", type=_COUNT, help="base seed")
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--view", action="store_true",
                      help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)")
-    run.add_argument("--view-port", type=int, help="viewer port (default: the spec's, 8765)")
+    run.add_argument("--view-port", type=_PORT, help="viewer port (default: the spec's, 8765)")
     run.add_argument("--warm-start", type=Path, metavar="RUN_DIR|FILE",
                      help="every learner starts from its Q-table in RUN_DIR (by agent name), or "
                           "from FILE; checked against the env first")
@@ -58,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     who.add_argument("--name", action="append", help="agent or group name (repeatable)")
     who.add_argument("--claim", metavar="GROUP",
                      help="run one agent of GROUP, named by telemetry (for compose --scale)")
-    agent.add_argument("--join-timeout", type=float, default=120.0,
+    agent.add_argument("--join-timeout", type=_number(float, 0, 86400, low_open=True), default=120.0,
                        help="seconds to wait for the telemetry agent (default: 120)")
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
     telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
@@ -69,15 +112,15 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     view.add_argument("--host", default="127.0.0.1",
                       help="bind address (default 127.0.0.1; anything else exposes your traces)")
-    view.add_argument("--port", type=int, default=8765, help="port (default: 8765)")
+    view.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
     inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
     inspect.add_argument("run", help="run directory, or a run id under --runs")
     inspect.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     inspect.add_argument("--agent", required=True, help="agent name (learner-1) or bare JID")
     where = inspect.add_mutually_exclusive_group()
-    where.add_argument("--event", type=int, help="the agent's event number (default: its last)")
-    where.add_argument("--episode", type=int, help="an episode (with --step: a step of it)")
-    inspect.add_argument("--step", type=int, help="a step of --episode")
+    where.add_argument("--event", type=_COUNT, help="the agent's event number (default: its last)")
+    where.add_argument("--episode", type=_COUNT, help="an episode (with --step: a step of it)")
+    inspect.add_argument("--step", type=_COUNT, help="a step of --episode")
     plot = sub.add_parser("plot", help="learning curves across agents and seeds, and a Q heatmap (PNG/SVG/PDF)")
     plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
     plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -101,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     compare = qtable_sub.add_parser("diff", help="largest Q changes and states whose greedy action differs")
     compare.add_argument("a", type=Path, help="checkpoint A")
     compare.add_argument("b", type=Path, help="checkpoint B")
-    compare.add_argument("--top", type=int, default=10, help="largest changes listed (default: 10)")
+    compare.add_argument("--top", type=_number(int, 1), default=10, help="largest changes listed (default: 10)")
     return parser
 
 
@@ -138,9 +181,41 @@ def _spec_to_resume(args: argparse.Namespace) -> Any:
     return load_spec(run_dir / SPEC_FILE)
 
 
+def _terminate_like_interrupt() -> None:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does: every role stops the same way."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+def _until_signalled(loop: asyncio.AbstractEventLoop, work: Awaitable[T]) -> T:
+    """Run ``work`` on ``loop``; Ctrl-C or SIGTERM cancels it, so it can stop cleanly (the
+    learners flush their traces and save their tables). KeyboardInterrupt if the work ended
+    by being cancelled rather than by handling it."""
+    task = loop.create_task(work)  # type: ignore[arg-type]
+    stops = (signal.SIGINT, signal.SIGTERM)
+    for sig in stops:
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
+    finally:
+        for sig in stops:
+            loop.remove_signal_handler(sig)
+        _terminate_like_interrupt()  # asyncio leaves SIGTERM at its default (die at once)
+
+
+def _check_runs(runs: Path, must_exist: bool = False) -> None:
+    from bdi_rl.store import RunsDirError, check_runs_dir
+
+    try:
+        check_runs_dir(runs, must_exist=must_exist)
+    except RunsDirError as exc:
+        raise BadInput(f"--runs {exc}") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.runner import prepare_experiment, run_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     if args.resume is not None:
@@ -151,11 +226,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec = load_spec(resolve_spec_path(args.spec),
                          {"episodes": args.episodes, "seed": args.seed, "trace": args.trace})
     if args.warm_start is not None:
-        if not args.warm_start.exists():
+        try:
+            found = args.warm_start.exists()
+        except OSError as exc:
+            raise BadInput(f"--warm-start: cannot use this path: {exc.strerror}") from None
+        if not found:
             raise BadInput(f"--warm-start {args.warm_start}: no such run directory or checkpoint file")
         for group in spec.agents:
             if group.role == "learner":
                 group.warm_start = str(args.warm_start.resolve())
+    if args.resume is None:
+        _check_runs(args.runs)
+    # Every check (env, plans, warm starts, resumed trace and tables, XMPP domain) before the
+    # viewer listens or a run directory exists.
+    plans = prepare_experiment(spec, resume=args.resume)
     from spade.container import Container
 
     loop = Container().loop
@@ -164,13 +248,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         host, port = spec.viewer.host, args.view_port or spec.viewer.port
         viewer = _start_viewer(loop, args.runs, host, port)
     with progress_bar(enabled=not args.no_progress) as on_progress:
-        task = loop.create_task(run_experiment(spec, args.runs, on_progress, resume=args.resume))
-        # Ctrl-C cancels the run: learners stop, traces are flushed, Q-tables and summary saved.
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
-        try:
-            result = loop.run_until_complete(task)
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
+        # Ctrl-C / SIGTERM: learners stop, traces are flushed, Q-tables and summary saved.
+        result = _until_signalled(loop, run_experiment(spec, args.runs, on_progress,
+                                                       resume=args.resume, plans=plans))
     print_summary(result.summary)
     if result.summary.get("interrupted"):
         print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)
@@ -200,11 +280,17 @@ def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
     return viewer
 
 
-def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
+def _host_port(value: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` with a port in 1-65535 (BadInput naming ``option`` otherwise)."""
     host, _, port = value.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise BadInput(f"--xmpp: expected HOST:PORT, got {value!r}")
-    return (domain or host).lower(), int(port)
+    if not host or not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
+        raise BadInput(f"{option}: expected HOST:PORT with a port in 1-65535, got {value[:80]!r}")
+    return host, int(port)
+
+
+def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
+    host, port = _host_port(value, "--xmpp")
+    return (domain or host).lower(), port
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
@@ -214,17 +300,20 @@ def cmd_agent(args: argparse.Namespace) -> int:
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
+    _check_runs(args.runs)
     from spade.container import Container
 
     loop = Container().loop
     names = args.name
     if args.claim:
-        names = [loop.run_until_complete(
-            claim_name(args.claim, spec, domain, port, password, args.join_timeout))]
-    failures = loop.run_until_complete(
-        run_agents(spec, names, args.runs, domain, port, password, args.join_timeout))
+        names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password,
+                                                   args.join_timeout))]
+    failures = _until_signalled(
+        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout))
     for agent, reason in failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
+    if any(reason == "interrupted" for reason in failures.values()):
+        return 130
     return EXIT_FAILED if failures else EXIT_OK
 
 
@@ -235,15 +324,16 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
+    view = _view_address(args.view) if args.view else None
+    _check_runs(args.runs)
     from spade.container import Container
 
     loop = Container().loop
     viewer = None
-    if args.view:
-        view_host, view_port = _view_address(args.view)
-        viewer = _start_viewer(loop, args.runs, view_host, view_port)
-    run_dir = loop.run_until_complete(
-        serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
+    if view is not None:
+        viewer = _start_viewer(loop, args.runs, *view)
+    run_dir = _until_signalled(
+        loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
     print(run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.viewer import serve_until_stopped
@@ -253,19 +343,13 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
 
 
 def _view_address(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise BadInput(f"--view: expected HOST:PORT, got {value!r}")
-    return host, int(port)
+    return _host_port(value, "--view")
 
 
 def cmd_view(args: argparse.Namespace) -> int:
     from bdi_rl.viewer import serve
 
-    if not args.runs.is_dir():
-        raise BadInput(f"--runs {args.runs}: no such directory")
-    if not 0 < args.port < 65536:
-        raise BadInput(f"--port: expected 1-65535, got {args.port}")
+    _check_runs(args.runs, must_exist=True)
     print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)",
           flush=True)
     try:
@@ -342,35 +426,67 @@ def cmd_qtable(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    _quiet_libraries()
-    from bdi_rl.envs import EnvError
-    from bdi_rl.mind import AslError
-    from bdi_rl.spec import SpecError
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean bad input: one line, exit status 2."""
+    from spade.agent import AuthenticationFailure
 
     from bdi_rl.checkpoint import CheckpointError
     from bdi_rl.dashboard import DashboardError
+    from bdi_rl.envs import EnvError
     from bdi_rl.export import ExportError
     from bdi_rl.inspector import InspectError
+    from bdi_rl.mind import AslError
     from bdi_rl.plots import PlotError
+    from bdi_rl.policycache import PolicyFileError
+    from bdi_rl.qgrid import QGridError
+    from bdi_rl.spec import SpecError
+    from bdi_rl.store import RunsDirError
+    from bdi_rl.trace import TraceFormatError
+    from bdi_rl.xmpp_server import XmppServerError
 
-    user_errors = (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
-                   DashboardError, CheckpointError)
+    return (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
+            DashboardError, CheckpointError, PolicyFileError, QGridError, RunsDirError,
+            TraceFormatError, XmppServerError, AuthenticationFailure)
+
+
+def _say_user_error(exc: BaseException) -> str:
+    from spade.agent import AuthenticationFailure
+
+    if isinstance(exc, AuthenticationFailure):
+        return ("the XMPP server refused the agents' login: wrong password for an existing "
+                "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed")
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The error boundary: whatever happens, one line on stderr and an exit status."""
+    _terminate_like_interrupt()
+    args = _parser().parse_args(argv)
+    _quiet_libraries()
+    from bdi_rl.crashlog import note_run_dir, one_line, write_crash_log
+
+    commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
+                "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
+                "dashboard": cmd_dashboard, "qtable": cmd_qtable}
+    note_run_dir(None)
     try:
-        commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
-                    "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
-                    "dashboard": cmd_dashboard, "qtable": cmd_qtable}
-        return commands[args.command](args)
-    except user_errors as exc:
-        print(f"bdi-rl: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        user_errors = _user_errors()
+        try:
+            return commands[args.command](args)
+        except user_errors as exc:
+            print(f"bdi-rl: error: {_say_user_error(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("bdi-rl: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the boundary: a bug or a broken environment
+        where = write_crash_log(exc)
+        print(f"bdi-rl: error: {args.command} failed: {one_line(exc)} (traceback in {where})",
+              file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

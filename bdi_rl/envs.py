@@ -40,8 +40,8 @@ class EnvError(ValueError):
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
+    text = " ".join((str(exc).strip() or type(exc).__name__).split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _family(env: gym.Env[Any, Any]) -> str:
@@ -264,7 +264,7 @@ def _load_entry_point(env_id: str) -> Callable[..., Any] | None:
         raise EnvError(f'env "{env_id}": entry point must look like "module:Class"')
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except Exception as exc:  # noqa: BLE001 - importing runs the module: it may raise anything
         raise EnvError(
             f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}'
         ) from exc
@@ -276,6 +276,11 @@ def _load_entry_point(env_id: str) -> Callable[..., Any] | None:
     if not callable(target):
         raise EnvError(f'env "{env_id}": "{attr}" is not a class or factory')
     return target
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def make_env(
@@ -314,6 +319,11 @@ def make_env(
                 env = TimeLimit(env, max_episode_steps)
     except EnvError:
         raise
-    except (TypeError, ValueError, KeyError) as exc:
-        raise EnvError(f'env "{env_id}": bad kwargs {kw!r}: {_one_line(exc)}') from exc
-    return EnvAdapter(env, env_id, kw, max_episode_steps)
+    except Exception as exc:  # noqa: BLE001 - an env's constructor may raise anything at all
+        raise EnvError(f'env "{env_id}": cannot be made with kwargs {_short(kw)}: {_one_line(exc)}') from exc
+    try:
+        return EnvAdapter(env, env_id, kw, max_episode_steps)
+    except EnvError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reset() or the spaces of a third-party env
+        raise EnvError(f'env "{env_id}" with kwargs {_short(kw)} does not work: {_one_line(exc)}') from exc

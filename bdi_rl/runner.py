@@ -13,6 +13,7 @@ import functools
 import hashlib
 import logging
 import secrets
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,23 +333,57 @@ def _can_start(mind: TracedMind) -> bool:
                for (trigger, goal_type, _, _), plans in mind.plans.items())
 
 
+def check_xmpp(spec: ExperimentSpec) -> None:
+    """The XMPP domain must resolve (to loopback only, for the embedded server, which binds
+    it): found before the run directory exists, not when the server or an agent starts."""
+    from bdi_rl.xmpp_server import XmppServerError, check_domain
+
+    if spec.xmpp.server == "embedded":
+        try:
+            check_domain(spec.xmpp.domain)
+        except XmppServerError as exc:  # "XMPP domain 'x' does not resolve; use 'localhost'"
+            raise SpecError(f"xmpp.domain: {str(exc).removeprefix('XMPP domain ')}") from None
+        return
+    try:
+        socket.getaddrinfo(spec.xmpp.domain, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, socket.gaierror) else str(exc)
+        raise SpecError(f"xmpp.domain: {spec.xmpp.domain!r} does not resolve ({reason}); agents "
+                        f"connect to their JID's domain") from None
+
+
+def prepare_experiment(spec: ExperimentSpec, resume: Path | None = None) -> list[AgentPlan]:
+    """Every check a run makes before it creates anything: envs, warm starts, plan files, the
+    XMPP domain and, for ``resume``, the run's trace and checkpoints. Returns the agents'
+    plans (``resume``: with each learner back at its latest checkpoint)."""
+    plans = plan_agents(spec, load_warm_starts=resume is None)
+    check_plans(plans)
+    check_xmpp(spec)
+    if resume is not None:
+        resume_learners(plans, resume)
+    return plans
+
+
 async def run_experiment(
     spec: ExperimentSpec,
     runs_dir: Path,
     on_progress: Callable[[Progress], None] | None = None,
     on_episode: Callable[[RlBridge], None] | None = None,
     resume: Path | None = None,
+    plans: list[AgentPlan] | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary.
 
     ``on_episode`` is called after every training episode of every learner. ``resume``: an
     interrupted run directory to continue (its spec is ``spec``): learners start from their
-    latest checkpoints and the trace goes on where it stopped."""
+    latest checkpoints and the trace goes on where it stopped. ``plans``: what
+    :func:`prepare_experiment` returned (it is called when None)."""
+    from bdi_rl.crashlog import note_run_dir
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
-    plans = plan_agents(spec, load_warm_starts=resume is None)
-    check_plans(plans)
+    if plans is None:
+        plans = prepare_experiment(spec, resume)
 
     if resume is None:
         run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
@@ -356,7 +391,9 @@ async def run_experiment(
         resumed_at: dict[str, int] | None = None
     else:
         run_dir = resume
-        resumed_at = resume_learners(plans, run_dir)
+        resumed_at = {plan.name: plan.learner.episodes if plan.resumed is not None else 0
+                      for plan in plans if isinstance(plan, LearnerPlan)}
+    note_run_dir(run_dir)
     run = run_dir.name
 
     server = None

@@ -62,6 +62,34 @@ def run_id(env_id: str, experiment: str, seed: int, started: float | None = None
     return f"{_slug(env_id.split(':')[-1])}__{_slug(experiment)}__{seed}__{stamp}"
 
 
+class RunsDirError(ValueError):
+    """A runs directory that cannot hold runs; the message is one line naming it."""
+
+
+def check_runs_dir(runs: Path, *, must_exist: bool = False) -> None:
+    """Refuse, before anything is created, a runs directory that is a file, a dangling
+    symlink, or under something that is not a writable directory (``must_exist``: readers
+    need one that is already there)."""
+    try:
+        if runs.is_symlink() and not runs.exists():
+            raise RunsDirError(f"{runs}: a symbolic link to {os.readlink(runs)}, which does not exist")
+        if runs.exists():
+            if not runs.is_dir():
+                raise RunsDirError(f"{runs}: not a directory")
+            if not must_exist and not os.access(runs, os.W_OK | os.X_OK):
+                raise RunsDirError(f"{runs}: not writable")
+            return
+        if must_exist:
+            raise RunsDirError(f"{runs}: no such directory")
+        parent = runs.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise RunsDirError(f"{runs}: cannot be created: {parent} is not a writable directory")
+    except OSError as exc:  # a name too long, a loop of symbolic links ...
+        raise RunsDirError(f"{runs}: cannot use this path: {exc.strerror}") from None
+
+
 def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
     """Create a fresh run directory (a second run in the same second gets a suffix)."""
     runs.mkdir(parents=True, exist_ok=True)

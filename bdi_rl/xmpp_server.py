@@ -75,7 +75,7 @@ def _loopback_hosts() -> list[str]:
     return hosts
 
 
-def _check_domain(host: str) -> str:
+def check_domain(host: str) -> str:
     """Agents connect to their JID's domain, so it must resolve to this machine's loopback only."""
     domain = host.strip().lower()
     try:
@@ -263,7 +263,7 @@ class EmbeddedXmppServer:
                 raise XmppServerError("an embedded XMPP server is already running in this process")
             other._release()  # its loop is gone without a stop(): only globals are left to reset
         began = time.perf_counter()
-        self.domain = _check_domain(self._host)
+        self.domain = check_domain(self._host)
         EmbeddedXmppServer._active = self
         self._loop = asyncio.get_running_loop()
         try:

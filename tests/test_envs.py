@@ -83,11 +83,11 @@ def test_unknown_id_is_refused() -> None:
 
 
 def test_bad_kwargs_are_refused_naming_the_env() -> None:
-    with pytest.raises(EnvError, match=r'env "FrozenLake-v1": bad kwargs'):
+    with pytest.raises(EnvError, match=r'env "FrozenLake-v1": cannot be made with kwargs'):
         make_env("FrozenLake-v1", {"bogus": 1})
-    with pytest.raises(EnvError, match=r'env "FrozenLake-v1": bad kwargs'):
+    with pytest.raises(EnvError, match=r'env "FrozenLake-v1": cannot be made with kwargs'):
         make_env("FrozenLake-v1", {"map_name": "5x5"})
-    with pytest.raises(EnvError, match="bad kwargs"):
+    with pytest.raises(EnvError, match="cannot be made with kwargs"):
         make_env(ENTRY, {"colour": "red"})
     assert issubclass(EnvError, ValueError)
 
