@@ -14,29 +14,35 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bdi_rl.checkpoint import Checkpoint, check_env, load_checkpoint
+from bdi_rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
 from bdi_rl.qgrid import QGrid, QGridError, grid_of
 
 ARROWS = {(-1, 0): "←", (1, 0): "→", (0, -1): "↑", (0, 1): "↓"}
+#: Largest state space whose map is drawn (64x64 cells; a wider map does not fit a terminal).
+MAX_MAP_STATES = 4096
 
 
 def _env_of(checkpoint: Checkpoint) -> Any:
-    """The env the table was made for, rebuilt from its metadata (None if it cannot be)."""
-    from bdi_rl.envs import EnvError, make_env
+    """The env the table was made for, rebuilt from its metadata to draw the map (None if it
+    cannot be). Only registered gymnasium ids: a ``module:Class`` id from a file would import
+    and run code named by that file."""
+    from bdi_rl.envs import make_env
 
-    env = checkpoint.env
-    kwargs = dict(checkpoint.meta.get("env_kwargs") or env.get("kwargs") or {})
-    task = checkpoint.meta.get("task") or {}
-    if task.get("desc"):  # the map the table was last trained on (goals may have moved)
-        kwargs = {k: v for k, v in kwargs.items() if k != "map_name"} | {"desc": task["desc"]}
+    header, env = checkpoint.header, checkpoint.env
+    if env is None or ":" in env.env_id or env.n_states > MAX_MAP_STATES:
+        return None
+    kwargs = dict(header.env_kwargs or env.kwargs)
+    if header.task.desc:  # the map the table was last trained on (goals may have moved)
+        kwargs = {k: v for k, v in kwargs.items() if k != "map_name"} | {"desc": header.task.desc}
     kwargs.pop("grid", None)
     try:
-        return make_env(env["env_id"], kwargs)
-    except (EnvError, KeyError, TypeError):
+        return make_env(env.env_id, kwargs)
+    except Exception:  # noqa: BLE001 - kwargs from a file may make the env raise anything; no map then
         return None
 
 
@@ -45,8 +51,7 @@ def _grid(checkpoint: Checkpoint, q: np.ndarray | None = None) -> QGrid | None:
     if env is None:
         return None
     try:
-        return grid_of(checkpoint.q if q is None else q, env, str(checkpoint.meta.get("agent", "")),
-                       checkpoint.path.name)
+        return grid_of(checkpoint.q if q is None else q, env, checkpoint.header.agent, checkpoint.path.name)
     except QGridError:
         return None
 
@@ -73,31 +78,32 @@ def policy_map(grid: QGrid, mark: set[int] | None = None) -> list[str]:
 
 def show(path: Path, file: Any = None) -> None:
     checkpoint = load_checkpoint(path)
-    meta = checkpoint.meta
+    header = checkpoint.header
     console = Console(file=file or sys.stdout, width=110, highlight=False)
     env = checkpoint.env
     table = Table(show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
-    created = meta.get("created")
+    created = header.created
+    warm = header.warm_start
     rows = [
-        ("file", f"{path} (format {meta.get('format')})"),
-        ("env", f"{env.get('env_id')} {escape(str(meta.get('env_kwargs', env.get('kwargs'))))}"),
+        ("file", f"{escape(str(path))} (format {header.format})"),
+        ("env", f"{_text(env.env_id) if env else '?'} "
+                f"{_text(str(header.env_kwargs or (env.kwargs if env else {})))}"),
         ("table", f"{checkpoint.q.shape[0]} states x {checkpoint.q.shape[1]} actions"),
-        ("agent", f"{meta.get('agent')} of run {meta.get('run', '?')}"),
-        ("trained", (f"{meta.get('episodes')} episodes, {meta.get('env_steps', '?')} env steps in "
+        ("agent", f"{_text(header.agent or '?')} of run {_text(header.run or '?')}"),
+        ("trained", (f"{header.episodes} episodes, {header.env_steps} env steps in "
                      f"that run; {checkpoint.episodes} episodes in all")),
-        ("at save", f"epsilon {meta.get('epsilon')}, alpha {meta.get('alpha', '?')}"),
-        ("learning", escape(", ".join(f"{k} {v}" for k, v in (meta.get("learning") or {}).items()))),
-        ("checksum", f"{meta.get('checksum', 'none (format 1)')} (verified)" if meta.get("checksum")
+        ("at save", f"epsilon {_known(header.epsilon)}, alpha {_known(header.alpha)}"),
+        ("learning", _text(", ".join(f"{k} {v}" for k, v in header.learning.items()))),
+        ("checksum", f"{checkpoint.checksum} (verified)" if checkpoint.checksum
          else "none (format 1: shape checked only)"),
-        ("spec", str(meta.get("spec_hash", "?"))),
-        ("created", datetime.datetime.fromtimestamp(created).isoformat(timespec="seconds")
-         if isinstance(created, (int, float)) else "?"),
+        ("spec", _text(header.spec_hash or "?")),
+        ("created", "?" if created is UNSET
+         else datetime.datetime.fromtimestamp(created).isoformat(timespec="seconds")),
     ]
-    warm = meta.get("warm_start")
-    if warm:
-        rows.append(("warm start", f"from {warm.get('path')} ({warm.get('episodes')} episodes)"))
+    if warm is not None:
+        rows.append(("warm start", f"from {_text(warm.path)} ({warm.episodes} episodes)"))
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
@@ -111,11 +117,22 @@ def show(path: Path, file: Any = None) -> None:
     console.print(f"\n{visited} of {q.shape[0]} states updated; max Q {q.max():.4g}, min Q {q.min():.4g}")
 
 
+def _known(value: Any) -> str:
+    return "?" if value is UNSET else str(value)
+
+
+def _text(value: str, limit: int = 200) -> str:
+    """Text from a checkpoint, fit for one line of a console: markup escaped, control
+    characters shown as escapes, shortened."""
+    if not value.isprintable():
+        value = repr(value)[1:-1]
+    return escape(value if len(value) <= limit else value[: limit - 3] + "...")
+
+
 def diff(path_a: Path, path_b: Path, top: int = 10, file: Any = None) -> dict[str, Any]:
     """Print, and return, how B's table differs from A's."""
     a, b = load_checkpoint(path_a), load_checkpoint(path_b)
-    check_env(b, {**a.env, "n_states": a.q.shape[0], "n_actions": a.q.shape[1]},
-              against=f"{path_a}'s: no diff", labels="B vs A")
+    check_env(b, state_space_of(a), against=f"{path_a}'s: no diff", labels="B vs A")
     delta = b.q - a.q
     order = np.argsort(-np.abs(delta), axis=None)[:top]
     largest = [(int(i // delta.shape[1]), int(i % delta.shape[1])) for i in order if delta.flat[i] != 0]

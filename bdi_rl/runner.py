@@ -85,8 +85,7 @@ class LearnerPlan:
     def prior_episodes(self) -> int:
         """Training episodes behind the table from before this run (warm starts)."""
         if self.resumed is not None:
-            meta = self.resumed.meta
-            return int(meta.get("total_episodes", meta["episodes"])) - int(meta["episodes"])
+            return self.resumed.prior_episodes
         return self.warm_start.episodes if self.warm_start is not None else 0
 
 
@@ -190,8 +189,8 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
             raise SpecError(f"--resume: {exc}") from None
         learner = plan.learner
         learner.q = checkpoint.q.copy()
-        learner.episodes = int(checkpoint.meta["episodes"])
-        learner.env_steps = int(checkpoint.meta.get("env_steps", 0))
+        learner.episodes = checkpoint.header.episodes
+        learner.env_steps = checkpoint.header.env_steps
         learner.epsilon = learner.config.epsilon_at(learner.episodes)
         learner.alpha = learner.config.alpha_at(learner.episodes)
         plan.resumed = checkpoint
@@ -204,8 +203,8 @@ def _continue_alpha(config: LearningConfig, checkpoint: Checkpoint) -> LearningC
     """A warm-started table is already learned: its learning rate goes on from where the
     checkpoint's schedule was (a fresh, high alpha would unlearn a converged table on a
     stochastic env), never above the spec's own starting alpha."""
-    saved = checkpoint.meta.get("alpha")
-    if not isinstance(saved, (int, float)) or not 0 < saved < config.alpha:
+    saved = checkpoint.alpha  # checked by the reader: None or in (0, 1]
+    if saved is None or not saved < config.alpha:
         return config
     alpha = max(float(saved), config.alpha_min or 0.0)
     return dataclasses.replace(config, alpha=alpha, alpha_min=None if config.alpha_min is None
@@ -490,10 +489,9 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
     """What every checkpoint of this learner records besides its progress."""
     warm = plan.warm_start
     if plan.resumed is not None:  # the lineage of the table it resumes
-        lineage = plan.resumed.meta.get("warm_start")
+        lineage = plan.resumed.lineage
     else:
-        lineage = None if warm is None else {"path": str(warm.path), "episodes": warm.episodes,
-                                             "checksum": warm.meta.get("checksum")}
+        lineage = None if warm is None else warm.as_warm_start()
     return {"agent": plan.name, "run": run, "env": plan.env.state_space_signature(),
             "env_kwargs": plan.env.kwargs, "learning": dataclasses.asdict(plan.learner.config),
             "spec_hash": spec_hash(spec), "warm_start": lineage}

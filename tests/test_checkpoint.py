@@ -21,6 +21,7 @@ from bdi_rl.checkpoint import (
     find_checkpoint,
     load_checkpoint,
     save_checkpoint,
+    state_space_of,
     table_checksum,
     task_change,
 )
@@ -56,7 +57,9 @@ def test_round_trip_keeps_table_and_metadata(tmp_path):
     meta = checkpoint.meta
     assert meta["format"] == 2 and meta["shape"] == [16, 4] and meta["checksum"] == table_checksum(q)
     assert (meta["agent"], meta["episodes"], meta["epsilon"]) == ("learner", 7, 0.05)
-    assert checkpoint.episodes == 7 and checkpoint.env == FROZEN_4X4
+    assert checkpoint.episodes == 7 and state_space_of(checkpoint) == FROZEN_4X4
+    header = checkpoint.header  # the same metadata, typed
+    assert (header.agent, header.episodes, header.epsilon, header.shape) == ("learner", 7, 0.05, [16, 4])
     assert time.time() - meta["created"] < 60
     check_env(checkpoint, FROZEN_4X4)  # the same env: accepted
 
@@ -195,3 +198,191 @@ def test_sigkill_while_checkpointing_never_leaves_an_unreadable_checkpoint(tmp_p
         assert np.all(checkpoint.q == float(n))
         seen.append(n)
     assert len(set(seen)) > 1  # it really was killed at different points of its loop
+
+
+# -- the metadata's one schema: a well-formed archive whose fields are wrong ---------------------
+
+def _rewrite_text(path, text):
+    """Replace the metadata by raw JSON text (what ``json.dumps`` cannot write, e.g. 10,000
+    levels of nesting)."""
+    with np.load(path) as data:
+        q = data["q"]
+    buffer = io.BytesIO()
+    np.savez(buffer, q=q, meta=np.frombuffer(text.encode(), dtype=np.uint8))
+    path.write_bytes(buffer.getvalue())
+
+
+def _with(**fields):
+    return lambda p: _rewrite(p, meta={**_meta(p), **fields})
+
+
+def _without(name):
+    return lambda p: _rewrite(p, meta={k: v for k, v in _meta(p).items() if k != name})
+
+
+def _nested(depth):
+    return lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "env_kwargs": {"x": '
+                                   + "[" * depth + "]" * depth + "}}")
+
+
+BAD_METADATA = {
+    "episodes a word": (_with(episodes="ten"), "metadata field episodes: expected int, got str"),
+    "episodes a fraction": (_with(episodes=7.5), "metadata field episodes: expected int, got float"),
+    "episodes true": (_with(episodes=True), "metadata field episodes: expected int, got bool"),
+    "episodes missing": (_without("episodes"), "metadata field episodes: missing"),
+    "env a number": (_with(env=5), "metadata field env: expected object | null, got int"),
+    "env without its id": (_with(env={"n_states": 16, "n_actions": 4}), "metadata field env.env_id: missing"),
+    "env with no states": (_with(env={**FROZEN_4X4, "n_states": 0}), "metadata field env.n_states: expected int >= 1"),
+    "shape a string": (_with(shape="16x4"), "metadata field shape: expected array, got str"),
+    "shape of three": (_with(shape=[16, 4, 1]), "metadata field shape: expected array of length <= 2"),
+    "epsilon null": (_with(epsilon=None), "metadata field epsilon: expected float, got null"),
+    "epsilon NaN": (_with(epsilon=float("nan")), "metadata field epsilon: expected float >= 0.0"),
+    "epsilon above 1": (_with(epsilon=1.5), "metadata field epsilon: expected float <= 1.0"),
+    "alpha zero": (_with(alpha=0), "metadata field alpha: expected float > 0.0"),
+    "env_kwargs a list": (_with(env_kwargs=[]), "metadata field env_kwargs: expected object, got array"),
+    "total_episodes negative": (_with(total_episodes=-3), "metadata field total_episodes: expected int >= 0"),
+    "total_episodes below episodes": (_with(total_episodes=2), "metadata field total_episodes: 2 is fewer"),
+    "env_steps a string": (_with(env_steps="many"), "metadata field env_steps: expected int, got str"),
+    "created infinite": (_with(created=float("inf")), "metadata field created: expected float <="),
+    "task map of numbers": (_with(task={"desc": [1, 2]}), "metadata field task.desc[0]: expected str, got int"),
+    "warm start's episodes a word": (_with(warm_start={"path": "a.npz", "episodes": "many"}),
+                                     "metadata field warm_start.episodes: expected int, got str"),
+    "checksum not a SHA-256": (_with(checksum="md5:0"), "metadata field checksum: expected str matching"),
+    "checksum missing": (_without("checksum"), "metadata field checksum: missing"),
+    "format true": (_with(format=True), "checkpoint format True"),
+    "format a string": (_with(format="2"), "checkpoint format '2'"),
+    "a number too long to read": (lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "run": '
+                                                          + "9" * 5000 + "}"), "corrupt metadata (not JSON)"),
+    "nested 10,000 deep": (_nested(10_000), "corrupt metadata (not JSON)"),
+    "nested 100 deep": (_nested(100), "corrupt metadata (nested deeper than 32 levels)"),
+    "a lone surrogate": (lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "agent": "\\ud800"}'),
+                         "corrupt metadata (text that is not valid Unicode)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_METADATA))
+def test_metadata_of_the_wrong_type_or_range_is_refused_naming_the_field(tmp_path, name):
+    damage, message = BAD_METADATA[name]
+    path = tmp_path / "learner.npz"
+    _save(path, epsilon=0.05, alpha=0.1, env_steps=40)
+    damage(path)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(CheckpointError) as error:
+        load_checkpoint(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text, text
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_unknown_fields_are_ignored_and_optional_ones_may_be_absent(tmp_path):
+    """A later bdi-rl may add fields within a format; a checkpoint saved by a tool or a test
+    may leave out what a run records."""
+    path = tmp_path / "learner.npz"
+    _save(path)
+    _rewrite(path, meta={**_meta(path), "coming_later": {"anything": [1, None]}})
+    checkpoint = load_checkpoint(path)
+    assert checkpoint.header.env_steps == 0 and checkpoint.epsilon is None and checkpoint.alpha is None
+    assert checkpoint.lineage is None and checkpoint.prior_episodes == 0 and checkpoint.meta["coming_later"]
+
+
+def test_a_format_1_checkpoint_still_loads(tmp_path):
+    """What the first bdi-rl wrote: no checksum, dtype, alpha or lineage."""
+    path = tmp_path / "learner.npz"
+    _save(path)
+    legacy = {"format": 1, "agent": "learner", "env": FROZEN_4X4, "learning": {"alpha": 0.1},
+              "episodes": 5, "env_steps": 30, "epsilon": 0.5, "shape": [16, 4], "created": 1.7e9}
+    _rewrite(path, meta=legacy)
+    checkpoint = load_checkpoint(path)
+    assert checkpoint.checksum is None and checkpoint.header.episodes == 5 and checkpoint.epsilon == 0.5
+
+
+def test_a_file_named_like_a_checkpoint_but_not_an_archive_of_arrays(tmp_path):
+    path = tmp_path / "learner.npz"
+    np.save(path, np.zeros((16, 4)))  # a bare .npy array, not an archive
+    (tmp_path / "learner.npz.npy").rename(path)
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(path)
+    with zipfile.ZipFile(path, "w") as archive:  # members that are not .npy arrays
+        archive.writestr("q", b"1,2,3")
+        archive.writestr("meta", b"{}")
+    with pytest.raises(CheckpointError, match=r"not a bdi-rl Q-table checkpoint \(arrays \['meta', 'q'\]"):
+        load_checkpoint(path)
+
+
+def test_an_archive_that_expands_beyond_any_table_is_not_read(tmp_path, monkeypatch):
+    import bdi_rl.checkpoint as checkpoint_module
+
+    path = tmp_path / "learner.npz"
+    _save(path)
+    monkeypatch.setattr(checkpoint_module, "MAX_TABLE_BYTES", 100)
+    with pytest.raises(CheckpointError, match="array q is 640 bytes uncompressed; a checkpoint holds at most 100"):
+        load_checkpoint(path)
+
+
+# -- every reader, through the CLI, on a checkpoint a real run wrote ---------------------------
+
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory):
+    """A real (tiny) run's directory, as a killed run leaves it: no summary yet."""
+    from tests.conftest import MINIMAL_SPEC, run_cli
+
+    base = tmp_path_factory.mktemp("written")
+    (base / "spec.toml").write_text(MINIMAL_SPEC.replace("episodes = 20", "episodes = 3"))
+    result = run_cli("run", str(base / "spec.toml"), "--runs", str(base / "runs"), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    run_dir = next((base / "runs").iterdir())
+    (run_dir / "summary.json").unlink()
+    return run_dir
+
+
+def test_what_a_run_writes_is_read_back_typed(killed_run, capsys):
+    from bdi_rl.cli import main
+
+    checkpoint = load_checkpoint(killed_run / "qtables" / "learner.npz")
+    header = checkpoint.header
+    assert (header.format, header.agent, header.run, header.episodes, header.total_episodes) == \
+        (2, "learner", killed_run.name, 3, 3)
+    assert header.env is not None and header.env.env_id == "FrozenLake-v1" and header.env.kwargs == {"grid": "4x4"}
+    assert header.env_kwargs == {"map_name": "4x4", "is_slippery": False} and header.task.desc[0] == "SFFF"
+    assert header.warm_start is None and header.spec_hash.startswith("sha256:") and header.learning["gamma"] == 0.99
+    assert 0 < header.env_steps and 0 <= checkpoint.epsilon <= 1 and 0 < checkpoint.alpha <= 1
+    path = str(killed_run / "qtables" / "learner.npz")
+    assert main(["qtable", "show", path]) == 0 and main(["qtable", "diff", path, path]) == 0
+    out = capsys.readouterr().out
+    assert "learner of run " + killed_run.name in out and "greedy policy" in out
+
+
+def _entry_points(case_dir, run_dir):
+    table = str(case_dir / "learner.npz")
+    return {
+        "qtable show": ["qtable", "show", table],
+        "qtable diff": ["qtable", "diff", str(run_dir / "qtables" / "learner.npz"), table],
+        "run --warm-start": ["run", str(run_dir / "spec.toml"), "--warm-start", table,
+                             "--runs", str(case_dir / "runs"), "--no-progress"],
+        "run --resume": ["run", "--resume", str(case_dir / run_dir.name), "--no-progress"],
+    }
+
+
+@pytest.mark.parametrize("entry", ["qtable show", "qtable diff", "run --warm-start", "run --resume"])
+@pytest.mark.parametrize("name", ["episodes a word", "epsilon NaN", "env a number", "alpha zero",
+                                  "total_episodes below episodes"])
+def test_every_reader_refuses_bad_metadata_in_one_line(killed_run, tmp_path, capsys, entry, name):
+    """``qtable show``/``diff``, a warm start and a resume all read through the one schema:
+    exit status 2, one line naming the file and the field, nothing written."""
+    import shutil
+
+    from bdi_rl.cli import main
+
+    damage, message = BAD_METADATA[name]
+    run_copy = tmp_path / killed_run.name  # the directory's name is the run's
+    shutil.copytree(killed_run, run_copy)
+    table = run_copy / "qtables" / "learner.npz" if entry == "run --resume" else tmp_path / "learner.npz"
+    shutil.copy(killed_run / "qtables" / "learner.npz", table)
+    damage(table)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    status = main(_entry_points(tmp_path, killed_run)[entry])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, lines
+    assert str(table) in lines[0] and message in lines[0], lines[0]
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "runs").exists()
