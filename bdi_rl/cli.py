@@ -59,6 +59,17 @@ def _number(kind: type, low: float | None = None, high: float | None = None,
 
 
 _PORT = _number(int, 1, 65535)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    """An argparse type: ``HOST:PORT`` with a port in 1-65535."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port in 1-65535, got {text[:80]!r}")
+    return host, int(port)
+
+
+_host_port.__name__ = "HOST:PORT"
 _COUNT = _number(int, 0)
 
 
@@ -88,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     def role(name: str, help_text: str) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument("spec", help="experiment spec (.toml), or the name of a shipped one")
-        cmd.add_argument("--xmpp", required=True, metavar="HOST:PORT",
+        cmd.add_argument("--xmpp", required=True, metavar="HOST:PORT", type=_host_port,
                          help="XMPP server (its host name is the agents' domain unless --domain)")
         cmd.add_argument("--domain", help="XMPP domain of the agents' JIDs")
         cmd.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory")
@@ -106,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
     telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
                            help="continue this run (a restarted telemetry process)")
-    telemetry.add_argument("--view", metavar="HOST:PORT",
+    telemetry.add_argument("--view", metavar="HOST:PORT", type=_host_port,
                            help="also serve the web viewer over --runs, until stopped (compose)")
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
     view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -151,6 +162,8 @@ def _parser() -> argparse.ArgumentParser:
 def _quiet_libraries() -> None:
     """SPADE, slixmpp and pyjabber chatter at INFO; users want the bar and the summary."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # A refused login also raises AuthenticationFailure, which main reports as one line.
+    logging.getLogger("slixmpp.features.feature_mechanisms.mechanisms").setLevel(logging.CRITICAL)
     from loguru import logger
 
     logger.remove()
@@ -280,16 +293,9 @@ def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
     return viewer
 
 
-def _host_port(value: str, option: str) -> tuple[str, int]:
-    """``HOST:PORT`` with a port in 1-65535 (BadInput naming ``option`` otherwise)."""
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
-        raise BadInput(f"{option}: expected HOST:PORT with a port in 1-65535, got {value[:80]!r}")
-    return host, int(port)
-
-
-def _xmpp_address(value: str, domain: str | None) -> tuple[str, int]:
-    host, port = _host_port(value, "--xmpp")
+def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, int]:
+    """The agents' JID domain (``--domain``, else the host of ``--xmpp``) and the port."""
+    host, port = address
     return (domain or host).lower(), port
 
 
@@ -324,14 +330,13 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
-    view = _view_address(args.view) if args.view else None
     _check_runs(args.runs)
     from spade.container import Container
 
     loop = Container().loop
     viewer = None
-    if view is not None:
-        viewer = _start_viewer(loop, args.runs, *view)
+    if args.view is not None:
+        viewer = _start_viewer(loop, args.runs, *args.view)
     run_dir = _until_signalled(
         loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
     print(run_dir, flush=True)
@@ -340,10 +345,6 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
 
         loop.run_until_complete(serve_until_stopped(viewer))
     return EXIT_OK
-
-
-def _view_address(value: str) -> tuple[str, int]:
-    return _host_port(value, "--view")
 
 
 def cmd_view(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 import tomli_w
 
+from bdi_rl.crashlog import note_run_dir
 from bdi_rl.policycache import policy_file
 from bdi_rl.runner import (LearnerPlan, check_plans, make_agent, plan_agents, run_learners, spec_jids,
                            wait_for_server)
@@ -57,6 +58,19 @@ def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
     return run_dir
 
 
+async def check_login(jid: str, password: str, port: int) -> None:
+    """Log in as ``jid`` once and leave (registering it if it has no account yet): spade's
+    AuthenticationFailure for a wrong password, before anything of the run is created."""
+    from spade.agent import Agent
+
+    probe = Agent(jid, password, port=port, verify_security=False)
+    try:
+        await probe.start(auto_register=True)
+    finally:
+        await probe.stop()
+        probe.container.unregister(str(probe.jid))
+
+
 async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, port: int,
                           password: str, resume: Path | None = None) -> Path:
     """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir.
@@ -65,17 +79,19 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     what was never acknowledged and the seqs already written are dropped as duplicates."""
     from bdi_rl.telemetry import TelemetryAgent
 
+    jid = f"{spec.telemetry.name}@{domain}"
     if resume is not None:
         run_dir = _existing_run(resume, spec)
-    else:
+    await wait_for_server(domain, port)
+    await check_login(jid, password, port)  # a wrong password is found before the run exists
+    if resume is None:
         run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
         atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+    note_run_dir(run_dir)
     expected = spec_jids(spec, domain)
-    telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, run_dir / TRACE_FILE,
-                               port=port, senders=expected)
+    telemetry = TelemetryAgent(jid, password, run_dir / TRACE_FILE, port=port, senders=expected)
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
     started = time.time()
-    await wait_for_server(domain, port)
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     try:

@@ -54,6 +54,8 @@ log = logging.getLogger("bdi_rl.runner")
 
 #: Seconds the other agents may still finish after one agent's mind has failed.
 FAILURE_GRACE = 10.0
+#: Seconds an interrupted run waits for telemetry's next acknowledgement before it gives up.
+INTERRUPTED_FLUSH = 5.0
 
 
 class RunError(RuntimeError):
@@ -525,7 +527,11 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         stop["emitted"] = agent.tracer.seq + 1
         agent.tracer.emit("agent.stop", stop)
         agent.tracer.close()
-    flushed = await asyncio.gather(*(agent.flush_trace() for agent in agents))
+    # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
+    # agent that stopped too (compose down stops every service at once) gets 5 s.
+    interrupted = any(agent.failure == "interrupted" for agent in agents)
+    flushed = await asyncio.gather(*(agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted
+                                                       else 30.0) for agent in agents))
     for agent in filter(_is_learner, agents):
         agent.bridge.write_checkpoint()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}

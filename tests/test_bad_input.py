@@ -76,6 +76,7 @@ class FileCase:
     expected: str
     spec: str | None = MINIMAL_SPEC  # written as spec.toml unless None
     exit_status: int = 2
+    add_runs: bool = True  # a ``run`` gets ``--runs <tmp>/runs`` (False: the case names its own)
 
 
 _RUN = ["run", "{dir}/spec.toml"]
@@ -177,6 +178,159 @@ FILE_CASES: dict[str, FileCase] = {
         _spec('map_name = "4x4"', 'map_name = "8x8"')),
 }
 
+_GROUP_LINE = 'name = "learner"\n'
+
+
+def _group(extra: str) -> str:
+    """MINIMAL_SPEC with ``extra`` lines in its agent group."""
+    return MINIMAL_SPEC.replace(AGENT, AGENT + extra + "\n")
+
+
+def _top(line: str) -> str:
+    """MINIMAL_SPEC with a top-level ``line`` replacing the key it sets."""
+    key = line.split("=")[0].strip()
+    kept = [text for text in MINIMAL_SPEC.splitlines() if not text.startswith(key + " ")]
+    return line + "\n" + "\n".join(kept) + "\n"
+
+
+def _symlink_to_nowhere(path: Path) -> None:
+    path.symlink_to(path.parent / "nowhere")
+
+
+_ENV_MODULES = {
+    "boom_ctor.py": "import gymnasium as gym\nclass Boom(gym.Env):\n"
+                    "    def __init__(self, **kw):\n        raise RuntimeError('needs a GPU')\n",
+    "boom_import.py": "raise ZeroDivisionError('broken at import')\n",
+}
+
+FILE_CASES.update({
+    # Numbers out of range, NaN, counts that would eat the machine
+    "spec: negative seed": FileCase({}, _RUN, "seed: expected an integer >= 0, got -1", _top("seed = -1")),
+    "spec: seed beyond 32 bits": FileCase({}, _RUN, "seed: expected an integer <= 4294967295",
+                                          _top("seed = 1099511627776")),
+    "spec: NaN learning rate": FileCase({}, _RUN, "learning.alpha: must be in (0, 1], got nan",
+                                        MINIMAL_SPEC + "[learning]\nalpha = nan\n"),
+    "spec: infinite initial Q-value": FileCase({}, _RUN, "learning.q_init: must be a finite number",
+                                               MINIMAL_SPEC + "[learning]\nq_init = inf\n"),
+    "spec: NaN in a group's learning override": FileCase({}, _RUN, "agents[0].learning.gamma",
+                                                         _group("learning = { gamma = nan }")),
+    "spec: NaN flush interval": FileCase({}, _RUN, "telemetry.flush_seconds",
+                                         MINIMAL_SPEC + "[telemetry]\nflush_seconds = nan\n"),
+    "spec: NaN warm epsilon": FileCase({}, _RUN, "agents[0].warm_epsilon", _group("warm_epsilon = nan")),
+    "spec: a billion agents": FileCase({}, _RUN, "agents[0].count: expected an integer <= 1000",
+                                       _group("count = 1000000000")),
+    "spec: two groups over the agent limit": FileCase(
+        {}, _RUN, "more than 1000 agents",
+        _group("count = 999") + '[[agents]]\nname = "scout"\ncount = 999\n'),
+    "spec: a trillion episodes": FileCase({}, _RUN, "episodes: expected an integer <= 1000000000",
+                                          _top("episodes = 1000000000000")),
+    "spec: a billion evaluation episodes": FileCase({}, _RUN, "eval_episodes: expected an integer <=",
+                                                    _top("eval_episodes = 1000000000")),
+    "spec: a step limit of zero": FileCase({}, _RUN, "env.max_episode_steps: expected an integer >= 1",
+                                           _spec("[env]\n", "[env]\nmax_episode_steps = 0\n")),
+    "spec: a date where a number goes": FileCase({}, _RUN, "checkpoint_every: expected an integer, got date",
+                                                 _top("checkpoint_every = 1979-05-27")),
+    "spec: goal cells that are not pairs": FileCase({}, _RUN, "env.goals[0]: expected a list of length <= 2",
+                                                    _spec("[env]\n", "[env]\ngoals = [[1, 2, 3]]\n")),
+    "spec: TOML nested too deeply": FileCase({}, _RUN, "spec.toml:",
+                                             "x = " + "[" * 5000 + "]" * 5000 + "\n" + MINIMAL_SPEC),
+    # Ports and servers
+    "spec: XMPP port 0": FileCase({}, _RUN, "xmpp.port: expected an integer >= 1, got 0",
+                                  MINIMAL_SPEC + "[xmpp]\nport = 0\n"),
+    "spec: XMPP port 70000": FileCase({}, _RUN, "xmpp.port: expected an integer <= 65535, got 70000",
+                                      MINIMAL_SPEC + "[xmpp]\nport = 70000\n"),
+    "spec: viewer port 70000": FileCase({}, _RUN, "viewer.port: expected an integer <= 65535",
+                                        MINIMAL_SPEC + "[viewer]\nport = 70000\n"),
+    "spec: XMPP server port 99999": FileCase({}, _RUN, "xmpp.server: expected 'embedded' or 'host:port'",
+                                             MINIMAL_SPEC + "[xmpp]\nserver = 'localhost:99999'\n"),
+    "spec: XMPP domain that does not resolve": FileCase(
+        {}, _RUN, "xmpp.domain: 'nowhere.invalid' does not resolve",
+        MINIMAL_SPEC + "[xmpp]\ndomain = 'nowhere.invalid'\n"),
+    "spec: external server whose domain does not resolve": FileCase(
+        {}, _RUN, "xmpp.domain: 'nowhere.invalid' does not resolve",
+        MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere.invalid:5222'\ndomain = 'nowhere.invalid'\n"),
+    "spec: XMPP domain in capitals": FileCase({}, _RUN, "xmpp.domain: 'LocalHost' is not a lower-case host name",
+                                              MINIMAL_SPEC + "[xmpp]\ndomain = 'LocalHost'\n"),
+    "spec: trusted client that is not a JID": FileCase({}, _RUN, "xmpp.trust[0]: 'operator' is not a bare JID",
+                                                       MINIMAL_SPEC + "[xmpp]\ntrust = ['operator']\n"),
+    # Names the XMPP server would normalise, or the file system cannot hold
+    "spec: agent name with an accent": FileCase({}, _RUN, "agents[0].name: 'léa' must be lower-case ASCII",
+                                                MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "léa"\n')),
+    "spec: agent name that case-folds": FileCase({}, _RUN, "agents[0].name: 'straße'",
+                                                 MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "straße"\n')),
+    "spec: agent name starting with a dash": FileCase({}, _RUN, "agents[0].name: '-x'",
+                                                      MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "-x"\n')),
+    "spec: telemetry name with an accent": FileCase({}, _RUN, "telemetry.name: must be lower-case ASCII",
+                                                    MINIMAL_SPEC + "[telemetry]\nname = 'télé'\n"),
+    "spec: agent name too long for a file": FileCase(
+        {}, _RUN, "agents[0].name: expected a string of length <= 64",
+        MINIMAL_SPEC.replace(AGENT, f'[[agents]]\nname = "{"a" * 100}"\n')),
+    "spec: experiment name too long for a file": FileCase({}, _RUN, "name: expected a string of length <= 64",
+                                                          _top(f'name = "{"x" * 300}"')),
+    "spec: env id too long for a run directory": FileCase(
+        {}, _RUN, "the run directory's name", _spec('"FrozenLake-v1"', '"' + "A" * 190 + '-v0"')),
+    "spec: plan path too long for the file system": FileCase(
+        {}, _RUN, "agents[0].asl: cannot use", _group(f'asl = "{"a" * 300}.asl"')),
+    "spec: warm start path too long for the file system": FileCase(
+        {}, _RUN, "agents[0].warm_start: cannot use", _group(f'warm_start = "{"a" * 300}"')),
+    "spec: spec path too long for the file system": FileCase({}, ["run", "{dir}/" + "s" * 300 + ".toml"],
+                                                             "cannot use this path"),
+    # Shapes
+    "spec: agents that are not tables": FileCase({}, _RUN, "agents: expected a list, got an integer",
+                                                 MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = 5")),
+    "spec: no agent groups": FileCase({}, _RUN, "agents: expected a list of length >= 1",
+                                      MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = []")),
+    "spec: no env": FileCase({}, _RUN, "env: missing required key",
+                             MINIMAL_SPEC.replace('[env]\nid = "FrozenLake-v1"\nkwargs = { map_name = "4x4", '
+                                                  'is_slippery = false }\n', "")),
+    "spec: learning that is not a table": FileCase({}, _RUN, "learning: expected a table",
+                                                   _top("learning = 5")),
+    "spec: beliefs that are not a list": FileCase({}, _RUN, "agents[0].beliefs: expected a list",
+                                                  _group('beliefs = "share_every(5)"')),
+    # Envs that raise anything at all
+    "env: constructor raises RuntimeError": FileCase(
+        dict(_ENV_MODULES), _RUN, 'env "boom_ctor:Boom": cannot be made with kwargs {}: needs a GPU',
+        _spec('"FrozenLake-v1"', '"boom_ctor:Boom"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "env: module raises at import": FileCase(
+        dict(_ENV_MODULES), _RUN, 'cannot import module "boom_import"',
+        _spec('"FrozenLake-v1"', '"boom_import:Env"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "env: kwargs that make the env raise IndexError": FileCase(
+        {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "desc = []")),
+    "env: a date as a kwarg": FileCase({}, _RUN, 'env "FrozenLake-v1": cannot be made',
+                                       _spec('map_name = "4x4"', "map_name = 1979-05-27")),
+    # Command-line numbers, ports and paths
+    "cli: --runs is a file": FileCase({}, _RUN + ["--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
+    "cli: --runs is a dangling symlink": FileCase({"runs": _symlink_to_nowhere}, _RUN + ["--runs", "{dir}/runs"],
+                                                  "which does not exist", add_runs=False),
+    "cli: --runs under a file": FileCase({}, _RUN + ["--runs", "{dir}/spec.toml/runs"], "cannot be created",
+                                         add_runs=False),
+    "cli: --view-port 70000": FileCase({}, _RUN + ["--view", "--view-port", "70000"],
+                                       "--view-port: expected a value in [1, 65535], got 70000"),
+    "cli: --view-port 0": FileCase({}, _RUN + ["--view-port", "0"], "--view-port: expected a value in [1, 65535]"),
+    "cli: --episodes 0": FileCase({}, _RUN + ["--episodes", "0"], "--episodes: expected a value >= 1, got 0"),
+    "cli: --episodes not a number": FileCase({}, _RUN + ["--episodes", "many"], "--episodes: expected an integer"),
+    "cli: --seed -1": FileCase({}, _RUN + ["--seed", "-1"], "--seed: expected a value >= 0, got -1"),
+    "cli: --episodes beyond any run": FileCase({}, _RUN + ["--episodes", "99999999999"],
+                                               "episodes: expected an integer <= 1000000000"),
+    "cli: --warm-start path too long": FileCase({}, _RUN + ["--warm-start", "{dir}/" + "w" * 300],
+                                                "--warm-start: cannot use this path"),
+    "cli: run without a spec": FileCase({}, ["run"], "give a spec, or --resume RUN_DIR"),
+    "cli: qtable diff --top 0": FileCase({}, ["qtable", "diff", "{dir}/a.npz", "{dir}/b.npz", "--top", "0"],
+                                         "--top: expected a value >= 1"),
+    "cli: inspect --event -1": FileCase({}, ["inspect", "x", "--agent", "learner", "--event", "-1"],
+                                        "--event: expected a value >= 0"),
+    "cli: view --runs is a file": FileCase({}, ["view", "--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
+    "cli: view --port 99999": FileCase({}, ["view", "--runs", "{dir}", "--port", "99999"],
+                                       "--port: expected a value in [1, 65535]"),
+    "cli: agent --xmpp port 99999": FileCase({}, ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp",
+                                                  "localhost:99999"], "--xmpp: expected HOST:PORT"),
+    "cli: agent --join-timeout nan": FileCase({}, ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp",
+                                                   "localhost:5222", "--join-timeout", "nan"],
+                                              "--join-timeout: expected a finite number"),
+    "cli: telemetry --view port 0": FileCase({}, ["telemetry", "{dir}/spec.toml", "--xmpp", "localhost:5222",
+                                                  "--view", "127.0.0.1:0"], "--view: expected HOST:PORT"),
+})
+
 
 def _write_case(case: FileCase, directory: Path) -> None:
     if case.spec is not None:
@@ -198,7 +352,7 @@ def _digests(directory: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(FILE_CASES))
-def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys):
+def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys, monkeypatch):
     case = FILE_CASES[name]
     inputs = tmp_path / "in"
     inputs.mkdir()
@@ -207,14 +361,19 @@ def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys):
     runs = tmp_path / "runs"
     argv = [arg.replace("{dir}", str(inputs)) for arg in case.argv]
     if argv[0] == "run":
-        argv += ["--runs", str(runs), "--no-progress"]
-    status = bdi_rl_main(argv)
+        argv += ["--no-progress"] + (["--runs", str(runs)] if case.add_runs else [])
+    monkeypatch.syspath_prepend(str(inputs))  # a case's own env module ("module:Class")
+    try:
+        status = bdi_rl_main(argv)
+    except SystemExit as exc:  # a usage error, refused by the argument parser
+        status = exc.code
     err = capsys.readouterr().err
     assert status == case.exit_status, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bdi-rl: error: "), err
     assert case.expected in lines[0]
     assert not runs.exists(), "a run directory was made for bad input"
+    assert not any(inputs.rglob("*__*__*")), "a run directory was made for bad input"
     assert _digests(inputs) == before, "an input file was changed"
 
 

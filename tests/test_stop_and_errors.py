@@ -1,0 +1,203 @@
+"""How every role stops and fails: SIGTERM does what Ctrl-C does, a refused login and an
+unexpected exception are one line each, and nothing is created for a run that never starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bdi_rl.cli import main as bdi_rl_main
+from bdi_rl.crashlog import CRASH_LOG
+from bdi_rl.trace import read_trace
+from bdi_rl.xmpp_server import free_port
+from tests.conftest import MINIMAL_SPEC
+
+#: compose's grace period between SIGTERM and SIGKILL
+GRACE = 10.0
+
+LONG_SPEC = MINIMAL_SPEC.replace("episodes = 20", "episodes = 1000000")
+
+
+def _start(*args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env or dict(os.environ),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(path_glob: Path, pattern: str, timeout: float = 60) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [p for p in path_glob.glob(pattern) if p.stat().st_size > 0]
+        if found:
+            return found[0]
+        time.sleep(0.2)
+    raise AssertionError(f"nothing matching {pattern} under {path_glob} within {timeout} s")
+
+
+def _terminate(proc: subprocess.Popen) -> tuple[str, str, float]:
+    """SIGTERM ``proc``; (stdout, stderr, seconds it took to exit)."""
+    began = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"still running {GRACE} s after SIGTERM:\n{err[-2000:]}") from None
+    return out, err, time.monotonic() - began
+
+
+def _assert_interrupted_learner(run_dir: Path, name: str) -> None:
+    """What Ctrl-C leaves: the learner's table saved, its trace flushed up to agent.stop."""
+    assert (run_dir / "qtables" / f"{name}.npz").is_file()
+    events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == f"{name}@localhost"]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert events[-1]["kind"] == "agent.stop" and events[-1]["data"]["reason"] == "interrupted"
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
+    (tmp_path / "spec.toml").write_text(LONG_SPEC)
+    runs = tmp_path / "runs"
+    proc = _start("run", str(tmp_path / "spec.toml"), "--runs", str(runs), "--no-progress")
+    try:
+        trace = _wait_for(runs, "*/trace.jsonl")
+        time.sleep(1.0)
+        out, err, seconds = _terminate(proc)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    run_dir = trace.parent
+    assert out.strip().splitlines()[-1] == str(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["agents"]["learner"]["episodes"] > 0
+    _assert_interrupted_learner(run_dir, "learner")
+
+
+def _role_processes(ejabberd, tmp_path: Path, name: str) -> tuple[subprocess.Popen, subprocess.Popen, Path]:
+    """A telemetry and a learner process of a long run; returns them and the runs dir."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LONG_SPEC.replace('name = "learner"', f'name = "{name}"') +
+                    f'[telemetry]\nname = "telemetry-{name}"\n')
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    return (_start("telemetry", str(spec), *xmpp, env=env),
+            _start("agent", str(spec), "--name", name, *xmpp, env=env), runs)
+
+
+def test_sigterm_stops_an_agent_process_as_ctrl_c_does(ejabberd, tmp_path):
+    telemetry, agent, runs = _role_processes(ejabberd, tmp_path, "termed")
+    try:
+        trace = _wait_for(runs, "*/trace.jsonl")
+        time.sleep(2.0)
+        _, agent_err, _ = _terminate(agent)
+        assert agent.returncode == 130, agent_err
+        assert "Traceback" not in agent_err
+        # telemetry saw the agent stop, so the run is over: it writes the summary and exits
+        out, telemetry_err = telemetry.communicate(timeout=GRACE)
+        assert telemetry.returncode == 0, telemetry_err
+    finally:
+        for proc in (telemetry, agent):
+            proc.kill()
+    _assert_interrupted_learner(trace.parent, "termed")
+    summary = json.loads((trace.parent / "summary.json").read_text())
+    assert summary["agents"]["termed"]["episodes"] > 0
+
+
+def test_sigterm_stops_telemetry_then_agents_within_the_grace_period(ejabberd, tmp_path):
+    """As ``docker compose down`` does: telemetry goes first (or at once), the agents still
+    stop within the grace period, and keep their tables."""
+    telemetry, agent, runs = _role_processes(ejabberd, tmp_path, "downed")
+    try:
+        trace = _wait_for(runs, "*/trace.jsonl")
+        time.sleep(2.0)
+        _, telemetry_err, _ = _terminate(telemetry)
+        assert telemetry.returncode == 130, telemetry_err
+        assert "Traceback" not in telemetry_err and "interrupted" in telemetry_err
+        _, agent_err, _ = _terminate(agent)
+        assert agent.returncode in (1, 130), agent_err
+        assert "Traceback" not in agent_err
+    finally:
+        for proc in (telemetry, agent):
+            proc.kill()
+    assert (trace.parent / "qtables" / "downed.npz").is_file()
+
+
+def test_sigterm_stops_the_viewer(tmp_path):
+    port = free_port()
+    proc = _start("view", "--runs", str(tmp_path), "--port", str(port))
+    try:
+        time.sleep(2.0)
+        _, err, _ = _terminate(proc)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_a_wrong_password_for_an_existing_account_is_one_line(ejabberd, tmp_path):
+    """The account exists with another password: one line saying so, and no run directory."""
+    ejabberd.ctl("register", "telemetry-locked", ejabberd.domain, "the-right-one")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(MINIMAL_SPEC + '[telemetry]\nname = "telemetry-locked"\n')
+    runs = tmp_path / "runs"
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "a-wrong-one"}
+    result = subprocess.run([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
+                             f"localhost:{ejabberd.port}", "--runs", str(runs)],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "wrong password for an existing account" in lines[0], result.stderr
+    assert not any(runs.glob("*")) if runs.exists() else True
+
+
+def test_an_unexpected_exception_is_one_line_and_a_traceback_file(tmp_path, capsys, monkeypatch):
+    """A bug (injected here) is not a traceback on the terminal: one line naming it and the
+    file that keeps the traceback."""
+    import bdi_rl.qtables
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("injected fault\nsecond line")
+
+    monkeypatch.setattr(bdi_rl.qtables, "show", broken)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    status = bdi_rl_main(["qtable", "show", str(tmp_path / "any.npz")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("bdi-rl: error: qtable failed: RuntimeError: injected fault (traceback in ")
+    log = Path(lines[0].rpartition("(traceback in ")[2].rstrip(")"))
+    assert log.parent == tmp_path and "RuntimeError: injected fault" in log.read_text()
+    assert "Traceback (most recent call last)" in log.read_text()
+
+
+def test_a_crash_during_a_run_leaves_its_traceback_in_the_run(tmp_path, capsys, monkeypatch):
+    import bdi_rl.runner
+
+    def broken(*_: object, **__: object) -> None:
+        raise KeyError("injected fault")
+
+    monkeypatch.setattr(bdi_rl.runner, "_summary", broken)
+    (tmp_path / "spec.toml").write_text(MINIMAL_SPEC)
+    runs = tmp_path / "runs"
+    status = bdi_rl_main(["run", str(tmp_path / "spec.toml"), "--runs", str(runs), "--no-progress"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(lines) == 1, lines
+    (run_dir,) = runs.iterdir()
+    assert lines[0].endswith(f"(traceback in {run_dir / CRASH_LOG})")
+    assert "KeyError: 'injected fault'" in (run_dir / CRASH_LOG).read_text()
+
+
+@pytest.mark.parametrize("argv", [["run", "--help"], ["--help"]])
+def test_help_still_exits_zero(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bdi_rl_main(argv)
+    assert exit_.value.code == 0 and "usage" in capsys.readouterr().out
