@@ -150,7 +150,9 @@ class TraceShipper(Wakeable):
     """Sends the tracer's unacknowledged events to telemetry and resends what is not acked.
 
     While events keep coming it ships every ``flush_seconds``; with nothing left to send it
-    sleeps until an acknowledgement or the tracer's next event wakes it."""
+    sleeps until an acknowledgement or the tracer's next event wakes it. While telemetry is
+    offline (the server bounces batches back) it sends one batch per resend as a probe, and
+    logs the outage once when it starts and once, with the count, when telemetry answers."""
 
     #: Batches in flight before waiting for an acknowledgement.
     WINDOW = 64
@@ -166,6 +168,8 @@ class TraceShipper(Wakeable):
         self.last_progress = time.monotonic()
         self.batches_sent = 0
         self.rewound_to = -1  # the seq the last rewind went back to
+        self.bounced = 0  # batches bounced since telemetry last answered
+        self.bounced_since = 0.0
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -202,6 +206,11 @@ class TraceShipper(Wakeable):
         # What the ack drops from the head; not the change in length: a refill from the
         # spill file may grow the tail in the same call.
         dropped = tracer.ack(upto)
+        if self.bounced:
+            log.warning("%s: the telemetry agent %s answers again after %.1f s; %d trace batches "
+                        "had bounced, their events are sent again", self.agent.jid, self.telemetry,
+                        time.monotonic() - self.bounced_since, self.bounced)
+            self.bounced = 0
         self.sent = max(0, self.sent - dropped)
         self.in_flight = max(0, self.in_flight - 1)
         if dropped:
@@ -211,6 +220,16 @@ class TraceShipper(Wakeable):
             # Every batch in flight behind the lost one reports the same gap; rewinding for
             # each re-sent the whole window 64 times over after a server restart.
             self._rewind(upto)
+
+    def on_bounce(self) -> None:
+        """The server sent a batch back: telemetry is offline. Its events are still pending
+        (they go again at the next resend); one log line per outage, never the ~190 KB body."""
+        if not self.bounced:
+            self.bounced_since = time.monotonic()
+            log.warning("%s: trace batches to %s bounce (is the telemetry agent running?); "
+                        "keeping the events and trying again every %g s", self.agent.jid,
+                        self.telemetry, self.RESEND_AFTER)
+        self.bounced += 1
 
     def _rewind(self, upto: int) -> None:
         self.sent = 0
@@ -236,7 +255,8 @@ class TraceShipper(Wakeable):
         remote = not self.agent.container.has_agent(self.telemetry)
         if remote and not self.agent.client.in_session:
             return  # the server is away: keep the events until the client reconnects
-        while self.sent < len(tracer.pending) and self.in_flight < self.WINDOW:
+        window = 1 if self.bounced else self.WINDOW  # offline telemetry: one batch probes
+        while self.sent < len(tracer.pending) and self.in_flight < window:
             count, body = tracer.next_batch(self.sent, compress=remote)
             await self.send(Message(to=self.telemetry, body=body, metadata=BATCH_METADATA))
             self.sent += count
@@ -394,9 +414,16 @@ class TracedBdiAgent(BDIAgent):
         self.submit(self.bdi.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
-        # A BDI message to an agent that is offline comes back as an error stanza that
-        # carries our own metadata; without this check it would read as the peer's tell.
-        if msg["type"] == "error" and Message.from_node(msg).get_metadata("performative") == "BDI":
+        # A message to an agent that is offline comes back as an error stanza that carries
+        # our own metadata: a BDI one would read as the peer's tell, and a trace batch would
+        # reach no behaviour (SPADE then logs the whole ~190 KB body, once per batch).
+        if msg["type"] != "error":
+            return super()._message_received(msg)
+        bounced = Message.from_node(msg)
+        if bounced.get_metadata("ontology") == BATCH_METADATA["ontology"]:
+            self.shipper.on_bounce()
+            return []
+        if bounced.get_metadata("performative") == "BDI":
             peer = bare_jid(msg["from"])
             self.tracer.emit("msg.recv", {"from": peer, "performative": "error",
                                           "content": "", "rejected": "bounced: recipient offline"})

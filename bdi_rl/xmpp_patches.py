@@ -15,6 +15,9 @@ profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
   After a reconnection, the old session's pending IQ handlers meet stanzas without ``from``
   or ``id`` during the new login, and slixmpp warns ``Unknown stanza interface`` on the root
   logger each time (18 lines per reconnection, harmless): those records are dropped.
+- **SPADE's log lines are bounded.** SPADE logs every message no behaviour takes with its whole
+  body: a bounced ~190 KB trace batch, a stranger's 200 KB message. Its records are clipped
+  to :data:`MAX_LOG_CHARS` (the agents handle the bounces they expect themselves).
 """
 
 from __future__ import annotations
@@ -150,8 +153,20 @@ def _not_unknown_interface(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Unknown stanza interface: ")
 
 
+#: Longest SPADE log record kept whole.
+MAX_LOG_CHARS = 500
+
+
+def _clip_record(record: logging.LogRecord) -> bool:
+    text = record.getMessage()
+    if len(text) > MAX_LOG_CHARS:
+        record.msg, record.args = f"{text[:MAX_LOG_CHARS]}... ({len(text)} characters)", ()
+    return True
+
+
 def apply() -> None:
     _tostring.escape = escape_xml
     logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
+    logging.getLogger("spade.Agent").addFilter(_clip_record)
     spade.agent.XMPPClient = ReconnectingXmppClient
     spade.agent.Agent._async_stop = _stop_and_leave

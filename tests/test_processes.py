@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bdi_rl.agent import TraceShipper
 from bdi_rl.trace import read_trace
 from tests.conftest import MINIMAL_SPEC
 
@@ -98,11 +100,12 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
         trace = _wait_for_trace(runs, min_bytes=200_000)
         telemetry.kill()  # SIGKILL, mid-run
         telemetry.wait()
-        time.sleep(1.0)
+        # Down for longer than a shipper waits before it resends: every learner's batches bounce.
+        time.sleep(TraceShipper.RESEND_AFTER + 1)
         restarted = _start("telemetry", str(spec), *xmpp, "--run", str(trace.parent), env=env)
         for proc in learners:
-            _, err = proc.communicate(timeout=240)
-            assert proc.returncode == 0, err
+            _, learner_err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, learner_err
         out, err = restarted.communicate(timeout=60)
         assert restarted.returncode == 0, err
     finally:
@@ -117,6 +120,14 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
     _assert_every_event_once(events, ["crash-1", "crash-2"])  # gapless, no duplicate
     summary = json.loads((run_dir / "summary.json").read_text())
     assert all(a["episodes"] == 600 for a in summary["agents"].values())
+    # The outage is one line per learner when batches start to bounce and one, with the count,
+    # when telemetry answers again; never the ~190 KB batches (that was 17.6 MB of stderr).
+    assert len(learner_err) < 20_000, learner_err[:2000]
+    for name in ("crash-1", "crash-2"):
+        lines = [line for line in learner_err.splitlines() if f"{name}@localhost: " in line]
+        assert sum("trace batches to telemetry-crash@localhost bounce" in line for line in lines) == 1, lines
+        assert sum(bool(re.search(r"answers again after [\d.]+ s; [1-9]\d* trace batches had bounced", line))
+                   for line in lines) == 1, lines
 
 
 def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
