@@ -212,7 +212,7 @@ def load_checkpoint(path: Path) -> Checkpoint:
     try:
         header = msgspec.convert(meta, CheckpointMeta)
     except msgspec.ValidationError as exc:
-        raise CheckpointError(f"{path}: {_field_error(str(exc))}") from None
+        raise CheckpointError(f"{path}: {field_error(str(exc))}") from None
     table = _check_table(path, q, header)
     return Checkpoint(path, table, header, meta)
 
@@ -286,9 +286,9 @@ def _json_problem(value: Any) -> str | None:
     return None
 
 
-def _field_error(text: str) -> str:
+def field_error(text: str, noun: str = "metadata") -> str:
     """msgspec's "Expected `int`, got `str` - at `$.episodes`" as
-    "metadata field episodes: expected int, got str"."""
+    "metadata field episodes: expected int, got str" (``noun``: whose field)."""
     what, _, where = text.partition(" - at `")
     field = where.rstrip("`").removeprefix("$").removeprefix(".")
     missing = what.removeprefix("Object missing required field `")
@@ -297,7 +297,7 @@ def _field_error(text: str) -> str:
         what = "missing"
     what = what.replace("`", "")
     what = what[:1].lower() + what[1:]
-    return f"metadata field {field}: {what}" if field else f"metadata: {what}"
+    return f"{noun} field {field}: {what}" if field else f"{noun}: {what}"
 
 
 def _check_table(path: Path, q: np.ndarray, header: CheckpointMeta) -> np.ndarray:

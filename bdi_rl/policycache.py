@@ -11,13 +11,15 @@ beliefs; this module does the arithmetic and keeps a copy in the run directory
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
+from bdi_rl.checkpoint import field_error
 from bdi_rl.envs import EnvAdapter
 from bdi_rl.store import atomic_write_json
 
@@ -41,13 +43,20 @@ def encode(actions: list[int]) -> str:
     return ",".join(str(a) for a in actions)
 
 
-def decode(text: str, n_actions: int) -> list[int]:
-    """The action numbers of a sequence; ValueError for anything else."""
-    try:
-        actions = [int(part) for part in text.split(",")] if text else []
-    except ValueError:
-        raise ValueError(f"not an action sequence: {text[:40]!r}") from None
-    if any(not 0 <= a < n_actions for a in actions):
+#: Comma-separated action numbers in plain decimal: what :func:`encode` writes (``int()``
+#: would also take " 1", "+1", "1_0" and other scripts' digits).
+_SEQUENCE = re.compile(r"[0-9]{1,9}(?:,[0-9]{1,9})*")
+
+
+def decode(text: Any, n_actions: int) -> list[int]:
+    """The action numbers of a sequence (a plan's, a file's: checked whole); ValueError
+    for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"not an action sequence: {type(text).__name__} {str(text)[:40]!r}")
+    if text and not _SEQUENCE.fullmatch(text):
+        raise ValueError(f"not an action sequence: {text[:40]!r}")
+    actions = [int(part) for part in text.split(",")] if text else []
+    if any(a >= n_actions for a in actions):
         raise ValueError(f"action out of range 0..{n_actions - 1} in {text[:40]!r}")
     return actions
 
@@ -111,25 +120,45 @@ def save_policies(path: Path, agent: str, env: EnvAdapter, policies: dict[tuple[
                      for p in policies.values()]})
 
 
+class PolicyEntry(msgspec.Struct, frozen=True):
+    goal: Annotated[list[Annotated[int, msgspec.Meta(ge=0)]], msgspec.Meta(min_length=2, max_length=2)]
+    actions: str
+    confidence: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+
+class PolicyFile(msgspec.Struct, frozen=True):
+    """``policies/<agent>.json``, as :func:`save_policies` writes it."""
+
+    format: Literal[1]
+    env: dict[str, Any]
+    """the state-space signature the sequences were made for"""
+    policies: list[PolicyEntry]
+    agent: str = ""
+
+
 def load_policies(path: Path, env: EnvAdapter) -> dict[tuple[int, int], CachedPolicy]:
     """A policy cache file, checked against ``env`` (PolicyFileError otherwise)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = msgspec.json.decode(path.read_bytes(), type=PolicyFile)
+    except OSError as exc:
         raise PolicyFileError(f"{path}: not a readable policy cache ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise PolicyFileError(f"{path}: not a policy cache of format {FORMAT}")
+    except msgspec.ValidationError as exc:
+        raise PolicyFileError(f"{path}: {field_error(str(exc), 'policy cache')}") from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise PolicyFileError(f"{path}: not a readable policy cache ({type(exc).__name__})") from None
     mine = env.state_space_signature()
-    if data.get("env") != mine:
-        raise PolicyFileError(f"{path}: made for {data.get('env')}, not {mine}")
+    if data.env != mine:
+        raise PolicyFileError(f"{path}: made for {str(data.env)[:200]}, not {mine}")
     policies: dict[tuple[int, int], CachedPolicy] = {}
-    try:
-        for entry in data["policies"]:
-            goal = (int(entry["goal"][0]), int(entry["goal"][1]))
-            decode(entry["actions"], env.n_actions)
-            policies[goal] = CachedPolicy(goal, str(entry["actions"]), float(entry["confidence"]))
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise PolicyFileError(f"{path}: malformed entry ({exc})") from None
+    for entry in data.policies:
+        goal = (entry.goal[0], entry.goal[1])
+        try:
+            if env.grid_shape is not None and env.state_at(*goal) is None:
+                raise ValueError(f"goal {goal} is not a cell of the grid")
+            decode(entry.actions, env.n_actions)
+        except ValueError as exc:
+            raise PolicyFileError(f"{path}: malformed entry ({exc})") from None
+        policies[goal] = CachedPolicy(goal, entry.actions, entry.confidence)
     return policies
 
 

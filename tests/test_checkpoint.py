@@ -386,3 +386,52 @@ def test_every_reader_refuses_bad_metadata_in_one_line(killed_run, tmp_path, cap
     assert str(table) in lines[0] and message in lines[0], lines[0]
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
     assert not (tmp_path / "runs").exists()
+
+
+# -- the policy cache that comes along with a warm start: the same rule --------------------------
+
+def _policy_file(path, **changes):
+    from bdi_rl.policycache import CachedPolicy, save_policies
+
+    env = make_env("FrozenLake-v1", {"map_name": "4x4"})
+    save_policies(path, "learner", env, {(3, 3): CachedPolicy((3, 3), "1,1,2,2,1,2", 0.9)})
+    data = json.loads(path.read_text())
+    entry = data["policies"][0]
+    for key, value in changes.items():
+        (entry if key in entry else data)[key] = value
+    path.write_text(json.dumps(data))
+    return env
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"confidence": float("nan")}, "not a readable policy cache (DecodeError)"),  # NaN is not JSON
+    ({"confidence": 1.5}, "policy cache field policies[0].confidence: expected float <= 1.0"),
+    ({"confidence": "high"}, "policy cache field policies[0].confidence: expected float, got str"),
+    ({"goal": [9, 9]}, "malformed entry (goal (9, 9) is not a cell of the grid)"),
+    ({"goal": [-1, 3]}, "policy cache field policies[0].goal[0]: expected int >= 0"),
+    ({"actions": "1, 1"}, "malformed entry (not an action sequence: '1, 1')"),
+    ({"actions": "1,4"}, "malformed entry (action out of range 0..3 in '1,4')"),
+    ({"policies": {"a": 1}}, "policy cache field policies: expected array, got object"),
+    ({"format": 2}, "policy cache field format: invalid enum value 2"),
+    ({"env": {"env_id": "Taxi-v4"}}, "made for {'env_id': 'Taxi-v4'}"),
+])
+def test_a_bad_policy_cache_file_is_refused_in_one_line(tmp_path, changes, message):
+    from bdi_rl.policycache import PolicyFileError, load_policies
+
+    path = tmp_path / "learner.json"
+    env = _policy_file(path, **changes)
+    with pytest.raises(PolicyFileError) as error:
+        load_policies(path, env)
+    assert str(error.value).startswith(f"{path}: ") and message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_policy_cache_that_is_not_json_or_nested_too_deeply(tmp_path):
+    from bdi_rl.policycache import PolicyFileError, load_policies
+
+    path = tmp_path / "learner.json"
+    env = _policy_file(path)
+    assert load_policies(path, env)[(3, 3)].actions == "1,1,2,2,1,2"  # the file as written loads
+    for text in ("{", "[" * 100_000 + "]" * 100_000, '{"format": 1, "env": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"):
+        path.write_text(text)
+        with pytest.raises(PolicyFileError, match="policy cache"):
+            load_policies(path, env)
