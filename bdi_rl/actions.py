@@ -58,11 +58,21 @@ Policy cache (``asl/goal-learner.asl``; ``bdi_rl/policycache.py``):
 Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``env(Id)``,
 ``episodes_target(N)``, ``eval_episodes(N)``, and for a warm-started learner
 ``warm_started(N)`` (N: the training episodes behind the table it loaded).
+
+Every argument is checked before it is used (``_index_arg`` and its siblings): a state or
+action outside the env's range (``.rl_choose(99, A)``, ``.rl_act(-1)``: never a Python
+index, where -1 is the last row), a fraction, NaN, a string where a number belongs, a cell
+off the grid, a malformed sequence, policy or experience (which may come from a teammate)
+fails the action with :class:`ActionArgError`, so the plan fails like any failing action:
+``intention.fail`` names the plan file and line, and no Q-value has changed.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import numbers
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +97,62 @@ def percept(functor: str, args: tuple) -> asp.Literal:
     """``functor(args)[source(percept)]``; percepts repeat (state(5), pos(1, 1) ...), and
     one literal per value saves building and hashing a new one every step."""
     return GroundLiteral(functor, args, PERCEPT)
+
+class ActionArgError(asp.AslError, ValueError):
+    """An internal action refused one of its arguments. An ``AslError``, so the interpreter
+    reports it as ``file:line:col: message`` and the plan fails as for any failing action."""
+
+
+def _integer(value: Any) -> int | None:
+    """``value`` as an int if it is a whole number: numbers written in a plan arrive as
+    floats (``3`` is 3.0), percepts as ints; bools, fractions, NaN and terms are not."""
+    kind = type(value)
+    if kind is int:
+        return value
+    if kind is float:
+        return int(value) if value.is_integer() else None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
+def _shown(value: Any) -> str:
+    """An argument as the plan would write it, short (for error messages)."""
+    if isinstance(value, asp.Var):
+        return "an unbound variable"
+    try:
+        text = asp.asl_repr(value)
+    except Exception:  # noqa: BLE001 - not an AgentSpeak term (a Python caller's value)
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _index_arg(value: Any, size: int, what: str, action: str) -> int:
+    """``value`` as a state or action number in ``0..size-1``, or ActionArgError: a plan's
+    number is never used as a Python index (-1 would be the last row)."""
+    index = _integer(value)
+    if index is None or not 0 <= index < size:
+        raise ActionArgError(f"{action}: {what} must be a whole number in 0..{size - 1}, "
+                             f"got {_shown(value)}")
+    return index
+
+
+def _number_arg(value: Any, what: str, action: str, low: float = -math.inf, high: float = math.inf) -> float:
+    """``value`` as a finite number in ``[low, high]``, or ActionArgError."""
+    if isinstance(value, (int, float, numbers.Real)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and low <= number <= high:
+            return number
+    bounds = "a finite number" if math.isinf(low) and math.isinf(high) else f"a number in [{low:g}, {high:g}]"
+    raise ActionArgError(f"{action}: {what} must be {bounds}, got {_shown(value)}")
+
+
+def _text_arg(value: Any, what: str, action: str) -> str:
+    """``value`` as a string (sequences, policies and experience travel as strings)."""
+    if not isinstance(value, str):
+        raise ActionArgError(f"{action}: {what} must be a string, got {_shown(value)}")
+    return value
+
 
 #: Longest experience string in one message (the wire accepts 16384 characters per body).
 EXPERIENCE_CHARS = 12_000
@@ -223,7 +289,7 @@ class RlBridge:
         warm = self.warm_start
         if warm is not None:  # plans may act on it (e.g. evaluate first, or skip sharing)
             self.tracer.emit("qtable.load", {"path": str(warm.path), "episodes": warm.episodes,
-                                             "checksum": warm.meta.get("checksum"),
+                                             "checksum": warm.checksum,
                                              "epsilon": self.learner.epsilon,
                                              "task_change": self.task_change})
             self.perceive("warm_started", warm.episodes)
@@ -259,15 +325,15 @@ class RlBridge:
     def perceive_now(self) -> None:
         self._perceive_state(self._state)
 
-    def choose(self, s: int) -> int:
-        return self.learner.act(int(s))
+    def choose(self, s: Any) -> int:
+        return self.learner.act(_index_arg(s, self.learner.n_states, "state", ".rl_choose"))
 
-    def act(self, a: int) -> None:
+    def act(self, a: Any) -> None:
+        a = _index_arg(a, self.env.n_actions, "action", ".rl_act")
         if not self._reset_seeded:
             raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
         if self._outcome is not None:
             raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
-        a = int(a)
         s = self._state
         learner = self.learner
         tracer = self.tracer
@@ -294,13 +360,22 @@ class RlBridge:
     def greedy_plan(self) -> str:
         return encode(greedy_sequence(self.env, self.learner.q))
 
-    def plan_confidence(self, actions: str) -> float:
-        return round(confidence(self.env, decode(actions, self.env.n_actions)), 6)
+    def _sequence_arg(self, value: Any, action: str) -> list[int]:
+        """An action sequence (``"1,1,2"``) whose every action is in the env's range."""
+        try:
+            return decode(_text_arg(value, "the action sequence", action), self.env.n_actions)
+        except ActionArgError:
+            raise
+        except ValueError as exc:
+            raise ActionArgError(f"{action}: {exc}") from None
 
-    def follow(self, actions: str) -> None:
+    def plan_confidence(self, actions: Any) -> float:
+        return round(confidence(self.env, self._sequence_arg(actions, ".rl_plan_confidence")), 6)
+
+    def follow(self, actions: Any) -> None:
         """A training episode that plays a cached sequence (learning from its transitions);
         a sequence that runs out before the episode ends is a failure."""
-        sequence = decode(actions, self.env.n_actions)
+        sequence = self._sequence_arg(actions, ".rl_follow")
         self.reset()
         for a in sequence:
             self.act(a)
@@ -311,12 +386,15 @@ class RlBridge:
             self.perceive("outcome", asp.Literal("failed"))
         self.end_episode()
 
-    def cache_policy(self, x: int, y: int, actions: str, conf: float) -> None:
-        self.policies[(int(x), int(y))] = CachedPolicy((int(x), int(y)), actions, float(conf))
+    def cache_policy(self, x: Any, y: Any, actions: Any, conf: Any) -> None:
+        action = ".rl_cache_policy"
+        cell = self._cell_arg(x, y, action)
+        sequence = self._sequence_arg(actions, action)
+        self.policies[cell] = CachedPolicy(cell, encode(sequence), _number_arg(conf, "the confidence", action, 0, 1))
         self._save_policies()
 
-    def drop_policy(self, x: int, y: int) -> None:
-        self.policies.pop((int(x), int(y)), None)
+    def drop_policy(self, x: Any, y: Any) -> None:
+        self.policies.pop(self._cell_arg(x, y, ".rl_drop_policy"), None)
         self._save_policies()
 
     def _save_policies(self) -> None:
@@ -430,44 +508,62 @@ class RlBridge:
             self._experience = []
         return tuple(batches)
 
-    def replay(self, text: str) -> None:
-        """Learn from a teammate's transitions; a malformed string fails the plan, whole."""
-        transitions = _decode_experience(str(text), self.learner.n_states, self.learner.n_actions)
+    def replay(self, text: Any) -> None:
+        """Learn from a teammate's transitions; a malformed string fails the plan, whole
+        (checked before the first update: no Q-value changes)."""
+        try:
+            transitions = _decode_experience(_text_arg(text, "the experience", ".rl_replay"),
+                                             self.learner.n_states, self.learner.n_actions)
+        except ActionArgError:
+            raise
+        except ValueError as exc:
+            raise ActionArgError(f".rl_replay: {exc}") from None
         update = self.learner.update
         for s, a, r, s2, terminated in transitions:
             update(s, a, r, s2, terminated)
         self.stats.replayed_steps += len(transitions)
 
-    def _cell_state(self, x: Any, y: Any) -> int:
-        s = self.env.state_at(int(x), int(y))
-        if s is None:
-            raise ValueError(f"({x}, {y}) is not a cell of this env's grid")
-        return s
+    def _cell_arg(self, x: Any, y: Any, action: str) -> tuple[int, int]:
+        """(x, y) as a cell of the env's grid, or ActionArgError."""
+        cx, cy = _integer(x), _integer(y)
+        if cx is None or cy is None or self.env.state_at(cx, cy) is None:
+            shape = self.env.grid_shape
+            grid = "this env has no grid" if shape is None else f"x in 0..{shape[1] - 1}, y in 0..{shape[0] - 1}"
+            raise ActionArgError(f"{action}: ({_shown(x)}, {_shown(y)}) is not a cell of this env's grid ({grid})")
+        return cx, cy
 
-    def hazard(self, x: int, y: int) -> None:
+    def _cell_state(self, x: Any, y: Any, action: str) -> int:
+        return self.env.state_at(*self._cell_arg(x, y, action))  # type: ignore[return-value]
+
+    def hazard(self, x: Any, y: Any) -> None:
         q = self.learner.q
         top = float(q.max())
-        for s, a, p in self.env.arrivals(self._cell_state(x, y)):
+        for s, a, p in self.env.arrivals(self._cell_state(x, y, ".rl_hazard")):
             q[s, a] = min(q[s, a], (1.0 - p) * top)
 
-    def goal(self, x: int, y: int, reward: float) -> None:
+    def goal(self, x: Any, y: Any, reward: Any) -> None:
+        s2 = self._cell_state(x, y, ".rl_goal")
+        reward = _number_arg(reward, "the reward", ".rl_goal")
         q = self.learner.q
-        for s, a, p in self.env.arrivals(self._cell_state(x, y)):
-            q[s, a] = max(q[s, a], p * float(reward))
+        for s, a, p in self.env.arrivals(s2):
+            q[s, a] = max(q[s, a], p * reward)
 
     def policy(self) -> str:
         return ",".join(str(int(a)) for a in self.learner.q.argmax(axis=1))
 
-    def adopt_policy(self, text: str) -> int:
+    def adopt_policy(self, text: Any) -> int:
+        """Make a teammate's greedy policy mine; checked whole before any Q-value changes."""
         q = self.learner.q
         n_states, n_actions = q.shape
         try:
-            actions = [int(a) for a in str(text).split(",")]
-        except ValueError:
-            raise ValueError(f"policy: expected {n_states} comma-separated actions") from None
-        if len(actions) != n_states or not all(0 <= a < n_actions for a in actions):
-            raise ValueError(f"policy: expected {n_states} actions in 0..{n_actions - 1}, "
-                             f"got {len(actions)}")
+            actions = decode(_text_arg(text, "the policy", ".rl_adopt_policy"), n_actions)
+        except ActionArgError:
+            raise
+        except ValueError as exc:
+            raise ActionArgError(f".rl_adopt_policy: {exc}") from None
+        if len(actions) != n_states:
+            raise ActionArgError(f".rl_adopt_policy: the policy must give one action per state "
+                                 f"({n_states}), got {len(actions)}")
         changed = 0
         for s, a in enumerate(actions):
             row = q[s]
@@ -477,8 +573,8 @@ class RlBridge:
                 row[a] = best + max(1e-9, abs(best) * 1e-9)
         return changed
 
-    def set_epsilon(self, value: float) -> None:
-        self.learner.set_epsilon(float(value))
+    def set_epsilon(self, value: Any) -> None:
+        self.learner.set_epsilon(_number_arg(value, "epsilon", ".rl_set_epsilon", 0, 1))
         self.perceive("epsilon", round(self.learner.epsilon, 6))
 
     def evaluate(self) -> None:
@@ -525,32 +621,34 @@ class RlBridge:
     def register(self, actions: asp.Actions) -> None:
         """Add every ``.rl_*`` action to ``actions`` (traced as ``action`` events)."""
         traced = self._traced
-        procedures: dict[str, tuple[tuple[type, ...], Callable[..., Any]]] = {
+        # Argument specs are None: the interpreter passes the values as they are (its ``int``
+        # spec would turn 3.7 into 3), and each action checks its own.
+        procedures: dict[str, tuple[tuple[None, ...], Callable[..., Any]]] = {
             ".rl_reset": ((), self.reset),
             ".rl_perceive": ((), self.perceive_now),
-            ".rl_act": ((int,), self.act),
+            ".rl_act": ((None,), self.act),
             ".rl_end_episode": ((), self.end_episode),
             ".rl_run_episode": ((), self.run_episode),
-            ".rl_set_epsilon": ((float,), self.set_epsilon),
+            ".rl_set_epsilon": ((None,), self.set_epsilon),
             ".rl_evaluate": ((), self.evaluate),
             ".rl_save_qtable": ((), self.save_qtable),
             ".rl_finish": ((), self.finish),
             ".rl_record_experience": ((), self.record_experience),
-            ".rl_replay": ((str,), self.replay),
-            ".rl_hazard": ((int, int), self.hazard),
-            ".rl_goal": ((int, int, float), self.goal),
-            ".rl_follow": ((str,), self.follow),
-            ".rl_cache_policy": ((int, int, str, float), self.cache_policy),
-            ".rl_drop_policy": ((int, int), self.drop_policy),
+            ".rl_replay": ((None,), self.replay),
+            ".rl_hazard": ((None, None), self.hazard),
+            ".rl_goal": ((None, None, None), self.goal),
+            ".rl_follow": ((None,), self.follow),
+            ".rl_cache_policy": ((None, None, None, None), self.cache_policy),
+            ".rl_drop_policy": ((None, None), self.drop_policy),
         }
         for name, (specs, fn) in procedures.items():
             actions.add_procedure(name, specs, traced(name, fn))
-        actions.add_function(".rl_choose", (int,), traced(".rl_choose", self.choose))
+        actions.add_function(".rl_choose", (None,), traced(".rl_choose", self.choose))
         actions.add_function(".rl_experience", (), traced(".rl_experience", self.take_experience))
         actions.add_function(".rl_policy", (), traced(".rl_policy", self.policy))
-        actions.add_function(".rl_adopt_policy", (str,), traced(".rl_adopt_policy", self.adopt_policy))
+        actions.add_function(".rl_adopt_policy", (None,), traced(".rl_adopt_policy", self.adopt_policy))
         actions.add_function(".rl_greedy_plan", (), traced(".rl_greedy_plan", self.greedy_plan))
-        actions.add_function(".rl_plan_confidence", (str,), traced(".rl_plan_confidence", self.plan_confidence))
+        actions.add_function(".rl_plan_confidence", (None,), traced(".rl_plan_confidence", self.plan_confidence))
 
     def _traced(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         tracer = self.tracer
@@ -576,16 +674,21 @@ def _short(value: Any) -> Any:
     return value
 
 
+#: One transition as :meth:`RlBridge._record` writes it: plain decimal numbers, a finite
+#: reward (``float()`` alone would take "nan", "inf" and "1_0"), done 0 or 1.
+_TRANSITION = re.compile(r"([0-9]{1,9}),([0-9]{1,9}),(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?),([0-9]{1,9}),([01])")
+
+
 def _decode_experience(text: str, n_states: int, n_actions: int) -> list[tuple[int, int, float, int, bool]]:
     """``"s,a,r,s2,done;..."`` -> transitions, checked against the Q-table's shape."""
     transitions = []
     for item in text.split(";") if text else ():
-        try:
-            s, a, r, s2, done = item.split(",")
-            t = (int(s), int(a), float(r), int(s2), done == "1")
-        except ValueError:
-            raise ValueError(f"experience: malformed transition {item[:40]!r}") from None
-        if not (0 <= t[0] < n_states and 0 <= t[3] < n_states and 0 <= t[1] < n_actions):
-            raise ValueError(f"experience: transition {item!r} is outside this Q-table")
+        match = _TRANSITION.fullmatch(item)
+        reward = float(match[3]) if match else math.nan
+        if match is None or not math.isfinite(reward):
+            raise ValueError(f"experience: malformed transition {item[:40]!r}")
+        t = (int(match[1]), int(match[2]), reward, int(match[4]), match[5] == "1")
+        if not (t[0] < n_states and t[3] < n_states and t[1] < n_actions):
+            raise ValueError(f"experience: transition {item[:40]!r} is outside this Q-table")
         transitions.append(t)
     return transitions

@@ -7,7 +7,7 @@ import agentspeak.stdlib as asp_stdlib
 import numpy as np
 import pytest
 
-from bdi_rl.actions import EXPERIENCE_CHARS, RlBridge
+from bdi_rl.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
 from bdi_rl.envs import make_env
 from bdi_rl.mind import load_mind
 from bdi_rl.qlearning import LearningConfig, QLearner
@@ -129,3 +129,125 @@ def test_a_goal_raises_the_floor_of_the_moves_that_may_reach_it(tmp_path):
     for s, a, p in arrivals:
         assert bridge.learner.q[s, a] == pytest.approx(p)
     assert bridge.learner.q.sum() == pytest.approx(sum(p for *_, p in arrivals))
+
+
+# -- every action refuses an argument outside its range, and the plan fails saying where --------
+
+def _plan_bridge(tmp_path):
+    """A bridge on real FrozenLake 4x4 (16 states, 4 actions) with a real mind on ``plans.asl``."""
+    bridge = _bridge(tmp_path)
+    actions = asp.Actions(asp_stdlib.actions)
+    bridge.register(actions)
+    return bridge, actions
+
+
+REFUSED = {  # the plan body after .rl_reset -> what the failure says
+    ".rl_choose(99, A)": ".rl_choose: state must be a whole number in 0..15, got 99",
+    ".rl_choose(-1, A)": ".rl_choose: state must be a whole number in 0..15, got -1",
+    ".rl_choose(2.5, A)": ".rl_choose: state must be a whole number in 0..15, got 2.5",
+    '.rl_choose("3", A)': '.rl_choose: state must be a whole number in 0..15, got "3"',
+    ".rl_choose(start, A)": ".rl_choose: state must be a whole number in 0..15, got start",
+    ".rl_choose([1], A)": ".rl_choose: state must be a whole number in 0..15, got [1]",
+    ".rl_act(7)": ".rl_act: action must be a whole number in 0..3, got 7",
+    ".rl_act(-1)": ".rl_act: action must be a whole number in 0..3, got -1",
+    ".rl_act(1.5)": ".rl_act: action must be a whole number in 0..3, got 1.5",
+    ".rl_act(true)": ".rl_act: action must be a whole number in 0..3, got true",
+    ".rl_set_epsilon(1.5)": ".rl_set_epsilon: epsilon must be a number in [0, 1], got 1.5",
+    ".rl_set_epsilon(-0.1)": ".rl_set_epsilon: epsilon must be a number in [0, 1], got -0.1",
+    '.rl_set_epsilon("0.5")': '.rl_set_epsilon: epsilon must be a number in [0, 1], got "0.5"',
+    ".rl_hazard(4, 0)": ".rl_hazard: (4, 0) is not a cell of this env's grid (x in 0..3, y in 0..3)",
+    ".rl_hazard(-1, 0)": ".rl_hazard: (-1, 0) is not a cell",
+    ".rl_hazard(1.5, 1)": ".rl_hazard: (1.5, 1) is not a cell",
+    ".rl_goal(3, 3, big)": ".rl_goal: the reward must be a finite number, got big",
+    ".rl_goal(0, 9, 1)": ".rl_goal: (0, 9) is not a cell",
+    '.rl_follow("1,9")': ".rl_follow: action out of range 0..3 in '1,9'",
+    '.rl_follow("1,-1")': ".rl_follow: not an action sequence: '1,-1'",
+    '.rl_follow(" 1")': ".rl_follow: not an action sequence: ' 1'",
+    ".rl_follow([1, 2])": ".rl_follow: the action sequence must be a string, got [1, 2]",
+    '.rl_plan_confidence("a", C)': ".rl_plan_confidence: not an action sequence: 'a'",
+    '.rl_cache_policy(3, 3, "1,2", 1.5)': ".rl_cache_policy: the confidence must be a number in [0, 1], got 1.5",
+    '.rl_cache_policy(7, 7, "1,2", 1)': ".rl_cache_policy: (7, 7) is not a cell",
+    '.rl_cache_policy(3, 3, "1,x", 1)': ".rl_cache_policy: not an action sequence: '1,x'",
+    ".rl_drop_policy(-1, 0)": ".rl_drop_policy: (-1, 0) is not a cell",
+    '.rl_replay("1,2,nan,5,0")': ".rl_replay: experience: malformed transition '1,2,nan,5,0'",
+    '.rl_replay("1,2,1e999,5,0")': ".rl_replay: experience: malformed transition '1,2,1e999,5,0'",
+    '.rl_replay("1,2,0,5,0;0,-1,0,1,0")': ".rl_replay: experience: malformed transition '0,-1,0,1,0'",
+    '.rl_replay("1,2,0,5,0;0,1,0,16,1")': ".rl_replay: experience: transition '0,1,0,16,1' is outside this Q-table",
+    '.rl_replay("1,2,1_0,5,0")': ".rl_replay: experience: malformed transition '1,2,1_0,5,0'",
+    ".rl_replay(42)": ".rl_replay: the experience must be a string, got 42",
+    '.rl_adopt_policy("1,2", N)': ".rl_adopt_policy: the policy must give one action per state (16), got 2",
+    '.rl_adopt_policy("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4", N)': ".rl_adopt_policy: action out of range 0..3",
+    ".rl_adopt_policy(policy(1), N)": ".rl_adopt_policy: the policy must be a string, got policy(1)",
+}
+
+
+@pytest.mark.parametrize("call", sorted(REFUSED))
+def test_an_argument_out_of_range_fails_the_plan_naming_the_line_and_changes_nothing(tmp_path, call):
+    """Never a Python index (-1 the last row, 99 an IndexError), never a silent int(2.5):
+    the action fails, the plan fails with the plan file's line, no Q-value changes."""
+    bridge, actions = _plan_bridge(tmp_path)
+    tracer = bridge.tracer
+    path = tmp_path / "plans.asl"
+    path.write_text(f"!go.\n+!go <- .rl_reset;\n    {call};\n    .rl_finish.\n")
+    bridge.mind = mind = load_mind(path, actions, "a", tracer)
+    before, steps = bridge.learner.q.copy(), bridge.learner.env_steps
+    _run(mind)
+    assert len(mind.failures) == 1 and "\n" not in mind.failures[0]
+    assert mind.failures[0].startswith(f"{path}:3:") and REFUSED[call] in mind.failures[0], mind.failures[0]
+    fails = [e for e in tracer.pending if e["kind"] == "intention.fail"]
+    assert fails and REFUSED[call] in fails[0]["data"]["error"]
+    np.testing.assert_array_equal(bridge.learner.q, before)
+    assert bridge.learner.env_steps == steps and not bridge.policies
+
+
+def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path):
+    """AgentSpeak reads ``3`` as 3.0: a whole float is a state or an action; so are the ints of
+    percepts. The same actions with arguments in range work."""
+    bridge, actions = _plan_bridge(tmp_path)
+    path = tmp_path / "plans.asl"
+    path.write_text("""
+!go.
++!go <- .rl_reset; ?state(S); .rl_choose(S, A); .rl_choose(15, B); .rl_act(2); .rl_set_epsilon(0);
+        .rl_set_epsilon(1); .rl_hazard(3, 0); .rl_goal(3, 3, 1); .rl_replay("0,1,0,4,0;14,2,1,15,1");
+        .rl_adopt_policy("0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3", N); +changed(N); .rl_finish.
+""")
+    bridge.mind = mind = load_mind(path, actions, "a", bridge.tracer)
+    _run(mind)
+    assert not mind.failures and bridge.learner.env_steps == 1 and bridge.stats.replayed_steps == 2
+    assert list(bridge.learner.q.argmax(axis=1)) == [0, 1, 2, 3] * 4
+
+
+@pytest.mark.parametrize("method, args, message", [
+    ("choose", (16,), "state must be a whole number in 0..15, got 16"),
+    ("choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
+    ("choose", (float("nan"),), "got nan"),
+    ("act", (4,), "action must be a whole number in 0..3, got 4"),
+    ("set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got nan"),
+    ("goal", (3, 3, float("inf")), "the reward must be a finite number, got inf"),
+    ("hazard", (True, 0), "(true, 0) is not a cell"),
+])
+def test_python_callers_get_the_same_refusal(tmp_path, method, args, message):
+    bridge = _bridge(tmp_path)
+    bridge.mind = _Mind()
+    bridge.reset()
+    before = bridge.learner.q.copy()
+    with pytest.raises(ActionArgError) as error:
+        getattr(bridge, method)(*args)
+    assert message in str(error.value) and isinstance(error.value, ValueError)
+    np.testing.assert_array_equal(bridge.learner.q, before)
+
+
+def test_a_plan_choosing_in_a_state_the_env_lacks_fails_the_run_in_one_line(tmp_path):
+    """Through ``bdi-rl run``: the learner's plan fails at once, the run exits 1 with one line
+    naming the plan file and line, as for any failing plan."""
+    from tests.conftest import MINIMAL_SPEC, run_cli
+
+    (tmp_path / "bad.asl").write_text("!start.\n+!start <- .rl_reset;\n    .rl_choose(99, A); .rl_act(A).\n")
+    agent = '[[agents]]\nname = "learner"\n'
+    (tmp_path / "spec.toml").write_text(MINIMAL_SPEC.replace(agent, agent + 'asl = "bad.asl"\n'))
+    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
+                     timeout=120)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.asl:3:" in lines[0], result.stderr
+    assert ".rl_choose: state must be a whole number in 0..15, got 99" in lines[0]
