@@ -1,15 +1,26 @@
-"""Property-based tests (hypothesis) of the two decoders that read what other processes send:
-the BDI message literal parser and the trace-batch decoder. Whatever arrives, they answer
-with a value or their own one-line error, never anything else; what we send, they read back."""
+"""Property-based tests (hypothesis) of the decoders that read what other processes send or
+left on disk: the BDI message literal parser, the trace-batch decoder and the Q-table
+checkpoint reader. Whatever arrives, they answer with a value or their own one-line error,
+never anything else; what we send, they read back."""
 
 from __future__ import annotations
 
+import io
+import json
 import math
+import tempfile
+import zipfile
+from pathlib import Path
 
+import numpy as np
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
+from bdi_rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_checkpoint, save_checkpoint,
+                               table_checksum, task_change)
+from bdi_rl.envs import make_env
 from bdi_rl.trace import KIND_LEVEL, SCHEMA, Batch, TraceFormatError, decode_batch, encode_batch
 from bdi_rl.wire import WireError, format_literal, parse_literal
 
@@ -120,3 +131,163 @@ def test_any_text_is_a_batch_or_a_trace_format_error(body):
         decode_batch(body)
     except TraceFormatError:
         pass
+
+
+# -- the Q-table checkpoint reader ----------------------------------------------------------------
+# Whatever a .npz holds (any bytes, any arrays, any metadata JSON), load_checkpoint gives a
+# checked Checkpoint or one line of CheckpointError; and what it gives, every reader can show.
+
+CHECKPOINT_FUZZ = settings(max_examples=100, deadline=None,
+                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_FROZEN = make_env("FrozenLake-v1", {"map_name": "4x4"})
+_SIGNATURE = _FROZEN.state_space_signature()
+_Q = np.arange(64, dtype=np.float64).reshape(16, 4) / 100
+
+
+def _valid_meta() -> dict:
+    """The metadata a run writes (RlBridge.save_qtable's fields, through save_checkpoint)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "learner.npz"
+        save_checkpoint(path, _Q, {
+            "agent": "learner", "run": "run-1", "env": _SIGNATURE, "env_kwargs": {"map_name": "4x4"},
+            "learning": {"alpha": 0.1, "alpha_min": None, "gamma": 0.99}, "spec_hash": "sha256:00",
+            "warm_start": {"path": "old.npz", "episodes": 9, "checksum": None},
+            "task": {**_FROZEN.task_signature(), "goal": [3, 3]}, "episodes": 7, "total_episodes": 16,
+            "env_steps": 70, "epsilon": 0.5, "alpha": 0.1})
+        with np.load(path) as data:
+            return json.loads(data["meta"].tobytes())
+
+
+VALID_META = _valid_meta()
+json_values = st.recursive(
+    st.one_of(json_scalars, st.floats(), st.integers(), st.sampled_from([-1, 0, 2**63, 10**30])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(strings, inner, max_size=4)),
+    max_leaves=12)
+FIELDS = [*VALID_META, "env.env_id", "env.n_states", "env.n_actions", "env.kwargs", "task.desc",
+          "task.goal", "warm_start.path", "warm_start.episodes", "warm_start.checksum"]
+
+
+@st.composite
+def mutated_meta(draw) -> dict:
+    """The valid metadata with a few fields replaced by any JSON, or removed."""
+    meta = json.loads(json.dumps(VALID_META))
+    for field in draw(st.lists(st.sampled_from(FIELDS), min_size=1, max_size=3)):
+        parent, _, name = field.rpartition(".")
+        holder = meta.get(parent) if parent else meta
+        if not isinstance(holder, dict):
+            continue
+        if draw(st.booleans()):
+            holder[name] = draw(json_values)
+        else:
+            holder.pop(name, None)
+    return meta
+
+
+tables = st.one_of(
+    st.just(_Q),
+    hnp.arrays(st.one_of(hnp.floating_dtypes(), hnp.integer_dtypes(), hnp.unsigned_integer_dtypes(),
+                         hnp.boolean_dtypes(), hnp.complex_number_dtypes(), hnp.datetime64_dtypes(),
+                         hnp.byte_string_dtypes(max_len=3), hnp.unicode_string_dtypes(max_len=3)),
+               hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)),
+    hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 6)),
+               elements=st.floats(allow_nan=True, allow_infinity=True)),
+    st.just(np.array([{"a": 1}], dtype=object)))
+metas = st.one_of(
+    mutated_meta().map(lambda m: json.dumps(m).encode()),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    st.binary(max_size=200))
+
+
+def _npz(q: np.ndarray, meta: bytes | None, keep_checksum: bool) -> bytes:
+    arrays = {"q": q}
+    if meta is not None:
+        if keep_checksum and q.dtype.kind == "f" and q.ndim == 2:  # a table that passes its checksum
+            try:
+                parsed = json.loads(meta)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                parsed.update(shape=list(q.shape), checksum=table_checksum(q))
+                meta = json.dumps(parsed).encode()
+        arrays["meta"] = np.frombuffer(meta, dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _load_and_read(data: bytes) -> Checkpoint | None:
+    """Write ``data`` as a checkpoint file and read it the ways bdi-rl does (qtable show,
+    a warm start's checks and learning rate, the viewer's grid)."""
+    from bdi_rl.qgrid import QGridError, grid_of
+    from bdi_rl.qlearning import LearningConfig
+    from bdi_rl.qtables import show
+    from bdi_rl.runner import _continue_alpha
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "learner.npz"
+        path.write_bytes(data)
+        try:
+            checkpoint = load_checkpoint(path)
+        except CheckpointError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(f"{path}: "), str(exc)
+            return None
+        q = checkpoint.q
+        assert q.dtype == np.float64 and q.ndim == 2 and np.isfinite(q).all()
+        assert checkpoint.episodes >= checkpoint.header.episodes >= 0 and checkpoint.prior_episodes >= 0
+        show(path, file=io.StringIO())
+        try:
+            check_env(checkpoint, _SIGNATURE)
+        except CheckpointError as exc:
+            assert "\n" not in str(exc)
+        task_change(checkpoint, _FROZEN.task_signature())
+        _continue_alpha(LearningConfig(), checkpoint)
+        try:
+            grid_of(q, _FROZEN, checkpoint.header.agent)
+        except QGridError:
+            pass
+        return checkpoint
+
+
+@CHECKPOINT_FUZZ
+@given(st.binary(max_size=3000))
+def test_any_bytes_are_a_checkpoint_or_a_checkpoint_error(data):
+    _load_and_read(data)
+
+
+@CHECKPOINT_FUZZ
+@given(tables, st.one_of(st.none(), metas), st.booleans())
+def test_any_arrays_and_metadata_are_a_checkpoint_or_a_checkpoint_error(q, meta, keep_checksum):
+    _load_and_read(_npz(q, meta, keep_checksum))
+
+
+@CHECKPOINT_FUZZ
+@given(mutated_meta())
+def test_mutated_metadata_of_a_good_table_is_a_checkpoint_or_a_checkpoint_error(meta):
+    _load_and_read(_npz(_Q, json.dumps(meta).encode(), keep_checksum=False))
+
+
+@CHECKPOINT_FUZZ
+@given(st.data())
+def test_a_damaged_checkpoint_file_is_refused_or_still_whole(data):
+    good = _npz(_Q, json.dumps(VALID_META).encode(), keep_checksum=False)
+    cut = data.draw(st.integers(0, len(good) - 1))
+    damaged = data.draw(st.sampled_from([
+        good[:cut],                                                        # truncated
+        good[:cut] + bytes([good[cut] ^ data.draw(st.integers(1, 255))]) + good[cut + 1:],  # a byte changed
+        good[:cut] + good[cut + 1:],                                       # a byte lost
+    ]))
+    checkpoint = _load_and_read(damaged)
+    if checkpoint is not None:  # a change the checks cannot see (zip padding, say) changes nothing
+        assert np.array_equal(checkpoint.q, _Q)
+
+
+@CHECKPOINT_FUZZ
+@given(st.dictionaries(st.sampled_from(["q.npy", "meta.npy", "q", "meta", "x.npy", "../q.npy"]),
+                       st.binary(max_size=300), max_size=3),
+       st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]))
+def test_any_zip_members_are_a_checkpoint_or_a_checkpoint_error(members, compression):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    _load_and_read(buffer.getvalue())
