@@ -28,7 +28,7 @@ from spade_bdi.bdi_behaviour import BDIBehaviour
 
 from bdi_rl import xmpp_patches
 from bdi_rl.actions import RlBridge
-from bdi_rl.mind import TracedMind, literal_text, load_mind
+from bdi_rl.mind import TracedMind, literal_source, literal_text, load_mind
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
                           MAX_TEXT_CHARS, Tracer, clip_text)
 from bdi_rl.wire import WireError, format_literal, parse_literal
@@ -51,6 +51,26 @@ _ILF = {
 
 #: Performatives that make an agent act: only the agents of its own experiment may send them.
 _REQUESTS = frozenset({"achieve", "unachieve"})
+#: Performatives that change a belief.
+_BELIEF_CHANGES = frozenset({"tell", "untell"})
+
+#: Every belief the runtime perceives, as (functor, arity): the ``.rl_*`` actions' percepts
+#: (bdi_rl/actions.py), the team percepts (``team_percepts`` in bdi_rl/runner.py) and
+#: ``trusted/1``. Plans read them as facts about the env, the run and the team, so nobody may
+#: tell or untell one: a told ``training_done``, ``outcome(goal)`` or ``trusted("me@x")`` would
+#: steer the agent. tests/test_trust.py checks that no percept is missing here.
+PERCEIVED: frozenset[tuple[str, int]] = frozenset({
+    # .rl_* actions and a learner's static percepts
+    ("state", 1), ("pos", 2), ("goal", 2), ("outcome", 1), ("episode", 1), ("last_return", 1),
+    ("epsilon", 1), ("episodes_done", 1), ("training_done", 0), ("eval", 2), ("mode", 1),
+    ("env", 1), ("episodes_target", 1), ("eval_episodes", 1), ("warm_started", 1),
+    # the team, from the spec
+    ("coordinator", 1), ("teammates", 1), ("learners", 1), ("team_size", 1), ("trusted", 1),
+})
+
+#: The annotation of the beliefs an agent adds itself (Jason's; python-agentspeak 0.2 adds
+#: none, so plans that must tell their own notes from told ones write it, and so do we).
+SOURCE_SELF = asp.Literal("source", (asp.Literal("self"),))
 
 
 def bare_jid(jid: Any) -> str:
@@ -350,6 +370,8 @@ class TracedBdiAgent(BDIAgent):
         self.rejected_messages = 0
         self.bounced_peers: set[str] = set()
         self.refused_senders: set[str] = set()
+        """senders refused for a request or a percept (the rest of a refusal is in the trace)"""
+        self._warned: set[tuple[str, str]] = set()
         super().__init__(jid, password, asl, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
@@ -380,11 +402,20 @@ class TracedBdiAgent(BDIAgent):
 
     def prepare_mind(self, mind: TracedMind) -> None:
         """What the mind knows before its first goal: team percepts, the spec's beliefs
-        (which replace the plan file's beliefs of the same name and arity)."""
+        (which replace the plan file's beliefs of the same name and arity).
+
+        Several percepts may share a name (one ``trusted(J)`` per JID), so each name's old
+        beliefs are dropped once and then every percept is added. The spec's beliefs are the
+        agent's own, ``source(self)``, as if its plan file held them: plans that read their
+        own notes as ``share_every(K)[source(self)]`` see them, a stranger's tell they do not."""
+        for functor, arity in dict.fromkeys((p.functor, len(p.args)) for p in self.start_percepts):
+            mind.drop_percepts(functor, arity)
         for percept in self.start_percepts:
-            mind.replace_percept(percept)
+            mind.call(asp.Trigger.addition, asp.GoalType.belief, percept, Intention())
         for belief in self.start_beliefs:
             mind.drop_percepts(belief.functor, len(belief.args))
+            if literal_source(belief) is None:
+                belief = belief.with_annotation(SOURCE_SELF)
             mind.call(asp.Trigger.addition, asp.GoalType.belief, belief, Intention())
 
     def release(self) -> None:
@@ -434,26 +465,30 @@ class TracedBdiAgent(BDIAgent):
         return super()._message_received(msg)
 
     def accept_bdi_message(self, msg: Message) -> None:
+        """Turn a BDI message into a belief or goal event tagged ``source("<sender>")``, or
+        refuse it (counted, traced as ``msg.recv`` with ``rejected``, logged): a request from
+        outside the experiment, a body that is not one ground literal, or a percept."""
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
         data = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
         if ilf in _REQUESTS and self.achieve_from is not None and sender not in self.achieve_from:
-            self.rejected_messages += 1
-            if sender not in self.refused_senders:  # logged once per sender: a stranger may insist
-                self.refused_senders.add(sender)
-                log.warning("%s: refused %s requests from %s, which is not an agent of this "
-                            "experiment (each is counted and traced)", self.jid, ilf, sender)
-            self.tracer.emit("msg.recv", {**data, "rejected": "requests are taken from this "
-                                                              "experiment's agents only"})
+            self._refuse(data, "requests are taken from this experiment's agents only",
+                         f"refused {ilf} requests from {sender}, which is not an agent of this "
+                         "experiment (each is counted and traced)", once=("request", sender))
             return
         try:
             if ilf not in _ILF:
                 raise WireError(f"unknown ilf_type {ilf!r}")
             term = parse_literal(msg.body or "")
         except WireError as exc:
-            self.rejected_messages += 1
-            log.warning("%s: rejected a BDI message from %s: %s", self.jid, sender, exc)
-            self.tracer.emit("msg.recv", {**data, "rejected": str(exc)})
+            self._refuse(data, str(exc), f"rejected a BDI message from {sender}: {exc}")
+            return
+        if ilf in _BELIEF_CHANGES and (term.functor, len(term.args)) in PERCEIVED:
+            name = f"{term.functor}/{len(term.args)}"
+            self._refuse(data, f"{name} is perceived, not told",
+                         f"refused percepts told by {sender} (first: {ilf} {name}): percepts come "
+                         "from the env and the spec, never from a message (each is counted and "
+                         "traced)", once=("percept", sender))
             return
         self.tracer.emit("msg.recv", data)
         trigger, goal_type = _ILF[ilf]
@@ -461,6 +496,18 @@ class TracedBdiAgent(BDIAgent):
         # passed on in a message (``.send(B, achieve, adopt_policy_of(Sender))``) intact.
         tagged = term.with_annotation(asp.Literal("source", (sender,)))
         self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
+
+    def _refuse(self, data: dict[str, Any], reason: str, warning: str,
+                once: tuple[str, str] | None = None) -> None:
+        """Count, trace and log a refused message; with ``once`` (kind, sender) the warning
+        is logged once per sender and kind: a stranger may insist."""
+        self.rejected_messages += 1
+        if once is None or once not in self._warned:
+            if once is not None:
+                self._warned.add(once)
+                self.refused_senders.add(once[1])
+            log.warning("%s: %s", self.jid, warning)
+        self.tracer.emit("msg.recv", {**data, "rejected": reason})
 
     def after_burst(self) -> None:
         """Called after each burst of reasoning cycles; notices a mind that died."""

@@ -275,8 +275,16 @@ async def wait_for_server(host: str, port: int, first_delay: float = 0.5, longes
 
 def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
     """The JIDs of every agent the spec names: the only senders whose trace batches
-    telemetry writes and whose achieve requests agents execute."""
+    telemetry writes (and who are trusted, see :func:`trusted_jids`)."""
     return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
+
+
+def trusted_jids(spec: ExperimentSpec, domain: str) -> tuple[str, ...]:
+    """Whom the agents trust: every agent of the spec, then the outside clients the spec lets
+    in on purpose (``xmpp.trust``). Agents execute their achieve requests, and perceive each
+    as ``trusted(J)``, which the shipped plans require of a tell before they act on it."""
+    jids = [*spec_jids(spec, domain), *spec.xmpp.trust]
+    return tuple(dict.fromkeys(jid.lower() for jid in jids))
 
 
 @functools.lru_cache(maxsize=8)
@@ -286,10 +294,19 @@ def _shared_jid_set(jids: tuple[str, ...]) -> frozenset[str]:
     return frozenset(jid.lower() for jid in jids)
 
 
+@functools.lru_cache(maxsize=8)
+def _trusted_percepts(jids: tuple[str, ...]) -> tuple[asp.Literal, ...]:
+    """``trusted(J)`` for each JID, shared by all agents of a run (as :func:`_shared_jid_set`)."""
+    return tuple(asp.Literal("trusted", (jid,), PERCEPT) for jid in jids)
+
+
 def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
     """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
-    coordinator), ``teammates([...])`` (the other learners), and for coordinators
-    ``learners([...])`` and ``team_size(N)``. Peers are bare JID strings, as in ``source(...)``."""
+    coordinator), ``teammates([...])`` (the other learners), for coordinators
+    ``learners([...])`` and ``team_size(N)``, and ``trusted(J)`` for every other JID of
+    :func:`trusted_jids` (not its own: what it adds itself is ``source(self)``). Peers are
+    bare JID strings, as in ``source(...)``. Each functor/arity here is in
+    ``bdi_rl.agent.PERCEIVED``: nobody may tell it."""
     def jid(local: str) -> str:
         return f"{local}@{domain}"
 
@@ -301,6 +318,8 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Lite
     if name in coordinators:
         percepts.append(asp.Literal("learners", (tuple(jid(n) for n in learners),), PERCEPT))
         percepts.append(asp.Literal("team_size", (len(learners),), PERCEPT))
+    me = jid(name).lower()
+    percepts.extend(p for p in _trusted_percepts(trusted_jids(spec, domain)) if p.args[0] != me)
     return percepts
 
 
@@ -456,7 +475,7 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
     common: dict[str, Any] = dict(
         tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
         port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
-        achieve_from=_shared_jid_set(tuple(spec_jids(spec, domain))),
+        achieve_from=_shared_jid_set(trusted_jids(spec, domain)),
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)
