@@ -9,9 +9,14 @@
 // and the agent is back to learning, exploring at least relearn_epsilon(E) until it has a
 // new policy for that goal (or, for a goal never reached, until it reaches it). A warm
 // start brings the cache of the run it starts from.
+// Trust: anyone may tell this agent a belief, but none can steer it: percepts (goal,
+// outcome, training_done ...) cannot be told (the agent refuses them), and its notes (the
+// cache, the settings below) are written and read as [source(self)], so a told
+// has_policy(...) or relearn_epsilon(1.0) is not one of them. A warm start's cache and a
+// spec's beliefs = [...] are the agent's own (source(self)).
 
-policy_threshold(0.95).   // lowest confidence a sequence is cached with
-relearn_epsilon(0.3).     // exploration while a goal has no policy and was never reached
+policy_threshold(0.95)[source(self)].   // lowest confidence a sequence is cached with
+relearn_epsilon(0.3)[source(self)].     // exploration while a goal has no policy and was never reached
 
 !start.
 
@@ -23,18 +28,20 @@ relearn_epsilon(0.3).     // exploration while a goal has no policy and was neve
 
 // -- an episode: the cached policy if there is one, else learning -------------------------
 @use_cache
-+!episode : goal(X, Y) & has_policy(X, Y, P, C) <-
++!episode : goal(X, Y) & has_policy(X, Y, P, C)[source(self)] <-
     .rl_follow(P);
     !judge_cached(X, Y).
 
 @explore_after_failure
-+!episode : goal(X, Y) & cached_policy_failed(X, Y) & relearn_epsilon(E) & epsilon(Now) & Now < E <-
++!episode : goal(X, Y) & cached_policy_failed(X, Y)[source(self)] & relearn_epsilon(E)[source(self)]
+             & epsilon(Now) & Now < E <-
     .rl_set_epsilon(E);
     .rl_run_episode;
     !after_learning.
 
 @explore_new_goal
-+!episode : goal(X, Y) & not reached(X, Y) & relearn_epsilon(E) & epsilon(Now) & Now < E <-
++!episode : goal(X, Y) & not reached(X, Y)[source(self)] & relearn_epsilon(E)[source(self)]
+             & epsilon(Now) & Now < E <-
     .rl_set_epsilon(E);
     .rl_run_episode;
     !after_learning.
@@ -49,22 +56,22 @@ relearn_epsilon(0.3).     // exploration while a goal has no policy and was neve
 +!judge_cached(X, Y) : outcome(goal) <- true.
 
 @cached_failed
-+!judge_cached(X, Y) : has_policy(X, Y, P, C) <-
-    -has_policy(X, Y, P, C);
++!judge_cached(X, Y) : has_policy(X, Y, P, C)[source(self)] <-
+    -has_policy(X, Y, P, C)[source(self)];
     .rl_drop_policy(X, Y);
-    -+cached_policy_failed(X, Y).
+    -+cached_policy_failed(X, Y)[source(self)].
 
 // -- after a learning episode: remember the goal was reached; maybe cache the way there ----
 @learned_success
 +!after_learning : outcome(goal) & goal(X, Y) <-
-    -+reached(X, Y);
+    -+reached(X, Y)[source(self)];
     !maybe_cache(X, Y).
 
 @learned_nothing
 +!after_learning <- true.
 
 @propose
-+!maybe_cache(X, Y) : not has_policy(X, Y, _, _) & policy_threshold(T) <-
++!maybe_cache(X, Y) : not has_policy(X, Y, _, _)[source(self)] & policy_threshold(T)[source(self)] <-
     .rl_greedy_plan(P);
     .rl_plan_confidence(P, C);
     !cache_if_confident(X, Y, P, C, T).
@@ -74,9 +81,9 @@ relearn_epsilon(0.3).     // exploration while a goal has no policy and was neve
 
 @cache
 +!cache_if_confident(X, Y, P, C, T) : C >= T <-
-    +has_policy(X, Y, P, C);
+    +has_policy(X, Y, P, C)[source(self)];
     .rl_cache_policy(X, Y, P, C);
-    -cached_policy_failed(X, Y).
+    -cached_policy_failed(X, Y)[source(self)].
 
 @not_confident
 +!cache_if_confident(X, Y, P, C, T) <- true.

@@ -6,9 +6,12 @@
 //   episode(N)  state(S)  pos(X,Y) (grid worlds)  outcome(goal|hole|timeout|failed)
 //   last_return(R)  epsilon(E)  episodes_done(N)  training_done  eval(Mean,Success)
 // Loops are `while` loops: a tail-recursive !goal would grow the intention stack.
+// Trust: anyone may tell this agent a belief (it keeps the teller in source(...)), but none
+// can steer it: percepts cannot be told (the agent refuses them), and the counters are its
+// own notes, written and read as [source(self)], so a told successes(99) is not one of them.
 
-successes(0).
-failures(0).
+successes(0)[source(self)].
+failures(0)[source(self)].
 
 !start.
 
@@ -41,13 +44,13 @@ failures(0).
 
 // -- success, failure and the step limit, as the env reports them -------------------------
 @success
-+outcome(goal) : successes(N) <- -+successes(N + 1).
++outcome(goal) : successes(N)[source(self)] <- -+successes(N + 1)[source(self)].
 
 @failure
-+outcome(hole) : failures(N) <- -+failures(N + 1).
++outcome(hole) : failures(N)[source(self)] <- -+failures(N + 1)[source(self)].
 
 @step_limit
-+outcome(timeout) : failures(N) <- -+failures(N + 1).
++outcome(timeout) : failures(N)[source(self)] <- -+failures(N + 1)[source(self)].
 
 // -- evaluation: greedy episodes that never update the table ------------------------------
 @evaluate

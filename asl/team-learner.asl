@@ -19,8 +19,25 @@
 // What teammates tell me becomes knowledge for my Q-learner: hazards and goals as priors on
 // the Q-values of the moves that may land there, experience as Q-updates (.rl_replay).
 // A learner stays up until the coordinator says finish: a teammate may still ask for its policy.
+//
+// Trust: any XMPP client may tell me anything; it becomes a belief with its teller in
+// source(...), and that is all. The runtime perceives trusted(J) for every other agent of the
+// experiment and every JID of the spec's [xmpp] trust, and
+//   - a plan for a told belief requires trusted(P) of its source P;
+//   - my own notes (training, share_every, hazards I found ...) are written and read with
+//     [source(self)], so a stranger's `tell training` or `tell share_every(0)` is not one of them;
+//   - percepts (state, outcome, training_done, coordinator, teammates, trusted ...) cannot be
+//     told at all: the agent refuses them.
 
-share_every(10).        // episodes between experience messages (0: never share experience)
+share_every(10)[source(self)].  // episodes between experience messages (0: never share);
+                                // a spec's beliefs = ["share_every(5)"] replaces it (as source(self))
+
+// What I know of a cell: found myself, or told by someone I trust (a stranger's tell is not
+// knowledge). I tell my teammates only what none of us knows yet.
+known_hazard(X, Y) :- hazard(X, Y)[source(self)].
+known_hazard(X, Y) :- hazard(X, Y)[source(P)] & trusted(P).
+known_goal(X, Y) :- goal_at(X, Y, _)[source(self)].
+known_goal(X, Y) :- goal_at(X, Y, _)[source(P)] & trusted(P).
 
 !join.
 
@@ -28,15 +45,15 @@ share_every(10).        // episodes between experience messages (0: never share 
 @join_team
 +!join : coordinator(C) <-
     .rl_record_experience;
-    while (not training) { .send(C, tell, ready); .wait(2000) }.
+    while (not training[source(self)]) { .send(C, tell, ready); .wait(2000) }.
 
 @join_alone
 +!join <- .rl_record_experience; !train.
 
 // -- training, as learner.asl, plus sharing after each episode ------------------------------
 @train_on_request
-+!train : not training <-
-    +training;
++!train : not training[source(self)] <-
+    +training[source(self)];
     if (mode(episode)) {
         while (not training_done) { .rl_run_episode; !share }
     } else {
@@ -59,13 +76,13 @@ share_every(10).        // episodes between experience messages (0: never share 
 
 // -- sharing experience ----------------------------------------------------------------
 @share_due
-+!share : share_every(K) & K > 0 & episodes_done(N) & N mod K == 0 <- !share_all.
++!share : share_every(K)[source(self)] & K > 0 & episodes_done(N) & N mod K == 0 <- !share_all.
 
 @share_not_due
 +!share <- true.
 
 @share_all
-+!share_all : teammates(Team) & Team \== [] & share_every(K) & K > 0 <-
++!share_all : teammates(Team) & Team \== [] & share_every(K)[source(self)] & K > 0 <-
     .rl_experience(Batches);
     for (.member(E, Batches)) { .send(Team, tell, experience(E)) }.
 
@@ -73,28 +90,29 @@ share_every(10).        // episodes between experience messages (0: never share 
 +!share_all <- true.
 
 @learn_from_peer
-+experience(E)[source(P)] : not training_done <- .rl_replay(E); -experience(E)[source(P)].
++experience(E)[source(P)] : trusted(P) & not training_done <- .rl_replay(E); -experience(E)[source(P)].
 
 @too_late_to_learn
-+experience(E)[source(P)] <- -experience(E)[source(P)].
++experience(E)[source(P)] : trusted(P) <- -experience(E)[source(P)].
 
 // -- what I find, my teammates are told; what they find becomes my prior --------------------
 @found_hazard
-+outcome(hole) : pos(X, Y) & not hazard(X, Y) & teammates(Team) <-
-    +hazard(X, Y);
++outcome(hole) : pos(X, Y) & not known_hazard(X, Y) & teammates(Team) <-
+    +hazard(X, Y)[source(self)];
     .send(Team, tell, hazard(X, Y)).
 
 @found_goal
-+outcome(goal) : pos(X, Y) & not goal_at(X, Y, _) & teammates(Team) <-
++outcome(goal) : pos(X, Y) & not known_goal(X, Y) & teammates(Team) <-
     ?last_return(R);
-    +goal_at(X, Y, R);
+    +goal_at(X, Y, R)[source(self)];
     .send(Team, tell, goal_at(X, Y, R)).
 
+// trusted(P) also keeps my own finds (source(self)) out: they are in my Q-values already.
 @told_hazard
-+hazard(X, Y)[source(P)] : P \== self <- .rl_hazard(X, Y).
++hazard(X, Y)[source(P)] : trusted(P) <- .rl_hazard(X, Y).
 
 @told_goal
-+goal_at(X, Y, R)[source(P)] : P \== self <- .rl_goal(X, Y, R).
++goal_at(X, Y, R)[source(P)] : trusted(P) <- .rl_goal(X, Y, R).
 
 // -- the end: tell the coordinator how good my greedy policy is, and do as it says --------
 @report_to_coordinator
@@ -106,14 +124,18 @@ share_every(10).        // episodes between experience messages (0: never share 
 @finish_on_request
 +!finish[source(C)] : coordinator(C) <- .rl_finish.
 
+// Requests come only from trusted agents (the agent refuses the others' achieve).
 @adopt_on_request
-+!adopt_policy_of(Best)[source(C)] : coordinator(C) <- .send(Best, achieve, offer_policy).
++!adopt_policy_of(Best)[source(C)] : coordinator(C) <-
+    +asked_policy_of(Best)[source(self)];
+    .send(Best, achieve, offer_policy).
 
 @offer_policy
 +!offer_policy[source(Peer)] <- .rl_policy(P); .send(Peer, tell, policy(P)).
 
+// Only the policy I asked for, from the learner the coordinator named.
 @adopt_policy
-+policy(P)[source(Best)] : coordinator(C) <-
++policy(P)[source(Best)] : trusted(Best) & asked_policy_of(Best)[source(self)] & coordinator(C) <-
     .rl_adopt_policy(P, Changed);
     .rl_evaluate;
     .rl_save_qtable;
