@@ -307,6 +307,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
+    from bdi_rl.runner import check_plans, plan_agents
+
+    check_plans(plan_agents(spec))  # before a claim takes a name from telemetry
     from spade.container import Container
 
     loop = Container().loop
@@ -324,13 +327,15 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_telemetry(args: argparse.Namespace) -> int:
-    from bdi_rl.roles import read_password, serve_telemetry
+    from bdi_rl.roles import existing_run, read_password, serve_telemetry
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
+    if args.run is not None and args.view is not None:
+        existing_run(args.run, spec)  # the viewer's URL is not printed for a run refused
     from spade.container import Container
 
     loop = Container().loop

@@ -46,7 +46,8 @@ def read_password(password_file: Path | None) -> str:
     return password
 
 
-def _existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
+def existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
+    """The run ``telemetry --run`` continues, checked (spec, whole trace) before anything starts."""
     if not (run_dir / TRACE_FILE).is_file():
         raise SpecError(f"--run {run_dir}: not a run directory (no {TRACE_FILE})")
     if load_spec(run_dir / SPEC_FILE).name != spec.name:
@@ -81,7 +82,7 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
 
     jid = f"{spec.telemetry.name}@{domain}"
     if resume is not None:
-        run_dir = _existing_run(resume, spec)
+        run_dir = existing_run(resume, spec)
     await wait_for_server(domain, port)
     await check_login(jid, password, port)  # a wrong password is found before the run exists
     if resume is None:

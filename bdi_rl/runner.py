@@ -54,6 +54,8 @@ log = logging.getLogger("bdi_rl.runner")
 
 #: Seconds the other agents may still finish after one agent's mind has failed.
 FAILURE_GRACE = 10.0
+#: Most Q-values (float64) all learners of one run may hold together: 2 GB.
+MAX_Q_ENTRIES = 250_000_000
 #: Seconds an interrupted run waits for telemetry's next acknowledgement before it gives up.
 INTERRUPTED_FLUSH = 5.0
 
@@ -133,7 +135,7 @@ def plan_agents(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[Age
 def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[LearnerPlan]:
     """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
     plans: list[LearnerPlan] = []
-    index = 0
+    index = q_entries = 0
     for group in spec.agents:
         if group.role != "learner":
             continue
@@ -157,6 +159,13 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                 change = task_change(checkpoint, env.task_signature())
                 learner_config = _continue_alpha(config, checkpoint)
                 policies = _cached_policies(Path(group.warm_start), name, env, where)
+            if name == group.agent_names()[0]:  # before the group's other envs are made
+                q_entries += env.n_states * env.n_actions * group.count
+            if q_entries > MAX_Q_ENTRIES:
+                raise SpecError(f"env: {env.n_states} states x {env.n_actions} actions for "
+                                f"{len(spec.agent_names('learner'))} learners is more Q-table than "
+                                f"one run holds ({MAX_Q_ENTRIES:,} values, 2 GB); a tabular "
+                                "learner needs a smaller state space")
             learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
             if checkpoint is not None:
                 learner.q = checkpoint.q.copy()

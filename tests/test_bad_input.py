@@ -201,6 +201,9 @@ _ENV_MODULES = {
     "boom_ctor.py": "import gymnasium as gym\nclass Boom(gym.Env):\n"
                     "    def __init__(self, **kw):\n        raise RuntimeError('needs a GPU')\n",
     "boom_import.py": "raise ZeroDivisionError('broken at import')\n",
+    "huge_env.py": "import gymnasium as gym\nclass Huge(gym.Env):\n"
+                   "    observation_space = gym.spaces.Discrete(10**9)\n"
+                   "    action_space = gym.spaces.Discrete(4)\n",
 }
 
 FILE_CASES.update({
@@ -294,6 +297,9 @@ FILE_CASES.update({
     "env: module raises at import": FileCase(
         dict(_ENV_MODULES), _RUN, 'cannot import module "boom_import"',
         _spec('"FrozenLake-v1"', '"boom_import:Env"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "env: a state space no Q-table fits in memory": FileCase(
+        dict(_ENV_MODULES), _RUN, "is more Q-table than one run holds",
+        _spec('"FrozenLake-v1"', '"huge_env:Huge"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
     "env: kwargs that make the env raise IndexError": FileCase(
         {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "desc = []")),
     "env: a date as a kwarg": FileCase({}, _RUN, 'env "FrozenLake-v1": cannot be made',
