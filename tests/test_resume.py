@@ -40,11 +40,17 @@ name = "learner"
 """
 
 
+def _complete_events(trace: Path) -> list[dict]:
+    """The events of whole lines: a process killed mid-write leaves a torn last line, which
+    ``--resume`` cuts (its events were never acknowledged, so they are sent again)."""
+    lines = trace.read_bytes().split(b"\n")[:-1]  # the part after the last newline is torn
+    return [orjson.loads(line) for line in lines if line]
+
+
 def _saved_episodes(trace: Path) -> list[int]:
     if not trace.exists():
         return []
-    return [orjson.loads(line)["data"]["episodes"] for line in trace.read_bytes().splitlines()
-            if b'"qtable.save"' in line]
+    return [e["data"]["episodes"] for e in _complete_events(trace) if e["kind"] == "qtable.save"]
 
 
 def _killed_run(tmp_path: Path) -> Path:
@@ -76,7 +82,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     assert not (run_dir / "summary.json").exists()
     checkpointed = load_checkpoint(run_dir / "qtables" / "learner.npz").meta["episodes"]
     assert 100 <= checkpointed < 600 and checkpointed % 50 == 0
-    before = read_trace(run_dir / "trace.jsonl")
+    before = _complete_events(run_dir / "trace.jsonl")
     last_episode_seen = max(e["episode"] for e in before if e["kind"] == "episode.end")
     # A checkpoint is written only once the trace holds everything before it.
     assert last_episode_seen >= checkpointed - 1
