@@ -486,7 +486,7 @@ class TracedBdiAgent(BDIAgent):
         if ilf in _BELIEF_CHANGES and (term.functor, len(term.args)) in PERCEIVED:
             name = f"{term.functor}/{len(term.args)}"
             self._refuse(data, f"{name} is perceived, not told",
-                         f"refused percepts told by {sender} (first: {ilf} {name}): percepts come "
+                         f"refused percepts from {sender} (first: {ilf} {name}): percepts come "
                          "from the env and the spec, never from a message (each is counted and "
                          "traced)", once=("percept", sender))
             return

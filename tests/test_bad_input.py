@@ -422,6 +422,9 @@ BDI_CASES: dict[str, tuple[str, str, str, str]] = {
     "bdi: unknown ilf_type": ("explode", "p(1)", "boss", "unknown ilf_type"),
     "bdi: spade_bdi's tellHow": ("tellHow", "+!x <- .rl_finish.", "boss", "unknown ilf_type"),
     "bdi: achieve from a stranger": ("achieve", 'greet("stranger")', "stranger", "experiment's agents only"),
+    "bdi: a forged percept": ("tell", "training_done", "boss", "perceived, not told"),
+    "bdi: a forged trust": ("tell", 'trusted("stranger@localhost")', "stranger", "perceived, not told"),
+    "bdi: untelling a percept": ("untell", "state(3)", "meddler", "perceived, not told"),
 }
 
 
@@ -495,7 +498,7 @@ def bdi_received(tmp_path_factory) -> Received:
         try:
             await telemetry.start()
             await bob.start()
-            senders = await _start_plain_agents(("boss", "stranger"), server.port)
+            senders = await _start_plain_agents(("boss", "stranger", "meddler"), server.port)
             for sender in senders:
                 await _send_from(senders[sender], [
                     Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf})

@@ -255,7 +255,7 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
     actions = {e["data"]["name"] for e in events if e["agent"] == learner and e["kind"] == "action"}
     assert {".rl_run_episode", ".rl_evaluate", ".rl_experience"} <= actions  # it trained, and shared
     assert not actions & {".rl_hazard", ".rl_goal", ".rl_replay", ".rl_adopt_policy"}
-    assert learner_err.count(f"refused percepts told by {stranger}") == 1  # logged once
+    assert learner_err.count(f"refused percepts from {stranger}") == 1  # logged once
     # Nobody told the stranger anything: it was neither a teammate nor a coordinator.
     assert not [e for e in events if e["kind"] == "msg.send" and e["data"]["to"] == stranger]
     assert not outsider.received
