@@ -253,6 +253,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every check (env, plans, warm starts, resumed trace and tables, XMPP domain) before the
     # viewer listens or a run directory exists.
     plans = prepare_experiment(spec, resume=args.resume)
+    if args.resume is None:
+        args.runs.mkdir(parents=True, exist_ok=True)  # checked, but a file system may still refuse
     from spade.container import Container
 
     loop = Container().loop
@@ -455,6 +457,11 @@ def _user_errors() -> tuple[type[BaseException], ...]:
             TraceFormatError, XmppServerError, AuthenticationFailure)
 
 
+def _short_path(name: object, limit: int = 120) -> str:
+    text = str(name)
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2:]
+
+
 def _say_user_error(exc: BaseException) -> str:
     from spade.agent import AuthenticationFailure
 
@@ -481,6 +488,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands[args.command](args)
         except user_errors as exc:
             print(f"bdi-rl: error: {_say_user_error(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except OSError as exc:
+            if exc.filename is None:
+                raise  # not about a path the user gave: the boundary below keeps its traceback
+            # a path that cannot be read, written or created: too long, a directory, /proc ...
+            print(f"bdi-rl: error: {_short_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)

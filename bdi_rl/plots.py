@@ -67,8 +67,7 @@ def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
     except QGridError as exc:
         return str(exc)
     best = np.array([[np.nan if v is None else v for v in row] for row in grid.max_q])
-    cmap = matplotlib.colormaps["viridis"].copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d9d9d9")
     image = ax.imshow(best, cmap=cmap)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="max Q")
     for y in range(grid.rows):

@@ -25,7 +25,17 @@ os.umask(_UMASK)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix."""
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
+    An OSError names ``path`` (not the temporary file it was being written as)."""
+    try:
+        _atomic_write(path, data)
+    except OSError as exc:
+        if exc.filename == str(path):
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -196,6 +196,25 @@ def test_a_crash_during_a_run_leaves_its_traceback_in_the_run(tmp_path, capsys, 
     assert "KeyError: 'injected fault'" in (run_dir / CRASH_LOG).read_text()
 
 
+@pytest.mark.parametrize("output, expected", [
+    (["plot", "-o", "{tmp}/" + "p" * 300 + ".png"], "File name too long"),
+    (["plot", "-o", "/proc/bdi-rl.png"], "/proc/bdi-rl.png: No such file or directory"),
+    (["export", "--csv", "{tmp}"], "Is a directory"),
+    (["export", "--tensorboard", "/proc/bdi-rl-tb"], "/proc/bdi-rl-tb: No such file or directory"),
+])
+def test_an_output_path_that_cannot_be_written_is_one_line(output, expected, runs, tmp_path, capsys):
+    """The path named, not the temporary file it was being written as; exit status 2."""
+    from tests.conftest import run_named
+
+    command, *rest = output
+    argv = [command, str(run_named(runs, "tiny"))] + [a.replace("{tmp}", str(tmp_path)) for a in rest]
+    status = bdi_rl_main(argv)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and expected in lines[0], lines
+    assert ".tmp" not in lines[0] and "traceback" not in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("argv", [["run", "--help"], ["--help"]])
 def test_help_still_exits_zero(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
