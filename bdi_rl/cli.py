@@ -253,6 +253,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every check (env, plans, warm starts, resumed trace and tables, XMPP domain) before the
     # viewer listens or a run directory exists.
     plans = prepare_experiment(spec, resume=args.resume)
+    password = None
+    if spec.xmpp.server != "embedded":  # its accounts outlive the run: a password of the user's
+        from bdi_rl.roles import read_password
+
+        password = read_password(None)
     if args.resume is None:
         args.runs.mkdir(parents=True, exist_ok=True)  # checked, but a file system may still refuse
     from spade.container import Container
@@ -264,8 +269,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         viewer = _start_viewer(loop, args.runs, host, port)
     with progress_bar(enabled=not args.no_progress) as on_progress:
         # Ctrl-C / SIGTERM: learners stop, traces are flushed, Q-tables and summary saved.
-        result = _until_signalled(loop, run_experiment(spec, args.runs, on_progress,
-                                                       resume=args.resume, plans=plans))
+        result = _until_signalled(loop, run_experiment(spec, args.runs, on_progress, resume=args.resume,
+                                                       plans=plans, xmpp_password=password))
     print_summary(result.summary)
     if result.summary.get("interrupted"):
         print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)

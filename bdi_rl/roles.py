@@ -20,8 +20,8 @@ import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.policycache import policy_file
-from bdi_rl.runner import (LearnerPlan, check_plans, make_agent, plan_agents, run_learners, spec_jids,
-                           wait_for_server)
+from bdi_rl.runner import (LearnerPlan, check_login, check_plans, make_agent, plan_agents, run_learners,
+                           spec_jids, wait_for_server)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -57,19 +57,6 @@ def existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
     except TraceFileError as exc:
         raise SpecError(f"--run: {exc}") from None
     return run_dir
-
-
-async def check_login(jid: str, password: str, port: int) -> None:
-    """Log in as ``jid`` once and leave (registering it if it has no account yet): spade's
-    AuthenticationFailure for a wrong password, before anything of the run is created."""
-    from spade.agent import Agent
-
-    probe = Agent(jid, password, port=port, verify_security=False)
-    try:
-        await probe.start(auto_register=True)
-    finally:
-        await probe.stop()
-        probe.container.unregister(str(probe.jid))
 
 
 async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, port: int,

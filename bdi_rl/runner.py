@@ -362,6 +362,19 @@ def _can_start(mind: TracedMind) -> bool:
                for (trigger, goal_type, _, _), plans in mind.plans.items())
 
 
+async def check_login(jid: str, password: str, port: int) -> None:
+    """Log in as ``jid`` once and leave (registering it if it has no account yet): spade's
+    AuthenticationFailure for a wrong password, before anything of the run is created."""
+    from spade.agent import Agent
+
+    probe = Agent(jid, password, port=port, verify_security=False)
+    try:
+        await probe.start(auto_register=True)
+    finally:
+        await probe.stop()
+        probe.container.unregister(str(probe.jid))
+
+
 def check_xmpp(spec: ExperimentSpec) -> None:
     """The XMPP domain must resolve (to loopback only, for the embedded server, which binds
     it): found before the run directory exists, not when the server or an agent starts."""
@@ -400,19 +413,29 @@ async def run_experiment(
     on_episode: Callable[[RlBridge], None] | None = None,
     resume: Path | None = None,
     plans: list[AgentPlan] | None = None,
+    xmpp_password: str | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary.
 
     ``on_episode`` is called after every training episode of every learner. ``resume``: an
     interrupted run directory to continue (its spec is ``spec``): learners start from their
     latest checkpoints and the trace goes on where it stopped. ``plans``: what
-    :func:`prepare_experiment` returned (it is called when None)."""
+    :func:`prepare_experiment` returned (it is called when None). ``xmpp_password``: the
+    agents' password on an external server (the embedded one gets a random one)."""
     from bdi_rl.crashlog import note_run_dir
     from bdi_rl.telemetry import TelemetryAgent
     from bdi_rl.xmpp_server import EmbeddedXmppServer
 
     if plans is None:
         plans = prepare_experiment(spec, resume)
+
+    # An external server's accounts outlive a run: it takes the password the user set (the
+    # embedded server is new each run), and telemetry logs in once before the run exists.
+    password = xmpp_password or secrets.token_urlsafe(16)
+    if spec.xmpp.server != "embedded":
+        domain, port = spec.xmpp.domain, int(spec.xmpp.server.rpartition(":")[2])
+        await wait_for_server(domain, port)
+        await check_login(f"{spec.telemetry.name}@{domain}", password, port)
 
     if resume is None:
         run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
@@ -431,11 +454,6 @@ async def run_experiment(
                                     data_dir=run_dir / "xmpp")
         await server.start()
         domain, port = server.domain, server.port
-    else:
-        port_text = spec.xmpp.server.rpartition(":")[2]
-        domain, port = spec.xmpp.domain, int(port_text)
-        await wait_for_server(domain, port)
-    password = secrets.token_urlsafe(16)
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
 
     telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port,

@@ -220,3 +220,31 @@ def test_help_still_exits_zero(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         bdi_rl_main(argv)
     assert exit_.value.code == 0 and "usage" in capsys.readouterr().out
+
+
+def test_runs_on_an_external_server_reuse_its_accounts(ejabberd, tmp_path):
+    """An external server keeps its accounts between runs: `bdi-rl run` takes the user's
+    password, so a second run logs in where a random password used to be refused, and a
+    wrong one is one line before any run directory exists."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(MINIMAL_SPEC.replace('name = "learner"', 'name = "external"') +
+                    f'[xmpp]\nserver = "localhost:{ejabberd.port}"\n[telemetry]\nname = "telemetry-external"\n')
+    runs = tmp_path / "runs"
+    argv = [sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"]
+
+    def run(**env: str) -> subprocess.CompletedProcess:
+        clean = {k: v for k, v in os.environ.items() if k != "BDI_RL_XMPP_PASSWORD"}
+        return subprocess.run(argv, env={**clean, **env}, capture_output=True, text=True, timeout=120)
+
+    missing = run()
+    assert missing.returncode == 2 and "BDI_RL_XMPP_PASSWORD" in missing.stderr and not runs.exists()
+    for _ in range(2):
+        result = run(BDI_RL_XMPP_PASSWORD="pw-external")
+        assert result.returncode == 0, result.stderr
+    assert len(list(runs.iterdir())) == 2
+    wrong = run(BDI_RL_XMPP_PASSWORD="not-the-password")
+    assert wrong.returncode == 2, wrong.stderr
+    assert wrong.stderr.strip().splitlines() == [
+        "bdi-rl: error: the XMPP server refused the agents' login: wrong password for an existing "
+        "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"]
+    assert len(list(runs.iterdir())) == 2
