@@ -7,11 +7,12 @@
 //   last_return(R)  epsilon(E)  episodes_done(N)  training_done  eval(Mean,Success)
 // Loops are `while` loops: a tail-recursive !goal would grow the intention stack.
 // Trust: anyone may tell this agent a belief (it keeps the teller in source(...)), but none
-// can steer it: percepts cannot be told (the agent refuses them), and the counters are its
-// own notes, written and read as [source(self)], so a told successes(99) is not one of them.
+// can steer it: percepts cannot be told (the agent refuses them), and no plan here acts on a
+// told belief. The counters below only count (nothing reads them to decide), so they are
+// plain beliefs: reading them as [source(self)] cost ~7 % of episode-mode throughput.
 
-successes(0)[source(self)].
-failures(0)[source(self)].
+successes(0).
+failures(0).
 
 !start.
 
@@ -44,13 +45,13 @@ failures(0)[source(self)].
 
 // -- success, failure and the step limit, as the env reports them -------------------------
 @success
-+outcome(goal) : successes(N)[source(self)] <- -+successes(N + 1)[source(self)].
++outcome(goal) : successes(N) <- -+successes(N + 1).
 
 @failure
-+outcome(hole) : failures(N)[source(self)] <- -+failures(N + 1)[source(self)].
++outcome(hole) : failures(N) <- -+failures(N + 1).
 
 @step_limit
-+outcome(timeout) : failures(N)[source(self)] <- -+failures(N + 1)[source(self)].
++outcome(timeout) : failures(N) <- -+failures(N + 1).
 
 // -- evaluation: greedy episodes that never update the table ------------------------------
 @evaluate
