@@ -54,6 +54,12 @@ _REQUESTS = frozenset({"achieve", "unachieve"})
 #: Performatives that change a belief.
 _BELIEF_CHANGES = frozenset({"tell", "untell"})
 
+#: Bytes of tells that senders outside the experiment may make one agent hold, together, over
+#: its life. Anyone may tell (the wire contract), but nobody outside may fill its memory: a
+#: stranger's beliefs are never removed by the shipped plans. List a client in
+#: ``[xmpp] trust`` to lift the limit for it.
+STRANGER_TELL_BYTES = 1 << 20
+
 #: Every belief the runtime perceives, as (functor, arity): the ``.rl_*`` actions' percepts
 #: (bdi_rl/actions.py), the team percepts (``team_percepts`` in bdi_rl/runner.py) and
 #: ``trusted/1``. Plans read them as facts about the env, the run and the team, so nobody may
@@ -372,6 +378,8 @@ class TracedBdiAgent(BDIAgent):
         self.refused_senders: set[str] = set()
         """senders refused for a request or a percept (the rest of a refusal is in the trace)"""
         self._warned: set[tuple[str, str]] = set()
+        self.stranger_tell_bytes = 0
+        """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
         super().__init__(jid, password, asl, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
@@ -490,6 +498,14 @@ class TracedBdiAgent(BDIAgent):
                          "from the env and the spec, never from a message (each is counted and "
                          "traced)", once=("percept", sender))
             return
+        if ilf == "tell" and self.achieve_from is not None and sender not in self.achieve_from:
+            self.stranger_tell_bytes += len(msg.body or "")
+            if self.stranger_tell_bytes > STRANGER_TELL_BYTES:
+                self._refuse(data, f"senders outside the experiment have told {STRANGER_TELL_BYTES} "
+                             "bytes already", f"refused tells from {sender}: senders outside the "
+                             f"experiment have told this agent {STRANGER_TELL_BYTES} bytes already "
+                             "(list a client in [xmpp] trust to lift this)", once=("budget", sender))
+                return
         self.tracer.emit("msg.recv", data)
         trigger, goal_type = _ILF[ilf]
         # The sender as a string: a JID is not an AgentSpeak atom, so only a string can be

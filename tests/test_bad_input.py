@@ -33,7 +33,7 @@ from spade.behaviour import OneShotBehaviour
 from spade.message import Message
 from spade.template import Template
 
-from bdi_rl.agent import TracedBdiAgent
+from bdi_rl.agent import STRANGER_TELL_BYTES, TracedBdiAgent
 from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.telemetry import TelemetryAgent
 from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES,
@@ -547,6 +547,54 @@ def test_an_agent_fed_bad_messages_keeps_working(bdi_received):
     assert bdi_received.rejected_count == len(BDI_CASES)
     assert sum(map(len, bdi_received.rejections.values())) == len(BDI_CASES)
     assert not any("greeted" in belief for belief in bdi_received.beliefs)
+
+
+def test_a_stranger_cannot_fill_an_agents_memory_with_tells(tmp_path):
+    """Anyone may tell, but senders outside the experiment together get STRANGER_TELL_BYTES:
+    a flood of 16 KB tells past it is refused (counted, traced, logged once), while the
+    experiment's own agents are still heard."""
+    (tmp_path / "bob.asl").write_text("@greet +!greet(X) <- +greeted(X).\n")
+    body = 'note({n}, "' + "x" * 15_000 + '")'
+    flood = STRANGER_TELL_BYTES // len(body) + 20
+
+    async def scenario(warnings: _Warnings) -> tuple[TracedBdiAgent, list[str], list[str]]:
+        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
+        await server.start()
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp_path / "trace.jsonl", port=server.port)
+        bob = TracedBdiAgent("bob@localhost", "pw", str(tmp_path / "bob.asl"), port=server.port,
+                             tracer=Tracer(tmp_path.name, "bob@localhost", TraceLevel.EPISODE),
+                             telemetry="telemetry@localhost", achieve_from=["bob@localhost", "boss@localhost"])
+        senders: dict[str, Agent] = {}
+        try:
+            await telemetry.start()
+            await bob.start()
+            senders = await _start_plain_agents(("boss", "flooder"), server.port)
+            await _send_from(senders["flooder"], [
+                Message(to="bob@localhost", body=body.format(n=n), metadata={"performative": "BDI", "ilf_type": "tell"})
+                for n in range(flood)])
+            await _send_from(senders["boss"], [Message(to="bob@localhost", body="still_heard(1)",
+                                                       metadata={"performative": "BDI", "ilf_type": "tell"})])
+            for _ in range(400):
+                if "still_heard(1)" in bob.beliefs():
+                    break
+                await asyncio.sleep(0.05)
+            assert await bob.flush_trace(stall_seconds=10)
+            rejected = [e["data"]["rejected"] for e in read_trace(str(tmp_path / "trace.jsonl"))
+                        if e["kind"] == "msg.recv" and "rejected" in e["data"]]
+            return bob, rejected, warnings.messages
+        finally:
+            await _stop_plain_agents(senders)
+            await bob.stop()
+            await telemetry.stop()
+            await server.stop()
+
+    bob, rejected, warnings = _run_collecting_warnings("bdi_rl.agent", scenario)
+    held = [b for b in bob.beliefs() if b.startswith("note(")]
+    assert "still_heard(1)" in bob.beliefs()
+    assert len(held) * len(body) <= STRANGER_TELL_BYTES and len(held) + len(rejected) == flood
+    assert len(rejected) >= 20 and all("bytes already" in reason for reason in rejected)
+    assert bob.rejected_messages == len(rejected)
+    assert sum("refused tells from flooder@localhost" in line for line in warnings) == 1
 
 
 # -- trace batches to a running telemetry agent -------------------------------------------------
