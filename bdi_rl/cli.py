@@ -228,7 +228,7 @@ def _check_runs(runs: Path, must_exist: bool = False) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
-    from bdi_rl.runner import prepare_experiment, run_experiment
+    from bdi_rl.xmpp.runner import prepare_experiment, run_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     if args.resume is not None:
@@ -255,14 +255,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     plans = prepare_experiment(spec, resume=args.resume)
     password = None
     if spec.xmpp.server != "embedded":  # its accounts outlive the run: a password of the user's
-        from bdi_rl.roles import read_password
+        from bdi_rl.xmpp.roles import read_password
 
         password = read_password(None)
     if args.resume is None:
         args.runs.mkdir(parents=True, exist_ok=True)  # checked, but a file system may still refuse
-    from spade.container import Container
+    from bdi_rl.xmpp.runtime import event_loop
 
-    loop = Container().loop
+    loop = event_loop()
     viewer = None
     if args.view or spec.viewer.enabled:
         host, port = spec.viewer.host, args.view_port or spec.viewer.port
@@ -280,7 +280,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
     print(result.run_dir, flush=True)
     if viewer is not None:
-        from bdi_rl.viewer import serve_until_stopped
+        from bdi_rl.readers.viewer import serve_until_stopped
 
         print("bdi-rl: the run is over; the viewer keeps serving until Ctrl-C", file=sys.stderr)
         loop.run_until_complete(serve_until_stopped(viewer))
@@ -289,7 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
     """Start the viewer on ``loop`` (beside a run or telemetry); BadInput if it cannot listen."""
-    from bdi_rl.viewer import start_viewer
+    from bdi_rl.readers.viewer import start_viewer
 
     runs.mkdir(parents=True, exist_ok=True)
     try:
@@ -307,19 +307,19 @@ def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, in
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from bdi_rl.roles import claim_name, read_password, run_agents
+    from bdi_rl.xmpp.roles import claim_name, read_password, run_agents
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
-    from bdi_rl.runner import check_plans, plan_agents
+    from bdi_rl.xmpp.runner import check_plans, plan_agents
 
     check_plans(plan_agents(spec))  # before a claim takes a name from telemetry
-    from spade.container import Container
+    from bdi_rl.xmpp.runtime import event_loop
 
-    loop = Container().loop
+    loop = event_loop()
     names = args.name
     if args.claim:
         names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password,
@@ -334,7 +334,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_telemetry(args: argparse.Namespace) -> int:
-    from bdi_rl.roles import existing_run, read_password, serve_telemetry
+    from bdi_rl.xmpp.roles import existing_run, read_password, serve_telemetry
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
@@ -343,9 +343,9 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     if args.run is not None and args.view is not None:
         existing_run(args.run, spec)  # the viewer's URL is not printed for a run refused
-    from spade.container import Container
+    from bdi_rl.xmpp.runtime import event_loop
 
-    loop = Container().loop
+    loop = event_loop()
     viewer = None
     if args.view is not None:
         viewer = _start_viewer(loop, args.runs, *args.view)
@@ -353,14 +353,14 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
         loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
     print(run_dir, flush=True)
     if viewer is not None:
-        from bdi_rl.viewer import serve_until_stopped
+        from bdi_rl.readers.viewer import serve_until_stopped
 
         loop.run_until_complete(serve_until_stopped(viewer))
     return EXIT_OK
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from bdi_rl.viewer import serve
+    from bdi_rl.readers.viewer import serve
 
     _check_runs(args.runs, must_exist=True)
     print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)",
@@ -373,7 +373,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from bdi_rl.inspector import find_run, inspect_mind, print_mind
+    from bdi_rl.readers.inspector import find_run, inspect_mind, print_mind
 
     if args.step is not None and args.episode is None:
         raise BadInput("--step needs --episode")
@@ -383,8 +383,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from bdi_rl.inspector import find_run
-    from bdi_rl.plots import plot_runs
+    from bdi_rl.readers.inspector import find_run
+    from bdi_rl.readers.plots import plot_runs
 
     if args.output.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise BadInput(f"-o {args.output}: expected a .png, .svg or .pdf file")
@@ -395,8 +395,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from bdi_rl.export import export_csv, export_tensorboard
-    from bdi_rl.inspector import find_run
+    from bdi_rl.readers.export import export_csv, export_tensorboard
+    from bdi_rl.readers.inspector import find_run
 
     run_dir = find_run(args.run, args.runs)
     if args.csv is not None:
@@ -414,8 +414,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from bdi_rl.dashboard import Dashboard
-    from bdi_rl.inspector import find_run
+    from bdi_rl.readers.dashboard import Dashboard
+    from bdi_rl.readers.inspector import find_run
 
     run_dir = find_run(args.run, args.runs)
     if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
@@ -430,7 +430,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_qtable(args: argparse.Namespace) -> int:
-    from bdi_rl.qtables import diff, show
+    from bdi_rl.readers.qtables import diff, show
 
     if args.qtable_command == "show":
         show(args.file)
@@ -441,25 +441,25 @@ def cmd_qtable(args: argparse.Namespace) -> int:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that mean bad input: one line, exit status 2."""
-    from spade.agent import AuthenticationFailure
+    from bdi_rl.xmpp.runtime import LoginRefused
 
-    from bdi_rl.checkpoint import CheckpointError
-    from bdi_rl.dashboard import DashboardError
-    from bdi_rl.envs import EnvError
-    from bdi_rl.export import ExportError
-    from bdi_rl.inspector import InspectError
-    from bdi_rl.mind import AslError
-    from bdi_rl.plots import PlotError
-    from bdi_rl.policycache import PolicyFileError
-    from bdi_rl.qgrid import QGridError
+    from bdi_rl.rl.checkpoint import CheckpointError
+    from bdi_rl.readers.dashboard import DashboardError
+    from bdi_rl.rl.envs import EnvError
+    from bdi_rl.readers.export import ExportError
+    from bdi_rl.readers.inspector import InspectError
+    from bdi_rl.bdi.mind import AslError
+    from bdi_rl.readers.plots import PlotError
+    from bdi_rl.bdi.policycache import PolicyFileError
+    from bdi_rl.readers.qgrid import QGridError
     from bdi_rl.spec import SpecError
     from bdi_rl.store import RunsDirError
-    from bdi_rl.trace import TraceFormatError
-    from bdi_rl.xmpp_server import XmppServerError
+    from bdi_rl.trace.events import TraceFormatError
+    from bdi_rl.xmpp.server import XmppServerError
 
     return (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
             DashboardError, CheckpointError, PolicyFileError, QGridError, RunsDirError,
-            TraceFormatError, XmppServerError, AuthenticationFailure)
+            TraceFormatError, XmppServerError, LoginRefused)
 
 
 def _short_path(name: object, limit: int = 120) -> str:
@@ -468,9 +468,9 @@ def _short_path(name: object, limit: int = 120) -> str:
 
 
 def _say_user_error(exc: BaseException) -> str:
-    from spade.agent import AuthenticationFailure
+    from bdi_rl.xmpp.runtime import LoginRefused
 
-    if isinstance(exc, AuthenticationFailure):
+    if isinstance(exc, LoginRefused):
         return ("the XMPP server refused the agents' login: wrong password for an existing "
                 "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed")
     return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,4 +1,4 @@
-"""Experiment spec: one TOML file defines a whole experiment (DESIGN.md, "Experiment spec").
+"""Experiment spec: one TOML file defines a whole experiment (docs/ARCHITECTURE.md).
 
 Every table is a msgspec ``Struct`` with a docstring per field: the one schema of a spec.
 msgspec checks every field's type *and* range (``Meta``) and names the key of the first
@@ -20,9 +20,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-from bdi_rl.qlearning import LearningConfig
+from bdi_rl.rl.qlearning import LearningConfig
 from bdi_rl.store import run_id
-from bdi_rl.wire import WireError, parse_literal
+from bdi_rl.bdi.wire import WireError, parse_literal
 
 
 class SpecError(ValueError):
@@ -345,7 +345,7 @@ def _validate(spec: ExperimentSpec) -> None:
 
 def _is_jid_local(name: str) -> bool:
     """ASCII lower case only: XMPP servers case-fold and normalise (PRECIS) local parts, and
-    pyjabber folds registrations but not addressees (DESIGN.md), so any other letter makes an
+    pyjabber folds registrations but not addressees (docs/ARCHITECTURE.md), so any other letter makes an
     agent whose messages go to another name."""
     return len(name) <= MAX_NAME and _JID_LOCAL.fullmatch(name) is not None
 

@@ -95,7 +95,7 @@ class Judge:
 def bdi_learner(spec: ExperimentSpec, seed: int, mode: str, solved: Any) -> int | None:
     from spade.container import Container
 
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.xmpp.runner import run_experiment
 
     spec = msgspec.structs.replace(spec, seed=seed, eval_episodes=1, trace="episode", checkpoint_every=0)
     spec.agents = [msgspec.structs.replace(g, mode=mode) for g in spec.agents]

@@ -47,8 +47,8 @@ def child(n: int, episodes: int) -> dict[str, float]:
     from spade.container import Container
 
     from bdi_rl.cli import _quiet_libraries
-    from bdi_rl.qlearning import LearningConfig
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.rl.qlearning import LearningConfig
+    from bdi_rl.xmpp.runner import run_experiment
     from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 
     _quiet_libraries()
@@ -84,11 +84,12 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
 
     from spade.container import Container
 
-    from bdi_rl.agent import TracedBdiAgent
+    from bdi_rl.xmpp.agent import TracedBdiAgent
     from bdi_rl.cli import _quiet_libraries
-    from bdi_rl.telemetry import TelemetryAgent
-    from bdi_rl.trace import TraceLevel, Tracer
-    from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+    from bdi_rl.xmpp.telemetry import TelemetryAgent
+    from bdi_rl.trace.events import TraceLevel
+    from bdi_rl.trace.tracer import Tracer
+    from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 
     _quiet_libraries()
 

@@ -98,7 +98,7 @@ class SolvedJudge:
 def measure(spec: ExperimentSpec, seed: int, model: TransitionModel) -> tuple[int | None, list[int]]:
     from spade.container import Container
 
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.xmpp.runner import run_experiment
 
     spec = msgspec.structs.replace(spec, seed=seed)
     judge = SolvedJudge(model)

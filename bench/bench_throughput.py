@@ -24,7 +24,7 @@ from tune_defaults import plain_loop  # the reference loop, shared with the tuni
 
 from bdi_rl.cli import _quiet_libraries
 from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
-from bdi_rl.qlearning import LearningConfig
+from bdi_rl.rl.qlearning import LearningConfig
 
 ENV_KWARGS = {
     "FrozenLake-v1": {"map_name": "4x4", "is_slippery": True},
@@ -38,7 +38,7 @@ def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode:
     """One learner through the real runner (embedded XMPP server, telemetry, trace file)."""
     from spade.container import Container
 
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.xmpp.runner import run_experiment
 
     spec = ExperimentSpec(
         name=f"bench-{mode}-{trace}", env=EnvSpec(id=env_id, kwargs=ENV_KWARGS.get(env_id, {})),

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from bdi_rl.indexer import Indexer
-from bdi_rl.runindex import RunIndex
-from bdi_rl.viewer import create_app
+from bdi_rl.readers.indexer import Indexer
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.viewer import create_app
 
 
 def make_run(runs: Path) -> Path:
@@ -92,7 +92,7 @@ def browser_open(run_dir: Path, cache: Path, browser: str) -> list[float]:
 
     from playwright.sync_api import sync_playwright
 
-    from bdi_rl.xmpp_server import free_port
+    from bdi_rl.xmpp.server import free_port
 
     port = free_port()
     env = {**os.environ, "BDI_RL_INDEX_CACHE": str(cache)}

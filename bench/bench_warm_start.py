@@ -65,7 +65,7 @@ class Judge:
 def _run(spec: ExperimentSpec, runs: Path, judge: Judge) -> Path:
     from spade.container import Container
 
-    from bdi_rl.runner import run_experiment
+    from bdi_rl.xmpp.runner import run_experiment
 
     result = Container().loop.run_until_complete(run_experiment(spec, runs, on_episode=judge))
     if result.failures:
@@ -75,7 +75,7 @@ def _run(spec: ExperimentSpec, runs: Path, judge: Judge) -> Path:
 
 def measure(name: str, seed: int, model: TransitionModel) -> tuple[int | None, int | None]:
     """(cold episodes to solved, warm episodes to solved) for one seed."""
-    from bdi_rl.checkpoint import load_checkpoint
+    from bdi_rl.rl.checkpoint import load_checkpoint
 
     spec_file, which, threshold = ENVS[name]
     spec = load_spec(ROOT / "agents" / spec_file)
@@ -100,8 +100,8 @@ def moved_goal(seed: int) -> tuple[int | None, int | None, float]:
     a finished run on the old goal, the warm table's success on the new goal before training)."""
     import gymnasium as gym
 
-    from bdi_rl.checkpoint import load_checkpoint
-    from bdi_rl.goals import base_desc, goal_desc
+    from bdi_rl.rl.checkpoint import load_checkpoint
+    from bdi_rl.rl.goals import base_desc, goal_desc
 
     base = msgspec.structs.replace(load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed,
                                eval_episodes=1, trace="episode")

@@ -3,7 +3,7 @@ transport takes them (used by ``bench_trace_transport.py --flood``).
 
 A learner cannot produce 200k events/s while it learns on a shared 2-core machine, so the
 transport's capacity is measured with this emitter: a SPADE agent with the real
-:class:`~bdi_rl.trace.Tracer` and :class:`~bdi_rl.agent.TraceShipper`, emitting ``rl.step``
+:class:`~bdi_rl.trace.Tracer` and :class:`~bdi_rl.xmpp.agent.TraceShipper`, emitting ``rl.step``
 events shaped like an episode-mode learner's (a Q row each). It keeps at most ``--backlog``
 events unacknowledged (the tracer would spill past its memory bound; this keeps the measure
 about the wire) and prints ``first_emit done emitted`` (unix seconds) when telemetry has
@@ -28,9 +28,11 @@ sys.path.insert(0, str(ROOT))
 from spade.agent import Agent  # noqa: E402
 from spade.template import Template  # noqa: E402
 
-from bdi_rl.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
 from bdi_rl.spec import load_spec  # noqa: E402
-from bdi_rl.trace import ACK_METADATA, TraceLevel, Tracer  # noqa: E402
+from bdi_rl.trace.batch import ACK_METADATA
+from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.tracer import Tracer
 
 
 class FloodAgent(Agent):
@@ -48,7 +50,7 @@ class FloodAgent(Agent):
 
 
 def _step_data(rng: random.Random) -> dict:
-    """An episode-mode learner's rl.step data (bdi_rl.actions.RlBridge._trace_step)."""
+    """An episode-mode learner's rl.step data (bdi_rl.bdi.actions.RlBridge._trace_step)."""
     s, q = rng.randrange(64), rng.random()
     return {"s": s, "a": rng.randrange(4), "r": 0.0, "s2": s + 1, "done": False, "q_before": q,
             "q_after": q * 0.99, "epsilon": 0.5, "q": [rng.random() for _ in range(4)]}

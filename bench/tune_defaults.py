@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bdi_rl.envs import make_env  # noqa: E402
-from bdi_rl.qlearning import LearningConfig, QLearner, evaluate, run_episode  # noqa: E402
+from bdi_rl.rl.envs import make_env  # noqa: E402
+from bdi_rl.rl.qlearning import LearningConfig, QLearner, evaluate, run_episode  # noqa: E402
 
 
 @dataclass(frozen=True)

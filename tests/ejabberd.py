@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bdi_rl.xmpp_server import ensure_certificate, free_port
+from bdi_rl.xmpp.server import ensure_certificate, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "compose" / "ejabberd.yml"

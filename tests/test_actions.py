@@ -7,11 +7,12 @@ import agentspeak.stdlib as asp_stdlib
 import numpy as np
 import pytest
 
-from bdi_rl.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
-from bdi_rl.envs import make_env
-from bdi_rl.mind import load_mind
-from bdi_rl.qlearning import LearningConfig, QLearner
-from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.bdi.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
+from bdi_rl.rl.envs import make_env
+from bdi_rl.bdi.mind import load_mind
+from bdi_rl.rl.qlearning import LearningConfig, QLearner
+from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.tracer import Tracer
 
 
 def _run(mind, cycles=10_000):

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from spade.container import Container
 
-from bdi_rl.agent import TracedBdiAgent
-from bdi_rl.telemetry import TelemetryAgent
-from bdi_rl.trace import TraceLevel, Tracer, read_trace
-from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.agent import TracedBdiAgent
+from bdi_rl.xmpp.telemetry import TelemetryAgent
+from bdi_rl.trace.events import TraceLevel, read_trace
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 
 
 def _run(coro):

@@ -33,13 +33,14 @@ from spade.behaviour import OneShotBehaviour
 from spade.message import Message
 from spade.template import Template
 
-from bdi_rl.agent import STRANGER_TELL_BYTES, TracedBdiAgent
+from bdi_rl.xmpp.agent import STRANGER_TELL_BYTES, TracedBdiAgent
 from bdi_rl.cli import main as bdi_rl_main
-from bdi_rl.telemetry import TelemetryAgent
-from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES,
-                          SCHEMA, TraceLevel, Tracer, encode_batch, read_trace)
-from bdi_rl.viewer import SECURITY_HEADERS, create_app
-from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.telemetry import TelemetryAgent
+from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_batch
+from bdi_rl.trace.events import SCHEMA, TraceLevel, read_trace
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 from tests.conftest import MINIMAL_SPEC, run_cli
 from tests.conftest import run_named as _run_named
 from tests.test_agent import _run
@@ -529,7 +530,7 @@ def bdi_received(tmp_path_factory) -> Received:
             await telemetry.stop()
             await server.stop()
 
-    return _run_collecting_warnings("bdi_rl.agent", scenario)
+    return _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
 
 
 @pytest.mark.parametrize("name", sorted(BDI_CASES))
@@ -588,7 +589,7 @@ def test_a_stranger_cannot_fill_an_agents_memory_with_tells(tmp_path):
             await telemetry.stop()
             await server.stop()
 
-    bob, rejected, warnings = _run_collecting_warnings("bdi_rl.agent", scenario)
+    bob, rejected, warnings = _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
     held = [b for b in bob.beliefs() if b.startswith("note(")]
     assert "still_heard(1)" in bob.beliefs()
     assert len(held) * len(body) <= STRANGER_TELL_BYTES and len(held) + len(rejected) == flood
@@ -710,7 +711,7 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
             await server.stop()
         return TelemetryRecord(outcomes, read_trace(str(tmp / RUN / "trace.jsonl")), final)
 
-    return _run_collecting_warnings("bdi_rl.telemetry", scenario)
+    return _run_collecting_warnings("bdi_rl.xmpp.telemetry", scenario)
 
 
 @pytest.mark.parametrize("name", sorted(BATCH_CASES))

@@ -15,7 +15,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from bdi_rl.checkpoint import (
+from bdi_rl.rl.checkpoint import (
     CheckpointError,
     check_env,
     find_checkpoint,
@@ -25,7 +25,7 @@ from bdi_rl.checkpoint import (
     table_checksum,
     task_change,
 )
-from bdi_rl.envs import make_env
+from bdi_rl.rl.envs import make_env
 
 FROZEN_4X4 = make_env("FrozenLake-v1", {"map_name": "4x4"}).state_space_signature()
 
@@ -172,8 +172,8 @@ def test_dynamics_kwargs_do_not_block_a_warm_start(tmp_path):
 WRITER = """
 import sys, numpy as np
 from pathlib import Path
-from bdi_rl.checkpoint import save_checkpoint
-from bdi_rl.envs import make_env
+from bdi_rl.rl.checkpoint import save_checkpoint
+from bdi_rl.rl.envs import make_env
 signature = make_env("FrozenLake-v1", {"map_name": "8x8"}).state_space_signature()
 path = Path(sys.argv[1])
 for n in range(10**9):
@@ -310,7 +310,7 @@ def test_a_file_named_like_a_checkpoint_but_not_an_archive_of_arrays(tmp_path):
 
 
 def test_an_archive_that_expands_beyond_any_table_is_not_read(tmp_path, monkeypatch):
-    import bdi_rl.checkpoint as checkpoint_module
+    import bdi_rl.rl.checkpoint as checkpoint_module
 
     path = tmp_path / "learner.npz"
     _save(path)
@@ -391,7 +391,7 @@ def test_every_reader_refuses_bad_metadata_in_one_line(killed_run, tmp_path, cap
 # -- the policy cache that comes along with a warm start: the same rule --------------------------
 
 def _policy_file(path, **changes):
-    from bdi_rl.policycache import CachedPolicy, save_policies
+    from bdi_rl.bdi.policycache import CachedPolicy, save_policies
 
     env = make_env("FrozenLake-v1", {"map_name": "4x4"})
     save_policies(path, "learner", env, {(3, 3): CachedPolicy((3, 3), "1,1,2,2,1,2", 0.9)})
@@ -416,7 +416,7 @@ def _policy_file(path, **changes):
     ({"env": {"env_id": "Taxi-v4"}}, "made for {'env_id': 'Taxi-v4'}"),
 ])
 def test_a_bad_policy_cache_file_is_refused_in_one_line(tmp_path, changes, message):
-    from bdi_rl.policycache import PolicyFileError, load_policies
+    from bdi_rl.bdi.policycache import PolicyFileError, load_policies
 
     path = tmp_path / "learner.json"
     env = _policy_file(path, **changes)
@@ -426,7 +426,7 @@ def test_a_bad_policy_cache_file_is_refused_in_one_line(tmp_path, changes, messa
 
 
 def test_a_policy_cache_that_is_not_json_or_nested_too_deeply(tmp_path):
-    from bdi_rl.policycache import PolicyFileError, load_policies
+    from bdi_rl.bdi.policycache import PolicyFileError, load_policies
 
     path = tmp_path / "learner.json"
     env = _policy_file(path)

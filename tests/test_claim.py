@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.xmpp_server import free_port
+from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC
 
 SPEC = MINIMAL_SPEC + '\n[telemetry]\nname = "telemetry-claim"\n'

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from bdi_rl.spec import load_spec
-from bdi_rl.checkpoint import load_checkpoint
-from bdi_rl.trace import read_trace
+from bdi_rl.rl.checkpoint import load_checkpoint
+from bdi_rl.trace.events import read_trace
 from tests.conftest import AGENTS, MINIMAL_SPEC, run_cli
 
 STEP_KINDS = {"run.start", "run.stop", "agent.start", "agent.stop", "belief.add", "belief.del",

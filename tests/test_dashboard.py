@@ -44,7 +44,7 @@ def test_dashboard_follows_a_growing_trace(runs, tmp_path):
     import shutil
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from bdi_rl.dashboard import Dashboard
+    from bdi_rl.readers.dashboard import Dashboard
 
     source = _run_named(runs, "tiny")
     live = tmp_path / source.name

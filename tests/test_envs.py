@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.spaces import Discrete
 
-from bdi_rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvAdapter, EnvError, make_env
+from bdi_rl.rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvAdapter, EnvError, make_env
 
 LEFT, DOWN, RIGHT, UP = 0, 1, 2, 3
 # S H      a 2x2 lake: right of the start is a hole, the goal is bottom-right

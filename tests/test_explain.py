@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bdi_rl.explain import explain_step
+from bdi_rl.readers.explain import explain_step
 
 NAMES = ["left", "down", "right", "up"]
 

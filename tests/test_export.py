@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from bdi_rl.trace import read_trace
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 from tests.conftest import run_named as _run_named
 

@@ -1,4 +1,4 @@
-"""Fused plan instructions (bdi_rl/fused.py): the same behaviour as python-agentspeak's own
+"""Fused plan instructions (bdi_rl/bdi/fused.py): the same behaviour as python-agentspeak's own
 compiler, in fewer reasoning cycles."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import agentspeak.runtime as rt
 import pytest
 
-from bdi_rl import fused
+from bdi_rl.bdi import fused
 from tests.test_mind import _mind, _run
 
 PROGRAMS = {

@@ -18,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bdi_rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_checkpoint, save_checkpoint,
+from bdi_rl.rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_checkpoint, save_checkpoint,
                                table_checksum, task_change)
-from bdi_rl.envs import make_env
-from bdi_rl.trace import KIND_LEVEL, SCHEMA, Batch, TraceFormatError, decode_batch, encode_batch
-from bdi_rl.wire import WireError, format_literal, parse_literal
+from bdi_rl.rl.envs import make_env
+from bdi_rl.trace.batch import Batch, decode_batch, encode_batch
+from bdi_rl.trace.events import KIND_LEVEL, SCHEMA, TraceFormatError
+from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
 import agentspeak as asp
 
@@ -218,10 +219,10 @@ def _npz(q: np.ndarray, meta: bytes | None, keep_checksum: bool) -> bytes:
 def _load_and_read(data: bytes) -> Checkpoint | None:
     """Write ``data`` as a checkpoint file and read it the ways bdi-rl does (qtable show,
     a warm start's checks and learning rate, the viewer's grid)."""
-    from bdi_rl.qgrid import QGridError, grid_of
-    from bdi_rl.qlearning import LearningConfig
-    from bdi_rl.qtables import show
-    from bdi_rl.runner import _continue_alpha
+    from bdi_rl.readers.qgrid import QGridError, grid_of
+    from bdi_rl.rl.qlearning import LearningConfig
+    from bdi_rl.readers.qtables import show
+    from bdi_rl.xmpp.runner import _continue_alpha
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "learner.npz"

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bdi_rl.indexcache import cache_file, load_index, open_index, save_index
-from bdi_rl.indexer import Indexer
-from bdi_rl.runindex import RunIndex
-from bdi_rl.viewer import create_app
+from bdi_rl.readers.indexcache import cache_file, load_index, open_index, save_index
+from bdi_rl.readers.indexer import Indexer
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.viewer import create_app
 from tests.conftest import run_named
 from tests.test_runindex import _same
 
@@ -73,7 +73,7 @@ def test_a_cache_that_does_not_match_its_trace_is_not_used(team_run, tmp_path, c
         trace.write_bytes(data.replace(b'"episode":1,', b'"episode":7,'))
     else:
         trace.write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, "bdi_rl.indexcache"):
+    with caplog.at_level(logging.WARNING, "bdi_rl.readers.indexcache"):
         assert load_index(team_run, cache) is None
     assert "not used" in caplog.text and team_run.name in caplog.text
     _same(open_index(team_run, cache), _fresh(team_run))  # indexed afresh, correctly
@@ -107,7 +107,7 @@ def test_a_corrupt_cache_is_ignored_with_a_warning(team_run, tmp_path, how, capl
     path = save_index(_fresh(team_run), cache, min_bytes=0)
     _corrupt(path, how)
     trace_before = (team_run / "trace.jsonl").read_bytes()
-    with caplog.at_level(logging.WARNING, "bdi_rl.indexcache"):
+    with caplog.at_level(logging.WARNING, "bdi_rl.readers.indexcache"):
         assert load_index(team_run, cache) is None
     assert "not used" in caplog.text
     _same(open_index(team_run, cache), _fresh(team_run))
@@ -117,7 +117,7 @@ def test_a_corrupt_cache_is_ignored_with_a_warning(team_run, tmp_path, how, capl
 def test_an_unwritable_cache_is_logged_and_the_index_still_works(team_run, tmp_path, caplog):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
-    with caplog.at_level(logging.WARNING, "bdi_rl.indexcache"):
+    with caplog.at_level(logging.WARNING, "bdi_rl.readers.indexcache"):
         assert save_index(_fresh(team_run), blocked, min_bytes=0) is None
     assert "could not write" in caplog.text
 

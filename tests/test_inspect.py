@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bdi_rl.trace import read_trace
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-import bdi_rl.agent  # noqa: F401 - applies bdi_rl.xmpp_patches
-from bdi_rl.xmpp_patches import MAX_LOG_CHARS
+import bdi_rl.xmpp.agent  # noqa: F401 - applies bdi_rl.xmpp.patches
+from bdi_rl.xmpp.patches import MAX_LOG_CHARS
 
 
 def test_spade_records_are_clipped(caplog):

@@ -8,8 +8,9 @@ import agentspeak as asp
 import agentspeak.stdlib as asp_stdlib
 import pytest
 
-from bdi_rl.mind import AslError, load_mind
-from bdi_rl.trace import TraceLevel, Tracer
+from bdi_rl.bdi.mind import AslError, load_mind
+from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.tracer import Tracer
 
 
 def _actions(log: list | None = None) -> asp.Actions:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import orjson
 
-from bdi_rl.envs import make_env
-from bdi_rl.policycache import confidence, decode, greedy_sequence
+from bdi_rl.rl.envs import make_env
+from bdi_rl.bdi.policycache import confidence, decode, greedy_sequence
 from tests.conftest import run_cli
 
 SPEC = """

@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from bdi_rl.agent import TraceShipper
-from bdi_rl.trace import read_trace
+from bdi_rl.xmpp.agent import TraceShipper
+from bdi_rl.trace.events import read_trace
 from tests.conftest import MINIMAL_SPEC
 
 SPEC = MINIMAL_SPEC.replace('name = "learner"', 'name = "proc"\ncount = 2') + """
@@ -175,7 +175,7 @@ def test_telemetry_serves_the_viewer_as_in_compose(ejabberd, tmp_path, write_spe
     import time
     import urllib.request
 
-    from bdi_rl.xmpp_server import free_port
+    from bdi_rl.xmpp.server import free_port
 
     spec = write_spec(SPEC.replace('name = "proc"', 'name = "viewed"').replace("telemetry-procs", "telemetry-view"))
     runs = tmp_path / "runs"

@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bdi_rl.envs import EnvAdapter, make_env
-from bdi_rl.qlearning import LearningConfig, QLearner, evaluate, run_episode
+from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.rl.qlearning import LearningConfig, QLearner, evaluate, run_episode
 
 LEFT, DOWN, RIGHT, UP = 0, 1, 2, 3
 

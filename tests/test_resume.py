@@ -15,9 +15,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bdi_rl.checkpoint import load_checkpoint
-from bdi_rl.runindex import RunIndex
-from bdi_rl.trace import read_trace
+from bdi_rl.rl.checkpoint import load_checkpoint
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 
 SPEC = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from bdi_rl.runindex import RunIndex
+from bdi_rl.readers.runindex import RunIndex
 from tests.conftest import run_named as _run_named
 
 

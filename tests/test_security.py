@@ -10,10 +10,12 @@ from pathlib import Path
 from spade.agent import Agent
 from spade.message import Message
 
-from bdi_rl.agent import TracedBdiAgent
-from bdi_rl.telemetry import TelemetryAgent
-from bdi_rl.trace import BATCH_METADATA, SCHEMA, TraceLevel, Tracer, encode_batch, read_trace
-from bdi_rl.xmpp_server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.agent import TracedBdiAgent
+from bdi_rl.xmpp.telemetry import TelemetryAgent
+from bdi_rl.trace.batch import BATCH_METADATA, encode_batch
+from bdi_rl.trace.events import SCHEMA, TraceLevel, read_trace
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 from tests.test_agent import _run
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.crashlog import CRASH_LOG
-from bdi_rl.trace import read_trace
-from bdi_rl.xmpp_server import free_port
+from bdi_rl.trace.events import read_trace
+from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC
 
 #: compose's grace period between SIGTERM and SIGKILL
@@ -160,12 +160,12 @@ def test_a_wrong_password_for_an_existing_account_is_one_line(ejabberd, tmp_path
 def test_an_unexpected_exception_is_one_line_and_a_traceback_file(tmp_path, capsys, monkeypatch):
     """A bug (injected here) is not a traceback on the terminal: one line naming it and the
     file that keeps the traceback."""
-    import bdi_rl.qtables
+    import bdi_rl.readers.qtables
 
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("injected fault\nsecond line")
 
-    monkeypatch.setattr(bdi_rl.qtables, "show", broken)
+    monkeypatch.setattr(bdi_rl.readers.qtables, "show", broken)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
 
@@ -180,12 +180,12 @@ def test_an_unexpected_exception_is_one_line_and_a_traceback_file(tmp_path, caps
 
 
 def test_a_crash_during_a_run_leaves_its_traceback_in_the_run(tmp_path, capsys, monkeypatch):
-    import bdi_rl.runner
+    import bdi_rl.xmpp.runner
 
     def broken(*_: object, **__: object) -> None:
         raise KeyError("injected fault")
 
-    monkeypatch.setattr(bdi_rl.runner, "_summary", broken)
+    monkeypatch.setattr(bdi_rl.xmpp.runner, "_summary", broken)
     (tmp_path / "spec.toml").write_text(MINIMAL_SPEC)
     runs = tmp_path / "runs"
     status = bdi_rl_main(["run", str(tmp_path / "spec.toml"), "--runs", str(runs), "--no-progress"])

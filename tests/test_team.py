@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from bdi_rl.trace import read_trace
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 from tests.test_processes import _assert_every_event_once, _start
 

@@ -8,9 +8,10 @@ import orjson
 import pytest
 import zstandard
 
-from bdi_rl.telemetry import TraceLog
-from bdi_rl.trace import (BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, SCHEMA,
-                          TraceFormatError, TraceLevel, Tracer, decode_batch, encode_batch)
+from bdi_rl.xmpp.telemetry import TraceLog
+from bdi_rl.trace.batch import BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, decode_batch, encode_batch
+from bdi_rl.trace.events import SCHEMA, TraceFormatError, TraceLevel
+from bdi_rl.trace.tracer import Tracer
 
 
 def test_levels_filter_kinds():

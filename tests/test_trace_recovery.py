@@ -13,9 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bdi_rl.telemetry import TraceLog
-from bdi_rl.trace import SCHEMA, TraceFileError, check_trace
-from bdi_rl.xmpp_server import free_port
+from bdi_rl.xmpp.telemetry import TraceLog
+from bdi_rl.trace.events import SCHEMA, TraceFileError, check_trace
+from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC, run_cli
 
 RUN = "FrozenLake-v1__tiny__3__1"

@@ -26,8 +26,8 @@ import orjson
 import slixmpp
 from slixmpp.exceptions import IqError, IqTimeout
 
-from bdi_rl.agent import PERCEIVED
-from bdi_rl.runner import team_percepts, trusted_jids
+from bdi_rl.xmpp.agent import PERCEIVED
+from bdi_rl.xmpp.runner import team_percepts, trusted_jids
 from bdi_rl.spec import load_spec
 from tests.conftest import ROOT, run_cli
 from tests.test_agent import _run
@@ -353,7 +353,7 @@ def _assert_percepts_known(events: list[dict]) -> None:
 def _functor_arity(text: str) -> tuple[str, int]:
     import agentspeak as asp
 
-    from bdi_rl.wire import parse_literal
+    from bdi_rl.bdi.wire import parse_literal
 
     term = parse_literal(text)
     assert isinstance(term, asp.Literal)
@@ -364,7 +364,7 @@ def test_every_percept_the_code_emits_is_refused_when_told():
     """The percepts named where the code emits them (``perceive("name", ...)`` and literals
     built with the PERCEPT annotation) are all in PERCEIVED; the run above checks arities."""
     names = set()
-    for path in (ROOT / "bdi_rl").glob("*.py"):
+    for path in (ROOT / "bdi_rl").rglob("*.py"):
         text = path.read_text()
         names |= set(re.findall(r'perceive\(\s*"(\w+)"', text))
         names |= set(re.findall(r'asp\.Literal\(\s*"(\w+)",[^\n]*PERCEPT\)', text))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace import read_trace
-from bdi_rl.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.trace.events import read_trace
+from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -95,7 +95,7 @@ async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs
     run = _run_named(runs, "hostile").name
     mind = await (await client.get(f"/api/runs/{run}/agents/learner/mind")).json()
     assert any("<script>" in b["belief"] for b in mind["beliefs"])
-    scripts = "".join((Path(__file__).parent.parent / "bdi_rl" / "static" / name).read_text()
+    scripts = "".join((Path(__file__).parent.parent / "bdi_rl" / "readers" / "static" / name).read_text()
                       for name in ("common.js", "runs.js", "run.js", "charts.js"))
     assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts
 
@@ -103,7 +103,7 @@ async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs
 async def test_qtable_of_a_grid_world(aiohttp_client, runs):
     import numpy as np
 
-    from bdi_rl.checkpoint import load_checkpoint
+    from bdi_rl.rl.checkpoint import load_checkpoint
 
     run_dir = _run_named(runs, "tiny")
     client = await aiohttp_client(create_app(runs))
@@ -136,7 +136,7 @@ def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec)
     import urllib.request
 
     from tests.conftest import MINIMAL_SPEC
-    from bdi_rl.xmpp_server import free_port
+    from bdi_rl.xmpp.server import free_port
 
     port = free_port()
     spec = write_spec(MINIMAL_SPEC)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from bdi_rl.trace import read_trace
-from bdi_rl.xmpp_server import free_port
+from bdi_rl.trace.events import read_trace
+from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC, ROOT
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named

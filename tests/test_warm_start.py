@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.checkpoint import load_checkpoint
-from bdi_rl.trace import read_trace
+from bdi_rl.rl.checkpoint import load_checkpoint
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 
 # Deterministic 4x4: a few hundred episodes solve it, one episode does not.
@@ -178,9 +178,9 @@ def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
     500 of 500 when alpha goes on from the checkpoint's (BENCHMARKS.md)."""
     import numpy as np
 
-    from bdi_rl.checkpoint import save_checkpoint
-    from bdi_rl.envs import make_env
-    from bdi_rl.runner import plan_learners
+    from bdi_rl.rl.checkpoint import save_checkpoint
+    from bdi_rl.rl.envs import make_env
+    from bdi_rl.xmpp.runner import plan_learners
     from bdi_rl.spec import load_spec
 
     env = make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})

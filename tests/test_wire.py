@@ -6,7 +6,7 @@ import agentspeak as asp
 import pytest
 from spade_bdi.utils import parse_literal as spade_bdi_parse
 
-from bdi_rl.wire import MAX_BODY_CHARS, WireError, format_literal, parse_literal
+from bdi_rl.bdi.wire import MAX_BODY_CHARS, WireError, format_literal, parse_literal
 
 L = asp.Literal
 

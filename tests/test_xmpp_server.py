@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bdi_rl.xmpp_server import EmbeddedXmppServer, XmppServerError, free_port
+from bdi_rl.xmpp.server import EmbeddedXmppServer, XmppServerError, free_port
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,7 @@
 """``bdi-rl dashboard``: a desktop window following a run's curves live (pyqtgraph, Qt).
 
 Needs the ``[gui]`` extra (pyqtgraph, PySide6-Essentials). Reads the run through
-:class:`~bdi_rl.runindex.RunIndex` once a second; shows episodic return (rolling mean) and
+:class:`~bdi_rl.readers.runindex.RunIndex` once a second; shows episodic return (rolling mean) and
 success rate per agent, and epsilon. ``--screenshot FILE`` renders one frame and exits (for
 headless machines: ``QT_QPA_PLATFORM=offscreen``).
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from bdi_rl.plots import WINDOW, rolling_mean
-from bdi_rl.runindex import RunIndex
+from bdi_rl.readers.plots import WINDOW, rolling_mean
+from bdi_rl.readers.runindex import RunIndex
 
 #: Seconds between two reads of a live run's trace.
 REFRESH_SECONDS = 1.0

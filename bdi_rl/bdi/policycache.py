@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
-from bdi_rl.checkpoint import field_error
-from bdi_rl.envs import EnvAdapter
+from bdi_rl.rl.checkpoint import field_error
+from bdi_rl.rl.envs import EnvAdapter
 from bdi_rl.store import atomic_write_json
 
 FORMAT = 1

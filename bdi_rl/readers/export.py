@@ -3,7 +3,7 @@
 TensorBoard tags follow CleanRL (``charts/episodic_return``, ``charts/episodic_length``,
 ``charts/epsilon``, ``charts/SPS``, ``eval/episodic_return``) with the agent's cumulative
 env steps as the step, so bdi-rl runs sit beside other RL runs in one TensorBoard.
-Reads the run through :class:`~bdi_rl.runindex.RunIndex`; never writes into the run.
+Reads the run through :class:`~bdi_rl.readers.runindex.RunIndex`; never writes into the run.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from bdi_rl.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.store import atomic_write_bytes
 
 CSV_COLUMNS = ("run", "agent", "kind", "episode", "global_step", "episodic_return",

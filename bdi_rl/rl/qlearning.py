@@ -1,6 +1,6 @@
 """Tabular Q-learning: the config, the learner, and the episode loop (read top to bottom).
 
-Plain numpy and an :class:`~bdi_rl.envs.EnvAdapter`; no agents, no messaging.  The
+Plain numpy and an :class:`~bdi_rl.rl.envs.EnvAdapter`; no agents, no messaging.  The
 episode loop is the "episode mode" hot path, so it works on Python floats taken a row
 at a time from the table and draws its random numbers in blocks.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bdi_rl.envs import EnvAdapter
+from bdi_rl.rl.envs import EnvAdapter
 
 __all__ = [
     "EpisodeResult",

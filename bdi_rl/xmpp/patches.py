@@ -1,4 +1,4 @@
-"""Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied on import by :mod:`bdi_rl.agent` (the
+"""Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied on import by :mod:`bdi_rl.xmpp.agent` (the
 package's only door to SPADE). The first two keep the library's behaviour and remove a cost the
 profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
 
@@ -11,7 +11,7 @@ profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
 - **Agents reconnect.** SPADE's client stays down when the server goes away (a restart of
   ejabberd ended every run). :class:`ReconnectingXmppClient` connects again, retrying every few
   seconds, and announces the new session with a ``reconnected`` event; the trace shipper then
-  re-sends what telemetry has not acknowledged (nothing is lost: DESIGN.md, wire format).
+  re-sends what telemetry has not acknowledged (nothing is lost: README, "The trace").
   After a reconnection, the old session's pending IQ handlers meet stanzas without ``from``
   or ``id`` during the new login, and slixmpp warns ``Unknown stanza interface`` on the root
   logger each time (18 lines per reconnection, harmless): those records are dropped.

@@ -1,7 +1,7 @@
 """``bdi-rl qtable show`` and ``qtable diff``: Q-table checkpoints, for people.
 
 ``show`` prints a checkpoint's metadata (verified: the file is read through
-:func:`~bdi_rl.checkpoint.load_checkpoint`) and, for grid worlds, the greedy policy as
+:func:`~bdi_rl.rl.checkpoint.load_checkpoint`) and, for grid worlds, the greedy policy as
 arrows on the map. ``diff`` compares two checkpoints of the same state space: the largest
 changes of Q and the states whose greedy action differs.
 """
@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bdi_rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
-from bdi_rl.qgrid import QGrid, QGridError, grid_of
+from bdi_rl.rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
+from bdi_rl.readers.qgrid import QGrid, QGridError, grid_of
 
 ARROWS = {(-1, 0): "←", (1, 0): "→", (0, -1): "↑", (0, 1): "↓"}
 #: Largest state space whose map is drawn (64x64 cells; a wider map does not fit a terminal).
@@ -31,7 +31,7 @@ def _env_of(checkpoint: Checkpoint) -> Any:
     """The env the table was made for, rebuilt from its metadata to draw the map (None if it
     cannot be). Only registered gymnasium ids: a ``module:Class`` id from a file would import
     and run code named by that file."""
-    from bdi_rl.envs import make_env
+    from bdi_rl.rl.envs import make_env
 
     header, env = checkpoint.header, checkpoint.env
     if env is None or ":" in env.env_id or env.n_states > MAX_MAP_STATES:

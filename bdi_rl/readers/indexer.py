@@ -3,7 +3,7 @@
 A request never waits for a whole big trace: it indexes at most ``request_budget`` bytes
 (about 0.1 s) and answers with what is indexed, saying how far indexing has got; a
 background task indexes the rest in slices, newest runs first, and follows live runs. Each
-index is loaded from and saved to the index cache (:mod:`bdi_rl.indexcache`), so a run
+index is loaded from and saved to the index cache (:mod:`bdi_rl.readers.indexcache`), so a run
 indexed once opens at once the next time. Everything runs on the server's event loop, so
 requests never see an index mid-update.
 """
@@ -14,11 +14,11 @@ import asyncio
 import logging
 from pathlib import Path
 
-from bdi_rl.indexcache import MIN_CACHED_BYTES, load_index, save_index
-from bdi_rl.runindex import RunIndex
+from bdi_rl.readers.indexcache import MIN_CACHED_BYTES, load_index, save_index
+from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
-log = logging.getLogger("bdi_rl.indexer")
+log = logging.getLogger("bdi_rl.readers.indexer")
 
 #: Bytes one request may index before it answers (~0.1 s of a step-level trace).
 REQUEST_BUDGET = 8 << 20

@@ -23,8 +23,8 @@ import agentspeak as asp
 import agentspeak.stdlib as asp_stdlib
 import tomli_w
 
-from bdi_rl.actions import PERCEPT, RlBridge
-from bdi_rl.checkpoint import (
+from bdi_rl.bdi.actions import PERCEPT, RlBridge
+from bdi_rl.rl.checkpoint import (
     Checkpoint,
     CheckpointError,
     check_env,
@@ -32,11 +32,11 @@ from bdi_rl.checkpoint import (
     load_checkpoint,
     task_change,
 )
-from bdi_rl.envs import EnvAdapter, make_env
-from bdi_rl.goals import goal_envs, map_goal
-from bdi_rl.mind import AslError, TracedMind, check_asl
-from bdi_rl.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
-from bdi_rl.qlearning import LearningConfig, QLearner
+from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.rl.goals import goal_envs, map_goal
+from bdi_rl.bdi.mind import AslError, TracedMind, check_asl
+from bdi_rl.bdi.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
+from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
 from bdi_rl.store import (
     QTABLE_DIR,
@@ -47,10 +47,11 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace import TraceFileError, TraceLevel, Tracer, check_trace
-from bdi_rl.wire import parse_literal
+from bdi_rl.trace.events import TraceFileError, TraceLevel, check_trace
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.bdi.wire import parse_literal
 
-log = logging.getLogger("bdi_rl.runner")
+log = logging.getLogger("bdi_rl.xmpp.runner")
 
 #: Seconds the other agents may still finish after one agent's mind has failed.
 FAILURE_GRACE = 10.0
@@ -315,7 +316,7 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Lite
     ``learners([...])`` and ``team_size(N)``, and ``trusted(J)`` for every other JID of
     :func:`trusted_jids` (not its own: what it adds itself is ``source(self)``). Peers are
     bare JID strings, as in ``source(...)``. Each functor/arity here is in
-    ``bdi_rl.agent.PERCEIVED``: nobody may tell it."""
+    ``bdi_rl.xmpp.agent.PERCEIVED``: nobody may tell it."""
     def jid(local: str) -> str:
         return f"{local}@{domain}"
 
@@ -378,7 +379,7 @@ async def check_login(jid: str, password: str, port: int) -> None:
 def check_xmpp(spec: ExperimentSpec) -> None:
     """The XMPP domain must resolve (to loopback only, for the embedded server, which binds
     it): found before the run directory exists, not when the server or an agent starts."""
-    from bdi_rl.xmpp_server import XmppServerError, check_domain
+    from bdi_rl.xmpp.server import XmppServerError, check_domain
 
     if spec.xmpp.server == "embedded":
         try:
@@ -423,8 +424,8 @@ async def run_experiment(
     :func:`prepare_experiment` returned (it is called when None). ``xmpp_password``: the
     agents' password on an external server (the embedded one gets a random one)."""
     from bdi_rl.crashlog import note_run_dir
-    from bdi_rl.telemetry import TelemetryAgent
-    from bdi_rl.xmpp_server import EmbeddedXmppServer
+    from bdi_rl.xmpp.telemetry import TelemetryAgent
+    from bdi_rl.xmpp.server import EmbeddedXmppServer
 
     if plans is None:
         plans = prepare_experiment(spec, resume)
@@ -494,7 +495,7 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
                port: int, password: str, telemetry_jid: str, first_seq: int = 0) -> Any:
     """A held agent for ``plan`` (released by :func:`run_learners`); its first trace event
     gets ``first_seq`` (a resumed run continues each agent's numbering)."""
-    from bdi_rl.agent import CoordinatorAgent, LearnerAgent
+    from bdi_rl.xmpp.agent import CoordinatorAgent, LearnerAgent
 
     jid = f"{plan.name}@{domain}"
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))

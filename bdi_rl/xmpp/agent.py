@@ -1,11 +1,11 @@
 """SPADE agents: the only module that touches spade / spade_bdi.
 
 :class:`TracedBdiAgent` is a spade_bdi ``BDIAgent`` that
-- announces presence (pyjabber drops messages to agents that never did; DESIGN.md),
+- announces presence (pyjabber drops messages to agents that never did; docs/ARCHITECTURE.md),
 - runs its AgentSpeak mind without busy-polling (spade_bdi's behaviour spins a core when idle),
 - records its mind and its messages through a :class:`~bdi_rl.trace.Tracer` and ships the
   events to the telemetry agent in acknowledged batches.
-:class:`LearnerAgent` adds the ``.rl_*`` internal actions of :mod:`bdi_rl.actions`.
+:class:`LearnerAgent` adds the ``.rl_*`` internal actions of :mod:`bdi_rl.bdi.actions`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ from spade.trace import TraceStore
 from spade_bdi.bdi import BDIAgent
 from spade_bdi.bdi_behaviour import BDIBehaviour
 
-from bdi_rl import xmpp_patches
-from bdi_rl.actions import RlBridge
-from bdi_rl.mind import TracedMind, literal_source, literal_text, load_mind
-from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
-                          MAX_TEXT_CHARS, Tracer, clip_text)
-from bdi_rl.wire import WireError, format_literal, parse_literal
+from bdi_rl.xmpp import patches as xmpp_patches
+from bdi_rl.bdi.actions import RlBridge
+from bdi_rl.bdi.mind import TracedMind, literal_source, literal_text, load_mind
+from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
+from bdi_rl.trace.events import MAX_TEXT_CHARS, clip_text
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
-log = logging.getLogger("bdi_rl.agent")
+log = logging.getLogger("bdi_rl.xmpp.agent")
 
 #: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
 #: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
@@ -61,7 +62,7 @@ _BELIEF_CHANGES = frozenset({"tell", "untell"})
 STRANGER_TELL_BYTES = 1 << 20
 
 #: Every belief the runtime perceives, as (functor, arity): the ``.rl_*`` actions' percepts
-#: (bdi_rl/actions.py), the team percepts (``team_percepts`` in bdi_rl/runner.py) and
+#: (bdi_rl/bdi/actions.py), the team percepts (``team_percepts`` in bdi_rl/xmpp/runner.py) and
 #: ``trusted/1``. Plans read them as facts about the env, the run and the team, so nobody may
 #: tell or untell one: a told ``training_done``, ``outcome(goal)`` or ``trusted("me@x")`` would
 #: steer the agent. tests/test_trust.py checks that no percept is missing here.
@@ -447,7 +448,7 @@ class TracedBdiAgent(BDIAgent):
         return name if "@" in name else f"{name}@{self.jid.domain}"
 
     def send_bdi(self, to: str, ilf: str, body: str) -> None:
-        """Send one BDI message; ``body`` comes from :func:`~bdi_rl.wire.format_literal`."""
+        """Send one BDI message; ``body`` comes from :func:`~bdi_rl.bdi.wire.format_literal`."""
         msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
         self.tracer.emit("msg.send", {"to": to, "performative": ilf, **_traced_content(body)})
         self.submit(self.bdi.send(msg))

@@ -1,7 +1,7 @@
 """``bdi-rl plot``: learning curves across agents and seeds, and a Q-table heatmap (matplotlib).
 
 Reads run directories only (trace, spec, Q-table checkpoints), through
-:class:`~bdi_rl.runindex.RunIndex`; writes one image file, atomically.
+:class:`~bdi_rl.readers.runindex.RunIndex`; writes one image file, atomically.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from bdi_rl.qgrid import QGridError, load_qgrid
-from bdi_rl.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.qgrid import QGridError, load_qgrid
+from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.store import atomic_write_bytes
 
 #: Episodes in the rolling mean of the curves.

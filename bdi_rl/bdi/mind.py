@@ -20,8 +20,9 @@ import agentspeak.lexer
 import agentspeak.parser
 import agentspeak.runtime as asp_runtime
 
-from bdi_rl import fused
-from bdi_rl.trace import TraceLevel, Tracer, clip_text
+from bdi_rl.bdi import fused
+from bdi_rl.trace.events import TraceLevel, clip_text
+from bdi_rl.trace.tracer import Tracer
 
 fused.apply()  # one instruction per body query and per while test (see that module)
 

@@ -48,7 +48,7 @@ Team learning (``asl/team-learner.asl``): what one learner discovers, its teamma
 Priors read only where moves land (the env's transition table: ``EnvAdapter.arrivals``);
 what is *at* a cell comes from the belief, i.e. from the teammate who found it.
 
-Policy cache (``asl/goal-learner.asl``; ``bdi_rl/policycache.py``):
+Policy cache (``asl/goal-learner.asl``; ``bdi_rl/bdi/policycache.py``):
 
 ``.rl_greedy_plan(P)``           ``P`` = my greedy action sequence from the start, ``"1,1,2"``
 ``.rl_plan_confidence(P, C)``    ``C`` = exact probability that playing ``P`` blindly succeeds
@@ -81,13 +81,14 @@ from typing import Any, Callable
 import agentspeak as asp
 import numpy as np
 
-from bdi_rl.checkpoint import Checkpoint, save_checkpoint
-from bdi_rl.envs import EnvAdapter, make_env
-from bdi_rl.mind import GroundLiteral
-from bdi_rl.policycache import (CachedPolicy, confidence, decode, encode, greedy_sequence,
+from bdi_rl.rl.checkpoint import Checkpoint, save_checkpoint
+from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.bdi.mind import GroundLiteral
+from bdi_rl.bdi.policycache import (CachedPolicy, confidence, decode, encode, greedy_sequence,
                                 save_policies)
-from bdi_rl.qlearning import EvalResult, QLearner, evaluate, run_episode
-from bdi_rl.trace import TraceLevel, Tracer, clip_text
+from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
+from bdi_rl.trace.events import TraceLevel, clip_text
+from bdi_rl.trace.tracer import Tracer
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
 
@@ -591,7 +592,7 @@ class RlBridge:
         self.perceive("eval", result.mean_return, result.success_rate)
 
     def save_qtable(self) -> None:
-        """Checkpoint the table with its progress (atomically: see ``bdi_rl.checkpoint``)."""
+        """Checkpoint the table with its progress (atomically: see ``bdi_rl.rl.checkpoint``)."""
         learner = self.learner
         meta = {**self.qtable_meta, "task": {**self.env.task_signature(),
                                              **({"goal": list(self.current_goal or ())} if self.goals else {})},

@@ -1,7 +1,7 @@
 """The web viewer: runs, learning curves, the Mind Inspector and the message flow, live.
 
 An aiohttp app over a runs directory. It reads run directories through
-:class:`~bdi_rl.runindex.RunIndex` indexes that :class:`~bdi_rl.indexer.Indexer` keeps up to
+:class:`~bdi_rl.readers.runindex.RunIndex` indexes that :class:`~bdi_rl.readers.indexer.Indexer` keeps up to
 date in the background (a big run answers at once, saying how far indexing has got), and
 never imports agent code or writes into a run; the only file it writes is its index cache.
 Safe by default: it binds 127.0.0.1, accepts only GET, resolves run ids and agent names
@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bdi_rl.explain import explain_step
-from bdi_rl.indexcache import default_cache_dir
-from bdi_rl.indexer import Indexer
-from bdi_rl.qgrid import QGridError, load_qgrid
-from bdi_rl.runindex import RunIndex
+from bdi_rl.readers.explain import explain_step
+from bdi_rl.readers.indexcache import default_cache_dir
+from bdi_rl.readers.indexer import Indexer
+from bdi_rl.readers.qgrid import QGridError, load_qgrid
+from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
@@ -49,7 +49,7 @@ SECURITY_HEADERS = {
 
 def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None = None) -> web.Application:
     """The viewer over ``runs_dir``; by default its indexes persist in the user's index
-    cache (``bdi_rl.indexcache``), another ``indexer`` may say otherwise."""
+    cache (``bdi_rl.readers.indexcache``), another ``indexer`` may say otherwise."""
     app = web.Application(middlewares=[_security_headers])
     app[RUNS_DIR] = runs_dir.resolve()
     app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())

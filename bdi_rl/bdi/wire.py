@@ -38,7 +38,7 @@ class _FirstError(logging.Handler):
             self.message = record.getMessage()
 
 
-_logger = logging.getLogger("bdi_rl.wire.parser")
+_logger = logging.getLogger("bdi_rl.bdi.wire.parser")
 _logger.propagate = False
 
 

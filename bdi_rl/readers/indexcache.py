@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from bdi_rl.runindex import CHECKPOINT, AgentIndex, MindState, RunIndex
+from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, RunIndex
 from bdi_rl.store import atomic_write_bytes
 
-log = logging.getLogger("bdi_rl.indexcache")
+log = logging.getLogger("bdi_rl.readers.indexcache")
 
 FORMAT = "bdi-rl.index/1"
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bdi_rl.checkpoint import CheckpointError, load_checkpoint
+from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 
 #: (dx, dy) per action (y grows downwards), for the env families with a grid.
@@ -42,7 +42,7 @@ class QGrid:
 
 def load_qgrid(run_dir: Path, agent: str) -> QGrid:
     """The agent's latest checkpoint in ``run_dir`` on its grid (env from the run's spec)."""
-    from bdi_rl.envs import EnvError, make_env
+    from bdi_rl.rl.envs import EnvError, make_env
 
     path = run_dir / QTABLE_DIR / f"{agent}.npz"
     if not path.is_file():

@@ -8,7 +8,7 @@ A step-mode learner spent ~16 cycles per env step that way (BENCHMARKS.md). Here
 is one instruction and a ``while`` test is one: the same solutions, bindings, backtracking and
 failures; the only difference is that other intentions no longer take turns between the parts
 of what is now one instruction. :func:`apply` patches the plan compiler once, on import of
-:mod:`bdi_rl.mind`.
+:mod:`bdi_rl.bdi.mind`.
 """
 
 from __future__ import annotations

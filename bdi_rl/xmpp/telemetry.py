@@ -22,12 +22,12 @@ from spade.template import Template
 
 from spade.trace import TraceStore
 
-from bdi_rl.agent import SPADE_MESSAGE_LOG, bare_jid
-from bdi_rl.trace import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA,
-                          Batch, TraceFormatError, TraceLevel, Tracer, check_trace, decode_batch,
-                          encode_batch)
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
+from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch, decode_batch, encode_batch
+from bdi_rl.trace.events import TraceFormatError, TraceLevel, check_trace
+from bdi_rl.trace.tracer import Tracer
 
-log = logging.getLogger("bdi_rl.telemetry")
+log = logging.getLogger("bdi_rl.xmpp.telemetry")
 
 
 @dataclass

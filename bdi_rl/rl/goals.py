@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bdi_rl.envs import EnvAdapter, EnvError, make_env
+from bdi_rl.rl.envs import EnvAdapter, EnvError, make_env
 
 
 def base_desc(env_id: str, kwargs: dict[str, Any]) -> list[str]:

@@ -19,15 +19,15 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
-from bdi_rl.policycache import policy_file
-from bdi_rl.runner import (LearnerPlan, check_login, check_plans, make_agent, plan_agents, run_learners,
+from bdi_rl.bdi.policycache import policy_file
+from bdi_rl.xmpp.runner import (LearnerPlan, check_login, check_plans, make_agent, plan_agents, run_learners,
                            spec_jids, wait_for_server)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
-from bdi_rl.trace import TraceFileError, check_trace
+from bdi_rl.trace.events import TraceFileError, check_trace
 
-log = logging.getLogger("bdi_rl.roles")
+log = logging.getLogger("bdi_rl.xmpp.roles")
 
 PASSWORD_ENV = "BDI_RL_XMPP_PASSWORD"
 
@@ -65,7 +65,7 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
 
     With ``resume`` (a restarted telemetry process), continue that run's trace: agents resend
     what was never acknowledged and the seqs already written are dropped as duplicates."""
-    from bdi_rl.telemetry import TelemetryAgent
+    from bdi_rl.xmpp.telemetry import TelemetryAgent
 
     jid = f"{spec.telemetry.name}@{domain}"
     if resume is not None:
@@ -139,7 +139,7 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
     agent's JID is what we ask for) whose account is removed again afterwards."""
     from spade.agent import Agent
 
-    from bdi_rl.agent import ask_telemetry
+    from bdi_rl.xmpp.agent import ask_telemetry
 
     groups = [g.name for g in spec.agents]
     if group not in groups:
@@ -191,7 +191,7 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
 async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,
                      port: int, password: str, join_timeout: float = 60.0) -> dict[str, str]:
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures."""
-    from bdi_rl.agent import join_run
+    from bdi_rl.xmpp.agent import join_run
 
     every_plan = plan_agents(spec)
     plans = [p for p in every_plan if p.name in names or p.group.name in names]

@@ -1,7 +1,7 @@
 """``bdi-rl inspect``: the Mind Inspector's content, in the terminal.
 
 What one agent believed, intended and did at one point of a run: the same content as the web
-viewer's inspector (:mod:`bdi_rl.viewer`), from the same index (:mod:`bdi_rl.runindex`).
+viewer's inspector (:mod:`bdi_rl.readers.viewer`), from the same index (:mod:`bdi_rl.readers.runindex`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from bdi_rl.explain import explain_step
-from bdi_rl.indexcache import default_cache_dir, open_index
-from bdi_rl.runindex import RunIndex
+from bdi_rl.readers.explain import explain_step
+from bdi_rl.readers.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 
 

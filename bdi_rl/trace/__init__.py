@@ -1,0 +1,1 @@
+"""Traces: the event format (events), batches over XMPP (batch), the tracer (tracer)."""

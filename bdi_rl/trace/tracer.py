@@ -1,0 +1,147 @@
+"""The tracer: numbers one agent's events and keeps them until telemetry acknowledges them."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections import deque
+from itertools import islice
+from typing import Any, BinaryIO, Callable
+
+import orjson
+
+from bdi_rl.trace.events import KIND_LEVEL, NUMPY, SCHEMA, TraceLevel
+from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_body, encode_payload
+
+
+class Tracer:
+    """Numbers one agent's events gaplessly and keeps them until the telemetry agent acks.
+
+    ``pending`` holds the oldest unacknowledged events in memory; the shipper sends from it
+    and :meth:`ack` drops what the telemetry agent has written. When telemetry cannot keep
+    up or is unreachable, memory stays bounded: past ``memory_events`` the newer events go
+    to a spill file and come back, in order, as acknowledgements free memory. Learning never
+    waits for telemetry and no event is dropped.
+    """
+
+    #: Events kept in memory before newer ones spill to disk (~0.5 KB each).
+    MEMORY_EVENTS = 200_000
+
+    def __init__(self, run: str, agent: str, level: TraceLevel,
+                 memory_events: int = MEMORY_EVENTS) -> None:
+        self.run = run
+        self.agent = agent
+        self.level = level
+        self.seq = 0
+        self.closed = False
+        self.episode = 0
+        self.step = 0
+        self.pending: deque[dict[str, Any]] = deque()
+        self.acked = 0  # every seq below this is written by telemetry
+        self.on_ack: Callable[[int], None] | None = None
+        """called when telemetry acknowledges more events (``upto``: the next seq wanted)"""
+        self.on_emit: Callable[[], None] | None = None
+        """called at the next event, then cleared (wakes an idle shipper)"""
+        self.memory_events = memory_events
+        self.spilled = 0  # events in the spill file, not yet back in memory
+        self._spill: BinaryIO | None = None
+        self._spill_read = 0
+
+    def set_run(self, run: str) -> None:
+        """Name the run (agents in their own process learn it from telemetry after start)."""
+        self.run = run
+        for event in self.pending:
+            event["run"] = run
+
+    def wants(self, kind: str) -> bool:
+        return KIND_LEVEL[kind] <= self.level
+
+    def close(self) -> None:
+        """The agent has stopped (``agent.stop`` was its last event): record nothing more,
+        even if peers still talk to it, so ``emitted`` stays the true count."""
+        self.closed = True
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        """Record one event if the trace level asks for it."""
+        if KIND_LEVEL[kind] > self.level or self.closed:
+            return
+        event = {
+            "schema": SCHEMA,
+            "run": self.run,
+            "agent": self.agent,
+            "seq": self.seq,
+            "ts": time.time(),
+            "kind": kind,
+            "episode": self.episode,
+            "step": self.step,
+            "data": data,
+        }
+        if self.spilled or len(self.pending) >= self.memory_events:
+            self._spill_event(event)
+        else:
+            self.pending.append(event)
+        self.seq += 1
+        if self.on_emit is not None:
+            wake, self.on_emit = self.on_emit, None
+            wake()
+
+    def _spill_event(self, event: dict[str, Any]) -> None:
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="bdi-rl-trace-")
+        self._spill.seek(0, os.SEEK_END)
+        self._spill.write(orjson.dumps(event, option=NUMPY) + b"\n")
+        self.spilled += 1
+
+    def _refill(self) -> None:
+        """Bring spilled events back once acknowledgements have freed half the memory."""
+        spill = self._spill
+        if spill is None or not self.spilled or len(self.pending) > self.memory_events // 2:
+            return
+        spill.seek(self._spill_read)
+        room = self.memory_events - len(self.pending)
+        for _ in range(min(room, self.spilled)):
+            event = orjson.loads(spill.readline())
+            event["run"] = self.run  # the run may have been named after the event was spilled
+            self.pending.append(event)
+            self.spilled -= 1
+        self._spill_read = spill.tell()
+        if not self.spilled:
+            spill.seek(0)
+            spill.truncate()
+            self._spill_read = 0
+
+    def ack(self, upto: int) -> int:
+        """Forget every event with seq < ``upto`` (cumulative acknowledgement); returns how
+        many left the head of ``pending`` (spilled events coming back join its tail)."""
+        pending = self.pending
+        dropped = 0
+        if pending:  # pending holds consecutive seqs: count what the ack covers, drop it
+            popleft = pending.popleft
+            dropped = min(len(pending), max(0, upto - pending[0]["seq"]))
+            for _ in range(dropped):
+                popleft()
+        if upto > self.acked:
+            self.acked = upto
+            if self.on_ack is not None:
+                self.on_ack(upto)
+        if self.spilled:
+            self._refill()
+        return dropped
+
+    @property
+    def all_acked(self) -> bool:
+        return self.acked >= self.seq
+
+    def next_batch(self, start: int = 0, *, compress: bool = False) -> tuple[int, str]:
+        """The oldest unacknowledged events from index ``start`` of ``pending`` as a batch
+        body; returns (number of events, body). ``compress`` for a trip over XMPP."""
+        # islice skips in C; indexing a deque of 100k events one by one was 8 % of a sender.
+        events = list(islice(self.pending, start, start + MAX_BATCH_EVENTS))
+        while True:
+            payload = encode_payload(self.run, self.agent, events)
+            if len(events) == 1 or len(payload) <= MAX_PAYLOAD_BYTES:
+                body = encode_body(payload, compress)
+                if len(events) == 1 or len(body) <= MAX_BODY_CHARS:
+                    return len(events), body
+            events = events[: len(events) // 2]
