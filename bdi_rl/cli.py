@@ -16,7 +16,7 @@ import math
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, NoReturn, Sequence, TypeVar
+from typing import Any, Coroutine, NoReturn, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -199,11 +199,11 @@ def _terminate_like_interrupt() -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
-def _until_signalled(loop: asyncio.AbstractEventLoop, work: Awaitable[T]) -> T:
+def _until_signalled(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` on ``loop``; Ctrl-C or SIGTERM cancels it, so it can stop cleanly (the
     learners flush their traces and save their tables). KeyboardInterrupt if the work ended
     by being cancelled rather than by handling it."""
-    task = loop.create_task(work)  # type: ignore[arg-type]
+    task = loop.create_task(work)
     stops = (signal.SIGINT, signal.SIGTERM)
     for sig in stops:
         loop.add_signal_handler(sig, task.cancel)

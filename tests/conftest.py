@@ -111,3 +111,19 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
         elif event["kind"] == "belief.del":
             beliefs.pop(event["data"]["belief"], None)
     return beliefs
+
+
+#: What makes a test slow: a real ejabberd, the three full CLI runs of the ``runs`` fixture, or
+#: a telemetry agent fed hostile batches over XMPP (it waits out each refusal).
+SLOW_FIXTURES = {"ejabberd", "runs", "batches_received"}
+#: Modules whose every test runs whole experiments or several processes.
+SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "test_trust",
+                "test_viewer_browser", "test_packaging", "test_claim", "test_stop_and_errors"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow tier, so that ``pytest -m "not slow"`` is the fast one (README)."""
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

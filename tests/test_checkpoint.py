@@ -183,6 +183,7 @@ for n in range(10**9):
 """
 
 
+@pytest.mark.slow  # kills a process in a loop
 def test_sigkill_while_checkpointing_never_leaves_an_unreadable_checkpoint(tmp_path):
     path = tmp_path / "learner.npz"
     rng = np.random.default_rng(0)

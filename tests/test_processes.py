@@ -123,11 +123,15 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
     # The outage is one line per learner when batches start to bounce and one, with the count,
     # when telemetry answers again; never the ~190 KB batches (that was 17.6 MB of stderr).
     assert len(learner_err) < 20_000, learner_err[:2000]
+    # One outage, so one line of each per learner; a batch bounced by the server can still
+    # overtake telemetry's first ack after the restart, so a second pair is tolerated (seen
+    # once in ten runs before bounces right after an answer were taken as the same outage).
     for name in ("crash-1", "crash-2"):
         lines = [line for line in learner_err.splitlines() if f"{name}@localhost: " in line]
-        assert sum("trace batches to telemetry-crash@localhost bounce" in line for line in lines) == 1, lines
-        assert sum(bool(re.search(r"answers again after [\d.]+ s; [1-9]\d* trace batches had bounced", line))
-                   for line in lines) == 1, lines
+        bounces = sum("trace batches to telemetry-crash@localhost bounce" in line for line in lines)
+        answers = sum(bool(re.search(r"answers again after [\d.]+ s; [1-9]\d* trace batches had bounced", line))
+                      for line in lines)
+        assert 1 <= bounces <= 2 and answers == bounces, "\n".join(lines)
 
 
 def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):

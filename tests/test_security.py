@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from spade.agent import Agent
 from spade.message import Message
 
@@ -124,6 +125,7 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
         ("mallory@localhost", "achieve", 'greet("mallory")')]
 
 
+@pytest.mark.slow  # starts a private ejabberd of its own
 def test_ejabberd_takes_registrations_from_the_internal_network_only():
     """compose/ejabberd.yml allows in-band registration from INTERNAL_NETS only: from
     anywhere else nobody can create an account, so a stranger cannot even log in."""

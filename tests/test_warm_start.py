@@ -136,6 +136,7 @@ def test_a_bad_warm_start_stops_before_anything_is_written(trained, tmp_path, ca
     assert _fingerprint(tmp_path / "source") == before  # and the source is untouched
 
 
+@pytest.mark.slow  # runs the CLI on a trained table, several times
 def test_qtable_show_and_diff(trained, tmp_path):
     table = trained / "qtables" / "learner.npz"
     shown = run_cli("qtable", "show", str(table))

@@ -456,8 +456,8 @@ class RlBridge:
     def _trace_step(self, s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool,
                     q_before: float, q_after: float, row: list[float] | None = None) -> None:
         """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
-        data = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-                "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
+        data: dict[str, Any] = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
+                                "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
         if row is not None:
             data["q"] = row
         self.tracer.emit("rl.step", data)
@@ -479,9 +479,11 @@ class RlBridge:
         r_text = repr(r)
         if r_text.endswith(".0"):
             r_text = r_text[:-2]
-        self._experience.append(f"{s},{a},{r_text},{s2},{1 if terminated else 0}")  # type: ignore[union-attr]
-        if len(self._experience) > EXPERIENCE_LIMIT:  # type: ignore[arg-type]
-            del self._experience[: EXPERIENCE_LIMIT // 10]  # type: ignore[index]
+        experience = self._experience
+        assert experience is not None, "recording starts with record_experience"
+        experience.append(f"{s},{a},{r_text},{s2},{1 if terminated else 0}")
+        if len(experience) > EXPERIENCE_LIMIT:
+            del experience[: EXPERIENCE_LIMIT // 10]
             self.experience_dropped += EXPERIENCE_LIMIT // 10
 
     def _recording_hook(self, inner: Callable[..., None] | None) -> Callable[..., None]:

@@ -391,7 +391,7 @@ class TracedMind(asp_runtime.Agent):
         tracing = tracer is not None and tracer.level >= TraceLevel.STEP
         for old in list(group):
             group.discard(old)
-            if tracing:
+            if tracing and tracer is not None:
                 tracer.emit("belief.del", {"belief": clip_text(literal_text(old)),
                                            "source": literal_source(old) or "self"})
 

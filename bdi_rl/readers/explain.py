@@ -24,7 +24,7 @@ def explain_step(rl: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
     action = action_label(a, names)
     result: dict[str, Any] = {"action": action, "labels": labels, "greedy": None,
                               "explored": None, "why": None}
-    if not labels or not 0 <= a < len(q):
+    if not isinstance(q, list) or not labels or not 0 <= a < len(q):
         return result
     best = max(q)
     greedy = [labels[i] for i, value in enumerate(q) if value == best]

@@ -66,7 +66,7 @@ def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYT
                 "indexed_bytes": index.indexed_bytes, "lines": index.lines,
                 "bad_lines": index.bad_lines, "run_events": index.run_events,
                 "agents": [_agent_meta(agent) for agent in index.agents.values()]}
-        arrays = {"meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
+        arrays: dict[str, Any] = {"meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
         for k, agent in enumerate(index.agents.values()):
             arrays[f"offsets_{k}"] = np.frombuffer(agent.offsets, dtype=np.int64)
             arrays[f"rl_{k}"] = np.frombuffer(agent.rl_positions, dtype=np.int64)

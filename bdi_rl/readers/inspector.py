@@ -92,7 +92,8 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
                 f"epsilon {rl.get('epsilon')}")
         choice = view["choice"]
         if choice["labels"]:
-            line += "\nQ[s]: " + ", ".join(f"{label} {value:.4g}" for label, value in zip(choice["labels"], rl["q"]))
+            row = zip(choice["labels"], rl["q"], strict=False)  # a trace from elsewhere may differ
+            line += "\nQ[s]: " + ", ".join(f"{label} {value:.4g}" for label, value in row)
         if choice["why"]:
             line += f"\nwhy {choice['action']}? {choice['why']}"
         parts.append(Panel(escape(line), title="last Q-learning step"))

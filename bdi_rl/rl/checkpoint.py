@@ -27,7 +27,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 import msgspec
 import numpy as np
@@ -369,7 +369,7 @@ def state_space_of(checkpoint: Checkpoint) -> dict[str, Any]:
             "n_states": made.n_states, "n_actions": made.n_actions}
 
 
-def _is_map(value: Any) -> bool:
+def _is_map(value: Any) -> TypeGuard[list[str]]:
     """FrozenLake's ``desc``: a non-empty list of rows of text."""
     return isinstance(value, list) and bool(value) and all(isinstance(row, str) for row in value)
 

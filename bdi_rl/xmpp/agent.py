@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Collection
 from typing import Any
@@ -197,6 +198,7 @@ class TraceShipper(Wakeable):
         self.rewound_to = -1  # the seq the last rewind went back to
         self.bounced = 0  # batches bounced since telemetry last answered
         self.bounced_since = 0.0
+        self.answered_at = -math.inf  # when telemetry last answered after an outage
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -238,6 +240,7 @@ class TraceShipper(Wakeable):
                         "had bounced, their events are sent again", self.agent.jid, self.telemetry,
                         time.monotonic() - self.bounced_since, self.bounced)
             self.bounced = 0
+            self.answered_at = time.monotonic()
         self.sent = max(0, self.sent - dropped)
         self.in_flight = max(0, self.in_flight - 1)
         if dropped:
@@ -251,6 +254,8 @@ class TraceShipper(Wakeable):
     def on_bounce(self) -> None:
         """The server sent a batch back: telemetry is offline. Its events are still pending
         (they go again at the next resend); one log line per outage, never the ~190 KB body."""
+        if not self.bounced and time.monotonic() - self.answered_at < self.RESEND_AFTER:
+            return  # sent during the outage, bounced after telemetry answered: the same outage
         if not self.bounced:
             self.bounced_since = time.monotonic()
             log.warning("%s: trace batches to %s bounce (is the telemetry agent running?); "

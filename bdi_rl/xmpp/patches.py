@@ -129,6 +129,9 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
         host, port = self.custom_address or (None, None)
         self.connect(host, port)
 
+    _current_connection_attempt: asyncio.Future | None  # slixmpp's own attributes, typed here
+    _connect_loop_wait: float
+
     def reschedule_connection_attempt(self) -> asyncio.Future | None:
         """slixmpp's, with the pause capped at :attr:`RETRY_CAP`."""
         if self._current_connection_attempt is None:
@@ -165,7 +168,7 @@ def _clip_record(record: logging.LogRecord) -> bool:
 
 
 def apply() -> None:
-    _tostring.escape = escape_xml
+    _tostring.escape = escape_xml  # type: ignore[attr-defined]  # slixmpp's module-level function
     logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
     logging.getLogger("spade.Agent").addFilter(_clip_record)
     spade.agent.XMPPClient = ReconnectingXmppClient

@@ -92,8 +92,8 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
         stats = telemetry.trace_log.stats
         while not all(agent in stats and stats[agent].stop is not None for agent in expected):
             await asyncio.sleep(0.2)
-        failures = {a: stats[a].stop.get("reason") for a in expected
-                    if stats[a].stop.get("reason") != "finished"}
+        reasons = {a: (stats[a].stop or {}).get("reason") for a in expected}  # every stop is in
+        failures = {a: reason for a, reason in reasons.items() if reason != "finished"}
         telemetry.record_run_event("run.stop", {"failures": failures})
         atomic_write_json(run_dir / SUMMARY_FILE,
                           summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started))
@@ -172,8 +172,11 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
     client = agent.client
     client.leaving = True  # the server ends the session once the account is gone: stay off
     ended = asyncio.get_running_loop().create_future()
-    client.add_event_handler("disconnected", lambda _: ended.done() or ended.set_result(None),
-                             disposable=True)
+    def on_disconnected(_: Any) -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    client.add_event_handler("disconnected", on_disconnected, disposable=True)
     removal = asyncio.ensure_future(client["xep_0077"].cancel_registration(timeout=timeout))
     await asyncio.wait([removal, ended], timeout=timeout + 1, return_when=asyncio.FIRST_COMPLETED)
     if not removal.done():
@@ -206,7 +209,7 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
         await wait_for_server(domain, port)
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         run = await join_run(agents[0], join_timeout)
-        for agent, plan in zip(agents, plans):
+        for agent, plan in zip(agents, plans, strict=True):
             agent.tracer.set_run(run)
             if isinstance(plan, LearnerPlan):
                 agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"

@@ -582,7 +582,7 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     for agent in filter(_is_learner, agents):
         agent.bridge.write_checkpoint()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}
-    for agent, ok in zip(agents, flushed):
+    for agent, ok in zip(agents, flushed, strict=True):
         if not ok:
             failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
     return failures

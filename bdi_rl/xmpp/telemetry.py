@@ -23,7 +23,8 @@ from spade.template import Template
 from spade.trace import TraceStore
 
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
-from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch, decode_batch, encode_batch
+from bdi_rl.trace.batch import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch,
+                                decode_batch, encode_batch)
 from bdi_rl.trace.events import TraceFormatError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
 
@@ -110,7 +111,7 @@ class TraceLog:
             self._file.flush()
             self.written += len(lines)
             expected += len(lines)
-            for kind, line in zip(batch.kinds[skip:], lines):
+            for kind, line in zip(batch.kinds[skip:], lines, strict=True):
                 if kind in AgentStats.KINDS:
                     self.stats.setdefault(agent, AgentStats()).add(orjson.loads(line))
         self.next_seq[agent] = expected
