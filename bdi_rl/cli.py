@@ -63,10 +63,12 @@ _PORT = _number(int, 1, 65535)
 
 def _host_port(text: str) -> tuple[str, int]:
     """An argparse type: ``HOST:PORT`` with a port in 1-65535."""
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port in 1-65535, got {text[:80]!r}")
-    return host, int(port)
+    from bdi_rl.spec import parse_host_port
+
+    try:
+        return parse_host_port(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _host_port.__name__ = "HOST:PORT"

@@ -354,9 +354,21 @@ def _is_host_name(host: str) -> bool:
     return len(host) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in host.split("."))
 
 
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` with a port in 1-65535, or ValueError: the one parser of an address
+    (the spec's ``xmpp.server``, the CLI's ``--xmpp`` and ``--view``)."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
+        raise ValueError(f"expected HOST:PORT with a port in 1-65535, got {text[:80]!r}")
+    return host, int(port)
+
+
 def _is_host_port(value: str) -> bool:
-    host, _, port = value.rpartition(":")
-    return bool(host) and port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536
+    try:
+        parse_host_port(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _shipped_dir(name: str) -> Path:

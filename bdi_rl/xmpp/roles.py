@@ -21,7 +21,7 @@ import tomli_w
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.bdi.policycache import policy_file
 from bdi_rl.xmpp.runner import (LearnerPlan, check_login, check_plans, make_agent, plan_agents, run_learners,
-                           spec_jids, wait_for_server)
+                                run_summary, spec_jids, wait_for_server)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -122,12 +122,7 @@ def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], ag
         if s.eval is not None:
             entry["eval"] = s.eval
         per_agent[jid.split("@", 1)[0]] = entry
-    return {
-        "run": run, "env": spec.env.id, "experiment": spec.name, "seed": spec.seed,
-        "trace": spec.trace, "wall_seconds": round(wall, 3),
-        "env_steps_per_second": round(steps / train_seconds, 1) if train_seconds > 0 else 0.0,
-        "agents": per_agent,
-    }
+    return run_summary(run, spec, per_agent, steps, train_seconds, wall)
 
 
 async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, password: str,

@@ -37,7 +37,7 @@ from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, TracedMind, check_asl
 from bdi_rl.bdi.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
-from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError
+from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, parse_host_port
 from bdi_rl.store import (
     QTABLE_DIR,
     SPEC_FILE,
@@ -434,7 +434,7 @@ async def run_experiment(
     # embedded server is new each run), and telemetry logs in once before the run exists.
     password = xmpp_password or secrets.token_urlsafe(16)
     if spec.xmpp.server != "embedded":
-        domain, port = spec.xmpp.domain, int(spec.xmpp.server.rpartition(":")[2])
+        domain, port = spec.xmpp.domain, parse_host_port(spec.xmpp.server)[1]
         await wait_for_server(domain, port)
         await check_login(f"{spec.telemetry.name}@{domain}", password, port)
 
@@ -655,6 +655,14 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
         if agent.failure:
             entry["failure"] = agent.failure
         per_agent[agent.name] = entry
+    return run_summary(run, spec, per_agent, steps, learn_seconds, wall)
+
+
+def run_summary(run: str, spec: ExperimentSpec, per_agent: dict[str, Any], env_steps: int,
+                train_seconds: float, wall: float) -> dict[str, Any]:
+    """``summary.json``, the same from ``bdi-rl run`` (its live agents) and from the telemetry
+    role (the trace): learners train side by side, so throughput is all their steps over
+    the longest training."""
     return {
         "run": run,
         "env": spec.env.id,
@@ -662,6 +670,6 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
         "seed": spec.seed,
         "trace": spec.trace,
         "wall_seconds": round(wall, 3),
-        "env_steps_per_second": round(steps / learn_seconds, 1) if learn_seconds > 0 else 0.0,
+        "env_steps_per_second": round(env_steps / train_seconds, 1) if train_seconds > 0 else 0.0,
         "agents": per_agent,
     }
