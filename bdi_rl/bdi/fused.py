@@ -19,6 +19,8 @@ from typing import Any
 import agentspeak
 import agentspeak.runtime as rt
 
+from bdi_rl import versions
+
 ORIGINAL = (rt.BuildInstructionsVisitor.visit_formula, rt.BuildInstructionsVisitor.visit_while)
 _original_visit_formula = ORIGINAL[0]
 
@@ -60,5 +62,6 @@ def visit_while(self: Any, ast_while: Any) -> Any:
 
 
 def apply() -> None:
+    versions.check("agentspeak")
     rt.BuildInstructionsVisitor.visit_formula = visit_formula
     rt.BuildInstructionsVisitor.visit_while = visit_while

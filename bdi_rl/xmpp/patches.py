@@ -33,6 +33,8 @@ import spade.agent
 from slixmpp import ClientXMPP
 from spade.xmpp_client import XMPPClient
 
+from bdi_rl import versions
+
 log = logging.getLogger("bdi_rl.xmpp")
 
 _tostring = sys.modules["slixmpp.xmlstream.tostring"]
@@ -168,6 +170,7 @@ def _clip_record(record: logging.LogRecord) -> bool:
 
 
 def apply() -> None:
+    versions.check("spade", "spade-bdi", "slixmpp-multiplatform")
     _tostring.escape = escape_xml  # type: ignore[attr-defined]  # slixmpp's module-level function
     logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
     logging.getLogger("spade.Agent").addFilter(_clip_record)
