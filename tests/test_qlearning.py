@@ -225,3 +225,16 @@ def test_cliffwalking_learns_the_optimal_path_quickly() -> None:
     result = evaluate(env, learner, 5, seed=0)
     assert result.mean_return == -13.0 and result.mean_length == 13.0
     assert run_episode(env, learner, learn=False).outcome == "goal"
+
+
+def test_a_restored_learner_goes_on_as_if_it_had_trained_all_along():
+    """resume: the table (a copy), the counts, and both schedules at the restored episode."""
+    config = LearningConfig(alpha=0.5, alpha_min=0.01, alpha_decay=0.99, epsilon_decay_episodes=100)
+    trained = np.arange(16 * 4, dtype=np.float64).reshape(16, 4)
+    learner = QLearner(16, 4, config, seed=0)
+    learner.restore(trained, episodes=40, env_steps=321)
+    assert np.array_equal(learner.q, trained) and learner.q is not trained
+    assert (learner.episodes, learner.env_steps) == (40, 321)
+    assert learner.epsilon == config.epsilon_at(40) and learner.alpha == config.alpha_at(40)
+    with pytest.raises(ValueError, match="shape"):
+        learner.load_table(np.zeros((8, 4)))

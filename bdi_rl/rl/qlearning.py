@@ -154,6 +154,21 @@ class QLearner:
         self._next_u = _uniforms(np.random.default_rng(train_seq)).__next__
         self._next_eval_u = _uniforms(np.random.default_rng(eval_seq)).__next__
 
+    def load_table(self, q: np.ndarray) -> None:
+        """Start from ``q`` (a warm start): a copy of the same shape; the schedules stay."""
+        if q.shape != self.q.shape:
+            raise ValueError(f"QLearner: a table of shape {q.shape} for a learner of {self.q.shape}")
+        self.q = np.array(q, dtype=np.float64, copy=True)
+
+    def restore(self, q: np.ndarray, episodes: int, env_steps: int) -> None:
+        """Continue where a checkpoint left off (a resumed run): its table, its counts, and
+        the schedules at its episode, as if it had trained here all along."""
+        self.load_table(q)
+        self.episodes = episodes
+        self.env_steps = env_steps
+        self.epsilon = self.config.epsilon_at(episodes)
+        self.alpha = self.config.alpha_at(episodes)
+
     def _row_views(self) -> list[np.ndarray]:
         """One 1-D view per state, rebuilt only if ``q`` was replaced (e.g. a warm start).
 

@@ -169,7 +169,7 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                                 "learner needs a smaller state space")
             learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
             if checkpoint is not None:
-                learner.q = checkpoint.q.copy()
+                learner.load_table(checkpoint.q)
             plans.append(LearnerPlan(name, group, index, seed, env, learner,
                                      group.episodes or spec.episodes, checkpoint, goals, change,
                                      policies))
@@ -200,11 +200,7 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
         except CheckpointError as exc:
             raise SpecError(f"--resume: {exc}") from None
         learner = plan.learner
-        learner.q = checkpoint.q.copy()
-        learner.episodes = checkpoint.header.episodes
-        learner.env_steps = checkpoint.header.env_steps
-        learner.epsilon = learner.config.epsilon_at(learner.episodes)
-        learner.alpha = learner.config.alpha_at(learner.episodes)
+        learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps)
         plan.resumed = checkpoint
         plan.policies = _cached_policies(run_dir, plan.name, plan.env, "--resume")
         resumed[plan.name] = learner.episodes
