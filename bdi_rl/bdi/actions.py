@@ -121,10 +121,7 @@ def _shown(value: Any) -> str:
     """An argument as the plan would write it, short (for error messages)."""
     if isinstance(value, asp.Var):
         return "an unbound variable"
-    try:
-        text = asp.asl_repr(value)
-    except Exception:  # noqa: BLE001 - not an AgentSpeak term (a Python caller's value)
-        text = repr(value)
+    text = asp.asl_repr(value)  # any Python value too: it falls back to repr()
     return text if len(text) <= 40 else text[:37] + "..."
 
 

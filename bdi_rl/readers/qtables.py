@@ -31,7 +31,7 @@ def _env_of(checkpoint: Checkpoint) -> Any:
     """The env the table was made for, rebuilt from its metadata to draw the map (None if it
     cannot be). Only registered gymnasium ids: a ``module:Class`` id from a file would import
     and run code named by that file."""
-    from bdi_rl.rl.envs import make_env
+    from bdi_rl.rl.envs import EnvError, make_env
 
     header, env = checkpoint.header, checkpoint.env
     if env is None or ":" in env.env_id or env.n_states > MAX_MAP_STATES:
@@ -42,7 +42,7 @@ def _env_of(checkpoint: Checkpoint) -> Any:
     kwargs.pop("grid", None)
     try:
         return make_env(env.env_id, kwargs)
-    except Exception:  # noqa: BLE001 - kwargs from a file may make the env raise anything; no map then
+    except EnvError:  # make_env turns whatever the env raises into one: no map then
         return None
 
 
