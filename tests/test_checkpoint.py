@@ -310,13 +310,27 @@ def test_a_file_named_like_a_checkpoint_but_not_an_archive_of_arrays(tmp_path):
         load_checkpoint(path)
 
 
-def test_an_archive_that_expands_beyond_any_table_is_not_read(tmp_path, monkeypatch):
-    import bdi_rl.rl.checkpoint as checkpoint_module
+def test_an_archive_that_expands_beyond_any_table_is_not_read(tmp_path):
+    """A real zip bomb: a q member of 300 MiB of zeros (~0.3 MiB on disk) beside good
+    metadata; refused from the archive's directory, before a byte of it is inflated."""
+    from bdi_rl.rl.checkpoint import MAX_TABLE_BYTES
 
     path = tmp_path / "learner.npz"
     _save(path)
-    monkeypatch.setattr(checkpoint_module, "MAX_TABLE_BYTES", 100)
-    with pytest.raises(CheckpointError, match="array q is 640 bytes uncompressed; a checkpoint holds at most 100"):
+    with zipfile.ZipFile(path) as good:
+        meta = good.read("meta.npy")
+    rows = (300 << 20) // (4 * 8)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as bomb:
+        bomb.writestr("meta.npy", meta)
+        with bomb.open("q.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_1_0(
+                member, {"descr": "<f8", "fortran_order": False, "shape": (rows, 4)})
+            zeros = bytes(1 << 20)
+            for _ in range(300):
+                member.write(zeros)
+    assert path.stat().st_size < 2 << 20
+    with pytest.raises(CheckpointError, match=rf"array q is \d+ bytes uncompressed; a checkpoint holds at most "
+                                              rf"{MAX_TABLE_BYTES}"):
         load_checkpoint(path)
 
 
