@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -488,47 +489,63 @@ async def _send_from(agent: Agent, messages: list[Message]) -> None:
     await behaviour.join()
 
 
+def _bdi(body: str, ilf: str = "tell") -> Message:
+    return Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf})
+
+
+@contextlib.asynccontextmanager
+async def _bob_listening(tmp: Path, level: TraceLevel) -> AsyncIterator[tuple[TracedBdiAgent, int]]:
+    """``bob`` (plans in tmp/bob.asl; boss and bob may make requests) on an embedded XMPP
+    server, with a telemetry agent writing tmp/trace.jsonl; yields bob and the server's port."""
+    server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+    await server.start()
+    telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
+    bob = TracedBdiAgent("bob@localhost", "pw", str(tmp / "bob.asl"), port=server.port,
+                         tracer=Tracer(tmp.name, "bob@localhost", level), telemetry="telemetry@localhost",
+                         achieve_from=["bob@localhost", "boss@localhost"])
+    try:
+        await telemetry.start()
+        await bob.start()
+        yield bob, server.port
+    finally:
+        await bob.stop()
+        await telemetry.stop()
+        await server.stop()
+
+
+async def _believed(bob: TracedBdiAgent, belief: str, attempts: int = 200) -> None:
+    """Wait until bob believes ``belief`` (the good message after the bad ones), then until
+    telemetry holds its whole trace."""
+    for _ in range(attempts):
+        if belief in bob.beliefs():
+            break
+        await asyncio.sleep(0.05)
+    assert await bob.flush_trace(stall_seconds=10)
+
+
 @pytest.fixture(scope="module")
 def bdi_received(tmp_path_factory) -> Received:
     """Every BDI case sent to ``bob`` over the embedded XMPP server, then one good ``tell``."""
     tmp = tmp_path_factory.mktemp("bdi-corpus")
     (tmp / "bob.asl").write_text("@greet +!greet(X) <- +greeted(X).\n")
     async def scenario(warnings: _Warnings) -> Received:
-        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
-        await server.start()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
-        bob = TracedBdiAgent("bob@localhost", "pw", str(tmp / "bob.asl"), port=server.port,
-                             tracer=Tracer(tmp.name, "bob@localhost", TraceLevel.STEP),
-                             telemetry="telemetry@localhost",
-                             achieve_from=["bob@localhost", "boss@localhost"])
-        senders: dict[str, Agent] = {}
-        try:
-            await telemetry.start()
-            await bob.start()
-            senders = await _start_plain_agents(("boss", "stranger", "meddler"), server.port)
-            for sender in senders:
-                await _send_from(senders[sender], [
-                    Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf})
-                    for ilf, body, who, _ in BDI_CASES.values() if who == sender])
-            # Then a good message: bob must still be listening and reasoning.
-            await _send_from(senders["boss"], [Message(to="bob@localhost", body="still_alive(1)",
-                                                       metadata={"performative": "BDI", "ilf_type": "tell"})])
-            for _ in range(200):
-                if "still_alive(1)" in bob.beliefs():
-                    break
-                await asyncio.sleep(0.05)
-            assert await bob.flush_trace(stall_seconds=10)
+        async with _bob_listening(tmp, TraceLevel.STEP) as (bob, port):
+            senders = await _start_plain_agents(("boss", "stranger", "meddler"), port)
+            try:
+                for sender in senders:
+                    await _send_from(senders[sender], [_bdi(body, ilf) for ilf, body, who, _ in BDI_CASES.values()
+                                                       if who == sender])
+                # Then a good message: bob must still be listening and reasoning.
+                await _send_from(senders["boss"], [_bdi("still_alive(1)")])
+                await _believed(bob, "still_alive(1)")
+            finally:
+                await _stop_plain_agents(senders)
             rejections: dict[str, list[str]] = {}
             for event in read_trace(str(tmp / "trace.jsonl")):
                 if event["kind"] == "msg.recv" and "rejected" in event["data"]:
                     sender = event["data"]["from"].split("@")[0]
                     rejections.setdefault(sender, []).append(event["data"]["rejected"])
             return Received(rejections, bob.rejected_messages, bob.beliefs(), warnings.messages)
-        finally:
-            await _stop_plain_agents(senders)
-            await bob.stop()
-            await telemetry.stop()
-            await server.stop()
 
     return _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
 
@@ -559,35 +576,17 @@ def test_a_stranger_cannot_fill_an_agents_memory_with_tells(tmp_path):
     flood = STRANGER_TELL_BYTES // len(body) + 20
 
     async def scenario(warnings: _Warnings) -> tuple[TracedBdiAgent, list[str], list[str]]:
-        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
-        await server.start()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp_path / "trace.jsonl", port=server.port)
-        bob = TracedBdiAgent("bob@localhost", "pw", str(tmp_path / "bob.asl"), port=server.port,
-                             tracer=Tracer(tmp_path.name, "bob@localhost", TraceLevel.EPISODE),
-                             telemetry="telemetry@localhost", achieve_from=["bob@localhost", "boss@localhost"])
-        senders: dict[str, Agent] = {}
-        try:
-            await telemetry.start()
-            await bob.start()
-            senders = await _start_plain_agents(("boss", "flooder"), server.port)
-            await _send_from(senders["flooder"], [
-                Message(to="bob@localhost", body=body.format(n=n), metadata={"performative": "BDI", "ilf_type": "tell"})
-                for n in range(flood)])
-            await _send_from(senders["boss"], [Message(to="bob@localhost", body="still_heard(1)",
-                                                       metadata={"performative": "BDI", "ilf_type": "tell"})])
-            for _ in range(400):
-                if "still_heard(1)" in bob.beliefs():
-                    break
-                await asyncio.sleep(0.05)
-            assert await bob.flush_trace(stall_seconds=10)
+        async with _bob_listening(tmp_path, TraceLevel.EPISODE) as (bob, port):
+            senders = await _start_plain_agents(("boss", "flooder"), port)
+            try:
+                await _send_from(senders["flooder"], [_bdi(body.format(n=n)) for n in range(flood)])
+                await _send_from(senders["boss"], [_bdi("still_heard(1)")])
+                await _believed(bob, "still_heard(1)", attempts=400)
+            finally:
+                await _stop_plain_agents(senders)
             rejected = [e["data"]["rejected"] for e in read_trace(str(tmp_path / "trace.jsonl"))
                         if e["kind"] == "msg.recv" and "rejected" in e["data"]]
             return bob, rejected, warnings.messages
-        finally:
-            await _stop_plain_agents(senders)
-            await bob.stop()
-            await telemetry.stop()
-            await server.stop()
 
     bob, rejected, warnings = _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
     held = [b for b in bob.beliefs() if b.startswith("note(")]
