@@ -441,27 +441,27 @@ def cmd_qtable(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean bad input: one line, exit status 2."""
-    from bdi_rl.xmpp.runtime import LoginRefused
+#: Exceptions that mean bad input (one line, exit status 2), by module and name: the boundary
+#: imports none of them (importing SPADE, agentspeak and gymnasium just to name their errors
+#: cost ~0.8 s on every command); a class whose module was never imported was never raised.
+USER_ERRORS = (
+    ("bdi_rl.spec", "SpecError"), ("bdi_rl.bdi.mind", "AslError"), ("bdi_rl.rl.envs", "EnvError"),
+    ("bdi_rl.readers.inspector", "InspectError"), ("bdi_rl.readers.plots", "PlotError"),
+    ("bdi_rl.readers.export", "ExportError"), ("bdi_rl.readers.dashboard", "DashboardError"),
+    ("bdi_rl.rl.checkpoint", "CheckpointError"), ("bdi_rl.bdi.policycache", "PolicyFileError"),
+    ("bdi_rl.readers.qgrid", "QGridError"), ("bdi_rl.store", "RunsDirError"),
+    ("bdi_rl.trace.events", "TraceFormatError"), ("bdi_rl.xmpp.server", "XmppServerError"),
+    ("spade.agent", "AuthenticationFailure"),
+)
 
-    from bdi_rl.rl.checkpoint import CheckpointError
-    from bdi_rl.readers.dashboard import DashboardError
-    from bdi_rl.rl.envs import EnvError
-    from bdi_rl.readers.export import ExportError
-    from bdi_rl.readers.inspector import InspectError
-    from bdi_rl.bdi.mind import AslError
-    from bdi_rl.readers.plots import PlotError
-    from bdi_rl.bdi.policycache import PolicyFileError
-    from bdi_rl.readers.qgrid import QGridError
-    from bdi_rl.spec import SpecError
-    from bdi_rl.store import RunsDirError
-    from bdi_rl.trace.events import TraceFormatError
-    from bdi_rl.xmpp.server import XmppServerError
 
-    return (SpecError, AslError, EnvError, BadInput, InspectError, PlotError, ExportError,
-            DashboardError, CheckpointError, PolicyFileError, QGridError, RunsDirError,
-            TraceFormatError, XmppServerError, LoginRefused)
+def _is_a(exc: BaseException, module: str, name: str) -> bool:
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(exc, getattr(loaded, name))
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    return isinstance(exc, BadInput) or any(_is_a(exc, module, name) for module, name in USER_ERRORS)
 
 
 def _short_path(name: object, limit: int = 120) -> str:
@@ -470,9 +470,7 @@ def _short_path(name: object, limit: int = 120) -> str:
 
 
 def _say_user_error(exc: BaseException) -> str:
-    from bdi_rl.xmpp.runtime import LoginRefused
-
-    if isinstance(exc, LoginRefused):
+    if _is_a(exc, "spade.agent", "AuthenticationFailure"):
         return ("the XMPP server refused the agents' login: wrong password for an existing "
                 "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed")
     return " ".join(str(exc).split()) or type(exc).__name__
@@ -490,26 +488,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "dashboard": cmd_dashboard, "qtable": cmd_qtable}
     note_run_dir(None)
     try:
-        user_errors = _user_errors()
-        try:
-            return commands[args.command](args)
-        except user_errors as exc:
-            print(f"bdi-rl: error: {_say_user_error(exc)}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except OSError as exc:
-            if exc.filename is None:
-                raise  # not about a path the user gave: the boundary below keeps its traceback
-            # a path that cannot be read, written or created: too long, a directory, /proc ...
-            print(f"bdi-rl: error: {_short_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        return commands[args.command](args)
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("bdi-rl: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the boundary: a bug or a broken environment
-        where = write_crash_log(exc)
+    except Exception as exc:  # noqa: BLE001 - the boundary: every exception ends here
+        if _is_user_error(exc):
+            print(f"bdi-rl: error: {_say_user_error(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # a path the user gave that cannot be read, written or created (too long, a
+            # directory, under /proc ...)
+            print(f"bdi-rl: error: {_short_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        where = write_crash_log(exc)  # a bug or a broken environment
         print(f"bdi-rl: error: {args.command} failed: {one_line(exc)} (traceback in {where})",
               file=sys.stderr)
         return EXIT_FAILED

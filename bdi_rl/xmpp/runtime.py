@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from spade.agent import AuthenticationFailure
 from spade.container import Container
-
-#: The XMPP server refused an agent's login (a wrong password for an existing account, or no
-#: in-band registration).
-LoginRefused = AuthenticationFailure
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
