@@ -309,16 +309,14 @@ def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, in
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from bdi_rl.xmpp.roles import claim_name, read_password, run_agents
+    from bdi_rl.xmpp.roles import checked_plans, claim_name, read_password, run_agents
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
-    from bdi_rl.xmpp.runner import check_plans, plan_agents
-
-    check_plans(plan_agents(spec))  # before a claim takes a name from telemetry
+    every_plan = checked_plans(spec)  # before a claim takes a name from telemetry
     from bdi_rl.xmpp.runtime import event_loop
 
     loop = event_loop()
@@ -327,7 +325,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
         names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password,
                                                    args.join_timeout))]
     failures = _until_signalled(
-        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout))
+        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_plan))
     for agent, reason in failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
     if any(reason == "interrupted" for reason in failures.values()):

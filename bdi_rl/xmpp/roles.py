@@ -20,8 +20,8 @@ import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.bdi.policycache import policy_file
-from bdi_rl.xmpp.runner import (LearnerPlan, check_login, check_plans, make_agent, plan_agents, run_learners,
-                                run_summary, spec_jids, wait_for_server)
+from bdi_rl.xmpp.runner import (AgentPlan, LearnerPlan, check_login, check_plans, make_agent, plan_agents,
+                                run_learners, run_summary, spec_jids, wait_for_server)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
@@ -186,17 +186,27 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
                     " ".join(filter(None, (exc.condition, exc.text))))
 
 
+def checked_plans(spec: ExperimentSpec) -> list[AgentPlan]:
+    """Every agent's plan, with the whole experiment's plan files checked (whether any agent
+    starts is a property of all): before an agent process claims a name or connects."""
+    every_plan = plan_agents(spec)
+    check_plans(every_plan)
+    return every_plan
+
+
 async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,
-                     port: int, password: str, join_timeout: float = 60.0) -> dict[str, str]:
-    """Run the named agents (or groups) of ``spec`` in this process; returns their failures."""
+                     port: int, password: str, join_timeout: float = 60.0,
+                     every_plan: list[AgentPlan] | None = None) -> dict[str, str]:
+    """Run the named agents (or groups) of ``spec`` in this process; returns their failures.
+    ``every_plan``: what :func:`checked_plans` returned (made here when None)."""
     from bdi_rl.xmpp.agent import join_run
 
-    every_plan = plan_agents(spec)
+    if every_plan is None:
+        every_plan = checked_plans(spec)
     plans = [p for p in every_plan if p.name in names or p.group.name in names]
     unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans}
     if unknown or not plans:
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
-    check_plans(every_plan)  # the whole experiment's: whether any agent starts is a property of all
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
     agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
               for plan in plans]
