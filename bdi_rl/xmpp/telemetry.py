@@ -19,7 +19,6 @@ from spade.agent import Agent
 from spade.behaviour import CyclicBehaviour
 from spade.message import Message
 from spade.template import Template
-
 from spade.trace import TraceStore
 
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
