@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import operator
+
 import agentspeak as asp
 import agentspeak.stdlib as asp_stdlib
 import numpy as np
 import pytest
 
 from bdi_rl.bdi.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
+from bdi_rl.bdi.checkpointing import CheckpointSchedule
+from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.rl.envs import make_env
 from bdi_rl.bdi.mind import load_mind
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.trace.events import TraceLevel
 from bdi_rl.trace.tracer import Tracer
+
+
+def build_bridge(env, learner, tracer, qtable_path, *, episodes, eval_episodes, seed=0, on_finish=lambda: None):
+    """A learner's actions as the runner builds them (no policy file, checkpoints written at once)."""
+    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=eval_episodes,
+                             seed=seed)
+    return RlBridge(session, CheckpointSchedule(session, qtable_path, {}), PolicyCache(session, None, None, "a"),
+                    on_finish)
 
 
 def _run(mind, cycles=10_000):
@@ -27,8 +40,8 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
     learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=0)
     tracer = Tracer("run", "a@localhost", TraceLevel.STEP)
     finished = []
-    bridge = RlBridge(env, learner, tracer, episodes=1, eval_episodes=5, seed=0,
-                      qtable_path=tmp_path / "q.npz", qtable_meta={}, on_finish=lambda: finished.append(1))
+    bridge = build_bridge(env, learner, tracer, tmp_path / "q.npz", episodes=1, eval_episodes=5,
+                          on_finish=lambda: finished.append(1))
     actions = asp.Actions(asp_stdlib.actions)
     bridge.register(actions)
     path = tmp_path / "plans.asl"
@@ -37,7 +50,7 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
 @go +!go <- .rl_reset; -state(_)[source(percept)]; .rl_perceive;
             ?state(S); .rl_choose(S, A); .rl_act(A); .rl_evaluate; .rl_save_qtable; .rl_finish.
 """)
-    bridge.mind = mind = load_mind(path, actions, "a", tracer)
+    bridge.session.percepts.mind = mind = load_mind(path, actions, "a", tracer)
     _run(mind)
     assert not mind.failures and finished == [1]
     texts = mind.belief_texts()
@@ -51,9 +64,8 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
 def _bridge(tmp_path, env_kwargs=None, seed=0, config=None):
     env = make_env("FrozenLake-v1", env_kwargs or {"map_name": "4x4", "is_slippery": True})
     learner = QLearner(env.n_states, env.n_actions, config or LearningConfig(), seed=seed)
-    return RlBridge(env, learner, Tracer("run", f"a{seed}@localhost", TraceLevel.EPISODE),
-                    episodes=100, eval_episodes=1, seed=seed, qtable_path=tmp_path / f"{seed}.npz",
-                    qtable_meta={}, on_finish=lambda: None)
+    return build_bridge(env, learner, Tracer("run", f"a{seed}@localhost", TraceLevel.EPISODE),
+                        tmp_path / f"{seed}.npz", episodes=100, eval_episodes=1, seed=seed)
 
 
 class _Mind:
@@ -70,24 +82,24 @@ def test_shared_experience_teaches_a_teammate_exactly_what_the_sharer_saw(tmp_pa
     """Replaying a teammate's transitions gives the same Q-updates as living them."""
     sharer, receiver, twin = _bridge(tmp_path, seed=1), _bridge(tmp_path, seed=2), _bridge(tmp_path, seed=3)
     for bridge in (sharer, receiver, twin):
-        bridge.mind = _Mind()
-    sharer.record_experience()
+        bridge.session.percepts.mind = _Mind()
+    sharer.team.record_experience()
     seen = []
     for _ in range(300):
-        sharer.run_episode()
-    batches = sharer.take_experience()
-    assert sharer.take_experience() == ()  # taken once
+        sharer.session.run_episode()
+    batches = sharer.team.take_experience()
+    assert sharer.team.take_experience() == ()  # taken once
     assert all(len(b) <= EXPERIENCE_CHARS for b in batches) and len(batches) > 1
     for batch in batches:
-        receiver.replay(batch)
+        receiver.team.replay(batch)
         for item in batch.split(";"):
             s, a, r, s2, done = item.split(",")
             seen.append((int(s), int(a), float(r), int(s2), done == "1"))
     assert len(seen) == sharer.stats.env_steps == receiver.stats.replayed_steps
-    assert receiver.learner.env_steps == 0 and receiver.stats.env_steps == 0
+    assert receiver.session.learner.env_steps == 0 and receiver.stats.env_steps == 0
     for transition in seen:
-        twin.learner.update(*transition)
-    np.testing.assert_array_equal(receiver.learner.q, twin.learner.q)
+        twin.session.learner.update(*transition)
+    np.testing.assert_array_equal(receiver.session.learner.q, twin.session.learner.q)
     assert any(r == 1.0 for _, _, r, _, _ in seen)  # goals were reached and shared
 
 
@@ -99,37 +111,37 @@ def test_shared_experience_teaches_a_teammate_exactly_what_the_sharer_saw(tmp_pa
 ])
 def test_malformed_experience_is_refused_whole(tmp_path, text, message):
     bridge = _bridge(tmp_path)
-    before = bridge.learner.q.copy()
+    before = bridge.session.learner.q.copy()
     with pytest.raises(ValueError, match=message):
-        bridge.replay("1,2,0,5,0;" + text)
-    np.testing.assert_array_equal(bridge.learner.q, before)  # not half-applied
+        bridge.team.replay("1,2,0,5,0;" + text)
+    np.testing.assert_array_equal(bridge.session.learner.q, before)  # not half-applied
 
 
 def test_a_hazard_caps_the_moves_that_may_land_on_it(tmp_path):
     """FrozenLake 4x4 has a hole at (1, 1); slippery moves reach it with probability 1/3."""
     bridge = _bridge(tmp_path, config=LearningConfig(q_init=1.0))
-    q = bridge.learner.q
-    bridge.hazard(1, 1)
-    hole = bridge.env.state_at(1, 1)
-    risky = {(s, a) for s, a, _ in bridge.env.arrivals(hole)}
+    q = bridge.session.learner.q
+    bridge.team.hazard(1, 1)
+    hole = bridge.session.env.state_at(1, 1)
+    risky = {(s, a) for s, a, _ in bridge.session.env.arrivals(hole)}
     assert (1, 1) in risky and (4, 2) in risky and (0, 1) not in risky  # DOWN from (1,0), RIGHT from (0,1)
     for s in range(q.shape[0]):
         for a in range(q.shape[1]):
             expected = 2 / 3 if (s, a) in risky else 1.0
             assert q[s, a] == pytest.approx(expected), (s, a)
     with pytest.raises(ValueError, match="not a cell"):
-        bridge.hazard(9, 9)
+        bridge.team.hazard(9, 9)
 
 
 def test_a_goal_raises_the_floor_of_the_moves_that_may_reach_it(tmp_path):
     bridge = _bridge(tmp_path)  # q_init 0
-    goal = bridge.env.state_at(3, 3)
-    bridge.goal(3, 3, 1.0)
-    arrivals = bridge.env.arrivals(goal)
+    goal = bridge.session.env.state_at(3, 3)
+    bridge.team.goal(3, 3, 1.0)
+    arrivals = bridge.session.env.arrivals(goal)
     assert arrivals
     for s, a, p in arrivals:
-        assert bridge.learner.q[s, a] == pytest.approx(p)
-    assert bridge.learner.q.sum() == pytest.approx(sum(p for *_, p in arrivals))
+        assert bridge.session.learner.q[s, a] == pytest.approx(p)
+    assert bridge.session.learner.q.sum() == pytest.approx(sum(p for *_, p in arrivals))
 
 
 # -- every action refuses an argument outside its range, and the plan fails saying where --------
@@ -187,18 +199,18 @@ def test_an_argument_out_of_range_fails_the_plan_naming_the_line_and_changes_not
     """Never a Python index (-1 the last row, 99 an IndexError), never a silent int(2.5):
     the action fails, the plan fails with the plan file's line, no Q-value changes."""
     bridge, actions = _plan_bridge(tmp_path)
-    tracer = bridge.tracer
+    tracer = bridge.session.tracer
     path = tmp_path / "plans.asl"
     path.write_text(f"!go.\n+!go <- .rl_reset;\n    {call};\n    .rl_finish.\n")
-    bridge.mind = mind = load_mind(path, actions, "a", tracer)
-    before, steps = bridge.learner.q.copy(), bridge.learner.env_steps
+    bridge.session.percepts.mind = mind = load_mind(path, actions, "a", tracer)
+    before, steps = bridge.session.learner.q.copy(), bridge.session.learner.env_steps
     _run(mind)
     assert len(mind.failures) == 1 and "\n" not in mind.failures[0]
     assert mind.failures[0].startswith(f"{path}:3:") and REFUSED[call] in mind.failures[0], mind.failures[0]
     fails = [e for e in tracer.pending if e["kind"] == "intention.fail"]
     assert fails and REFUSED[call] in fails[0]["data"]["error"]
-    np.testing.assert_array_equal(bridge.learner.q, before)
-    assert bridge.learner.env_steps == steps and not bridge.policies
+    np.testing.assert_array_equal(bridge.session.learner.q, before)
+    assert bridge.session.learner.env_steps == steps and not bridge.policy_cache.policies
 
 
 def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path):
@@ -212,30 +224,30 @@ def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path
         .rl_set_epsilon(1); .rl_hazard(3, 0); .rl_goal(3, 3, 1); .rl_replay("0,1,0,4,0;14,2,1,15,1");
         .rl_adopt_policy("0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3", N); +changed(N); .rl_finish.
 """)
-    bridge.mind = mind = load_mind(path, actions, "a", bridge.tracer)
+    bridge.session.percepts.mind = mind = load_mind(path, actions, "a", bridge.session.tracer)
     _run(mind)
-    assert not mind.failures and bridge.learner.env_steps == 1 and bridge.stats.replayed_steps == 2
-    assert list(bridge.learner.q.argmax(axis=1)) == [0, 1, 2, 3] * 4
+    assert not mind.failures and bridge.session.learner.env_steps == 1 and bridge.stats.replayed_steps == 2
+    assert list(bridge.session.learner.q.argmax(axis=1)) == [0, 1, 2, 3] * 4
 
 
 @pytest.mark.parametrize("method, args, message", [
-    ("choose", (16,), "state must be a whole number in 0..15, got 16"),
-    ("choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
-    ("choose", (float("nan"),), "got nan"),
-    ("act", (4,), "action must be a whole number in 0..3, got 4"),
-    ("set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got nan"),
-    ("goal", (3, 3, float("inf")), "the reward must be a finite number, got inf"),
-    ("hazard", (True, 0), "(true, 0) is not a cell"),
+    ("session.choose", (16,), "state must be a whole number in 0..15, got 16"),
+    ("session.choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
+    ("session.choose", (float("nan"),), "got nan"),
+    ("session.act", (4,), "action must be a whole number in 0..3, got 4"),
+    ("session.set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got nan"),
+    ("team.goal", (3, 3, float("inf")), "the reward must be a finite number, got inf"),
+    ("team.hazard", (True, 0), "(true, 0) is not a cell"),
 ])
 def test_python_callers_get_the_same_refusal(tmp_path, method, args, message):
     bridge = _bridge(tmp_path)
-    bridge.mind = _Mind()
-    bridge.reset()
-    before = bridge.learner.q.copy()
+    bridge.session.percepts.mind = _Mind()
+    bridge.session.reset()
+    before = bridge.session.learner.q.copy()
     with pytest.raises(ActionArgError) as error:
-        getattr(bridge, method)(*args)
+        operator.attrgetter(method)(bridge)(*args)
     assert message in str(error.value) and isinstance(error.value, ValueError)
-    np.testing.assert_array_equal(bridge.learner.q, before)
+    np.testing.assert_array_equal(bridge.session.learner.q, before)
 
 
 def test_a_plan_choosing_in_a_state_the_env_lacks_fails_the_run_in_one_line(tmp_path):

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
+from bdi_rl.bdi.args import cell_arg, decoded, number_arg, text_arg
+from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.rl.checkpoint import field_error
 from bdi_rl.rl.envs import EnvAdapter
 from bdi_rl.store import atomic_write_json
@@ -168,3 +170,56 @@ def as_beliefs(policies: dict[tuple[int, int], CachedPolicy]) -> list[Any]:
 
     return [asp.Literal("has_policy", (p.goal[0], p.goal[1], p.actions, round(p.confidence, 6)))
             for p in policies.values()]
+
+
+class PolicyCache:
+    """The policy cache's internal actions: the plans hold the cache as ``has_policy``
+    beliefs; this keeps the run's copy (``policies/<agent>.json``) and does the arithmetic."""
+
+    def __init__(self, session: EpisodeSession, policies: dict[tuple[int, int], CachedPolicy] | None,
+                 path: Path | None, agent: str) -> None:
+        self.session = session
+        self.policies = dict(policies or {})
+        """a copy of the plans' has_policy beliefs, by goal cell"""
+        self.path = path
+        """where the copy is written (None: not kept)"""
+        self.agent = agent
+
+    def greedy_plan(self) -> str:
+        return encode(greedy_sequence(self.session.env, self.session.learner.q))
+
+    def _sequence_arg(self, value: Any, action: str) -> list[int]:
+        """An action sequence (``"1,1,2"``) whose every action is in the env's range."""
+        return decoded(action, decode, text_arg(value, "the action sequence", action), self.session.env.n_actions)
+
+    def plan_confidence(self, actions: Any) -> float:
+        return round(confidence(self.session.env, self._sequence_arg(actions, ".rl_plan_confidence")), 6)
+
+    def follow(self, actions: Any) -> None:
+        """A training episode that plays a cached sequence (learning from its transitions);
+        a sequence that runs out before the episode ends is a failure."""
+        sequence = self._sequence_arg(actions, ".rl_follow")
+        session = self.session
+        session.reset()
+        for a in sequence:
+            session.act(a)
+            if session.outcome is not None:
+                break
+        if session.outcome is None:
+            session.end_with("failed")
+        session.end_episode()
+
+    def cache_policy(self, x: Any, y: Any, actions: Any, conf: Any) -> None:
+        action = ".rl_cache_policy"
+        cell = cell_arg(self.session.env, x, y, action)
+        sequence = self._sequence_arg(actions, action)
+        self.policies[cell] = CachedPolicy(cell, encode(sequence), number_arg(conf, "the confidence", action, 0, 1))
+        self._save()
+
+    def drop_policy(self, x: Any, y: Any) -> None:
+        self.policies.pop(cell_arg(self.session.env, x, y, ".rl_drop_policy"), None)
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is not None:
+            save_policies(self.path, self.agent, self.session.env, self.policies)

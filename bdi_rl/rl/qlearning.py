@@ -8,7 +8,7 @@ at a time from the table and draws its random numbers in blocks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -214,6 +214,41 @@ class QLearner:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
             raise ValueError(f"epsilon: must be in [0, 1], got {x!r}")
         self.epsilon = float(x)
+
+    # -- what teammates know (team learning): priors and policies change Q here too ---------
+    def cap(self, arrivals: Iterable[tuple[int, int, float]]) -> None:
+        """A hazard prior: each move (s, a) that lands in a dead end with probability p is
+        worth at most ``(1 - p) * max(Q)``."""
+        q = self.q
+        top = float(q.max())
+        for s, a, p in arrivals:
+            q[s, a] = min(q[s, a], (1.0 - p) * top)
+
+    def floor(self, arrivals: Iterable[tuple[int, int, float]], reward: float) -> None:
+        """A goal prior: each move (s, a) that lands on a reward R with probability p is
+        worth at least ``p * R``."""
+        q = self.q
+        for s, a, p in arrivals:
+            q[s, a] = max(q[s, a], p * reward)
+
+    def greedy_policy(self) -> list[int]:
+        """The greedy action of every state (first best on ties, as ``argmax``)."""
+        return [int(a) for a in self.q.argmax(axis=1)]
+
+    def adopt_policy(self, actions: list[int]) -> int:
+        """Make ``actions`` (one per state) the greedy policy: where another action is best
+        or tied, this one is raised just above it. Returns how many states changed their
+        greedy action."""
+        if len(actions) != self.n_states:
+            raise ValueError(f"the policy must give one action per state ({self.n_states}), got {len(actions)}")
+        changed = 0
+        for s, a in enumerate(actions):
+            row = self.q[s]
+            best = float(row.max())
+            if row[a] < best or (row == best).sum() > 1:  # make ``a`` the one greedy action
+                changed += int(row[a] < best)
+                row[a] = best + max(1e-9, abs(best) * 1e-9)
+        return changed
 
     def __repr__(self) -> str:
         return (

@@ -597,10 +597,9 @@ class LearnerAgent(TracedBdiAgent):
 
     def start_data(self) -> dict[str, Any]:
         """Also the env and its action names, so a trace reader can say "left", not "0"."""
-        env = self.bridge.env
+        env = self.bridge.session.env
         return {**super().start_data(), "env": env.env_id, "actions": env.action_names}
 
     def prepare_mind(self, mind: TracedMind) -> None:
-        self.bridge.mind = mind
-        self.bridge.static_percepts(self.mode)
+        self.bridge.start(mind, self.mode)
         super().prepare_mind(mind)

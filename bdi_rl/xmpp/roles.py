@@ -217,9 +217,9 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
         for agent, plan in zip(agents, plans, strict=True):
             agent.tracer.set_run(run)
             if isinstance(plan, LearnerPlan):
-                agent.bridge.qtable_path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
-                agent.bridge.qtable_meta["run"] = run
-                agent.bridge.policy_path = policy_file(runs_dir / run, plan.name)
+                agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
+                agent.bridge.checkpoints.meta["run"] = run
+                agent.bridge.policy_cache.path = policy_file(runs_dir / run, plan.name)
         return await run_learners(agents, None)
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)

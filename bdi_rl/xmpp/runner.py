@@ -23,7 +23,9 @@ import agentspeak as asp
 import agentspeak.stdlib as asp_stdlib
 import tomli_w
 
-from bdi_rl.bdi.actions import PERCEPT, RlBridge
+from bdi_rl.bdi.actions import PERCEPT, RlBridge, register_signatures
+from bdi_rl.bdi.checkpointing import CheckpointSchedule
+from bdi_rl.bdi.episode import EpisodeSession, Percepts
 from bdi_rl.rl.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -35,7 +37,8 @@ from bdi_rl.rl.checkpoint import (
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, TracedMind, check_asl
-from bdi_rl.bdi.policycache import CachedPolicy, PolicyFileError, as_beliefs, load_policies, policy_file
+from bdi_rl.bdi.policycache import (CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies,
+                                    policy_file)
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, parse_host_port
 from bdi_rl.store import (
@@ -250,10 +253,7 @@ def _checking_actions(plan: AgentPlan) -> asp.Actions:
     if isinstance(plan, CoordinatorPlan):
         actions.add_procedure(".finish", (), lambda: None)
         return actions
-    bridge = RlBridge(plan.env, plan.learner, Tracer("check", "check", TraceLevel.EPISODE),
-                      episodes=1, eval_episodes=0, seed=0, qtable_path=Path("unused"),
-                      qtable_meta={}, on_finish=lambda: None)
-    bridge.register(actions)
+    register_signatures(actions)
     return actions
 
 
@@ -407,7 +407,7 @@ async def run_experiment(
     spec: ExperimentSpec,
     runs_dir: Path,
     on_progress: Callable[[Progress], None] | None = None,
-    on_episode: Callable[[RlBridge], None] | None = None,
+    on_episode: Callable[[EpisodeSession], None] | None = None,
     resume: Path | None = None,
     plans: list[AgentPlan] | None = None,
     xmpp_password: str | None = None,
@@ -470,7 +470,7 @@ async def run_experiment(
                              first_seq=next_seq.get(f"{plan.name}@{domain}", 0))
                   for plan in plans]
         for agent in filter(_is_learner, agents):
-            agent.bridge.on_episode = on_episode
+            agent.bridge.session.on_episode = on_episode
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         failures = await run_learners(agents, on_progress)
         telemetry.record_run_event("run.stop", {"failures": failures})
@@ -503,25 +503,15 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)
-    bridge = RlBridge(
-        plan.env, plan.learner, tracer,
-        episodes=plan.episodes, eval_episodes=spec.eval_episodes, seed=plan.seed,
-        qtable_path=run_dir / QTABLE_DIR / f"{plan.name}.npz",
-        qtable_meta=checkpoint_meta(plan, spec, run),
-        on_finish=lambda: None,
-        checkpoint_every=spec.checkpoint_every,
-        warm_start=plan.warm_start,
-        prior_episodes=plan.prior_episodes,
-        checkpoint_after_trace=True,
-        goals=plan.goals,
-        goal_every=spec.env.goal_every,
-        task_change=plan.task_change,
-        policies=plan.policies,
-        policy_path=policy_file(run_dir, plan.name),
-    )
-    if plan.resumed is not None:
-        bridge.stats.episodes = plan.learner.episodes
-        bridge.stats.env_steps = bridge.stats.resumed_env_steps = plan.learner.env_steps
+    session = EpisodeSession(plan.env, plan.learner, tracer, Percepts(), episodes=plan.episodes,
+                             eval_episodes=spec.eval_episodes, seed=plan.seed, goals=plan.goals,
+                             goal_every=spec.env.goal_every)
+    checkpoints = CheckpointSchedule(session, run_dir / QTABLE_DIR / f"{plan.name}.npz",
+                                     checkpoint_meta(plan, spec, run), every=spec.checkpoint_every,
+                                     warm_start=plan.warm_start, prior_episodes=plan.prior_episodes,
+                                     after_trace=True, task_change=plan.task_change)
+    bridge = RlBridge(session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name),
+                                                        plan.name))
     return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
 
 
@@ -560,8 +550,8 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
             if not agent.finished and agent.failure is None:
                 agent.failure = "interrupted"
                 if _is_learner(agent):
-                    agent.bridge.stop_training_clock()
-                    agent.bridge.save_qtable()
+                    agent.bridge.session.stop_training_clock()
+                    agent.bridge.checkpoints.save()
     for agent in agents:
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
         stop: dict[str, Any] = {"reason": agent.failure or "finished"}
@@ -576,7 +566,7 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     flushed = await asyncio.gather(*(agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted
                                                        else 30.0) for agent in agents))
     for agent in filter(_is_learner, agents):
-        agent.bridge.write_checkpoint()  # the final table is kept even if telemetry is gone
+        agent.bridge.checkpoints.write()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}
     for agent, ok in zip(agents, flushed, strict=True):
         if not ok:
@@ -593,7 +583,7 @@ async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress]
     (team plans wait for each other: without this a failed teammate would hang the run)."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
-    total = sum(agent.bridge.episodes_target for agent in learners)
+    total = sum(agent.bridge.session.episodes_target for agent in learners)
     failed_at: float | None = None
     try:
         while True:
@@ -623,7 +613,7 @@ def _progress(agents: list[Any], total: int) -> Progress:
         episodes_done=sum(agent.bridge.stats.episodes for agent in agents),
         episodes_total=total,
         mean_return=sum(returns) / len(returns) if returns else None,
-        epsilon=sum(agent.bridge.learner.epsilon for agent in agents) / len(agents),
+        epsilon=sum(agent.bridge.session.learner.epsilon for agent in agents) / len(agents),
     )
 
 

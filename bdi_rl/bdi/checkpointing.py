@@ -1,0 +1,85 @@
+"""When a learner's Q-table is checkpointed, and what the checkpoint says about it.
+
+Plans save (``.rl_save_qtable``), the schedule saves every ``checkpoint_every`` episodes, and
+the runner saves at the end. In a run, a checkpoint is written only once telemetry holds
+every trace event before it, so a checkpoint never gets ahead of the trace: a process killed
+in between leaves the previous checkpoint, and a resumed run re-runs (and re-traces) the gap.
+The file format and its atomic write are :mod:`bdi_rl.rl.checkpoint`'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bdi_rl.bdi.episode import EpisodeSession
+from bdi_rl.rl.checkpoint import Checkpoint, save_checkpoint
+
+
+class CheckpointSchedule:
+    """Takes checkpoints of one learner and writes each when its trace is safe."""
+
+    def __init__(self, session: EpisodeSession, path: Path, meta: dict[str, Any], *, every: int = 0,
+                 warm_start: Checkpoint | None = None, prior_episodes: int = 0,
+                 after_trace: bool = False, task_change: str | None = None) -> None:
+        self.session = session
+        self.path = path
+        self.meta = meta
+        """what every checkpoint of this learner records besides its progress"""
+        self.every = every
+        """episodes between two checkpoints (0: only when the plans or the runner save)"""
+        self.warm_start = warm_start
+        """the checkpoint this learner's table was loaded from, if any"""
+        self.prior_episodes = prior_episodes
+        """training episodes behind the table before this run (warm starts)"""
+        self.task_change = task_change
+        self.after_trace = after_trace
+        self._pending: list[tuple[int, np.ndarray, dict[str, Any]]] = []
+        """taken, not yet written: (seq telemetry must have acknowledged, table, metadata)"""
+        if after_trace:
+            session.tracer.on_ack = lambda upto: self.write(force=False)
+        if every:
+            session.after_episode.append(self._on_episode)
+
+    def _on_episode(self) -> None:
+        if self.session.learner.episodes % self.every == 0:
+            self.save()
+
+    def announce_warm_start(self) -> None:
+        """Trace the table this learner starts from and perceive ``warm_started(N)`` (plans
+        may act on it, e.g. evaluate first, or skip sharing)."""
+        warm = self.warm_start
+        if warm is None:
+            return
+        session = self.session
+        session.tracer.emit("qtable.load", {"path": str(warm.path), "episodes": warm.episodes,
+                                            "checksum": warm.checksum, "epsilon": session.learner.epsilon,
+                                            "task_change": self.task_change})
+        session.percepts.perceive("warm_started", warm.episodes)
+
+    def save(self) -> None:
+        """Checkpoint the table with its progress (atomically: see ``bdi_rl.rl.checkpoint``)."""
+        session = self.session
+        learner = session.learner
+        goal = {"goal": list(session.current_goal or ())} if session.goals else {}
+        meta = {**self.meta, "task": {**session.env.task_signature(), **goal},
+                "episodes": learner.episodes,
+                "total_episodes": self.prior_episodes + learner.episodes, "env_steps": session.stats.env_steps,
+                "epsilon": learner.epsilon, "alpha": learner.alpha}
+        session.stats.qtable = f"{self.path.parent.name}/{self.path.name}"
+        session.tracer.emit("qtable.save", {"path": session.stats.qtable, "episodes": learner.episodes})
+        self._pending.append((session.tracer.seq, learner.q.copy(), meta))
+        self.write(force=not self.after_trace)
+
+    def write(self, force: bool = True) -> None:
+        """Write the newest checkpoint taken whose events telemetry holds (``force``: the
+        newest taken); older ones are superseded. Every acknowledgement makes progress,
+        however fast checkpoints are taken."""
+        pending = self._pending
+        ready = len(pending) if force else sum(1 for seq, _, _ in pending if seq <= self.session.tracer.acked)
+        if ready:
+            _, table, meta = pending[ready - 1]
+            del pending[:ready]
+            save_checkpoint(self.path, table, meta)

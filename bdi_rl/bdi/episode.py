@@ -1,0 +1,305 @@
+"""One learner's episodes as its plans drive them: the env, the Q-learner, the percepts and
+the trace of each step and episode (``.rl_reset``, ``.rl_act``, ``.rl_end_episode``,
+``.rl_run_episode``, ``.rl_evaluate``).
+
+This is where an env step happens and where a step's Q-update is asked of the learner; what
+happens between episodes (checkpoints, benchmarks' progress checks) hangs on
+:attr:`EpisodeSession.after_episode`, and team learning's recording on
+:attr:`EpisodeSession.on_transition`.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import agentspeak as asp
+
+from bdi_rl.bdi.args import index_arg, number_arg
+from bdi_rl.bdi.mind import GroundLiteral
+from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
+from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.tracer import Tracer
+
+PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
+
+#: (s, a, r, s2, terminated): one training transition, as team learning records it.
+TransitionObserver = Callable[[int, int, float, int, bool], None]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def percept(functor: str, args: tuple) -> asp.Literal:
+    """``functor(args)[source(percept)]``; percepts repeat (state(5), pos(1, 1) ...), and
+    one literal per value saves building and hashing a new one every step."""
+    return GroundLiteral(functor, args, PERCEPT)
+
+
+class Percepts:
+    """Where percepts go: the agent's mind, known once its plan library is loaded."""
+
+    def __init__(self) -> None:
+        self.mind: Any = None
+
+    def perceive(self, functor: str, *args: Any) -> None:
+        """Replace the percept ``functor/len(args)`` with ``functor(args)``."""
+        self.mind.replace_percept(percept(functor, args))
+
+    def forget(self, functor: str, arity: int) -> None:
+        self.mind.drop_percepts(functor, arity)
+
+
+@dataclass
+class LearnerStats:
+    """What the runner reads for the progress bar and the summary."""
+
+    episodes: int = 0
+    env_steps: int = 0
+    returns: list[float] = field(default_factory=list)
+    eval: EvalResult | None = None
+    qtable: str | None = None
+    train_started: float | None = None
+    train_seconds: float = 0.0
+    """wall time from the first reset to the last training episode"""
+    replayed_steps: int = 0
+    """teammates' transitions this learner learned from (team learning)"""
+    resumed_env_steps: int = 0
+    """env steps done before this process resumed the run (not part of its throughput)"""
+
+
+class EpisodeSession:
+    """A learner's env, Q-learner and trace, stepped by its plans."""
+
+    def __init__(self, env: EnvAdapter, learner: QLearner, tracer: Tracer, percepts: Percepts, *,
+                 episodes: int, eval_episodes: int, seed: int,
+                 goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None, goal_every: int = 0) -> None:
+        self.env = env
+        self.learner = learner
+        self.tracer = tracer
+        self.percepts = percepts
+        self.episodes_target = episodes
+        self.eval_episodes = eval_episodes
+        self.seed = seed
+        self.goals = goals or []
+        """moving goals: (cell, env) per goal; the env in use is the current goal's"""
+        self.goal_every = goal_every
+        self._goal_index: int | None = None
+        self.stats = LearnerStats(episodes=learner.episodes, env_steps=learner.env_steps,
+                                  resumed_env_steps=learner.env_steps)
+        self.after_episode: list[Callable[[], None]] = []
+        """called in order after every training episode is traced and perceived"""
+        self.on_episode: Callable[[EpisodeSession], None] | None = None
+        """called after every training episode (benchmarks judge progress with it; it may
+        lower ``episodes_target`` to end training early)"""
+        self.on_transition: TransitionObserver | None = None
+        self._state = 0
+        self._return = 0.0
+        self._length = 0
+        self.outcome: str | None = None
+        """how the current episode ended, None while it runs"""
+        self._reset_seeded = False
+        self._eval_env: EnvAdapter | None = None
+
+    # -- percepts ----------------------------------------------------------------
+    def _perceive_state(self, s: int) -> None:
+        perceive = self.percepts.perceive
+        perceive("state", s)
+        pos = self.env.position(s)
+        if pos is not None:
+            perceive("pos", *pos)
+
+    def _select_goal(self) -> None:
+        """Moving goals: the goal of the coming episode (and its env), perceived as goal(X,Y)
+        before the first episode and as soon as each episode ends (so plans choose the next
+        episode's plan knowing its goal; resets need not look again)."""
+        if not self.goals:
+            return
+        k = (self.learner.episodes // self.goal_every) % len(self.goals) if self.goal_every else 0
+        if k != self._goal_index:
+            self._goal_index = k
+            cell, self.env = self.goals[k]
+            self._eval_env = None
+            self.percepts.perceive("goal", *cell)
+
+    @property
+    def current_goal(self) -> tuple[int, int] | None:
+        return self.goals[self._goal_index][0] if self.goals and self._goal_index is not None else None
+
+    def static_percepts(self, mode: str) -> None:
+        """What plans know before their first cycle: mode, env, targets, the first goal."""
+        self._select_goal()
+        perceive = self.percepts.perceive
+        perceive("mode", asp.Literal(mode))
+        perceive("env", self.env.env_id)
+        perceive("episodes_target", self.episodes_target)
+        perceive("eval_episodes", self.eval_episodes)
+
+    def announce_done(self) -> None:
+        """``training_done`` for a learner resumed after its last episode."""
+        if self.learner.episodes >= self.episodes_target:
+            self.percepts.perceive("training_done")
+
+    # -- the training clock --------------------------------------------------------
+    def stop_training_clock(self) -> None:
+        """Training ended (or was interrupted): fix ``train_seconds`` for the throughput."""
+        stats = self.stats
+        if stats.train_started is not None and not stats.train_seconds:
+            stats.train_seconds = time.perf_counter() - stats.train_started
+
+    def _mark_training_start(self) -> None:
+        if self.stats.train_started is None:
+            self.stats.train_started = time.perf_counter()
+
+    # -- steps and episodes ----------------------------------------------------------
+    def reset(self) -> None:
+        self._mark_training_start()
+        tracer = self.tracer
+        tracer.episode = self.learner.episodes
+        tracer.step = 0
+        seed = None if self._reset_seeded else self.seed
+        self._reset_seeded = True
+        self._state = self.env.reset(seed=seed)
+        self._return = 0.0
+        self._length = 0
+        self.outcome = None
+        self.percepts.forget("outcome", 1)
+        self.percepts.perceive("episode", self.learner.episodes)
+        self._perceive_state(self._state)
+
+    def perceive_now(self) -> None:
+        self._perceive_state(self._state)
+
+    def choose(self, s: Any) -> int:
+        return self.learner.act(index_arg(s, self.learner.n_states, "state", ".rl_choose"))
+
+    def act(self, a: Any) -> None:
+        a = index_arg(a, self.env.n_actions, "action", ".rl_act")
+        if not self._reset_seeded:
+            raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
+        if self.outcome is not None:
+            raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
+        s = self._state
+        learner = self.learner
+        tracer = self.tracer
+        tracing = tracer.level >= TraceLevel.STEP
+        row = learner.q[s].tolist() if tracing else None
+        s2, r, terminated, truncated = self.env.step(a)
+        q_before, q_after = learner.update(s, a, r, s2, terminated)
+        learner.env_steps += 1
+        if tracing:
+            self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
+        if self.on_transition is not None:
+            self.on_transition(s, a, r, s2, terminated)
+        self._state = s2
+        self._return += r
+        self._length += 1
+        tracer.step = self._length
+        self._perceive_state(s2)
+        outcome = self.env.outcome(r, terminated, truncated)
+        if outcome is not None:
+            self.end_with(outcome)
+
+    def end_with(self, outcome: str) -> None:
+        """The current episode ended as ``outcome``: percept ``outcome(O)``."""
+        self.outcome = outcome
+        self.percepts.perceive("outcome", asp.Literal(outcome))
+
+    def end_episode(self) -> None:
+        epsilon = self.learner.epsilon
+        self.learner.end_episode()
+        self._episode_closed(epsilon)
+
+    def _episode_closed(self, epsilon: float) -> None:
+        """Book-keeping, trace and percepts once the learner has counted an episode."""
+        learner = self.learner
+        stats = self.stats
+        stats.episodes = learner.episodes
+        stats.env_steps += self._length
+        stats.returns.append(self._return)
+        data = {"return": self._return, "length": self._length,
+                "outcome": self.outcome or "stopped", "epsilon": epsilon}
+        if self.goals:
+            data["goal"] = list(self.current_goal or ())
+        self.tracer.emit("episode.end", data)
+        perceive = self.percepts.perceive
+        perceive("last_return", self._return)
+        perceive("epsilon", round(learner.epsilon, 6))
+        perceive("episodes_done", learner.episodes)
+        self._select_goal()  # plans choose the next episode's plan knowing its goal
+        for listener in self.after_episode:
+            listener()
+        if self.on_episode is not None:
+            self.on_episode(self)
+        if learner.episodes >= self.episodes_target:
+            self.stop_training_clock()
+            perceive("training_done")
+
+    def run_episode(self) -> None:
+        """A whole training episode in Python (episode mode)."""
+        self._mark_training_start()
+        learner = self.learner
+        tracer = self.tracer
+        tracer.episode = learner.episodes
+        tracer.step = 0
+        seed = None if self._reset_seeded else self.seed
+        self._reset_seeded = True
+        hook = self._step_hook if tracer.level >= TraceLevel.STEP else None
+        if self.on_transition is not None:
+            hook = _observing(self.on_transition, hook)
+        epsilon = learner.epsilon
+        result = run_episode(self.env, learner, learn=True, seed=seed, on_step=hook)
+        self._return, self._length = result.ret, result.length
+        self._state = result.final_state
+        self.percepts.forget("outcome", 1)
+        self.percepts.perceive("episode", tracer.episode)
+        self._perceive_state(self._state)
+        self.end_with(result.outcome)
+        self._episode_closed(epsilon)
+
+    def _trace_step(self, s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool,
+                    q_before: float, q_after: float, row: list[float] | None = None) -> None:
+        """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
+        data: dict[str, Any] = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
+                                "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
+        if row is not None:
+            data["q"] = row
+        self.tracer.emit("rl.step", data)
+
+    def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
+        """run_episode's per-step hook in episode mode (only installed at step level); it runs
+        after the update, so Q[s] as the agent chose from is the row with Q[s,a] put back."""
+        row = self.learner.q[s].tolist()
+        row[a] = q_before
+        self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
+        self.tracer.step += 1
+
+    # -- schedules and evaluation ------------------------------------------------------
+    def set_epsilon(self, value: Any) -> None:
+        self.learner.set_epsilon(number_arg(value, "epsilon", ".rl_set_epsilon", 0, 1))
+        self.percepts.perceive("epsilon", round(self.learner.epsilon, 6))
+
+    def evaluate(self) -> None:
+        if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
+            env = self.env
+            self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+        result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
+        self.stats.eval = result
+        self.tracer.emit(
+            "eval",
+            {"episodes": result.episodes, "mean_return": result.mean_return,
+             "success_rate": result.success_rate, "mean_length": result.mean_length},
+        )
+        self.percepts.perceive("eval", result.mean_return, result.success_rate)
+
+
+def _observing(observe: TransitionObserver, inner: Callable[..., None] | None) -> Callable[..., None]:
+    """run_episode's per-step hook that also hands each transition to ``observe``."""
+
+    def hook(s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
+        observe(s, a, r, s2, terminated)
+        if inner is not None:
+            inner(s, a, r, s2, terminated, truncated, q_before, q_after)
+
+    return hook
