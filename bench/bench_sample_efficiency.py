@@ -86,10 +86,10 @@ class Judge:
         self.solved = solved
         self.at: int | None = None
 
-    def __call__(self, bridge: Any) -> None:
-        if self.at is None and self.solved(bridge.learner.q):
-            self.at = bridge.learner.episodes
-            bridge.episodes_target = bridge.learner.episodes
+    def __call__(self, session: Any) -> None:
+        if self.at is None and self.solved(session.learner.q):
+            self.at = session.learner.episodes
+            session.episodes_target = session.learner.episodes
 
 
 def bdi_learner(spec: ExperimentSpec, seed: int, mode: str, solved: Any) -> int | None:

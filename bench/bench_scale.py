@@ -61,8 +61,8 @@ def child(n: int, episodes: int) -> dict[str, float]:
     base = _rss_mb()
     first_episode: dict[int, float] = {}
 
-    def on_episode(bridge: object) -> None:
-        first_episode.setdefault(id(bridge), time.perf_counter())
+    def on_episode(session: object) -> None:
+        first_episode.setdefault(id(session), time.perf_counter())
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as runs:

@@ -77,21 +77,21 @@ class SolvedJudge:
 
     def __init__(self, model: TransitionModel) -> None:
         self.model = model
-        self.bridges: dict[int, Any] = {}
+        self.sessions: dict[int, Any] = {}
         self.solved: dict[int, bool] = {}
         self.steps_when_solved: int | None = None
         self.episodes_when_solved: list[int] = []
 
-    def __call__(self, bridge: Any) -> None:
-        key = id(bridge)
-        self.bridges[key] = bridge
-        if self.steps_when_solved is not None or bridge.learner.episodes % CHECK_EVERY:
+    def __call__(self, session: Any) -> None:
+        key = id(session)
+        self.sessions[key] = session
+        if self.steps_when_solved is not None or session.learner.episodes % CHECK_EVERY:
             return
-        self.solved[key] = self.model.greedy_value(bridge.learner.q)[1] >= SOLVED
+        self.solved[key] = self.model.greedy_value(session.learner.q)[1] >= SOLVED
         if len(self.solved) == LEARNERS and all(self.solved.values()):
-            self.steps_when_solved = sum(b.learner.env_steps for b in self.bridges.values())
-            self.episodes_when_solved = sorted(b.learner.episodes for b in self.bridges.values())
-            for b in self.bridges.values():  # done: end training at the next episode
+            self.steps_when_solved = sum(b.learner.env_steps for b in self.sessions.values())
+            self.episodes_when_solved = sorted(b.learner.episodes for b in self.sessions.values())
+            for b in self.sessions.values():  # done: end training at the next episode
                 b.episodes_target = min(b.episodes_target, b.learner.episodes + 1)
 
 

@@ -55,11 +55,11 @@ class Judge:
     def solved(self, q: Any) -> bool:
         return self.model.greedy_value(q)[self.which] >= self.threshold
 
-    def __call__(self, bridge: Any) -> None:
-        if self.solved_at is None and self.solved(bridge.learner.q):
-            self.solved_at = bridge.learner.episodes
+    def __call__(self, session: Any) -> None:
+        if self.solved_at is None and self.solved(session.learner.q):
+            self.solved_at = session.learner.episodes
             if self.stop:
-                bridge.episodes_target = bridge.learner.episodes  # done: stop training now
+                session.episodes_target = session.learner.episodes  # done: stop training now
 
 
 def _run(spec: ExperimentSpec, runs: Path, judge: Judge) -> Path:
