@@ -20,8 +20,8 @@ relearn_epsilon(0.3)[source(self)].     // exploration while a goal has no polic
 
 !start.
 
-@start
-+!start <- !train; !evaluate; !finish.
+// @start (!train; !evaluate; !finish), @evaluate and @finish, as learner.asl
+{ include("lib/lifecycle.asl") }
 
 @train
 +!train <- while (not training_done) { !episode }.
@@ -87,10 +87,3 @@ relearn_epsilon(0.3)[source(self)].     // exploration while a goal has no polic
 
 @not_confident
 +!cache_if_confident(X, Y, P, C, T) <- true.
-
-// -- evaluation and the end, as learner.asl ------------------------------------------------
-@evaluate
-+!evaluate <- .rl_evaluate; .rl_save_qtable.
-
-@finish
-+!finish <- .rl_finish.

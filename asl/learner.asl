@@ -1,7 +1,9 @@
 // learner.asl: the plan library of a Q-learning BDI agent.
 //
-// The plans decide what to do and when; the .rl_* internal actions (bdi_rl/actions.py)
-// do the numerical work. Percepts arrive as beliefs annotated source(percept):
+// The plans decide what to do and when; the .rl_* internal actions (bdi_rl/bdi/actions.py)
+// do the numerical work. Plans shared with the other learners' libraries are in lib/,
+// included where they belong (an include is resolved beside this file: copy lib/ with it).
+// Percepts arrive as beliefs annotated source(percept):
 //   mode(step|episode)  env(Id)  episodes_target(N)  eval_episodes(N)     (static)
 //   episode(N)  state(S)  pos(X,Y) (grid worlds)  outcome(goal|hole|timeout|failed)
 //   last_return(R)  epsilon(E)  episodes_done(N)  training_done  eval(Mean,Success)
@@ -16,9 +18,8 @@ failures(0).
 
 !start.
 
-// -- start ---------------------------------------------------------------------------
-@start
-+!start <- !train; !evaluate; !finish.
+// -- start, evaluate, finish: @start (!train; !evaluate; !finish), @evaluate, @finish -------
+{ include("lib/lifecycle.asl") }
 
 // -- training, step granularity: every env step is one !navigate iteration --------------
 @train_steps
@@ -30,18 +31,8 @@ failures(0).
 +!train : mode(episode) <-
     while (not training_done) { .rl_run_episode }.
 
-// -- one episode: restart, navigate until an outcome, learn from the end ------------------
-@episode
-+!episode <-
-    .rl_reset;
-    while (not outcome(_)) { !navigate };
-    .rl_end_episode.
-
-// -- navigate and learn: choose an action in the perceived state, act, update Q ----------
-@navigate
-+!navigate : state(S) <-
-    .rl_choose(S, A);
-    .rl_act(A).
+// -- one episode (@episode) of !navigate steps (@navigate: choose, act, update Q) ----------
+{ include("lib/episode.asl") }
 
 // -- success, failure and the step limit, as the env reports them -------------------------
 @success
@@ -52,10 +43,3 @@ failures(0).
 
 @step_limit
 +outcome(timeout) : failures(N) <- -+failures(N + 1).
-
-// -- evaluation: greedy episodes that never update the table ------------------------------
-@evaluate
-+!evaluate <- .rl_evaluate; .rl_save_qtable.
-
-@finish
-+!finish <- .rl_finish.

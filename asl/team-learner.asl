@@ -63,16 +63,8 @@ known_goal(X, Y) :- goal_at(X, Y, _)[source(P)] & trusted(P).
     .rl_save_qtable;
     !report.
 
-@episode
-+!episode <-
-    .rl_reset;
-    while (not outcome(_)) { !navigate };
-    .rl_end_episode.
-
-@navigate
-+!navigate : state(S) <-
-    .rl_choose(S, A);
-    .rl_act(A).
+// one episode (@episode) of !navigate steps (@navigate), as learner.asl
+{ include("lib/episode.asl") }
 
 // -- sharing experience ----------------------------------------------------------------
 @share_due

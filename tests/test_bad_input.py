@@ -53,6 +53,8 @@ T = TypeVar("T")
 
 AGENT = '[[agents]]\nname = "learner"\n'
 WITH_BAD_ASL = MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "bad.asl"\n')
+#: A plan file whose only plan is in the file it includes.
+_INCLUDES = '!start.\n{{ include("{}") }}\n+!start <- !go.\n'
 
 
 def _spec(old: str, new: str) -> str:
@@ -106,6 +108,21 @@ FILE_CASES: dict[str, FileCase] = {
                                  WITH_BAD_ASL),
     "asl: missing file": FileCase({}, _RUN, "agents[0].asl: no such plan file",
                                   MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "nowhere.asl"\n')),
+    # Plan files that include others ({ include("lib/x.asl") }, resolved beside the includer)
+    "asl: missing include": FileCase({"bad.asl": _INCLUDES.format("lib/absent.asl")}, _RUN,
+                                     "lib/absent.asl: no such plan file (included at ", WITH_BAD_ASL),
+    "asl: include that does not parse": FileCase(
+        {"bad.asl": _INCLUDES.format("lib/broken.asl"), "lib/broken.asl": "+!go <- .rl_reset\n+!x <- true.\n"},
+        _RUN, "lib/broken.asl:2:", WITH_BAD_ASL),
+    "asl: include with an illegal character": FileCase(
+        {"bad.asl": _INCLUDES.format("lib/odd.asl"), "lib/odd.asl": "+!go <- .rl_finish. $\n"}, _RUN,
+        "lib/odd.asl:1:21: illegal character", WITH_BAD_ASL),
+    "asl: include of a directory": FileCase(
+        {"bad.asl": _INCLUDES.format("lib"), "lib/readme": "not a plan file"}, _RUN,
+        "lib: is a directory, not a plan file", WITH_BAD_ASL),
+    "asl: include that includes itself": FileCase(
+        {"bad.asl": _INCLUDES.format("lib/loop.asl"), "lib/loop.asl": '{ include("./loop.asl") }\n'}, _RUN,
+        "lib/./loop.asl: includes itself (included at ", WITH_BAD_ASL),
     # Specs
     "spec: not TOML": FileCase({}, _RUN, "spec.toml: not valid TOML", 'name = [unclosed\n'),
     "spec: empty file": FileCase({}, _RUN, "name: missing required key", ""),

@@ -59,6 +59,30 @@ def test_missing_and_binary_files(tmp_path):
         load_mind(binary, _actions(), "a")
 
 
+def test_included_plans_keep_their_labels_and_their_file(tmp_path):
+    """``{ include("lib/x.asl") }`` is resolved beside the including file (as asl/*.asl share
+    asl/lib/): its plans run, are traced with their own labels and fail naming their own line."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "shared.asl").write_text("@shared +!go <- .note(2).\n@shared_bad +!bad <- .boom.\n")
+    log: list = []
+    mind, tracer = _mind(tmp_path, '!start.\n!bad.\n{ include("lib/shared.asl") }\n'
+                                   "@start +!start <- .note(1); !go.\n", log=log)
+    _run(mind)
+    assert log == [1, 2]
+    started = [e["data"]["plan"] for e in tracer.pending if e["kind"] == "intention.start"]
+    assert {"start", "shared", "shared_bad"} <= set(started)
+    fails = [e["data"] for e in tracer.pending if e["kind"] == "intention.fail"]
+    assert fails[0]["plan"] == "shared_bad" and "shared.asl:2" in fails[0]["error"]
+
+
+def test_a_missing_include_is_one_line_naming_it(tmp_path):
+    with pytest.raises(AslError) as err:
+        _mind(tmp_path, '!start.\n{ include("lib/absent.asl") }\n+!start <- .note(1).\n')
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'lib' / 'absent.asl'}: no such plan file"), message
+    assert f"(included at {tmp_path / 'agent.asl'}:2)" in message and "\n" not in message
+
+
 def test_trace_shows_goals_intentions_and_beliefs(tmp_path):
     log: list = []
     mind, tracer = _mind(tmp_path, """

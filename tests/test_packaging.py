@@ -18,6 +18,9 @@ def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True, capture_output=True)
     assert (target / "bdi_rl" / "asl" / "learner.asl").is_file()
+    shipped = {p.relative_to(ROOT / "asl") for p in (ROOT / "asl").rglob("*.asl")}
+    assert {p.relative_to(target / "bdi_rl" / "asl")
+            for p in (target / "bdi_rl" / "asl").rglob("*.asl")} == shipped  # lib/ too (included)
     assert (target / "bdi_rl" / "agents" / "frozenlake-4x4.toml").is_file()
 
     env = {**os.environ, "PYTHONPATH": str(target)}

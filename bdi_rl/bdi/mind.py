@@ -21,6 +21,7 @@ import agentspeak.parser
 import agentspeak.runtime as asp_runtime
 
 from bdi_rl.bdi import fused
+from bdi_rl.bdi.includes import include_problem
 from bdi_rl.trace.events import TraceLevel, clip_text
 from bdi_rl.trace.tracer import Tracer
 
@@ -433,6 +434,9 @@ def load_mind(
     capture = quiet_interpreter()
     capture.records.clear()
     path = Path(path)
+    problem = include_problem(path)  # an included file's errors, named (includes.py)
+    if problem is not None:
+        raise AslError(problem)
     env = asp_runtime.Environment()
     try:
         with open(path) as source:
