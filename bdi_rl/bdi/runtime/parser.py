@@ -1,0 +1,332 @@
+"""Source text -> :mod:`~bdi_rl.bdi.runtime.syntax` AST, with lark (LALR, contextual lexer).
+
+The grammar is ``agentspeak.lark`` next to this module. ``{ include("f.asl") }`` is
+resolved here, relative to the including file, so the compiler sees one program.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import lark
+from lark import Token, Transformer, v_args
+
+from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.errors import AslSyntaxError
+
+_GRAMMAR = Path(__file__).with_name("agentspeak.lark")
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    return lark.Lark(_GRAMMAR.read_text(), parser="lalr", propagate_positions=True,
+                     maybe_placeholders=False)
+
+
+def _unquote(text: str) -> str:
+    body = text[1:-1]
+    if "\\" not in body:
+        return body
+    out = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t", "r": "\r"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _number(text: str) -> int | float:
+    if "." in text or "e" in text or "E" in text:
+        return float(text)
+    return int(text)
+
+
+def _line(meta: Any) -> int:
+    return getattr(meta, "line", 0) or 0
+
+
+def _fold(children: list, line: int) -> Any:
+    """``a op b op c`` -> left-nested BinOps; a lone child is itself."""
+    node = children[0]
+    for i in range(1, len(children), 2):
+        node = s.BinOp(str(children[i]), node, children[i + 1], line)
+    return node
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    def __init__(self, text: str, file: str) -> None:
+        super().__init__()
+        self.text = text
+        self.file = file
+
+    # -- terms --------------------------------------------------------------------------
+    def var(self, meta, children):
+        return s.Var(str(children[0]), _line(meta))
+
+    def number(self, meta, children):
+        return s.Const(_number(str(children[0])), _line(meta))
+
+    def string(self, meta, children):
+        return s.Const(_unquote(str(children[0])), _line(meta))
+
+    def neg(self, meta, children):
+        operand = children[0]
+        if isinstance(operand, s.Const) and not isinstance(operand.value, str):
+            return s.Const(-operand.value, _line(meta))
+        return s.UnOp("-", operand, _line(meta))
+
+    def literal(self, meta, children):
+        negated = False
+        if isinstance(children[0], Token) and children[0].type == "NEG":
+            negated = True
+            children = children[1:]
+        functor = str(children[0])
+        args: tuple = ()
+        annots: tuple = ()
+        for child in children[1:]:
+            if isinstance(child, tuple) and child and child[0] == "args":
+                args = child[1]
+            elif isinstance(child, tuple) and child and child[0] == "annots":
+                annots = child[1]
+        return s.Lit(functor, args, annots, negated, _line(meta))
+
+    def args(self, meta, children):
+        return ("args", tuple(children))
+
+    def annots(self, meta, children):
+        return ("annots", tuple(children))
+
+    def list(self, meta, children):
+        tail = None
+        if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
+            tail = children[-1][1]
+            children = children[:-1]
+        return s.ListExpr(tuple(children), tail, _line(meta))
+
+    def list_tail(self, meta, children):
+        return ("tail", children[0])
+
+    def trigger_term(self, meta, children):
+        return children[0]
+
+    # -- operators ----------------------------------------------------------------------
+    def or_expr(self, meta, children):
+        node = children[0]
+        for child in children[1:]:
+            node = s.BinOp("|", node, child, _line(meta))
+        return node
+
+    def and_expr(self, meta, children):
+        node = children[0]
+        for child in children[1:]:
+            node = s.BinOp("&", node, child, _line(meta))
+        return node
+
+    def not_expr(self, meta, children):
+        return s.UnOp("not", children[0], _line(meta))
+
+    def rel_expr(self, meta, children):
+        return _fold(children, _line(meta))
+
+    def arith(self, meta, children):
+        return _fold(children, _line(meta))
+
+    def term(self, meta, children):
+        return _fold(children, _line(meta))
+
+    def power(self, meta, children):
+        if len(children) == 1:
+            return children[0]
+        return s.BinOp("**", children[0], children[1], _line(meta))
+
+    def rel_op(self, meta, children):
+        return str(children[0])
+
+    add_op = rel_op
+    mul_op = rel_op
+
+    # -- triggers, statements -----------------------------------------------------------
+    def trig_op(self, meta, children):
+        return str(children[0])
+
+    trig_kind = trig_op
+
+    def trigger(self, meta, children):
+        op = children[0]
+        kind = children[1] if len(children) == 3 else ""
+        return s.TriggerExpr(op, kind, children[-1], _line(meta))
+
+    def _make_stmt(self, op: str, meta: Any, children: Any) -> s.Stmt:
+        return s.Stmt(op, children[0], _line(meta))
+
+    def achieve(self, meta, children):
+        return self._make_stmt("!", meta, children)
+
+    def achieve_new(self, meta, children):
+        return self._make_stmt("!!", meta, children)
+
+    def test(self, meta, children):
+        return self._make_stmt("?", meta, children)
+
+    def add_bel(self, meta, children):
+        return self._make_stmt("+", meta, children)
+
+    def del_bel(self, meta, children):
+        return self._make_stmt("-", meta, children)
+
+    def del_add_bel(self, meta, children):
+        return self._make_stmt("-+", meta, children)
+
+    def expr_stmt(self, meta, children):
+        return self._make_stmt("expr", meta, children)
+
+    def body(self, meta, children):
+        return tuple(children)
+
+    def block(self, meta, children):
+        return children[0] if children else ()
+
+    def elif_(self, meta, children):
+        return (children[0], children[1])
+
+    def else_part(self, meta, children):
+        return ("else", children[0])
+
+    def if_stmt(self, meta, children):
+        branches = [(children[0], children[1])]
+        otherwise = None
+        for child in children[2:]:
+            if isinstance(child, tuple) and len(child) == 2 and child[0] == "else":
+                otherwise = child[1]
+            else:
+                branches.append(child)
+        return s.If(tuple(branches), otherwise, _line(meta))
+
+    def while_stmt(self, meta, children):
+        return s.While(children[0], children[1], _line(meta))
+
+    def for_stmt(self, meta, children):
+        return s.For(children[0], children[1], _line(meta))
+
+    # -- clauses ------------------------------------------------------------------------
+    def include(self, meta, children):
+        return ("include", _unquote(str(children[0])), _line(meta))
+
+    def belief_or_rule(self, meta, children):
+        head = children[0]
+        if len(children) == 1:
+            return ("belief", head)
+        return s.Rule(head, children[1], self.file, _line(meta))
+
+    def initial_goal(self, meta, children):
+        return ("goal", children[0])
+
+    def label(self, meta, children):
+        return ("label", children[0])
+
+    def context(self, meta, children):
+        return ("context", children[0])
+
+    def body_part(self, meta, children):
+        return ("body", children[0])
+
+    def plan(self, meta, children):
+        label = None
+        trigger = None
+        context = None
+        body: tuple = ()
+        for child in children:
+            if isinstance(child, s.TriggerExpr):
+                trigger = child
+            elif child[0] == "label":
+                label = child[1]
+            elif child[0] == "context":
+                context = child[1]
+            elif child[0] == "body":
+                body = child[1]
+        assert trigger is not None
+        text = self.text[meta.start_pos:meta.end_pos] if hasattr(meta, "start_pos") else ""
+        return s.Plan(trigger, context, body, label, self.file, _line(meta), text)
+
+    def start(self, meta, children):
+        return children
+
+
+# lark names the rule ``elif``; a Python method cannot be called that
+setattr(_ToAst, "elif", _ToAst.elif_)
+
+
+def parse_text(text: str, file: str = "<string>", _seen: frozenset[str] = frozenset()) -> s.Program:
+    """Parse a plan library; ``{ include("f") }`` is read relative to ``file``."""
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        raise AslSyntaxError(f"{file}:{exc.line}:{exc.column}: {_describe(exc)}") from None
+    clauses = _ToAst(text, file).transform(tree)
+    program = s.Program()
+    for clause in clauses:
+        if isinstance(clause, s.Plan):
+            program.plans.append(clause)
+        elif isinstance(clause, s.Rule):
+            program.rules.append(clause)
+        elif clause[0] == "belief":
+            program.beliefs.append(clause[1])
+        elif clause[0] == "goal":
+            program.goals.append(clause[1])
+        elif clause[0] == "include":
+            base = Path(file).parent if file != "<string>" else Path(".")
+            path = (base / clause[1]).resolve()
+            if str(path) in _seen:
+                raise AslSyntaxError(f"{file}:{clause[2]}: include cycle through {clause[1]}")
+            try:
+                included_text = path.read_text()
+            except OSError as exc:
+                raise AslSyntaxError(f"{file}:{clause[2]}: cannot include {clause[1]}: "
+                                     f"{exc.strerror}") from None
+            inner = parse_text(included_text, str(path), _seen | {str(path)})
+            program.beliefs += inner.beliefs
+            program.rules += inner.rules
+            program.goals += inner.goals
+            program.plans += inner.plans
+    return program
+
+
+def parse_file(path: str | Path) -> s.Program:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise AslSyntaxError(f"{path}: no such plan file") from None
+    except UnicodeDecodeError:
+        raise AslSyntaxError(f"{path}: not a text file") from None
+    except OSError as exc:
+        raise AslSyntaxError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_text(text, str(path), frozenset({str(path.resolve())}))
+
+
+def _describe(exc: lark.exceptions.UnexpectedInput) -> str:
+    if isinstance(exc, lark.exceptions.UnexpectedToken):
+        token = exc.token
+        if token.type == "$END":
+            return "unexpected end of file"
+        return f"unexpected {str(token)!r}"
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        return f"unexpected character {exc.char!r}"
+    return "syntax error"
+
+
+def parse_expr(text: str) -> s.Expr:
+    """One term or formula (message contents, tellHow triggers, tests)."""
+    program = parse_text(f"term__({text}).", "<term>")
+    if len(program.beliefs) != 1 or len(program.beliefs[0].args) != 1:
+        raise AslSyntaxError(f"not one term: {text!r}")
+    return program.beliefs[0].args[0]

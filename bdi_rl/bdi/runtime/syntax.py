@@ -1,0 +1,138 @@
+"""The AST the parser builds and the compiler reads: small frozen records, with lines.
+
+Kept apart from lark's parse tree so the compiler depends on nothing of the parsing
+library, and programs built in Python (tests, tellHow) go through the same compiler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str  # "_" is anonymous: every occurrence is a new variable
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any  # int, float or str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Lit:
+    """``~functor(args)[annots]``; a functor starting with ``.`` is an internal action."""
+
+    functor: str
+    args: tuple["Expr", ...] = ()
+    annots: tuple["Expr", ...] = ()
+    negated: bool = False
+    line: int = 0
+
+    @property
+    def name(self) -> str:
+        return ("~" if self.negated else "") + self.functor
+
+
+@dataclass(frozen=True)
+class ListExpr:
+    items: tuple["Expr", ...]
+    tail: "Expr | None" = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """Arithmetic (``+ - * / div mod **``), relational (``< <= > >= == \\==``),
+    unification (``=``), ``=..``, and the logical ``&`` and ``|``."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class UnOp:
+    op: str  # "-" or "not"
+    operand: "Expr"
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class TriggerExpr:
+    """``+b``, ``-!g``, ``+?q`` (a plan's trigger, or ``{+b}`` as a term for ``.wait``)."""
+
+    op: str  # "+" or "-"
+    kind: str  # "" belief, "!" achieve, "?" test
+    literal: Lit
+    line: int = 0
+
+
+Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr]
+
+
+# -- body statements ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Stmt:
+    """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``-`` ``-+`` (on ``expr``, a Lit) or ``expr``
+    (an action, internal action or formula)."""
+
+    op: str
+    expr: Expr
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class If:
+    branches: tuple[tuple[Expr, tuple["Statement", ...]], ...]
+    otherwise: tuple["Statement", ...] | None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class While:
+    cond: Expr
+    body: tuple["Statement", ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class For:
+    cond: Expr
+    body: tuple["Statement", ...]
+    line: int = 0
+
+
+Statement = Union[Stmt, If, While, For]
+
+
+# -- clauses --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    trigger: TriggerExpr
+    context: Expr | None
+    body: tuple[Statement, ...]
+    label: Lit | None = None
+    file: str = ""
+    line: int = 0
+    text: str = ""  # the plan's source, for askHow and tracing
+
+
+@dataclass(frozen=True)
+class Rule:
+    head: Lit
+    body: Expr
+    file: str = ""
+    line: int = 0
+
+
+@dataclass
+class Program:
+    beliefs: list[Lit] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    goals: list[Lit] = field(default_factory=list)
+    plans: list[Plan] = field(default_factory=list)
