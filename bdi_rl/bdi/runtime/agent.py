@@ -157,7 +157,7 @@ class Agent:
                 cp.label = Struct(cp.label.functor, cp.label.args, cp.label.annots | {source(plan_source)})
             self.plans.setdefault((cp.ttype, cp.functor, cp.arity), []).append(cp)
             compiled.append(cp)
-        for lit in program.beliefs:
+        for lit in reversed(program.beliefs):  # Jason: so queries see them in source order
             value = _ground_literal(lit, "a belief")
             annots = value.annots if any(a.functor == "source" for a in value.annots
                                          if type(a) is Struct) else value.annots | ANNOTS_SELF
@@ -373,7 +373,7 @@ class Agent:
              elapsed: Any) -> None:
         started = self.host.now()
         if key is None:
-            self._timer(ms, lambda: self._resume(it))
+            self._timer(ms, lambda: self._resume(it), it)
             return
         waiter: list = [it, frame, matcher, elapsed, started, None, True]
         self.waiters.setdefault(key, []).append(waiter)
@@ -577,8 +577,8 @@ class Agent:
         self.host.intention_failed(self, report)
 
     # -- waiting ---------------------------------------------------------------------------
-    def _timer(self, ms: Any, action: Callable[[], None]) -> list:
-        entry = [self.host.now() + float(ms) / 1000.0, next(self._seq), action, True]
+    def _timer(self, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list:
+        entry = [self.host.now() + float(ms) / 1000.0, next(self._seq), action, True, owner]
         heapq.heappush(self.timers, entry)
         return entry
 
@@ -713,7 +713,7 @@ class Agent:
 
         self.events[:] = [(t, v) for t, v in self.events if not (t == ADD_ACH and matches(v))]
         for it in list(self.running) + [w[0] for ws in self.waiters.values() for w in ws] + \
-                [e[0] for e in self.pending_asks.values()]:
+                [e[0] for e in self.pending_asks.values()] + [t[4] for t in self.timers if t[4] is not None]:
             if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
                 it.dropped = True
                 if self.atomic is it:

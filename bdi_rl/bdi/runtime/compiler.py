@@ -355,19 +355,16 @@ class Compiler:
         left, right = tc.term(node.left), tc.term(node.right)
         lb, rb = left.build, right.build
         if op == "=":
-            if left.slot >= 0:
-                lm = left.match
-
-                def first(ag: Any, env: Env, trail: list) -> bool:
-                    return lm(rb(env), env, trail)
-            elif right.slot >= 0:
+            if isinstance(node.right, s.ListExpr) and node.right.tail is not None:
                 rm = right.match
 
                 def first(ag: Any, env: Env, trail: list) -> bool:
                     return rm(lb(env), env, trail)
             else:
+                lm = left.match
+
                 def first(ag: Any, env: Env, trail: list) -> bool:
-                    return unify(lb(env), rb(env), trail)
+                    return lm(rb(env), env, trail)
         elif op == "\\=":
             def first(ag: Any, env: Env, trail: list) -> bool:
                 scratch: list = []

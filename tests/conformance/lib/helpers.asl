@@ -1,0 +1,3 @@
+// included by include.asl
+helper_fact(7).
++!help(X) <- .print("helped ", X).
