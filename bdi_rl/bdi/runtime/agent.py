@@ -411,12 +411,21 @@ class Agent:
         return removed
 
     def _handle_events(self) -> None:
+        """Every pending event becomes an intention (or a failure). New intentions run
+        before the ones already queued: the intention that raised the events yielded so that
+        its reactions run now, as they would after one step in Jason's interleaving (a
+        reaction that reads a counter in its context must not wait for the next episode)."""
         events = self.events
+        running = self.running
         while events:
             batch = events[:]
             events.clear()
+            queued = len(running)
             for ttype, value in batch:
                 self._handle_event(ttype, value)
+            new = len(running) - queued
+            if new and queued:
+                running.rotate(new)
 
     def _handle_event(self, ttype: int, value: Struct) -> None:
         try:
