@@ -39,7 +39,7 @@ from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import (ANNOTS_PERCEPT, ANNOTS_SELF, FALSE, SELF, UNBOUND, LVar,
                                       Struct, atom, from_python, resolve, source, sources,
                                       term_str, unify, undo)
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler, match_annots
+from bdi_rl.bdi.runtime.unify import MISSING, Scope, TermCompiler, match_annots
 
 #: Deepest intention stack (nested sub-goals) before the sub-goal fails.
 MAX_DEPTH = 10_000
@@ -324,7 +324,18 @@ class Agent:
         group = self.beliefs.groups.get(key)
         if not group:
             return
-        trail: list = []
+        ground = _ground_args(args, env)
+        if ground is not None:  # the usual case, -b(X) with X bound: one lookup
+            bannots = group.get(ground)
+            if bannots is None:
+                return
+            trail: list = []
+            if match_annots(annots, bannots, env, trail):
+                removed = frozenset(resolve(code.build(env)) for code in annots)
+                undo(trail, 0)
+                self._bb_remove(key[0], ground, removed)
+            return
+        trail = []
         for bargs, bannots in reversed(tuple(group.items())):
             if all(code.match(value, env, trail) for code, value in zip(args, bargs, strict=False)) \
                     and match_annots(annots, bannots, env, trail):
@@ -783,6 +794,25 @@ _PERFORMATIVES: dict[str, Callable[..., None]] = {
     "untellHow": Agent._on_untell_how,
     "askHow": Agent._on_ask_how,
 }
+
+
+def _ground_args(codes: list, env: list) -> tuple | None:
+    """The argument values when every one is a constant or a bound variable, else None."""
+    values = []
+    for code in codes:
+        const = code.const
+        if const is not MISSING:
+            values.append(const)
+            continue
+        if code.slot < 0:
+            return None
+        v = env[code.slot]
+        if type(v) is LVar:
+            v = resolve(v)
+        if v is UNBOUND or type(v) is LVar:
+            return None
+        values.append(v)
+    return tuple(values)
 
 
 def _is_ground(value: Any) -> bool:

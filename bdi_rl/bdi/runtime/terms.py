@@ -146,18 +146,41 @@ def resolve(value: Any) -> Any:
         if kind is LVar:
             return value
     if kind is Struct:
-        if not value.args and not value.annots:
-            return value
         args = value.args
-        new = tuple(resolve(a) for a in args)
         annots = value.annots
-        new_annots = frozenset(resolve(a) for a in annots) if annots else annots
-        if all(a is b for a, b in zip(new, args, strict=False)) and new_annots == annots:
+        if not args and not annots:
             return value
-        return Struct(value.functor, new, new_annots)
+        new_args = None
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is LVar or t is Struct or t is tuple:
+                r = resolve(a)
+                if r is not a:
+                    if new_args is None:
+                        new_args = list(args)
+                    new_args[i] = r
+        new_annots = annots
+        for a in annots:
+            if type(a) is not Struct or a.args and not (len(a.args) == 1 and type(a.args[0]) is Struct
+                                                        and not a.args[0].args):
+                new_annots = frozenset(resolve(x) for x in annots)
+                if new_annots == annots:
+                    new_annots = annots
+                break
+        if new_args is None and new_annots is annots:
+            return value
+        return Struct(value.functor, tuple(new_args) if new_args is not None else args, new_annots)
     if kind is tuple:
-        new = tuple(resolve(a) for a in value)
-        return value if all(a is b for a, b in zip(new, value, strict=False)) else new
+        new = None
+        for i, a in enumerate(value):
+            t = type(a)
+            if t is LVar or t is Struct or t is tuple:
+                r = resolve(a)
+                if r is not a:
+                    if new is None:
+                        new = list(value)
+                    new[i] = r
+        return value if new is None else tuple(new)
     return value
 
 

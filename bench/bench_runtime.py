@@ -1,0 +1,228 @@
+"""bdi_rl.bdi.runtime against python-agentspeak on the same programs (issue 16).
+
+Each program runs to completion on both interpreters, interleaved A B A B; the figure is
+the program's own unit of work per second (loop iterations, plan selections, env steps),
+so the ratio is the speed-up on that program whatever each interpreter calls a cycle.
+The clock starts once the plans are loaded (lark builds its parser once per process).
+python-agentspeak runs as bdi-rl runs it today (bdi.mind.load_mind: TracedMind with the
+fused instructions, no tracer).
+
+    python bench/bench_runtime.py [--rounds 3] [--scale 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import agentspeak as asp  # noqa: E402
+import agentspeak.stdlib as asp_stdlib  # noqa: E402
+
+from bdi_rl.bdi.mind import load_mind  # noqa: E402
+from bdi_rl.bdi.runtime import Actions, Host, load_agent  # noqa: E402
+
+COUNTING = """
+count(0).
+!start.
++!start <- while (count(N) & N < {n}) {{ -count(N); +count(N + 1) }}.
+"""
+
+SELECTION = """
+i(0).
+!start.
++!start <- while (i(N) & N < {n}) {{ !pick(N mod 10); -i(N); +i(N + 1) }}.
++!pick(X) : X == 0 <- true.
++!pick(X) : X == 1 <- true.
++!pick(X) : X == 2 <- true.
++!pick(X) : X == 3 <- true.
++!pick(X) : X == 4 <- true.
++!pick(X) : X == 5 <- true.
++!pick(X) : X == 6 <- true.
++!pick(X) : X == 7 <- true.
++!pick(X) : X == 8 <- true.
++!pick(X) <- true.
+"""
+
+# learner.asl's step-mode shape with stub actions: only the interpreter's cost is measured
+#: when the measured part of a run started (after parsing and loading the plans)
+CLOCK = [0.0]
+
+QLOOP = """
+!train.
++!train <- while (not training_done) { !episode }.
++!episode <- .rl_reset; while (not outcome(_)) { !navigate }; .rl_end_episode.
++!navigate : state(S) <- .rl_choose(S, A); .rl_act(A).
+"""
+
+
+class StubEnv:
+    """8 steps per episode, {episodes} episodes; percepts through the given callbacks."""
+
+    def __init__(self, episodes: int, replace: Callable[[str, tuple], None], drop: Callable[[str, int], None]) -> None:
+        self.episodes = episodes
+        self.replace = replace
+        self.drop = drop
+        self.done = 0
+        self.t = 0
+        self.steps = 0
+
+    def reset(self) -> None:
+        self.t = 0
+        self.drop("outcome", 1)
+        self.replace("state", (0,))
+
+    def choose(self, s: Any) -> int:
+        return (int(s) + 1) % 4
+
+    def act(self, a: Any) -> None:
+        self.t += 1
+        self.steps += 1
+        self.replace("state", (self.t,))
+        if self.t >= 8:
+            self.replace("outcome", ("goal",))
+
+    def end_episode(self) -> None:
+        self.done += 1
+        if self.done >= self.episodes:
+            self.replace("training_done", ())
+
+
+def _write(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / f"{name}.asl"
+    path.write_text(text)
+    return path
+
+
+def run_new(path: Path, stub: StubEnv | None = None) -> None:
+    actions = Actions()
+    holder: list[Any] = []
+    if stub is not None:
+        stub.replace = lambda f, args: holder[0].replace_percept(f, tuple(
+            __import__("bdi_rl.bdi.runtime.terms", fromlist=["atom"]).atom(a) if isinstance(a, str) else a
+            for a in args))
+        stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
+        actions.add_procedure(".rl_reset", (), stub.reset)
+        actions.add_function(".rl_choose", (None,), stub.choose)
+        actions.add_procedure(".rl_act", (None,), stub.act)
+        actions.add_procedure(".rl_end_episode", (), stub.end_episode)
+    agent = load_agent(path, "bench", actions, Host())
+    holder.append(agent)
+    CLOCK[0] = time.perf_counter()
+    agent.run()
+    assert not agent.failures, agent.failures
+
+
+def run_old(path: Path, stub: StubEnv | None = None) -> None:
+    actions = asp.Actions(asp_stdlib.actions)
+    holder: list[Any] = []
+    if stub is not None:
+        def replace(functor: str, args: tuple) -> None:
+            lit = asp.Literal(functor, tuple(asp.Literal(a) if isinstance(a, str) else a for a in args),
+                              frozenset([asp.Literal("source", (asp.Literal("percept"),))]))
+            holder[0].replace_percept(lit)
+
+        stub.replace = replace
+        stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
+        actions.add_procedure(".rl_reset", (), stub.reset)
+        actions.add_function(".rl_choose", (None,), stub.choose)
+        actions.add_procedure(".rl_act", (None,), stub.act)
+        actions.add_procedure(".rl_end_episode", (), stub.end_episode)
+    mind = load_mind(path, actions, "bench")
+    holder.append(mind)
+    CLOCK[0] = time.perf_counter()
+    while mind.step():
+        pass
+    assert not mind.failures, mind.failures
+
+
+def learner_asl(kind: str, episodes: int, tmp: Path) -> Callable[[], int]:
+    """asl/learner.asl, step mode, real FrozenLake 4x4 and Q-learning (the shipped loop)."""
+    from test_runtime_learner import PerceptSink, _bridge  # tests/: the same wiring as the test
+
+    def run() -> int:
+        finished: list[str] = []
+        bridge, learner = _bridge(tmp, kind, episodes, finished)
+        asl = Path(__file__).resolve().parent.parent / "asl" / "learner.asl"
+        if kind == "new":
+            actions = Actions()
+            bridge.register(actions)
+            sink = PerceptSink()
+            agent = load_agent(asl, "new", actions, Host(), start=False)
+            sink.agent = agent
+            bridge.start(sink, "step")
+            agent.start()
+            CLOCK[0] = time.perf_counter()
+            agent.run()
+        else:
+            old_actions = asp.Actions(asp_stdlib.actions)
+            bridge.register(old_actions)
+            mind = load_mind(asl, old_actions, "old", prepare=lambda m: bridge.start(m, "step"))
+            CLOCK[0] = time.perf_counter()
+            while mind.step():
+                pass
+        assert finished
+        return learner.env_steps
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench_runtime"))
+    n_count = int(20_000 * args.scale)
+    n_select = int(10_000 * args.scale)
+    n_episodes = int(2_000 * args.scale)
+    programs: list[tuple[str, str, Callable[[str], Callable[[], int]]]] = []
+
+    def simple(name: str, text: str, units: int) -> Callable[[str], Callable[[], int]]:
+        path = _write(tmp, name, text)
+
+        def make(kind: str) -> Callable[[], int]:
+            def run() -> int:
+                (run_new if kind == "new" else run_old)(path)
+                return units
+            return run
+        return make
+
+    def qloop(kind: str) -> Callable[[], int]:
+        path = _write(tmp, "qloop", QLOOP)
+
+        def run() -> int:
+            stub = StubEnv(n_episodes, lambda f, a: None, lambda f, n: None)
+            (run_new if kind == "new" else run_old)(path, stub)
+            return stub.steps
+        return run
+
+    programs.append(("counting loop (iterations/s)", "count", simple("count", COUNTING.format(n=n_count), n_count)))
+    programs.append(("plan selection, 10 plans (goals/s)", "select",
+                     simple("select", SELECTION.format(n=n_select), n_select)))
+    programs.append(("Q-loop shape, stub actions (steps/s)", "qloop", qloop))
+    programs.append(("learner.asl step mode, FrozenLake (env steps/s)", "learner",
+                     lambda kind: learner_asl(kind, int(300 * args.scale), tmp)))
+
+    print(f"{'program':<48} {'python-agentspeak':>18} {'bdi.runtime':>12} {'ratio':>7}")
+    for title, _, make in programs:
+        rates: dict[str, list[float]] = {"old": [], "new": []}
+        for _ in range(args.rounds):
+            for kind in ("old", "new"):  # interleaved: A B A B
+                run = make(kind)
+                units = run()
+                rates[kind].append(units / (time.perf_counter() - CLOCK[0]))
+        ratios = [n / o for n, o in zip(rates["new"], rates["old"], strict=True)]
+        print(f"{title:<48} {statistics.median(rates['old']):>18,.0f} {statistics.median(rates['new']):>12,.0f} "
+              f"{statistics.median(ratios):>6.1f}x  (rounds: {', '.join(f'{r:.1f}' for r in ratios)})")
+
+
+if __name__ == "__main__":
+    main()
