@@ -22,6 +22,13 @@ def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
     assert {p.relative_to(target / "bdi_rl" / "asl")
             for p in (target / "bdi_rl" / "asl").rglob("*.asl")} == shipped  # lib/ too (included)
     assert (target / "bdi_rl" / "agents" / "frozenlake-4x4.toml").is_file()
+    # every module and data file of the package (a sub-package missing from pyproject's list,
+    # a grammar or a static file left out of package-data would fail here, not in a user's run)
+    def files(root: Path) -> set[Path]:
+        return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+    missing = files(ROOT / "bdi_rl") - files(target / "bdi_rl")
+    assert not missing, sorted(map(str, missing))
 
     env = {**os.environ, "PYTHONPATH": str(target)}
     where = subprocess.run([sys.executable, "-c", "import bdi_rl; print(bdi_rl.__file__)"],
