@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +32,21 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.run([sys.executable, "-m", "bdi_rl", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def run_main(*args: str) -> subprocess.CompletedProcess:
+    """``bdi-rl ARGS`` in this process, through the CLI's ``main`` and its error boundary, with
+    what ``run_cli`` returns: for the readers' tests, which need no process of their own (an
+    interpreter start and the imports cost ~0.4 s a call)."""
+    from bdi_rl.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as exc:  # a usage error, refused by the argument parser
+            status = exc.code
+    return subprocess.CompletedProcess(["bdi-rl", *args], status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="session")
@@ -68,34 +86,56 @@ name = "learner"
 """
 
 
-HOSTILE_ASL = """
+#: Beliefs that are HTML meant to run in the viewer (it must show them as text), and a plan
+#: that notes them.
+HOSTILE_NOTES = ["<script>document.body.dataset.pwned = 1</script>",
+                 '<img src=x onerror="document.body.dataset.pwned = 1">']
+HOSTILE_ASL = f"""
 !start.
-@start +!start <- +note("<script>document.body.dataset.pwned = 1</script>");
-                  +note("<img src=x onerror=\\"document.body.dataset.pwned = 1\\">"); .rl_finish.
+@start +!start <- {"; ".join(f"+note({json.dumps(note)})" for note in HOSTILE_NOTES)}; .rl_finish.
 """
+
+
+def _reader_specs(base: Path) -> dict[str, Path]:
+    """The specs of the readers' runs: a small learner, one whose plan notes hostile HTML, a
+    team (coordinator + 3 learners) that talks."""
+    from tests.test_team import _team_spec
+
+    (base / "hostile.asl").write_text(HOSTILE_ASL)
+    texts = {"tiny": MINIMAL_SPEC,
+             "hostile": MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
+                                    .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'),
+             "team": _team_spec("v")}
+    for name, text in texts.items():
+        (base / f"{name}.toml").write_text(text)
+    return {name: base / f"{name}.toml" for name in texts}
 
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory) -> Path:
-    """Finished runs made by the CLI, shared by the viewer, inspect, plot, export and dashboard
-    tests: a small learner traced at step level, one whose beliefs are hostile HTML, and a
-    team (coordinator + 3 learners) that talks."""
-    base = tmp_path_factory.mktemp("viewer")
-    runs = base / "runs"
-    (base / "spec.toml").write_text(MINIMAL_SPEC)
-    result = run_cli("run", str(base / "spec.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
-    assert result.returncode == 0, result.stderr
-    (base / "hostile.asl").write_text(HOSTILE_ASL)
-    (base / "hostile.toml").write_text(MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
-                                       .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'))
-    result = run_cli("run", str(base / "hostile.toml"), "--runs", str(runs), "--no-progress", "--trace", "step")
-    assert result.returncode == 0, result.stderr
-    from tests.test_team import _team_spec
+    """Finished runs for the viewer, inspect, plot, export and dashboard tests, written as a
+    run writes them (tests/fakeruns.py: the package's own writers, no XMPP, no agents; ~0.3 s):
+    a small learner traced at step level, one whose beliefs are hostile HTML, and a team
+    (coordinator + 3 learners) that talks. ``cli_run`` holds them to a real run."""
+    from tests.fakeruns import learner_run, notes_run, team_run
 
-    (base / "team.toml").write_text(_team_spec("v"))
-    result = run_cli("run", str(base / "team.toml"), "--runs", str(runs), "--no-progress", "--episodes", "60")
-    assert result.returncode == 0, result.stderr
+    base = tmp_path_factory.mktemp("runs")
+    specs, runs = _reader_specs(base), base / "runs"
+    learner_run(runs, specs["tiny"], rng_seed=11, trace="step")  # 11: reaches the goal (Q-values to draw)
+    notes_run(runs, specs["hostile"], HOSTILE_NOTES, trace="step")
+    team_run(runs, specs["team"], episodes=60)
     return runs
+
+
+@pytest.fixture(scope="session")
+def cli_run(tmp_path_factory) -> Path:
+    """One run made by the CLI, a team traced at step level (the richest trace: minds,
+    Q-learning steps, messages): the slow tier's check that the written runs are real ones."""
+    base = tmp_path_factory.mktemp("cli-run")
+    specs = _reader_specs(base)
+    result = run_cli("run", str(specs["team"]), "--runs", str(base / "runs"), "--no-progress", "--episodes", "60")
+    assert result.returncode == 0, result.stderr
+    return run_named(base / "runs", "team")
 
 
 def run_named(runs: Path, experiment: str) -> Path:
@@ -113,9 +153,9 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
     return beliefs
 
 
-#: What makes a test slow: a real ejabberd, the three full CLI runs of the ``runs`` fixture, or
+#: What makes a test slow: a real ejabberd, the full CLI run of the ``cli_run`` fixture, or
 #: a telemetry agent fed hostile batches over XMPP (it waits out each refusal).
-SLOW_FIXTURES = {"ejabberd", "runs", "batches_received"}
+SLOW_FIXTURES = {"ejabberd", "cli_run", "batches_received"}
 #: Modules whose every test runs whole experiments or several processes.
 SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "test_trust",
                 "test_viewer_browser", "test_packaging", "test_claim", "test_stop_and_errors"}

@@ -7,14 +7,14 @@ import os
 import numpy as np
 from matplotlib.image import imread
 
-from tests.conftest import run_cli
+from tests.conftest import run_main
 from tests.conftest import run_named as _run_named
 
 
 def test_dashboard_plots_the_runs_curves(runs, tmp_path):
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # inherited by the CLI process below
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before the first QApplication
     out = tmp_path / "board.png"
-    result = run_cli("dashboard", _run_named(runs, "tiny").name, "--runs", str(runs), "--screenshot", str(out))
+    result = run_main("dashboard", _run_named(runs, "tiny").name, "--runs", str(runs), "--screenshot", str(out))
     assert result.returncode == 0, result.stderr
     image = (imread(out)[:, :, :3] * 255).astype(np.uint8)
     assert image.shape[0] > 500 and image.shape[1] > 900
@@ -26,7 +26,7 @@ def test_dashboard_plots_the_runs_curves(runs, tmp_path):
 def test_dashboard_of_a_run_without_episodes_draws_axes_only(runs, tmp_path):
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     out = tmp_path / "empty.png"
-    result = run_cli("dashboard", _run_named(runs, "hostile").name, "--runs", str(runs), "--screenshot", str(out))
+    result = run_main("dashboard", _run_named(runs, "hostile").name, "--runs", str(runs), "--screenshot", str(out))
     assert result.returncode == 0, result.stderr
     image = (imread(out)[:, :, :3] * 255).astype(np.uint8)
     blue = np.all(np.abs(image.astype(int) - [0x1F, 0x77, 0xB4]) < 40, axis=2)
@@ -34,7 +34,7 @@ def test_dashboard_of_a_run_without_episodes_draws_axes_only(runs, tmp_path):
 
 
 def test_dashboard_bad_screenshot_name(runs, tmp_path):
-    result = run_cli("dashboard", _run_named(runs, "tiny").name, "--runs", str(runs),
+    result = run_main("dashboard", _run_named(runs, "tiny").name, "--runs", str(runs),
                      "--screenshot", str(tmp_path / "x.jpg"))
     assert result.returncode == 2 and "expected a .png file" in result.stderr
 

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from bdi_rl.trace.events import read_trace
-from tests.conftest import run_cli
+from tests.conftest import run_main
 from tests.conftest import run_named as _run_named
 
 
@@ -18,7 +18,7 @@ def _episode_ends(run_dir):
 def test_csv_holds_every_episode_and_the_evaluation(runs, tmp_path):
     run_dir = _run_named(runs, "tiny")
     out = tmp_path / "tiny.csv"
-    result = run_cli("export", run_dir.name, "--runs", str(runs), "--csv", str(out))
+    result = run_main("export", run_dir.name, "--runs", str(runs), "--csv", str(out))
     assert result.returncode == 0, result.stderr
     with open(out) as f:
         table = list(csv.DictReader(f))
@@ -40,7 +40,7 @@ def test_tensorboard_scalars_use_cleanrl_tags(runs, tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     run_dir = _run_named(runs, "tiny")
-    result = run_cli("export", str(run_dir), "--tensorboard", str(tmp_path / "tb"))
+    result = run_main("export", str(run_dir), "--tensorboard", str(tmp_path / "tb"))
     assert result.returncode == 0, result.stderr
     logs = tmp_path / "tb" / run_dir.name / "learner"
     accumulator = EventAccumulator(str(logs))
@@ -53,13 +53,13 @@ def test_tensorboard_scalars_use_cleanrl_tags(runs, tmp_path):
     assert [s.value for s in returns] == pytest.approx([e["data"]["return"] for e in ends])
     assert returns[-1].step == sum(e["data"]["length"] for e in ends)
     # A second export refuses to overwrite; nothing half-written is left beside it.
-    again = run_cli("export", str(run_dir), "--tensorboard", str(tmp_path / "tb"))
+    again = run_main("export", str(run_dir), "--tensorboard", str(tmp_path / "tb"))
     assert again.returncode == 2 and "already exists" in again.stderr
     assert sorted(p.name for p in (tmp_path / "tb").iterdir()) == [run_dir.name]
 
 
 def test_export_of_a_run_without_episodes_is_refused(runs, tmp_path):
-    result = run_cli("export", _run_named(runs, "hostile").name, "--runs", str(runs),
+    result = run_main("export", _run_named(runs, "hostile").name, "--runs", str(runs),
                      "--csv", str(tmp_path / "x.csv"))
     assert result.returncode == 2 and "no episodes" in result.stderr
     assert not (tmp_path / "x.csv").exists()

@@ -1,11 +1,11 @@
-"""``bdi-rl inspect``: the Mind Inspector in the terminal, over a real run."""
+"""``bdi-rl inspect``: the Mind Inspector in the terminal, over a finished run."""
 
 from __future__ import annotations
 
 import pytest
 
 from bdi_rl.trace.events import read_trace
-from tests.conftest import run_cli
+from tests.conftest import run_main
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -13,7 +13,7 @@ from tests.conftest import run_named as _run_named
 def test_inspect_shows_the_mind_at_an_event(runs):
     run_dir = _run_named(runs, "tiny")
     events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == "learner@localhost"]
-    result = run_cli("inspect", run_dir.name, "--runs", str(runs), "--agent", "learner", "--event", "700")
+    result = run_main("inspect", run_dir.name, "--runs", str(runs), "--agent", "learner", "--event", "700")
     assert result.returncode == 0, result.stderr
     assert "event 700 of" in result.stdout and events[700]["kind"] in result.stdout
     for belief in _beliefs_after(events, 700):
@@ -23,7 +23,7 @@ def test_inspect_shows_the_mind_at_an_event(runs):
 
 def test_inspect_finds_an_episode_and_step(runs):
     run_dir = _run_named(runs, "tiny")
-    result = run_cli("inspect", str(run_dir), "--agent", "learner@localhost", "--episode", "5", "--step", "2")
+    result = run_main("inspect", str(run_dir), "--agent", "learner@localhost", "--episode", "5", "--step", "2")
     assert result.returncode == 0, result.stderr
     assert "episode 5, step 2" in result.stdout and "rl.step" in result.stdout  # the step's last event
     step = next(e for e in read_trace(run_dir / "trace.jsonl")
@@ -41,11 +41,11 @@ def test_inspect_finds_an_episode_and_step(runs):
 ])
 def test_inspect_bad_input_is_one_line(runs, args, message):
     run = _run_named(runs, "tiny").name
-    result = run_cli("inspect", run, "--runs", str(runs), *args)
+    result = run_main("inspect", run, "--runs", str(runs), *args)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_inspect_an_unknown_run(tmp_path):
-    result = run_cli("inspect", "nope", "--runs", str(tmp_path), "--agent", "x")
+    result = run_main("inspect", "nope", "--runs", str(tmp_path), "--agent", "x")
     assert result.returncode == 2 and "nope: not a run directory" in result.stderr

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from tests.conftest import MINIMAL_SPEC, run_cli
+from tests.conftest import MINIMAL_SPEC, run_main
+from tests.fakeruns import learner_run
 from tests.conftest import run_named as _run_named
 
 
@@ -17,7 +18,7 @@ def _distinct_colours(path) -> int:
 
 def test_plot_a_run_with_its_q_heatmap(runs, tmp_path):
     out = tmp_path / "tiny.png"
-    result = run_cli("plot", _run_named(runs, "tiny").name, "--runs", str(runs), "-o", str(out))
+    result = run_main("plot", _run_named(runs, "tiny").name, "--runs", str(runs), "-o", str(out))
     assert result.returncode == 0, result.stderr
     image = imread(out)
     assert image.shape[:2] == (935, 1320)
@@ -28,13 +29,9 @@ def test_plot_a_run_with_its_q_heatmap(runs, tmp_path):
 
 
 def test_plot_several_seeds_into_one_band(runs, tmp_path, write_spec):
-    spec = write_spec(MINIMAL_SPEC)
-    result = run_cli("run", str(spec), "--runs", str(tmp_path / "more"), "--seed", "11",
-                     "--trace", "episode", "--no-progress")
-    assert result.returncode == 0, result.stderr
-    other = next((tmp_path / "more").iterdir())
+    other = learner_run(tmp_path / "more", write_spec(MINIMAL_SPEC), seed=11, trace="episode")
     out = tmp_path / "seeds.svg"
-    result = run_cli("plot", str(_run_named(runs, "tiny")), str(other), "-o", str(out))
+    result = run_main("plot", str(_run_named(runs, "tiny")), str(other), "-o", str(out))
     assert result.returncode == 0, result.stderr
     svg = out.read_text()
     assert "2 runs" in svg and "across 2 learners" in svg
@@ -45,10 +42,11 @@ def test_plot_several_seeds_into_one_band(runs, tmp_path, write_spec):
     (["RUN", "-o", "x.txt"], "expected a .png, .svg or .pdf file"),
     (["HOSTILE", "-o", "x.png"], "no episodes in these runs' traces"),
 ])
-def test_plot_bad_input_is_one_line(runs, tmp_path, args, message):
+def test_plot_bad_input_is_one_line(runs, tmp_path, args, message, monkeypatch):
     args = [a.replace("RUN", _run_named(runs, "tiny").name).replace("HOSTILE", _run_named(runs, "hostile").name)
             for a in args]
-    result = run_cli("plot", *args, "--runs", str(runs), cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = run_main("plot", *args, "--runs", str(runs))
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.glob("x.*"))

@@ -1,4 +1,5 @@
-"""The viewer's HTTP API over real runs made by the CLI: content, safety, read-only."""
+"""The viewer's HTTP API over finished runs (``runs``: written as runs write them): content,
+safety, read-only."""
 
 from __future__ import annotations
 
