@@ -43,11 +43,17 @@ YIELD = -3       # the intention gives up its turn (budget spent); frame.pc says
 class Query:
     """A compiled logical formula (see the module docstring)."""
 
-    __slots__ = ("first", "solve", "body", "failure")
+    __slots__ = ("first", "solve", "then", "body", "failure")
 
     def __init__(self, first: Callable[..., bool], solve: Callable[..., Iterator[Any]] | None = None,
-                 body: Callable[..., Any] | None = None, failure: str = "ia_failed") -> None:
+                 body: Callable[..., Any] | None = None, failure: str = "ia_failed",
+                 then: Callable[[Callable[..., bool]], Callable[..., bool]] | None = None) -> None:
         self.first = first
+        self.then = then if then is not None else (
+            _then_from_first(first) if solve is None else _then_from_solve(solve))
+        """``then(k)``: a ``first`` that tries ``k`` on each solution of this formula in
+        turn; a conjunction's ``first`` is ``left.then(right.first)``, one loop without a
+        generator when the left side is a literal (compiled once, not per call)"""
         self.solve = solve if solve is not None else _solve_from_first(first)
         self.body = body
         """for a body statement with its own control (``.wait``, a synchronous ``.send``):
@@ -64,6 +70,30 @@ def _solve_from_first(first: Callable[..., bool]) -> Callable[..., Iterator[Any]
             undo(trail, mark)
 
     return solve
+
+
+def _then_from_first(first: Callable[..., bool]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def then(k: Callable[..., bool]) -> Callable[..., bool]:
+        def first_k(ag: Any, env: Env, trail: list) -> bool:
+            mark = len(trail)
+            if first(ag, env, trail):
+                if k(ag, env, trail):
+                    return True
+                undo(trail, mark)
+            return False
+        return first_k
+    return then
+
+
+def _then_from_solve(solve: Callable[..., Iterator[Any]]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def then(k: Callable[..., bool]) -> Callable[..., bool]:
+        def first_k(ag: Any, env: Env, trail: list) -> bool:
+            for _ in solve(ag, env, trail):
+                if k(ag, env, trail):
+                    return True
+            return False
+        return first_k
+    return then
 
 
 def _true_first(ag: Any, env: Env, trail: Any) -> bool:
@@ -257,43 +287,57 @@ class Compiler:
                 if rules:
                     yield from solve_rules(ag, rules, [b(env) for b in builds], trail)
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
-            group = ag.beliefs.groups.get(key)
-            if group:
-                if ground:
-                    bannots = group.get(const_args)
-                    if bannots is not None:
-                        if simple_annots:
-                            if const_annots <= bannots:  # type: ignore[operator]
-                                return True
-                        elif match_annots(annots, bannots, env, trail):
-                            return True
-                elif simple_annots:
-                    if len(group) == 1:  # the usual percept: state(S)
-                        for bargs, bannots in group.items():
+        def then(k: Callable[..., bool] | None) -> Callable[..., bool]:
+            """``first`` trying ``k`` on each belief matched (``k`` None: the first match)."""
+
+            def first_k(ag: Any, env: Env, trail: list) -> bool:
+                group = ag.beliefs.groups.get(key)
+                if group:
+                    if ground:
+                        bannots = group.get(const_args)
+                        if bannots is not None:
+                            if simple_annots:
+                                if const_annots <= bannots and (k is None or k(ag, env, trail)):  # type: ignore[operator]
+                                    return True
+                            else:
+                                for _ in solve_annots(annots, bannots, env, trail):
+                                    if k is None or k(ag, env, trail):
+                                        return True
+                    elif simple_annots:
+                        if len(group) == 1:  # the usual percept: state(S)
+                            [(bargs, bannots)] = group.items()
                             mark = len(trail)
-                            if const_annots <= bannots and match_args(bargs, env, trail):  # type: ignore[operator]
+                            if const_annots <= bannots and match_args(bargs, env, trail) and (  # type: ignore[operator]
+                                    k is None or k(ag, env, trail)):
                                 return True
                             undo(trail, mark)
+                        else:
+                            for bargs, bannots in reversed(tuple(group.items())):
+                                if const_annots <= bannots:  # type: ignore[operator]
+                                    mark = len(trail)
+                                    if match_args(bargs, env, trail) and (k is None or k(ag, env, trail)):
+                                        return True
+                                    undo(trail, mark)
                     else:
                         for bargs, bannots in reversed(tuple(group.items())):
-                            if const_annots <= bannots:  # type: ignore[operator]
-                                mark = len(trail)
-                                if match_args(bargs, env, trail):
-                                    return True
-                                undo(trail, mark)
-                else:
-                    for _ in solve(ag, env, trail):
-                        return True
-                    return False
-            if not annots:
-                rules = ag.rules.get(key)
-                if rules:
-                    for _ in solve_rules(ag, rules, [b(env) for b in builds], trail):
-                        return True
-            return False
+                            mark = len(trail)
+                            if match_args(bargs, env, trail):
+                                for _ in solve_annots(annots, bannots, env, trail):
+                                    if k is None or k(ag, env, trail):
+                                        return True
+                            undo(trail, mark)
+                if not annots:
+                    rules = ag.rules.get(key)
+                    if rules:
+                        for _ in solve_rules(ag, rules, [b(env) for b in builds], trail):
+                            if k is None or k(ag, env, trail):
+                                return True
+                return False
 
-        return Query(first, solve, failure="action_failed")
+            return first_k
+
+        first = then(None)
+        return Query(first, solve, failure="action_failed", then=then)
 
     def conj(self, left: Query, right: Query) -> Query:
         lsolve, rsolve, rfirst = left.solve, right.solve, right.first
@@ -302,13 +346,12 @@ class Compiler:
             for _ in lsolve(ag, env, trail):
                 yield from rsolve(ag, env, trail)
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
-            for _ in lsolve(ag, env, trail):
-                if rfirst(ag, env, trail):
-                    return True
-            return False
+        lthen, rthen = left.then, right.then
 
-        return Query(first, solve, failure="constraint_failed")
+        def then(k: Callable[..., bool]) -> Callable[..., bool]:
+            return lthen(rthen(k))
+
+        return Query(lthen(rfirst), solve, failure="constraint_failed", then=then)
 
     def disj(self, left: Query, right: Query) -> Query:
         def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
@@ -373,10 +416,18 @@ class Compiler:
                 return not ok
         elif op == "==":
             def first(ag: Any, env: Env, trail: list) -> bool:
-                return term_equal(lb(env), rb(env))
+                a, b = lb(env), rb(env)
+                ta, tb = type(a), type(b)
+                if (ta is int or ta is float) and (tb is int or tb is float):
+                    return a == b
+                return term_equal(a, b)
         elif op == "\\==":
             def first(ag: Any, env: Env, trail: list) -> bool:
-                return not term_equal(lb(env), rb(env))
+                a, b = lb(env), rb(env)
+                ta, tb = type(a), type(b)
+                if (ta is int or ta is float) and (tb is int or tb is float):
+                    return a != b
+                return not term_equal(a, b)
         elif op == "=..":
             def first(ag: Any, env: Env, trail: list) -> bool:
                 value = deref(lb(env))
@@ -389,14 +440,7 @@ class Compiler:
                         return unify(value, Struct(f.functor, a, frozenset(n)), trail)
                 raise PlanFailure("wrong_arguments", "=.. needs a literal or [functor, args, annots]")
         else:
-            test = COMPARE[op]
-
-            def first(ag: Any, env: Env, trail: list) -> bool:
-                a, b = lb(env), rb(env)
-                ta, tb = type(a), type(b)
-                if (ta is int or ta is float) and (tb is int or tb is float):
-                    return test(a, b, 0)
-                return test(compare(a, b), 0, 1)
+            first = _comparison(op, lb, rb)
         return Query(first, failure="constraint_failed")
 
     # -- clauses ----------------------------------------------------------------------------
@@ -492,6 +536,45 @@ def _trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, 
         return True
 
     return match
+
+
+def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> Callable[..., bool]:
+    """``<``, ``<=``, ``>``, ``>=``: numbers compared inline (one closure per operator, no
+    call through a table), other terms by the standard order."""
+    test = COMPARE[op]
+
+    def other(a: Any, b: Any) -> bool:
+        return test(compare(a, b), 0, 1)
+
+    if op == "<":
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            a, b = lb(env), rb(env)
+            ta, tb = type(a), type(b)
+            if (ta is int or ta is float) and (tb is int or tb is float):
+                return a < b
+            return other(a, b)
+    elif op == "<=":
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            a, b = lb(env), rb(env)
+            ta, tb = type(a), type(b)
+            if (ta is int or ta is float) and (tb is int or tb is float):
+                return a <= b
+            return other(a, b)
+    elif op == ">":
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            a, b = lb(env), rb(env)
+            ta, tb = type(a), type(b)
+            if (ta is int or ta is float) and (tb is int or tb is float):
+                return a > b
+            return other(a, b)
+    else:
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            a, b = lb(env), rb(env)
+            ta, tb = type(a), type(b)
+            if (ta is int or ta is float) and (tb is int or tb is float):
+                return a >= b
+            return other(a, b)
+    return first
 
 
 RELATIONAL = {"=", "\\=", "==", "\\==", "<", "<=", ">", ">=", "=.."}
