@@ -31,7 +31,7 @@ from spade.template import Template  # noqa: E402
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
 from bdi_rl.spec import load_spec  # noqa: E402
 from bdi_rl.trace.batch import ACK_METADATA
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.events import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 
@@ -49,7 +49,7 @@ class FloodAgent(Agent):
         self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
 
 
-def _step_data(rng: random.Random) -> dict:
+def _step_data(rng: random.Random) -> RlStepData:
     """An episode-mode learner's rl.step data (bdi_rl.bdi.actions.RlBridge._trace_step)."""
     s, q = rng.randrange(64), rng.random()
     return {"s": s, "a": rng.randrange(4), "r": 0.0, "s2": s + 1, "done": False, "q_before": q,
@@ -66,7 +66,8 @@ async def flood(args: argparse.Namespace) -> None:
     tracer = agent.tracer
     tracer.set_run(await join_run(agent, 60))  # type: ignore[arg-type]
     rng = random.Random(args.name)
-    tracer.emit("agent.start", {"jid": jid, "flood": True})
+    # agent.start's data as telemetry checks it (AgentStartData): this file is what it runs.
+    tracer.emit(AGENT_START, {"jid": jid, "asl": "bench/trace_flood.py"})
     first = time.time()
     # Event data drawn up front: what is measured is the transport, not random numbers.
     pool = [_step_data(rng) for _ in range(4096)]
@@ -76,8 +77,8 @@ async def flood(args: argparse.Namespace) -> None:
             while len(tracer.pending) >= args.backlog // 2:
                 await asyncio.sleep(0.001)
         tracer.step = i % 100
-        emit("rl.step", pool[i % 4096])
-    tracer.emit("agent.stop", {"reason": "finished", "emitted": tracer.seq + 1})
+        emit(RL_STEP, pool[i % 4096])
+    tracer.emit(AGENT_STOP, {"reason": "finished", "emitted": tracer.seq + 1})
     while not tracer.all_acked:
         await asyncio.sleep(0.001)
     done = time.time()

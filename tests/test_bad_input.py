@@ -622,7 +622,8 @@ MEMBER = "member@localhost"
 
 def _event(seq: int, agent: str = MEMBER, **fields) -> dict:
     return {"schema": SCHEMA, "run": RUN, "agent": agent, "seq": seq, "ts": 1.0, "kind": "episode.end",
-            "episode": seq, "step": 0, "data": {"return": 1.0}, **fields}
+            "episode": seq, "step": 0, "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5},
+            **fields}
 
 
 def _header(**fields) -> bytes:
@@ -642,6 +643,9 @@ BATCH_CASES: dict[str, tuple[str, str, str]] = {
     "batch: fewer lines than its header says": (
         "member", (_header(first=1, count=2) + orjson.dumps(_event(1)) + b"\n").decode(), "rejected"),
     "batch: event missing a field": ("member", (_header(first=1) + b'{"seq": 1}\n').decode(), "rejected"),
+    "batch: event data of the wrong type": (
+        "member", (_header(first=1) + orjson.dumps(_event(1, data={**_event(1)["data"], "return": "lots"}))
+                   + b"\n").decode(), "rejected"),
     "batch: event of another agent": (
         "member", (_header(first=1) + orjson.dumps(_event(1, agent="other@localhost")) + b"\n").decode(),
         "rejected"),
@@ -741,6 +745,11 @@ def test_bad_trace_batch_is_refused_and_writes_nothing(name, batches_received):
         assert (outcome.rejected, outcome.ack) == (0, {"upto": 1, "gap": True})
     else:
         assert (outcome.rejected, outcome.duplicates, outcome.ack) == (0, 1, {"upto": 1})
+
+
+def test_telemetry_names_the_kind_and_field_of_wrong_event_data(batches_received):
+    (warning,) = batches_received.outcomes["batch: event data of the wrong type"].warnings
+    assert "episode.end data" in warning and "`data.return`" in warning
 
 
 def test_telemetry_fed_bad_batches_writes_only_the_good_events(batches_received):

@@ -9,8 +9,10 @@ import io
 import json
 import math
 import tempfile
+import types
 import zipfile
 from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 import orjson
@@ -22,7 +24,7 @@ from bdi_rl.rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_c
                                table_checksum, task_change)
 from bdi_rl.rl.envs import make_env
 from bdi_rl.trace.batch import Batch, decode_batch, encode_batch
-from bdi_rl.trace.events import KIND_LEVEL, SCHEMA, TraceFormatError
+from bdi_rl.trace.events import KIND_DATA, KIND_LEVEL, SCHEMA, TraceFormatError
 from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
 import agentspeak as asp
@@ -80,8 +82,29 @@ def test_any_message_body_is_a_literal_or_a_wire_error(body):
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**53, 2**53),
                          st.floats(allow_nan=False, allow_infinity=False), strings)
-event_data = st.dictionaries(strings, st.one_of(json_scalars, st.lists(json_scalars, max_size=4)),
-                             max_size=5)
+
+
+def _values(tp):
+    """Values of ``tp``, the type of a field of some kind's data (``KIND_DATA``)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is Any:
+        return st.one_of(json_scalars, st.lists(json_scalars, max_size=4))
+    if origin is list:
+        return st.lists(_values(args[0]), max_size=4)
+    if origin is dict:
+        return st.dictionaries(strings, _values(args[1]), max_size=3)
+    if origin in (Union, types.UnionType):
+        return st.one_of(*map(_values, args))
+    return {type(None): st.none(), bool: st.booleans(), int: st.integers(-2**53, 2**53), str: strings,
+            float: st.floats(allow_nan=False, allow_infinity=False)}[tp]
+
+
+def event_data(kind: str):
+    """Data of ``kind`` as its writers put it: every field its TypedDict requires, any others it allows."""
+    record = KIND_DATA[kind]
+    fields = {name: _values(tp) for name, tp in get_type_hints(record).items()}
+    return st.fixed_dictionaries({k: v for k, v in fields.items() if k in record.__required_keys__},
+                                 optional={k: v for k, v in fields.items() if k not in record.__required_keys__})
 
 
 @st.composite
@@ -90,7 +113,7 @@ def batches(draw):
     kinds = draw(st.lists(st.sampled_from(sorted(KIND_LEVEL)), min_size=1, max_size=30))
     events = [{"schema": SCHEMA, "run": "run-1", "agent": "a@localhost", "seq": first + i,
                "ts": draw(st.floats(0, 2e9)), "kind": kind, "episode": draw(st.integers(0, 10**6)),
-               "step": draw(st.integers(0, 10**4)), "data": draw(event_data)}
+               "step": draw(st.integers(0, 10**4)), "data": draw(event_data(kind))}
               for i, kind in enumerate(kinds)]
     return events, draw(st.booleans())
 

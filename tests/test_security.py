@@ -22,7 +22,8 @@ from tests.test_agent import _run
 
 def _event(run: str, agent: str, seq: int) -> dict:
     return {"schema": SCHEMA, "run": run, "agent": agent, "seq": seq, "ts": 1.0,
-            "kind": "episode.end", "episode": seq, "step": 0, "data": {"return": 1.0}}
+            "kind": "episode.end", "episode": seq, "step": 0,
+            "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5}}
 
 
 def test_telemetry_writes_trace_batches_only_from_the_runs_agents(tmp_path: Path):

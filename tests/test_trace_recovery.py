@@ -22,8 +22,10 @@ RUN = "FrozenLake-v1__tiny__3__1"
 
 
 def _line(seq: object, agent: str = "a@x", run: str = RUN, **fields: object) -> bytes:
+    s = seq if isinstance(seq, int) else 0  # an rl.step's data as telemetry checks it (RlStepData)
+    data = {"s": s, "a": 0, "r": 0.0, "s2": s + 1, "done": False, "q_before": 0.0, "q_after": 0.0, "epsilon": 1.0}
     event = {"schema": SCHEMA, "run": run, "agent": agent, "seq": seq, "ts": 1.5,
-             "kind": "rl.step", "episode": 0, "step": seq, "data": {"s": seq}, **fields}
+             "kind": "rl.step", "episode": 0, "step": seq, "data": data, **fields}
     return orjson.dumps(event) + b"\n"
 
 

@@ -6,6 +6,7 @@ import os
 import tempfile
 import time
 from collections import deque
+from collections.abc import Mapping
 from itertools import islice
 from typing import Any, BinaryIO, Callable
 
@@ -62,8 +63,9 @@ class Tracer:
         even if peers still talk to it, so ``emitted`` stays the true count."""
         self.closed = True
 
-    def emit(self, kind: str, data: dict[str, Any]) -> None:
-        """Record one event if the trace level asks for it."""
+    def emit(self, kind: str, data: Mapping[str, Any]) -> None:
+        """Record one event if the trace level asks for it: ``kind`` one of the constants of
+        ``bdi_rl.trace.events``, ``data`` as that kind's TypedDict there says (``KIND_DATA``)."""
         if KIND_LEVEL[kind] > self.level or self.closed:
             return
         event = {
