@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.terms import (ANNOTS_SELF, FALSE, SOURCE_SELF, UNBOUND, LVar, Struct,
                                       compare, deref, resolve, term_str, unify, undo)
 from bdi_rl.bdi.runtime.unify import (MISSING, Code, Env, Scope, TermCompiler, has_source_annot,
@@ -596,6 +597,10 @@ def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
     build = code.build
     if has_source_annot(lit.annots):
         return build
+    if not lit.annots:  # the usual goal: its Struct built once, with source(self)
+        args = args_build([tc.term(a) for a in lit.args], resolved=False)
+        name = lit.name
+        return lambda env: Struct(name, args(env), ANNOTS_SELF)
 
     def with_self(env: Env) -> Struct:
         v = build(env)
@@ -684,6 +689,8 @@ class BodyCompiler:
             self.emit(make, line)
         elif op == "?":
             self.test_goal(expr, line)
+        elif op == "+" and not expr.annots:
+            self.add_belief(expr, line)
         elif op == "+":
             build = goal_code(tc, expr)
 
@@ -745,6 +752,21 @@ class BodyCompiler:
             return test
         self.emit(make, line)
 
+    def add_belief(self, expr: s.Lit, line: int) -> None:
+        """``+b(args)``: the argument tuple straight into the belief base, ``source(self)``."""
+        args = args_build([self.tc.term(a) for a in expr.args], resolved=True)
+        name = expr.name
+
+        def make(pc: int, labels: dict) -> Callable:
+            nxt = pc + 1
+
+            def add_belief(ag: Any, it: Any, frame: Any) -> int:
+                ag._bb_add(name, args(frame.env), ANNOTS_SELF)
+                return nxt
+
+            return add_belief
+        self.emit(make, line)
+
     def del_belief(self, expr: s.Lit, line: int) -> None:
         tc = self.tc
         args = [tc.term(a) for a in expr.args]
@@ -752,12 +774,36 @@ class BodyCompiler:
             s.Lit("source", (s.Lit("self"),)),)
         annots = [tc.term(a) for a in annot_nodes]
         key = (expr.name, len(expr.args))
+        if any(c.const is MISSING for c in annots):
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def remove(ag: Any, it: Any, frame: Any) -> int:
+                    ag.remove_matching(key, args, annots, frame.env)
+                    return nxt
+
+                return remove
+            self.emit(make, line)
+            return
+        # ground annotations (the usual [source(self)]): -b(X) with X bound is one lookup
+        const_annots = frozenset(c.const for c in annots)
+        atomic = atomic_args(args)
+        name = expr.name
 
         def make(pc: int, labels: dict) -> Callable:
             nxt = pc + 1
 
             def remove(ag: Any, it: Any, frame: Any) -> int:
-                ag.remove_matching(key, args, annots, frame.env)
+                env = frame.env
+                values = atomic(env)
+                if values is None:
+                    ag.remove_matching(key, args, annots, env)
+                    return nxt
+                group = ag.beliefs.groups.get(key)
+                if group:
+                    bannots = group.get(values)
+                    if bannots is not None and const_annots <= bannots:
+                        ag._bb_remove(name, values, const_annots)
                 return nxt
 
             return remove
