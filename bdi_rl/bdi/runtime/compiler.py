@@ -790,7 +790,7 @@ class BodyCompiler:
         atomic = atomic_args(args)
         name = expr.name
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make_lookup(pc: int, labels: dict) -> Callable:
             nxt = pc + 1
 
             def remove(ag: Any, it: Any, frame: Any) -> int:
@@ -807,7 +807,7 @@ class BodyCompiler:
                 return nxt
 
             return remove
-        self.emit(make, line)
+        self.emit(make_lookup, line)
 
     def if_(self, stmt: s.If) -> None:
         end = self.label()
