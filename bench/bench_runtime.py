@@ -28,6 +28,7 @@ import agentspeak.stdlib as asp_stdlib  # noqa: E402
 
 from bdi_rl.bdi.mind import load_mind  # noqa: E402
 from bdi_rl.bdi.runtime import Actions, Host, load_agent  # noqa: E402
+from bdi_rl.bdi.runtime.terms import atom  # noqa: E402
 
 COUNTING = """
 count(0).
@@ -106,8 +107,7 @@ def run_new(path: Path, stub: StubEnv | None = None) -> None:
     holder: list[Any] = []
     if stub is not None:
         stub.replace = lambda f, args: holder[0].replace_percept(f, tuple(
-            __import__("bdi_rl.bdi.runtime.terms", fromlist=["atom"]).atom(a) if isinstance(a, str) else a
-            for a in args))
+            atom(a) if isinstance(a, str) else a for a in args))
         stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
         actions.add_procedure(".rl_reset", (), stub.reset)
         actions.add_function(".rl_choose", (None,), stub.choose)
@@ -208,20 +208,46 @@ def main() -> None:
     programs.append(("plan selection, 10 plans (goals/s)", "select",
                      simple("select", SELECTION.format(n=n_select), n_select)))
     programs.append(("Q-loop shape, stub actions (steps/s)", "qloop", qloop))
+    learner_episodes = int(1_000 * args.scale)
     programs.append(("learner.asl step mode, FrozenLake (env steps/s)", "learner",
-                     lambda kind: learner_asl(kind, int(300 * args.scale), tmp)))
+                     lambda kind: plain(learner_episodes) if kind == "plain" else
+                     learner_asl(kind, learner_episodes, tmp)))
 
     print(f"{'program':<48} {'python-agentspeak':>18} {'bdi.runtime':>12} {'ratio':>7}")
-    for title, _, make in programs:
-        rates: dict[str, list[float]] = {"old": [], "new": []}
+    for title, name, make in programs:
+        # the learner also runs the plain Python loop on the same env in each round: the
+        # issue's step-mode target is a ratio to it
+        kinds = ("old", "new", "plain") if name == "learner" else ("old", "new")
+        rates: dict[str, list[float]] = {kind: [] for kind in kinds}
         for _ in range(args.rounds):
-            for kind in ("old", "new"):  # interleaved: A B A B
+            for kind in kinds:  # interleaved: A B A B
                 run = make(kind)
                 units = run()
                 rates[kind].append(units / (time.perf_counter() - CLOCK[0]))
         ratios = [n / o for n, o in zip(rates["new"], rates["old"], strict=True)]
         print(f"{title:<48} {statistics.median(rates['old']):>18,.0f} {statistics.median(rates['new']):>12,.0f} "
               f"{statistics.median(ratios):>6.1f}x  (rounds: {', '.join(f'{r:.1f}' for r in ratios)})")
+        if "plain" in rates:
+            to_plain = {kind: [r / p for r, p in zip(rates[kind], rates["plain"], strict=True)]
+                        for kind in ("old", "new")}
+            print(f"{'  plain Python Q-loop, same env (env steps/s)':<48} {statistics.median(rates['plain']):>18,.0f}"
+                  f"  x plain: python-agentspeak {statistics.median(to_plain['old']):.2f}, "
+                  f"bdi.runtime {statistics.median(to_plain['new']):.2f} "
+                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['new'])})")
+
+
+def plain(episodes: int) -> Callable[[], int]:
+    """The plain Python Q-learning loop (bench/tune_defaults.py, BENCHMARKS.md's reference)
+    on the env learner.asl runs: FrozenLake 4x4, slippery."""
+    from tune_defaults import plain_loop
+
+    def run() -> int:
+        steps, seconds = plain_loop("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}, None,
+                                    episodes, 0.99, 3)
+        CLOCK[0] = time.perf_counter() - seconds
+        return steps
+
+    return run
 
 
 if __name__ == "__main__":
