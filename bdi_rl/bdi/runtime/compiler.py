@@ -827,6 +827,13 @@ class BodyCompiler:
         self.loops += 1
         query = self.compiler.query(stmt.cond, self.tc)
         end = self.label()
+        body = stmt.body
+        if len(body) == 1 and isinstance(body[0], s.Stmt) and body[0].op == "!" \
+                and isinstance(body[0].expr, s.Lit) and not body[0].expr.functor.startswith("."):
+            # while (c) { !g }: the shipped loops' shape, one instruction per iteration
+            self.emit(_while_goal(k, query.first, goal_code(self.tc, body[0].expr), end), stmt.line)
+            self.place(end)
+            return
         test = self.label()
         self.emit(_loop_enter(k), stmt.line)
         self.place(test)
@@ -884,6 +891,33 @@ def _jump(label: int) -> Callable:
     def make(pc: int, labels: dict) -> Callable:
         target = labels[label]
         return lambda ag, it, frame: target
+    return make
+
+
+def _while_goal(k: int, test: Callable, goal: Callable, end_label: int) -> Callable:
+    """``while (c) { !g }`` fused: test, then push ``g``'s plan and resume here when it
+    ends (restoring the slots saved on entry, as ``_loop_back`` does). ``frame.saved[k]``
+    is None outside the loop, the slots at its start inside it. Three instructions fewer
+    per iteration than enter/test/achieve/back."""
+
+    def make(pc: int, labels: dict) -> Callable:
+        end = labels[end_label]
+
+        def loop(ag: Any, it: Any, frame: Any) -> int:
+            env = frame.env
+            saved = frame.saved
+            start = saved[k]
+            if start is None:
+                saved[k] = env[:]
+            else:
+                env[:] = start
+            if test(ag, env, []):
+                frame.pc = pc
+                return ag.achieve(it, goal(env))  # PUSHED: _run spends the budget
+            saved[k] = None
+            return end
+
+        return loop
     return make
 
 
