@@ -16,6 +16,7 @@ import numpy as np
 
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.rl.checkpoint import Checkpoint, save_checkpoint
+from bdi_rl.trace.events import QTABLE_LOAD, QTABLE_SAVE, QtableLoadData
 
 
 class CheckpointSchedule:
@@ -54,9 +55,9 @@ class CheckpointSchedule:
         if warm is None:
             return
         session = self.session
-        session.tracer.emit("qtable.load", {"path": str(warm.path), "episodes": warm.episodes,
-                                            "checksum": warm.checksum, "epsilon": session.learner.epsilon,
-                                            "task_change": self.task_change})
+        loaded: QtableLoadData = {"path": str(warm.path), "episodes": warm.episodes, "checksum": warm.checksum,
+                                  "epsilon": session.learner.epsilon, "task_change": self.task_change}
+        session.tracer.emit(QTABLE_LOAD, loaded)
         session.percepts.perceive("warm_started", warm.episodes)
 
     def save(self) -> None:
@@ -69,7 +70,7 @@ class CheckpointSchedule:
                 "total_episodes": self.prior_episodes + learner.episodes, "env_steps": session.stats.env_steps,
                 "epsilon": learner.epsilon, "alpha": learner.alpha}
         session.stats.qtable = f"{self.path.parent.name}/{self.path.name}"
-        session.tracer.emit("qtable.save", {"path": session.stats.qtable, "episodes": learner.episodes})
+        session.tracer.emit(QTABLE_SAVE, {"path": session.stats.qtable, "episodes": learner.episodes})
         self._pending.append((session.tracer.seq, learner.q.copy(), meta))
         self.write(force=not self.after_trace)
 

@@ -21,7 +21,7 @@ from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.mind import GroundLiteral
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.events import EPISODE_END, EVAL, RL_STEP, EpisodeEndData, EvalData, RlStepData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
@@ -218,11 +218,11 @@ class EpisodeSession:
         stats.episodes = learner.episodes
         stats.env_steps += self._length
         stats.returns.append(self._return)
-        data = {"return": self._return, "length": self._length,
-                "outcome": self.outcome or "stopped", "epsilon": epsilon}
+        data: EpisodeEndData = {"return": self._return, "length": self._length,
+                                "outcome": self.outcome or "stopped", "epsilon": epsilon}
         if self.goals:
             data["goal"] = list(self.current_goal or ())
-        self.tracer.emit("episode.end", data)
+        self.tracer.emit(EPISODE_END, data)
         perceive = self.percepts.perceive
         perceive("last_return", self._return)
         perceive("epsilon", round(learner.epsilon, 6))
@@ -261,11 +261,11 @@ class EpisodeSession:
     def _trace_step(self, s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool,
                     q_before: float, q_after: float, row: list[float] | None = None) -> None:
         """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
-        data: dict[str, Any] = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-                                "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
+        data: RlStepData = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
+                            "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
         if row is not None:
             data["q"] = row
-        self.tracer.emit("rl.step", data)
+        self.tracer.emit(RL_STEP, data)
 
     def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
         """run_episode's per-step hook in episode mode (only installed at step level); it runs
@@ -286,11 +286,9 @@ class EpisodeSession:
             self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
         result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
         self.stats.eval = result
-        self.tracer.emit(
-            "eval",
-            {"episodes": result.episodes, "mean_return": result.mean_return,
-             "success_rate": result.success_rate, "mean_length": result.mean_length},
-        )
+        data: EvalData = {"episodes": result.episodes, "mean_return": result.mean_return,
+                          "success_rate": result.success_rate, "mean_length": result.mean_length}
+        self.tracer.emit(EVAL, data)
         self.percepts.perceive("eval", result.mean_return, result.success_rate)
 
 

@@ -22,7 +22,9 @@ import agentspeak.runtime as asp_runtime
 
 from bdi_rl.bdi import fused
 from bdi_rl.bdi.includes import include_problem
-from bdi_rl.trace.events import TraceLevel, clip_text
+from bdi_rl.trace.events import (BELIEF_ADD, BELIEF_DEL, CYCLE, GOAL_ADD, INTENTION_END, INTENTION_FAIL,
+                                 INTENTION_START, BeliefAddData, BeliefDelData, CycleData, GoalAddData,
+                                 IntentionFailData, IntentionStartData, TraceLevel, clip_text)
 from bdi_rl.trace.tracer import Tracer
 
 fused.apply()  # one instruction per body query and per while test (see that module)
@@ -180,10 +182,9 @@ class TracedMind(asp_runtime.Agent):
         tracer = self.tracer
         if tracer is not None and tracer.level >= TraceLevel.STEP:
             grounded = term.grounded(scope)
-            tracer.emit(
-                "belief.add",
-                {"belief": clip_text(literal_text(grounded)), "source": literal_source(grounded) or "self"},
-            )
+            added: BeliefAddData = {"belief": clip_text(literal_text(grounded)),
+                                    "source": literal_source(grounded) or "self"}
+            tracer.emit(BELIEF_ADD, added)
 
     def remove_belief(self, term: Any, intention: Any) -> bool:
         removed = self._matching_belief(term, intention)
@@ -191,10 +192,9 @@ class TracedMind(asp_runtime.Agent):
         tracer = self.tracer
         if found and tracer is not None and tracer.level >= TraceLevel.STEP:
             shown = removed if removed is not None else asp.evaluate(term, intention.scope)
-            tracer.emit(
-                "belief.del",
-                {"belief": clip_text(literal_text(shown)), "source": literal_source(shown) or "self"},
-            )
+            deleted: BeliefDelData = {"belief": clip_text(literal_text(shown)),
+                                      "source": literal_source(shown) or "self"}
+            tracer.emit(BELIEF_DEL, deleted)
         return found
 
     def _matching_belief(self, term: Any, intention: Any) -> Any:
@@ -238,10 +238,8 @@ class TracedMind(asp_runtime.Agent):
         tracing = tracer is not None and tracer.level >= TraceLevel.STEP
         if tracing and goal_type == asp.GoalType.achievement and trigger == asp.Trigger.addition:
             frozen = asp.freeze(term, calling_intention.scope, {})
-            tracer.emit(
-                "goal.add",
-                {"goal": clip_text(literal_text(frozen)), "source": literal_source(frozen) or "self"},
-            )
+            goal: GoalAddData = {"goal": clip_text(literal_text(frozen)), "source": literal_source(frozen) or "self"}
+            tracer.emit(GOAL_ADD, goal)
         self.selected_plan = None
         result = super().call(trigger, goal_type, term, calling_intention, delayed)
         plan = self.selected_plan
@@ -252,11 +250,10 @@ class TracedMind(asp_runtime.Agent):
                     source = literal_source(asp.freeze(term, calling_intention.scope, {}))
                 except Exception:  # noqa: BLE001 - an unbound term: no source to show
                     source = None
-                tracer.emit(
-                    "intention.start",
-                    {"trigger": clip_text(_trigger_text(trigger, goal_type, term, calling_intention)),
-                     "plan": plan_label(plan), "source": source or "self"},
-                )
+                started: IntentionStartData = {
+                    "trigger": clip_text(_trigger_text(trigger, goal_type, term, calling_intention)),
+                    "plan": plan_label(plan), "source": source or "self"}
+                tracer.emit(INTENTION_START, started)
             new = self._newest_intention(plan)
             if new is not None:
                 new.plan = plan
@@ -310,20 +307,18 @@ class TracedMind(asp_runtime.Agent):
             intentions.append(stack)
         if tracer is not None and tracer.level >= TraceLevel.STEP:
             if finishing and getattr(top, "plan", None) is not None:
-                tracer.emit("intention.end", {"plan": plan_label(top.plan)})
+                tracer.emit(INTENTION_END, {"plan": plan_label(top.plan)})
             if tracer.level >= TraceLevel.CYCLE:
                 plan = getattr(top, "plan", None)
                 loc = None if finishing else _instruction_loc(instr)
-                tracer.emit(
-                    "cycle",
-                    {
-                        "n": self.cycles,
-                        "plan": plan_label(plan) if plan is not None else None,
-                        "depth": len(stack),
-                        "line": loc.lineno if loc is not None else None,
-                        "intentions": len(self.intentions),
-                    },
-                )
+                cycle: CycleData = {
+                    "n": self.cycles,
+                    "plan": plan_label(plan) if plan is not None else None,
+                    "depth": len(stack),
+                    "line": loc.lineno if loc is not None else None,
+                    "intentions": len(self.intentions),
+                }
+                tracer.emit(CYCLE, cycle)
         return progressed
 
     def _fail(self, stack: Any) -> None:
@@ -340,10 +335,8 @@ class TracedMind(asp_runtime.Agent):
                 frames = [*frames[:_FAILED_FRAMES_TRACED - 1], frames[-1]]
             for intention in frames:
                 plan = getattr(intention, "plan", None)
-                self.tracer.emit(
-                    "intention.fail",
-                    {"plan": plan_label(plan) if plan is not None else None, "error": error},
-                )
+                failed: IntentionFailData = {"plan": plan_label(plan) if plan is not None else None, "error": error}
+                self.tracer.emit(INTENTION_FAIL, failed)
 
     def replace_percept(self, term: Any) -> None:
         """Make ``term`` the only belief of its functor/arity, as a percept update.
@@ -369,8 +362,8 @@ class TracedMind(asp_runtime.Agent):
         group.add(term)
         tracer = self.tracer
         if tracer is not None and tracer.level >= TraceLevel.STEP:
-            tracer.emit("belief.add", {"belief": clip_text(literal_text(term)),
-                                       "source": literal_source(term) or "self"})
+            added: BeliefAddData = {"belief": clip_text(literal_text(term)), "source": literal_source(term) or "self"}
+            tracer.emit(BELIEF_ADD, added)
 
     def drop_percepts(self, functor: str, arity: int) -> None:
         """Remove every belief ``functor/arity``: through the interpreter if a plan or a
@@ -393,8 +386,9 @@ class TracedMind(asp_runtime.Agent):
         for old in list(group):
             group.discard(old)
             if tracing and tracer is not None:
-                tracer.emit("belief.del", {"belief": clip_text(literal_text(old)),
-                                           "source": literal_source(old) or "self"})
+                deleted: BeliefDelData = {"belief": clip_text(literal_text(old)),
+                                          "source": literal_source(old) or "self"}
+                tracer.emit(BELIEF_DEL, deleted)
 
     def belief_texts(self) -> list[str]:
         """The belief base as ``literal[source]`` strings (for snapshots and tests)."""

@@ -31,7 +31,8 @@ from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.bdi.actions import RlBridge
 from bdi_rl.bdi.mind import TracedMind, literal_source, literal_text, load_mind
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
-from bdi_rl.trace.events import MAX_TEXT_CHARS, clip_text
+from bdi_rl.trace.events import (AGENT_START, INTENTION_FAIL, MAX_TEXT_CHARS, MSG_RECV, MSG_SEND, XMPP_RECONNECT,
+                                 AgentStartData, MessageText, MsgRecvData, clip_text)
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
@@ -164,7 +165,7 @@ class BdiLoop(BDIBehaviour, Wakeable):
                 mind.call(trigger, goal_type, term, intention)
             except Exception as exc:  # noqa: BLE001 - e.g. no applicable plan for a request
                 agent.tracer.emit(
-                    "intention.fail",
+                    INTENTION_FAIL,
                     {"plan": None, "error": f"{trigger.value}{goal_type.value}{term}: {exc}"},
                 )
         clock = time.perf_counter
@@ -401,13 +402,13 @@ class TracedBdiAgent(BDIAgent):
         if loop is not None:
             loop.wake()
 
-    def start_data(self) -> dict[str, Any]:
+    def start_data(self) -> AgentStartData:
         """The ``agent.start`` event's data: who this is and which plans it runs."""
         return {"jid": str(self.jid), "asl": str(self.asl_file)}
 
     def _load_asl(self) -> None:
         self.pause_bdi()
-        self.tracer.emit("agent.start", self.start_data())
+        self.tracer.emit(AGENT_START, self.start_data())
         self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer,
                                    prepare=self.prepare_mind)
         self.bdi_agent.name = str(self.jid)
@@ -445,7 +446,7 @@ class TracedBdiAgent(BDIAgent):
         self.client.add_event_handler("reconnected", self._on_reconnected)
 
     def _on_reconnected(self, down_seconds: float) -> None:
-        self.tracer.emit("xmpp.reconnect", {"down_s": round(down_seconds, 2)})
+        self.tracer.emit(XMPP_RECONNECT, {"down_s": round(down_seconds, 2)})
         self.shipper.reconnected()
 
     def resolve_jid(self, name: str) -> str:
@@ -455,7 +456,7 @@ class TracedBdiAgent(BDIAgent):
     def send_bdi(self, to: str, ilf: str, body: str) -> None:
         """Send one BDI message; ``body`` comes from :func:`~bdi_rl.bdi.wire.format_literal`."""
         msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
-        self.tracer.emit("msg.send", {"to": to, "performative": ilf, **_traced_content(body)})
+        self.tracer.emit(MSG_SEND, {"to": to, "performative": ilf, **_traced_content(body)})
         self.submit(self.bdi.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
@@ -470,8 +471,8 @@ class TracedBdiAgent(BDIAgent):
             return []
         if bounced.get_metadata("performative") == "BDI":
             peer = bare_jid(msg["from"])
-            self.tracer.emit("msg.recv", {"from": peer, "performative": "error",
-                                          "content": "", "rejected": "bounced: recipient offline"})
+            self.tracer.emit(MSG_RECV, {"from": peer, "performative": "error",
+                                        "content": "", "rejected": "bounced: recipient offline"})
             if peer not in self.bounced_peers:  # once per peer: a stopped peer bounces many
                 self.bounced_peers.add(peer)
                 log.warning("%s: BDI messages to %s bounce (is that agent running?)", self.jid, peer)
@@ -484,7 +485,7 @@ class TracedBdiAgent(BDIAgent):
         outside the experiment, a body that is not one ground literal, or a percept."""
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
-        data = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
+        data: MsgRecvData = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
         if ilf in _REQUESTS and self.achieve_from is not None and sender not in self.achieve_from:
             self._refuse(data, "requests are taken from this experiment's agents only",
                          f"refused {ilf} requests from {sender}, which is not an agent of this "
@@ -512,14 +513,14 @@ class TracedBdiAgent(BDIAgent):
                              f"experiment have told this agent {STRANGER_TELL_BYTES} bytes already "
                              "(list a client in [xmpp] trust to lift this)", once=("budget", sender))
                 return
-        self.tracer.emit("msg.recv", data)
+        self.tracer.emit(MSG_RECV, data)
         trigger, goal_type = _ILF[ilf]
         # The sender as a string: a JID is not an AgentSpeak atom, so only a string can be
         # passed on in a message (``.send(B, achieve, adopt_policy_of(Sender))``) intact.
         tagged = term.with_annotation(asp.Literal("source", (sender,)))
         self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
 
-    def _refuse(self, data: dict[str, Any], reason: str, warning: str,
+    def _refuse(self, data: MsgRecvData, reason: str, warning: str,
                 once: tuple[str, str] | None = None) -> None:
         """Count, trace and log a refused message; with ``once`` (kind, sender) the warning
         is logged once per sender and kind: a stranger may insist."""
@@ -529,7 +530,8 @@ class TracedBdiAgent(BDIAgent):
                 self._warned.add(once)
                 self.refused_senders.add(once[1])
             log.warning("%s: %s", self.jid, warning)
-        self.tracer.emit("msg.recv", {**data, "rejected": reason})
+        refused: MsgRecvData = {**data, "rejected": reason}
+        self.tracer.emit(MSG_RECV, refused)
 
     def after_burst(self) -> None:
         """Called after each burst of reasoning cycles; notices a mind that died."""
@@ -566,7 +568,7 @@ class TracedBdiAgent(BDIAgent):
         return [literal_text(b) for group in self.bdi_agent.beliefs.values() for b in group]
 
 
-def _traced_content(body: str) -> dict[str, Any]:
+def _traced_content(body: str) -> MessageText:
     """A message body for the trace (clipped: shared experience is large)."""
     if len(body) <= MAX_TEXT_CHARS:
         return {"content": body}
@@ -595,7 +597,7 @@ class LearnerAgent(TracedBdiAgent):
     def add_custom_actions(self, actions: asp.Actions) -> None:
         self.bridge.register(actions)
 
-    def start_data(self) -> dict[str, Any]:
+    def start_data(self) -> AgentStartData:
         """Also the env and its action names, so a trace reader can say "left", not "0"."""
         env = self.bridge.session.env
         return {**super().start_data(), "env": env.env_id, "actions": env.action_names}

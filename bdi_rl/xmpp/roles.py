@@ -25,7 +25,7 @@ from bdi_rl.xmpp.runner import (AgentPlan, LearnerPlan, check_login, check_plans
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
-from bdi_rl.trace.events import TraceFileError, check_trace
+from bdi_rl.trace.events import RUN_START, RUN_STOP, TELEMETRY_RESTART, TraceFileError, check_trace
 
 log = logging.getLogger("bdi_rl.xmpp.roles")
 
@@ -84,17 +84,16 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     try:
         if resume is None:
-            telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
-                                                     "agents": expected})
+            telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id,
+                                                   "agents": expected})
         else:
-            telemetry.record_run_event("telemetry.restart",
-                                       {"recovered_events": telemetry.trace_log.recovered})
+            telemetry.record_run_event(TELEMETRY_RESTART, {"recovered_events": telemetry.trace_log.recovered})
         stats = telemetry.trace_log.stats
         while not all(agent in stats and stats[agent].stop is not None for agent in expected):
             await asyncio.sleep(0.2)
         reasons = {a: (stats[a].stop or {}).get("reason") for a in expected}  # every stop is in
         failures = {a: reason for a, reason in reasons.items() if reason != "finished"}
-        telemetry.record_run_event("run.stop", {"failures": failures})
+        telemetry.record_run_event(RUN_STOP, {"failures": failures})
         atomic_write_json(run_dir / SUMMARY_FILE,
                           summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started))
     finally:

@@ -50,7 +50,8 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace.events import TraceFileError, TraceLevel, check_trace
+from bdi_rl.trace.events import (AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel,
+                                 check_trace)
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.wire import parse_literal
 
@@ -460,10 +461,10 @@ async def run_experiment(
     try:
         await telemetry.start(auto_register=True)
         if resumed_at is None:
-            telemetry.record_run_event("run.start", {"spec": spec.name, "env": spec.env.id,
-                                                     "agents": [p.name for p in plans]})
+            telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id,
+                                                   "agents": [p.name for p in plans]})
         else:  # the point where the trace goes on; readers drop the episodes re-run after it
-            telemetry.record_run_event("run.resume", {"agents": {
+            telemetry.record_run_event(RUN_RESUME, {"agents": {
                 f"{name}@{domain}": episode for name, episode in resumed_at.items()}})
         next_seq = telemetry.trace_log.next_seq  # resumed: each agent's seqs go on gapless
         agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid,
@@ -473,7 +474,7 @@ async def run_experiment(
             agent.bridge.session.on_episode = on_episode
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         failures = await run_learners(agents, on_progress)
-        telemetry.record_run_event("run.stop", {"failures": failures})
+        telemetry.record_run_event(RUN_STOP, {"failures": failures})
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
         await telemetry.stop()
@@ -558,7 +559,7 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         if _is_learner(agent) and agent.bridge.stats.replayed_steps:
             stop["replayed_steps"] = agent.bridge.stats.replayed_steps
         stop["emitted"] = agent.tracer.seq + 1
-        agent.tracer.emit("agent.stop", stop)
+        agent.tracer.emit(AGENT_STOP, stop)
         agent.tracer.close()
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.

@@ -9,7 +9,7 @@ back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next se
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
@@ -24,7 +24,8 @@ from spade.trace import TraceStore
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace.batch import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch,
                                 decode_batch, encode_batch)
-from bdi_rl.trace.events import TraceFormatError, TraceLevel, check_trace
+from bdi_rl.trace.events import (AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABLE_SAVE, TraceFormatError, TraceLevel,
+                                 check_trace)
 from bdi_rl.trace.tracer import Tracer
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
@@ -34,8 +35,7 @@ log = logging.getLogger("bdi_rl.xmpp.telemetry")
 class AgentStats:
     """What the summary needs of one agent, gathered from its events as they are written."""
 
-    KINDS: ClassVar[frozenset[str]] = frozenset(
-        {"agent.start", "episode.end", "eval", "qtable.save", "agent.stop"})
+    KINDS: ClassVar[frozenset[str]] = frozenset({AGENT_START, EPISODE_END, EVAL, QTABLE_SAVE, AGENT_STOP})
 
     episodes: int = 0
     env_steps: int = 0
@@ -47,17 +47,17 @@ class AgentStats:
 
     def add(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]
-        if kind == "agent.start":
+        if kind == AGENT_START:
             self.started = event["ts"]
-        elif kind == "episode.end":
+        elif kind == EPISODE_END:
             self.episodes += 1
             self.env_steps += int(data.get("length", 0))
             self.last_episode = event["ts"]
-        elif kind == "eval":
+        elif kind == EVAL:
             self.eval = {k: data.get(k) for k in ("episodes", "mean_return", "success_rate")}
-        elif kind == "qtable.save":
+        elif kind == QTABLE_SAVE:
             self.qtable = data.get("path")
-        elif kind == "agent.stop":
+        elif kind == AGENT_STOP:
             self.stop = data
 
 
@@ -216,7 +216,7 @@ class TelemetryAgent(Agent):
                 return name
         raise LookupError(f"every agent of group {group!r} is already claimed")
 
-    def record_run_event(self, kind: str, data: dict) -> None:
+    def record_run_event(self, kind: str, data: Mapping[str, Any]) -> None:
         """Run-level events (run.start, run.stop) are telemetry's own, written directly."""
         tracer = self.tracer
         tracer.emit(kind, data)
