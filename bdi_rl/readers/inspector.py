@@ -20,6 +20,7 @@ from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
+from bdi_rl.trace.events import MSG_SEND
 
 
 class InspectError(ValueError):
@@ -98,7 +99,7 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
             line += f"\nwhy {choice['action']}? {choice['why']}"
         parts.append(Panel(escape(line), title="last Q-learning step"))
     if view["messages"]:
-        lines = [("-> " + str(m.get("to")) if m["kind"] == "msg.send" else "<- " + str(m.get("from")))
+        lines = [("-> " + str(m.get("to")) if m["kind"] == MSG_SEND else "<- " + str(m.get("from")))
                  + f" {m.get('performative')} {str(m.get('content'))[:200]}" for m in view["messages"]]
         parts.append(Panel(escape("\n".join(lines)), title="last messages"))
     console.print(Panel(Group(*parts), title=escape(head)))

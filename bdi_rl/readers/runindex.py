@@ -19,12 +19,18 @@ from typing import Any, BinaryIO
 import orjson
 
 from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+from bdi_rl.trace.events import (AGENT_START, AGENT_STOP, BELIEF_ADD, BELIEF_DEL, EPISODE_END, EVAL, INTENTION_END,
+                                 INTENTION_FAIL, INTENTION_START, MSG_RECV, MSG_SEND, RL_STEP, RUN_RESUME, RUN_START,
+                                 RUN_STOP, TELEMETRY_RESTART)
 
 #: Events between two mind snapshots of one agent.
 CHECKPOINT = 500
 
-_RL_STEP = b'"kind":"rl.step"'
+#: How an ``rl.step`` line says its kind, byte for byte as orjson writes it.
+_RL_STEP = orjson.dumps({"kind": RL_STEP})[1:-1]
 _AGENT_KEY = b'"agent":"'
+#: Events of the run rather than of one agent.
+_RUN_KINDS = frozenset({RUN_START, RUN_STOP, RUN_RESUME, TELEMETRY_RESTART})
 
 
 @dataclass
@@ -43,17 +49,17 @@ class MindState:
 
     def apply(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]
-        if kind == "agent.start":  # a new mind (the run was resumed): nothing carries over
+        if kind == AGENT_START:  # a new mind (the run was resumed): nothing carries over
             self.beliefs.clear()
             self.intentions.clear()
-        elif kind == "belief.add":
+        elif kind == BELIEF_ADD:
             self.beliefs[data["belief"]] = data.get("source", "self")
-        elif kind == "belief.del":
+        elif kind == BELIEF_DEL:
             self.beliefs.pop(data["belief"], None)
-        elif kind == "intention.start":
+        elif kind == INTENTION_START:
             self.intentions.append({"trigger": data.get("trigger"), "plan": data.get("plan"),
                                     "source": data.get("source", "self")})
-        elif kind in ("intention.end", "intention.fail"):
+        elif kind == INTENTION_END or kind == INTENTION_FAIL:
             plan = data.get("plan")
             for i in range(len(self.intentions) - 1, -1, -1):
                 if self.intentions[i]["plan"] == plan:
@@ -161,34 +167,34 @@ class RunIndex:
                 and isinstance(event.get("data"), dict)):
             self.bad_lines += 1
             return
-        if kind in ("run.start", "run.stop", "run.resume", "telemetry.restart"):
+        if kind in _RUN_KINDS:
             self.run_events.append(event)
-            if kind == "run.resume":
+            if kind == RUN_RESUME:
                 self._resumed(event["data"])
             return
         agent = self.agents.get(agent_name)
         if agent is None:
             agent = self.add_agent(AgentIndex(agent_name, snapshots=[MindState()]))
         self._checkpoint(agent)
-        if kind == "rl.step":
+        if kind == RL_STEP:
             agent.rl_positions.append(agent.events)
         agent.offsets.append(offset)
         agent.state.apply(event)
         data = event.get("data") or {}
         position = agent.events - 1
-        if kind == "episode.end":
+        if kind == EPISODE_END:
             agent.episodes.append({"episode": event.get("episode"), "return": data.get("return"),
                                    "length": data.get("length"), "outcome": data.get("outcome"),
                                    "epsilon": data.get("epsilon"), "ts": event.get("ts"),
                                    "position": position})
-        elif kind == "eval":
+        elif kind == EVAL:
             agent.evals.append({**data, "after_episodes": len(agent.episodes), "position": position})
-        elif kind in ("msg.send", "msg.recv"):
+        elif kind == MSG_SEND or kind == MSG_RECV:
             agent.messages.append({"kind": kind, "ts": event.get("ts"), "position": position,
                                    "episode": event.get("episode"), **data})
-        elif kind == "agent.stop":
+        elif kind == AGENT_STOP:
             agent.stopped = True
-        elif kind == "agent.start" and isinstance(data.get("actions"), list):
+        elif kind == AGENT_START and isinstance(data.get("actions"), list):
             agent.action_names = [str(name) for name in data["actions"]]
 
     def _resumed(self, data: dict[str, Any]) -> None:
@@ -278,14 +284,14 @@ class RunIndex:
         """True while the run has not recorded its end (``run.stop``, or a summary unless it
         was resumed since)."""
         kinds = [e["kind"] for e in self.run_events]
-        if kinds and kinds[-1] == "run.stop":
+        if kinds and kinds[-1] == RUN_STOP:
             return False
-        return "run.resume" in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
+        return RUN_RESUME in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
 
     def overview(self) -> dict[str, Any]:
         """The runs-list row: what ran, how far, how well."""
         spec = _read_spec(self.run_dir / SPEC_FILE)
-        start = next((e for e in self.run_events if e["kind"] == "run.start"), None)
+        start = next((e for e in self.run_events if e["kind"] == RUN_START), None)
         evals = [ev for agent in self.agents.values() for ev in agent.evals]
         best = max(evals, key=lambda ev: ev.get("mean_return", float("-inf")), default=None)
         return {
