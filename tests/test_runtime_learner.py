@@ -41,13 +41,20 @@ def from_asp(value: Any) -> Any:
 
 
 class PerceptSink:
-    """What the bridge needs of a mind (replace_percept, drop_percepts), onto a runtime agent."""
+    """What the bridge needs of a mind (replace_percept, drop_percepts), onto a runtime agent.
+
+    The bridge's percepts are cached literals (``bdi.episode.percept``): each is converted
+    once, keyed by identity (the entry keeps the literal alive, so its id is not reused)."""
 
     def __init__(self) -> None:
         self.agent: Any = None
+        self._converted: dict[int, tuple[Any, str, tuple]] = {}
 
     def replace_percept(self, term: Any) -> None:
-        self.agent.replace_percept(term.functor, tuple(from_asp(a) for a in term.args))
+        entry = self._converted.get(id(term))
+        if entry is None or entry[0] is not term:
+            entry = self._converted[id(term)] = (term, term.functor, tuple(from_asp(a) for a in term.args))
+        self.agent.replace_percept(entry[1], entry[2])
 
     def drop_percepts(self, functor: str, arity: int) -> None:
         self.agent.drop_percepts(functor, arity)

@@ -243,8 +243,14 @@ class Agent:
         their ``source(percept)``)."""
         group = self.beliefs.groups.get((functor, len(args)))
         if group:
-            if len(group) == 1 and group.get(args) is ANNOTS_PERCEPT:
-                return
+            if len(group) == 1:  # the usual percept: one belief, only the env's
+                [(old, annots)] = group.items()
+                if annots is ANNOTS_PERCEPT:
+                    if old == args:
+                        return
+                    self._bb_remove(functor, old, ANNOTS_PERCEPT)
+                    self._bb_add(functor, args, ANNOTS_PERCEPT)
+                    return
             for old, annots in list(group.items()):
                 if old != args and ANNOTS_PERCEPT <= annots:
                     self._bb_remove(functor, old, ANNOTS_PERCEPT)
