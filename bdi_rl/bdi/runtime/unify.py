@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
+from bdi_rl.bdi.runtime.functions import FUNCTIONS
 from bdi_rl.bdi.runtime.terms import (UNBOUND, LVar, Struct, atom, bind, deref, resolve, unify,
                                       undo)
 
@@ -168,6 +169,8 @@ class TermCompiler:
         if isinstance(node, s.Lit):
             if node.functor.startswith("."):
                 raise self.error(node, f"internal action {node.functor} used as a term")
+            if "." in node.functor:
+                return self.arith_term(node)
             return self.struct(node.name, node.args, node.annots)
         if isinstance(node, s.ListExpr):
             return self.list(node)
@@ -239,9 +242,29 @@ class TermCompiler:
             if node.op == "*":
                 return lambda env: _num(left(env)) * _num(right(env))
             return lambda env: op(_num(left(env)), _num(right(env)))
+        if isinstance(node, s.Lit) and "." in node.functor and not node.functor.startswith("."):
+            return self.function(node)
         # a term (an atom, a string, a list ...) where a number may be expected: its value
         code = self.term(node)
         return code.build
+
+
+    def function(self, node: s.Lit) -> Callable[[Env], Any]:
+        """``math.abs(X)`` ...: the arguments evaluated (numbers, or lists for
+        ``math.max([..])``), then the function (:mod:`~bdi_rl.bdi.runtime.functions`)."""
+        entry = FUNCTIONS.get(node.functor)
+        if entry is None:
+            raise self.error(node, f"unknown arithmetic function {node.functor}")
+        arities, fn = entry
+        if len(node.args) not in arities or node.annots or node.negated:
+            raise self.error(node, f"{node.functor} takes {' or '.join(map(str, arities))} argument(s)")
+        args = [self.arith(a) for a in node.args]
+        if not args:
+            return lambda env: fn()
+        if len(args) == 1:
+            a0 = args[0]
+            return lambda env: fn(resolve(a0(env)))
+        return lambda env: fn(*[resolve(a(env)) for a in args])
 
 
 def _num(v: Any) -> Any:

@@ -1,0 +1,87 @@
+"""Jason's arithmetic functions (``math.abs(X)``, ``math.max([1, 5])`` ...): name -> arities
+and the Python function of the evaluated arguments.
+
+Jason's return doubles; here numbers keep Python's int/float distinction as everywhere in
+the runtime: ``abs``, ``max``, ``min`` and ``sum`` keep their arguments' type, ``round``,
+``floor`` and ``ceil`` give ints, the rest floats (all print as Jason prints them). A list
+argument's non-numbers are skipped, as Jason's ``math.max([3,a,"s",5])`` is 5.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from typing import Any, Callable
+
+from bdi_rl.bdi.runtime.errors import AslTypeError
+
+
+def _number(name: str, v: Any) -> Any:
+    if type(v) is int or type(v) is float:
+        return v
+    raise AslTypeError(f"{name}: the argument {v!r} is not numeric")
+
+
+def _numbers(name: str, v: Any) -> list:
+    if type(v) is not tuple:
+        raise AslTypeError(f"{name} is not implemented for {v!r} (a list of numbers)")
+    return [x for x in v if type(x) is int or type(x) is float]
+
+
+def _nonempty(name: str, v: Any) -> list:
+    values = _numbers(name, v)
+    if not values:
+        raise AslTypeError(f"{name}: no numbers in {v!r}")
+    return values
+
+
+def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[..., Any]:
+    return lambda x: fn(_number(name, x))
+
+
+def _extreme(name: str, pick: Callable[..., Any]) -> Callable[..., Any]:
+    def fn(*args: Any) -> Any:
+        if len(args) == 2:
+            return pick(_number(name, args[0]), _number(name, args[1]))
+        return pick(_nonempty(name, args[0]))
+    return fn
+
+
+def _random(*args: Any) -> float:
+    if args:
+        return random.random() * _number("math.random", args[0])
+    return random.random()
+
+
+def _std_dev(v: Any) -> float:
+    values = _numbers("math.std_dev", v)
+    if len(values) < 2:
+        raise AslTypeError(f"math.std_dev needs two numbers or more: {v!r}")
+    return statistics.stdev(values)  # n - 1 in the denominator, as Jason
+
+
+FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
+    "math.abs": ((1,), _unary("math.abs", abs)),
+    "math.max": ((1, 2), _extreme("math.max", max)),
+    "math.min": ((1, 2), _extreme("math.min", min)),
+    "math.round": ((1,), _unary("math.round", lambda x: math.floor(x + 0.5))),  # Java's Math.round
+    "math.floor": ((1,), _unary("math.floor", math.floor)),
+    "math.ceil": ((1,), _unary("math.ceil", math.ceil)),
+    "math.sqrt": ((1,), _unary("math.sqrt", math.sqrt)),
+    "math.log": ((1,), _unary("math.log", math.log)),
+    "math.sin": ((1,), _unary("math.sin", math.sin)),
+    "math.cos": ((1,), _unary("math.cos", math.cos)),
+    "math.tan": ((1,), _unary("math.tan", math.tan)),
+    "math.asin": ((1,), _unary("math.asin", math.asin)),
+    "math.acos": ((1,), _unary("math.acos", math.acos)),
+    "math.atan": ((1,), _unary("math.atan", math.atan)),
+    "math.pi": ((0,), lambda: math.pi),
+    "math.e": ((0,), lambda: math.e),
+    "math.random": ((0, 1), _random),
+    "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
+    "math.average": ((1,), lambda v: statistics.fmean(_nonempty("math.average", v))),
+    "math.mean": ((1,), lambda v: statistics.fmean(_nonempty("math.mean", v))),
+    "math.median": ((1,), lambda v: statistics.median(_nonempty("math.median", v))),
+    "math.std_dev": ((1,), _std_dev),
+}
