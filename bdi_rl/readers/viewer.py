@@ -28,6 +28,8 @@ from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
+from bdi_rl.trace.events import (ACTION, BELIEF_ADD, BELIEF_DEL, GOAL_ADD, INTENTION_END, INTENTION_FAIL,
+                                 INTENTION_START, KIND_LEVEL, MSG_RECV, MSG_SEND, RL_STEP)
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
 INDEXER = web.AppKey("indexer", Indexer)
@@ -37,6 +39,14 @@ STATIC = Path(__file__).resolve().parent / "static"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,200}")
 #: Most events one API call folds or returns.
 MAX_EVENTS_PER_CALL = 5000
+
+#: How the run page describes an event of each kind in one line (``VIEWS`` in run.js); a
+#: kind not listed shows its data as JSON.
+KIND_VIEWS = {
+    BELIEF_ADD: "belief", BELIEF_DEL: "belief", GOAL_ADD: "goal",
+    INTENTION_START: "intention-start", INTENTION_END: "intention-end", INTENTION_FAIL: "intention-end",
+    ACTION: "internal-action", RL_STEP: "rl-step", MSG_SEND: "sent", MSG_RECV: "received",
+}
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -60,6 +70,7 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
         web.get("/run/{run}", _page("run.html")),
         web.get("/static/{name}", _static),
         web.get("/favicon.ico", _no_icon),
+        web.get("/api/kinds", api_kinds),
         web.get("/api/runs", api_runs),
         web.get("/api/runs/{run}", api_run),
         web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
@@ -167,6 +178,13 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 
 
 # -- API --------------------------------------------------------------------------------
+async def api_kinds(request: web.Request) -> web.Response:
+    """Every event kind (the page names none itself): the trace level that records it and
+    how the page shows it."""
+    return _json({"kinds": {kind: {"level": level.name.lower(), "view": KIND_VIEWS.get(kind, "data")}
+                            for kind, level in KIND_LEVEL.items()}})
+
+
 async def api_runs(request: web.Request) -> web.Response:
     indexer = request.app[INDEXER]
     rows, budget = [], indexer.request_budget  # shared: big runs not yet indexed say how far
@@ -244,7 +262,7 @@ async def api_messages(request: web.Request) -> web.Response:
         raise _bad_request("hide: not an AgentSpeak functor")
     prefix = f"{hide}(" if hide else None
     sent = [{"from": jid, **m} for jid, agent in index.agents.items()
-            for m in agent.messages if m["kind"] == "msg.send"
+            for m in agent.messages if m["kind"] == MSG_SEND
             and not (prefix and str(m.get("content", "")).startswith(prefix))]
     sent.sort(key=lambda m: m["ts"] or 0)
     return _json({"messages": sent[-limit:], "total": len(sent)})

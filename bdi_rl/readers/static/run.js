@@ -2,7 +2,7 @@
 
 const RUN = decodeURIComponent(location.pathname.split("/").pop());
 const API = "/api/runs/" + encodeURIComponent(RUN);
-const state = {run: null, agent: null, position: 0, previous: -1, pending: null, colors: {}};
+const state = {run: null, agent: null, position: 0, previous: -1, pending: null, colors: {}, kinds: {}};
 
 function sample(points, most) {
   if (points.length <= most) return points;
@@ -108,24 +108,28 @@ function renderMind(mind) {
   document.getElementById("changes").replaceChildren(...mind.changes.map(e =>
     el("li", {value: String(e.seq)}, el("b", {}, e.kind), " ", el("code", {}, describe(e)))));
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
-    el("li", {}, m.kind === "msg.send" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
+    el("li", {}, viewOf(m.kind) === "sent" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
 }
 
-// One line for an event in the "since the previous position" list.
+// One line for an event's data in the "since the previous position" list, by the view the
+// server names for its kind (/api/kinds: the kinds are the trace module's, never written here).
+const VIEWS = {
+  "belief": d => d.belief + (d.source && d.source !== "self" ? " [" + shortName(d.source) + "]" : ""),
+  "goal": d => "!" + d.goal + (d.source && d.source !== "self" ? " (asked by " + shortName(d.source) + ")" : ""),
+  "intention-start": d => "@" + d.plan + " for " + d.trigger,
+  "intention-end": d => "@" + d.plan + (d.error ? ": " + d.error : ""),
+  "internal-action": d => d.name + "(" + (d.args || []).map(a => JSON.stringify(a)).join(", ") + ")" + (d.result !== undefined ? " = " + JSON.stringify(d.result) : ""),
+  "rl-step": d => "s=" + d.s + " a=" + d.a + " r=" + d.r + " s'=" + d.s2 + " Q " + fmt(d.q_before) + " → " + fmt(d.q_after),
+  "sent": d => "→ " + shortName(d.to) + " " + d.performative + " " + messageText(d, 120),
+  "received": d => "← " + shortName(d.from) + " " + d.performative + " " + messageText(d, 120),
+  "data": d => JSON.stringify(d).slice(0, 200),
+};
+
+function viewOf(kind) { return (state.kinds[kind] || {}).view || "data"; }
+
 function describe(e) {
-  const d = e.data || {};
-  switch (e.kind) {
-    case "belief.add": case "belief.del": return d.belief + (d.source && d.source !== "self" ? " [" + shortName(d.source) + "]" : "");
-    case "goal.add": return "!" + d.goal + (d.source && d.source !== "self" ? " (asked by " + shortName(d.source) + ")" : "");
-    case "intention.start": return "@" + d.plan + " for " + d.trigger;
-    case "intention.end": case "intention.fail": return "@" + d.plan + (d.error ? ": " + d.error : "");
-    case "action": return d.name + "(" + (d.args || []).map(a => JSON.stringify(a)).join(", ") + ")" + (d.result !== undefined ? " = " + JSON.stringify(d.result) : "");
-    case "rl.step": return "s=" + d.s + " a=" + d.a + " r=" + d.r + " s'=" + d.s2 + " Q " + fmt(d.q_before) + " → " + fmt(d.q_after);
-    case "msg.send": return "→ " + shortName(d.to) + " " + d.performative + " " + messageText(d, 120);
-    case "msg.recv": return "← " + shortName(d.from) + " " + d.performative + " " + messageText(d, 120);
-    default: return JSON.stringify(d).slice(0, 200);
-  }
+  return (VIEWS[viewOf(e.kind)] || VIEWS.data)(e.data || {});
 }
 
 async function jumpTo(episode, step) {
@@ -206,6 +210,7 @@ async function refresh() {
 }
 
 async function start() {
+  state.kinds = (await getJSON("/api/kinds")).kinds;
   const run = await refresh();
   document.getElementById("agent").addEventListener("change", e => {
     state.agent = e.target.value; state.position = 0; renderAgents(state.run); showPosition(0); showQTable();
