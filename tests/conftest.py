@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bdi_rl.trace.events import BELIEF_ADD, BELIEF_DEL
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The viewer's index cache goes to a private directory, never the user's ~/.cache; tests of
@@ -146,9 +148,9 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
     """What the trace says the agent believed after its event ``position`` (folded from 0)."""
     beliefs: dict[str, str] = {}
     for event in events[: position + 1]:
-        if event["kind"] == "belief.add":
+        if event["kind"] == BELIEF_ADD:
             beliefs[event["data"]["belief"]] = event["data"]["source"]
-        elif event["kind"] == "belief.del":
+        elif event["kind"] == BELIEF_DEL:
             beliefs.pop(event["data"]["belief"], None)
     return beliefs
 
