@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterable
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.beliefs import BeliefBase
 from bdi_rl.bdi.runtime.compiler import (ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, PUSHED,
-                                         SUSPENDED, TRIGGER_TEXT, YIELD, CompiledPlan, Compiler,
-                                         solve_value)
+                                         SUSPENDED, TRIGGER_TEXT, WAIT_FORMULA, YIELD, CompiledPlan,
+                                         Compiler, solve_value)
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_expr, parse_file, parse_text
@@ -622,6 +622,8 @@ class Agent:
             self.running.append(it)
 
     def _check_waiters(self, key: tuple, value: Struct) -> None:
+        if WAIT_FORMULA in self.waiters:
+            self._check_formulas()
         waiting = self.waiters.get(key)
         if not waiting:
             return
@@ -643,6 +645,24 @@ class Agent:
         if not waiting:
             del self.waiters[key]
 
+    def _check_formulas(self) -> None:
+        """Resume the ``.wait(formula)`` waiters whose formula now holds (bindings kept)."""
+        waiting = self.waiters[WAIT_FORMULA]
+        for waiter in list(waiting):
+            it, frame, test, elapsed, started, timer, _ = waiter
+            if not it.dropped and not test(self, frame.env, []):
+                continue
+            waiting.remove(waiter)
+            if timer is not None:
+                timer[3] = False
+            if it.dropped:
+                continue
+            if elapsed is not None:
+                elapsed(round((self.host.now() - started) * 1000), frame.env, None)
+            self.running.append(it)
+        if not waiting:
+            del self.waiters[WAIT_FORMULA]
+
     def _wait_timeout(self, key: tuple, waiter: list) -> None:
         waiting = self.waiters.get(key)
         if not waiting or waiter not in waiting:
@@ -657,7 +677,7 @@ class Agent:
             elapsed(round((self.host.now() - started) * 1000), frame.env, None)
             self.running.append(it)
             return
-        if self._fail(it, frame, frame.pc - 1, PlanFailure("ia_failed", ".wait: timeout")):
+        if self._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait")):
             self.running.append(it)
 
     def _ask_timeout(self, msg_id: str) -> None:

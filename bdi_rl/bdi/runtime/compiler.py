@@ -35,6 +35,9 @@ TRIGGER_TYPES = {("+", ""): ADD_BEL, ("-", ""): DEL_BEL, ("+", "!"): ADD_ACH, ("
                  ("+", "?"): ADD_TEST, ("-", "?"): DEL_TEST}
 TRIGGER_TEXT = {v: op + kind for (op, kind), v in TRIGGER_TYPES.items()}
 
+#: the waiters' key of ``.wait(formula)``: tested at every belief change and goal
+WAIT_FORMULA = ("formula",)
+
 # instruction signals
 PUSHED = -1      # a frame was pushed on the intention: run its top
 SUSPENDED = -2   # the intention waits (.wait, a synchronous ask): it left the running queue
@@ -1005,5 +1008,5 @@ def _for_next(k: int, end_label: int) -> Callable:
 
 
 __all__ = ["Compiler", "CompiledPlan", "CompiledRule", "Query", "PUSHED", "SUSPENDED", "YIELD",
-           "ADD_BEL", "DEL_BEL", "ADD_ACH", "DEL_ACH", "ADD_TEST", "DEL_TEST", "solve_value",
+           "ADD_BEL", "DEL_BEL", "ADD_ACH", "DEL_ACH", "ADD_TEST", "DEL_TEST", "WAIT_FORMULA", "solve_value",
            "term_equal", "FALSE", "SOURCE_SELF", "AslSyntaxError"]

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.compiler import (ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST,
-                                         SUSPENDED, TRIGGER_TYPES, Query, _trigger_matcher)
+                                         RELATIONAL, SUSPENDED, TRIGGER_TYPES, WAIT_FORMULA, Query,
+                                         _trigger_matcher)
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.terms import (LVar, Struct, atom, compare, deref, from_python, print_str,
                                       resolve, undo)
@@ -380,9 +381,21 @@ def _no_context(name: str) -> Callable[..., bool]:
     return first
 
 
+def _is_formula(node: Any) -> bool:
+    """Whether ``.wait``'s first argument is a formula to wait for (Jason decides at run
+    time by the value; here by the syntax: a variable or arithmetic is milliseconds)."""
+    if isinstance(node, s.Lit):
+        return "." not in node.functor  # math.* is arithmetic
+    if isinstance(node, s.BinOp):
+        return node.op in ("&", "|") or node.op in RELATIONAL
+    return isinstance(node, s.UnOp) and node.op == "not"
+
+
 @standard(".wait", 1, 2, 3)
 def _wait(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
     args = node.args
+    if _is_formula(args[0]):
+        return _wait_formula(compiler, node, tc)
     trigger = args[0] if isinstance(args[0], s.TriggerExpr) else None
     if trigger is not None:
         ttype = TRIGGER_TYPES[(trigger.op, trigger.kind)]
@@ -408,6 +421,35 @@ def _wait(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
                     raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
             frame.pc = nxt
             ag.wait(it, frame, ms, key, matcher, elapsed)
+            return SUSPENDED
+
+        return wait
+
+    return Query(_no_context(".wait"), body=make)
+
+
+def _wait_formula(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+    """``.wait(b(X) & X > 10[, Timeout[, Elapsed]])``: go on at once if the agent believes
+    the formula (its bindings kept), else suspend until a belief change or goal makes it
+    true (Jason tests it at each new event)."""
+    args = node.args
+    test = compiler.query(args[0], tc).first
+    timeout = tc.term(args[1]).build if len(args) >= 2 else None
+    elapsed = tc.term(args[2]).match if len(args) == 3 else None
+
+    def make(pc: int, labels: dict) -> Callable:
+        nxt = pc + 1
+
+        def wait(ag: Any, it: Any, frame: Any) -> int:
+            if test(ag, frame.env, []):
+                return nxt  # Jason: at once, the elapsed time left unbound
+            ms = None
+            if timeout is not None:
+                ms = deref(resolve(timeout(frame.env)))
+                if type(ms) not in (int, float):
+                    raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
+            frame.pc = nxt
+            ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed)
             return SUSPENDED
 
         return wait
