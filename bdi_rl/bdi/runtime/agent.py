@@ -320,9 +320,14 @@ class Agent:
         if self.waiters:
             self._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
 
-    def add_belief(self, value: Struct) -> None:
+    def add_belief(self, value: Struct, at_end: bool = False) -> None:
+        """``+b``; ``+>b`` (``at_end``) puts a new belief last, so queries find it after
+        the others of its functor (Jason's addBelEnd)."""
         value = resolve(value)
-        self._bb_add(value.functor, value.args, value.annots or ANNOTS_SELF)
+        annots = value.annots or ANNOTS_SELF
+        new = self._bb_add(value.functor, value.args, annots)
+        if at_end and new is annots:  # a new belief (not new annotations of an old one)
+            self.beliefs.move_to_end(value.key, value.args)
 
     def remove_matching(self, key: tuple[str, int], args: list, annots: list, env: list) -> None:
         """``-b(...)[annots]``: the newest matching belief loses those annotations (nothing

@@ -61,6 +61,12 @@ class BeliefBase:
             return None
         return group.pop(args, None)
 
+    def move_to_end(self, key: Key, args: tuple) -> None:
+        """Make the belief the oldest of its group (queries scan newest first)."""
+        group = self.groups[key]
+        annots = group.pop(args)
+        self.groups[key] = {args: annots, **group}
+
     def get(self, key: Key) -> dict[tuple, frozenset] | None:
         return self.groups.get(key)
 

@@ -706,6 +706,18 @@ class BodyCompiler:
 
                 return add_belief
             self.emit(make, line)
+        elif op == "+>":
+            build = goal_code(tc, expr)
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def add_belief_end(ag: Any, it: Any, frame: Any) -> int:
+                    ag.add_belief(build(frame.env), at_end=True)
+                    return nxt
+
+                return add_belief_end
+            self.emit(make, line)
         elif op == "-":
             self.del_belief(expr, line)
         elif op == "-+":
