@@ -240,17 +240,37 @@ class Agent:
 
     def replace_percept(self, functor: str, args: tuple) -> None:
         """Make ``functor(args)`` the only percept ``functor/len(args)`` (the others lose
-        their ``source(percept)``)."""
+        their ``source(percept)``).
+
+        The usual percept (``state(S)``: one belief, only the env's) is swapped in its
+        group in place, raising the same -/+ events as the general path; a listener
+        replaces this method with the general one, which goes through the traced
+        ``_bb_remove``/``_bb_add``."""
+        group = self.beliefs.groups.get((functor, len(args)))
+        if group and len(group) == 1:
+            [(old, annots)] = group.items()
+            if annots is ANNOTS_PERCEPT:
+                if old == args:
+                    return
+                del group[old]
+                group[args] = ANNOTS_PERCEPT
+                n = len(args)
+                plans = self.plans
+                if (DEL_BEL, functor, n) in plans:
+                    self.events.append((DEL_BEL, Struct(functor, old, ANNOTS_PERCEPT)))
+                if (ADD_BEL, functor, n) in plans:
+                    self.events.append((ADD_BEL, Struct(functor, args, ANNOTS_PERCEPT)))
+                if self.waiters:
+                    self._check_waiters((DEL_BEL, functor, n), Struct(functor, old, ANNOTS_PERCEPT))
+                    self._check_waiters((ADD_BEL, functor, n), Struct(functor, args, ANNOTS_PERCEPT))
+                return
+        self._replace_percept(functor, args)
+
+    def _replace_percept(self, functor: str, args: tuple) -> None:
         group = self.beliefs.groups.get((functor, len(args)))
         if group:
-            if len(group) == 1:  # the usual percept: one belief, only the env's
-                [(old, annots)] = group.items()
-                if annots is ANNOTS_PERCEPT:
-                    if old == args:
-                        return
-                    self._bb_remove(functor, old, ANNOTS_PERCEPT)
-                    self._bb_add(functor, args, ANNOTS_PERCEPT)
-                    return
+            if len(group) == 1 and group.get(args) is ANNOTS_PERCEPT:
+                return
             for old, annots in list(group.items()):
                 if old != args and ANNOTS_PERCEPT <= annots:
                     self._bb_remove(functor, old, ANNOTS_PERCEPT)
@@ -286,7 +306,7 @@ class Agent:
         """The one place tracing is decided: with a listener, the belief, goal, plan,
         action and cycle paths are wrapped; without one they are the plain methods."""
         for name in ("_bb_add", "_bb_remove", "_push", "_frame_done", "_drop", "achieve",
-                     "post_goal", "act", "cycle"):
+                     "post_goal", "act", "cycle", "replace_percept"):
             self.__dict__.pop(name, None)
         for cell in self._cells.values():
             fn = cell[0]
@@ -945,8 +965,12 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
             listener.cycle(agent, agent.cycles)
         return ran
 
+    def replace_percept(functor: str, args: tuple) -> None:
+        cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
+
     agent.__dict__.update(_bb_add=bb_add, _bb_remove=bb_remove, _push=push, _frame_done=frame_done,
-                          _drop=drop, achieve=achieve, post_goal=post_goal, act=act, cycle=cycle)
+                          _drop=drop, achieve=achieve, post_goal=post_goal, act=act, cycle=cycle,
+                          replace_percept=replace_percept)
     for name, cell in agent._cells.items():
         cell[0] = _traced_action(agent, listener, name, cell[0])
 
