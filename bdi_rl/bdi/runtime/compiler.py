@@ -465,7 +465,7 @@ class Compiler:
         cp.arity = len(trig.literal.args)
         cp.args = [tc.term(a) for a in trig.literal.args]
         cp.annots = [tc.term(a) for a in trig.literal.annots]
-        cp.match_trigger = _trigger_matcher(cp.args, cp.annots)
+        cp.match_trigger = _plan_trigger_matcher(cp.args, cp.annots)
         cp.context = self.query(plan.context, tc) if plan.context is not None else None
         cp.file = plan.file
         cp.line = plan.line
@@ -522,6 +522,34 @@ def _expr_text(node: Any) -> str:
     if isinstance(node, s.TriggerExpr):
         return "{" + node.op + node.kind + _lit_text(node.literal) + "}"
     return "?"
+
+
+def _plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+    """A plan's trigger matcher. The common trigger ``+!pick(X)``, distinct variables and
+    no annotations, always matches: its slots are set without the trail, because plan
+    selection matches into a fresh copy of the plan's slots and drops it if the plan is
+    not applicable (the trail is still needed for bindings of the event's variables)."""
+    slots = [c.slot for c in args]
+    if annots or any(i < 0 for i in slots) or len(set(slots)) != len(slots):
+        return _trigger_matcher(args, annots)
+    if not slots:
+        return lambda value, env, trail: True
+    if len(slots) == 1:
+        i0 = slots[0]
+
+        def bind1(value: Struct, env: Env, trail: list) -> bool:
+            v = value.args[0]
+            env[i0] = deref(v) if type(v) is LVar else v
+            return True
+
+        return bind1
+
+    def bind(value: Struct, env: Env, trail: list) -> bool:
+        for i, v in zip(slots, value.args, strict=True):
+            env[i] = deref(v) if type(v) is LVar else v
+        return True
+
+    return bind
 
 
 def _trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
