@@ -172,6 +172,16 @@ def _quiet_libraries() -> None:
     logger.add(sys.stderr, level="ERROR")
 
 
+def prepare_agent_process() -> None:
+    """What the commands that run agents do to the process first (benchmarks that run agents
+    without the CLI call it too): quieter libraries, then every library patch applied
+    (bdi_rl/patches.py), before any plan is compiled or agent built."""
+    _quiet_libraries()
+    from bdi_rl.patches import apply_all
+
+    apply_all()
+
+
 def _spec_to_resume(args: argparse.Namespace) -> Any:
     """The resolved spec of the run ``--resume`` continues, which must not have finished."""
     import json
@@ -474,6 +484,10 @@ def _say_user_error(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+#: The commands that run agents: they patch the libraries first; the readers never import them.
+AGENT_COMMANDS = frozenset({"run", "agent", "telemetry"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The error boundary: whatever happens, one line on stderr and an exit status."""
     _terminate_like_interrupt()
@@ -486,6 +500,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "dashboard": cmd_dashboard, "qtable": cmd_qtable}
     note_run_dir(None)
     try:
+        if args.command in AGENT_COMMANDS:
+            prepare_agent_process()
         return commands[args.command](args)
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)

@@ -29,6 +29,9 @@ import agentspeak.stdlib as asp_stdlib  # noqa: E402
 from bdi_rl.bdi.mind import load_mind  # noqa: E402
 from bdi_rl.bdi.runtime import Actions, Host, load_agent  # noqa: E402
 from bdi_rl.bdi.runtime.terms import atom  # noqa: E402
+from bdi_rl.patches import apply_all  # noqa: E402
+
+apply_all()  # python-agentspeak as bdi-rl runs it: with its patches (bdi_rl/patches.py)
 
 COUNTING = """
 count(0).

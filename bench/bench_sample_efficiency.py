@@ -113,9 +113,9 @@ def main() -> None:
     parser.add_argument("--env", action="append", choices=sorted(ENVS), help="default: all")
     parser.add_argument("--both-modes", action="store_true", help="run the BDI learner in both modes")
     args = parser.parse_args()
-    from bdi_rl.cli import _quiet_libraries
+    from bdi_rl.cli import prepare_agent_process
 
-    _quiet_libraries()
+    prepare_agent_process()
     for name in args.env or list(ENVS):
         spec_file, which, threshold = ENVS[name]
         spec = load_spec(ROOT / "agents" / spec_file)

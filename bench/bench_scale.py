@@ -46,12 +46,12 @@ def _rss_mb() -> float:
 def child(n: int, episodes: int) -> dict[str, float]:
     from spade.container import Container
 
-    from bdi_rl.cli import _quiet_libraries
+    from bdi_rl.cli import prepare_agent_process
     from bdi_rl.rl.qlearning import LearningConfig
     from bdi_rl.xmpp.runner import run_experiment
     from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 
-    _quiet_libraries()
+    prepare_agent_process()
     spec = ExperimentSpec(
         name="bench-scale", env=EnvSpec(id="FrozenLake-v1", kwargs={"map_name": "4x4", "is_slippery": True}),
         agents=[AgentGroup(name="learner", count=n, mode="episode", asl=str(ROOT / "asl" / "learner.asl"))],
@@ -85,13 +85,13 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
     from spade.container import Container
 
     from bdi_rl.xmpp.agent import TracedBdiAgent
-    from bdi_rl.cli import _quiet_libraries
+    from bdi_rl.cli import prepare_agent_process
     from bdi_rl.xmpp.telemetry import TelemetryAgent
     from bdi_rl.trace.events import TraceLevel
     from bdi_rl.trace.tracer import Tracer
     from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 
-    _quiet_libraries()
+    prepare_agent_process()
 
     async def measure(tmp: Path) -> dict[str, float]:
         asl = tmp / "idle.asl"

@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 from exact_eval import TransitionModel
 
-from bdi_rl.cli import _quiet_libraries
+from bdi_rl.cli import prepare_agent_process
 from bdi_rl.spec import AgentGroup, ExperimentSpec, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", metavar="VARIANT",
                         help="run only this variant (repeatable): " + ", ".join(VARIANTS))
     args = parser.parse_args()
-    _quiet_libraries()
+    prepare_agent_process()
     import gymnasium as gym
 
     model = TransitionModel(gym.make("FrozenLake-v1", map_name="8x8").unwrapped, horizon=200)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tune_defaults import plain_loop  # the reference loop, shared with the tuning script
 
-from bdi_rl.cli import _quiet_libraries
+from bdi_rl.cli import prepare_agent_process
 from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 from bdi_rl.rl.qlearning import LearningConfig
 
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    _quiet_libraries()
+    prepare_agent_process()
     config = LearningConfig(epsilon_decay_episodes=max(1, int(args.episodes * 0.75)))
 
     configs = {

@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 from exact_eval import TransitionModel
 
-from bdi_rl.cli import _quiet_libraries
+from bdi_rl.cli import prepare_agent_process
 from bdi_rl.spec import ExperimentSpec, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,14 +131,14 @@ def main() -> None:
                         help="instead: FrozenLake 8x8 without ice, goal moved (7,7) -> (7,0)")
     args = parser.parse_args()
     if args.moved_goal:
-        _quiet_libraries()
+        prepare_agent_process()
         print(f"{'seed':>4} {'cold episodes':>14} {'warm episodes':>14} {'warm / cold':>12}  warm table at start")
         for seed in args.seeds:
             cold, warm, before = moved_goal(seed)
             ratio = f"{warm / cold:.3f}" if cold and warm is not None else "-"
             print(f"{seed:>4} {cold!s:>14} {warm!s:>14} {ratio:>12}  success {before:.2f}", flush=True)
         return
-    _quiet_libraries()
+    prepare_agent_process()
     import gymnasium as gym
 
     models = {"frozenlake-8x8": TransitionModel(gym.make("FrozenLake-v1", map_name="8x8").unwrapped, 200),

@@ -7,8 +7,8 @@ condition's query, push a choicepoint, take a solution, pop the query, pop the c
 A step-mode learner spent ~16 cycles per env step that way (BENCHMARKS.md). Here a body query
 is one instruction and a ``while`` test is one: the same solutions, bindings, backtracking and
 failures; the only difference is that other intentions no longer take turns between the parts
-of what is now one instruction. :func:`apply` patches the plan compiler once, on import of
-:mod:`bdi_rl.bdi.mind`.
+of what is now one instruction. :func:`apply` patches the plan compiler; it is called at
+start-up by :func:`bdi_rl.patches.apply_all`, and a mind refuses to load before (:func:`require`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import Any
 
 import agentspeak
 import agentspeak.runtime as rt
-
-from bdi_rl import versions
 
 ORIGINAL = (rt.BuildInstructionsVisitor.visit_formula, rt.BuildInstructionsVisitor.visit_while)
 _original_visit_formula = ORIGINAL[0]
@@ -61,7 +59,19 @@ def visit_while(self: Any, ast_while: Any) -> Any:
     return self.tail
 
 
+applied = False
+
+
 def apply() -> None:
-    versions.check("agentspeak")
+    global applied
     rt.BuildInstructionsVisitor.visit_formula = visit_formula
     rt.BuildInstructionsVisitor.visit_while = visit_while
+    applied = True
+
+
+def require() -> None:
+    """Refuse to compile plans without the fused instructions: the cycle counts, speed and
+    scheduling documented for bdi-rl's plans are those of the patched compiler."""
+    if not applied:
+        raise RuntimeError("python-agentspeak's plan compiler is not patched: call "
+                           "bdi_rl.patches.apply_all() at start-up")

@@ -27,7 +27,6 @@ from bdi_rl.trace.events import (BELIEF_ADD, BELIEF_DEL, CYCLE, GOAL_ADD, INTENT
                                  IntentionFailData, IntentionStartData, TraceLevel, clip_text)
 from bdi_rl.trace.tracer import Tracer
 
-fused.apply()  # one instruction per body query and per while test (see that module)
 
 _ASL_LOGGERS = ("agentspeak.runtime", "agentspeak.parser", "agentspeak.lexer", "agentspeak.stdlib")
 
@@ -169,6 +168,7 @@ class TracedMind(asp_runtime.Agent):
     """
 
     def __init__(self, env: Any, name: str, tracer: Tracer | None = None) -> None:
+        fused.require()  # patched at start-up: bdi_rl.patches.apply_all
         super().__init__(env, name)
         self.tracer = tracer
         self.selected_plan: Any = None

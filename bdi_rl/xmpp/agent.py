@@ -42,7 +42,6 @@ log = logging.getLogger("bdi_rl.xmpp.agent")
 #: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
 SPADE_MESSAGE_LOG = 16
 
-xmpp_patches.apply()  # measured fixes to slixmpp / SPADE internals (see that module)
 
 _ILF = {
     "tell": (asp.Trigger.addition, asp.GoalType.belief),
@@ -367,6 +366,7 @@ class TracedBdiAgent(BDIAgent):
         beliefs: list[asp.Literal] | None = None,
         achieve_from: Collection[str] | None = None,
     ) -> None:
+        xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         self.tracer = tracer
         self.achieve_from = (achieve_from if isinstance(achieve_from, frozenset) or achieve_from is None
                              else frozenset(j.lower() for j in achieve_from))

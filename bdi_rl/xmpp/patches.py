@@ -1,6 +1,7 @@
-"""Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied on import by :mod:`bdi_rl.xmpp.agent` (the
-package's only door to SPADE). The first two keep the library's behaviour and remove a cost the
-profiles in BENCHMARKS.md pinned on it; the third adds what SPADE lacks.
+"""Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied at start-up by
+:func:`bdi_rl.patches.apply_all`; an agent refuses to start before (:func:`require`). The
+first two keep the library's behaviour and remove a cost the profiles in BENCHMARKS.md pinned
+on it; the others add what SPADE lacks.
 
 - **Message bodies are escaped in C.** slixmpp escapes XML text with a Python generator over
   every character: 43 % of a trace sender's CPU, ~27 µs per trace event. Same output here with
@@ -32,8 +33,6 @@ from functools import cache
 import spade.agent
 from slixmpp import ClientXMPP
 from spade.xmpp_client import XMPPClient
-
-from bdi_rl import versions
 
 log = logging.getLogger("bdi_rl.xmpp")
 
@@ -169,10 +168,21 @@ def _clip_record(record: logging.LogRecord) -> bool:
     return True
 
 
+applied = False
+
+
 def apply() -> None:
-    versions.check("spade", "spade-bdi", "slixmpp-multiplatform")
+    global applied
     _tostring.escape = escape_xml  # type: ignore[attr-defined]  # slixmpp's module-level function
     logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
     logging.getLogger("spade.Agent").addFilter(_clip_record)
     spade.agent.XMPPClient = ReconnectingXmppClient
     spade.agent.Agent._async_stop = _stop_and_leave
+    applied = True
+
+
+def require() -> None:
+    """Refuse to start an agent on an unpatched SPADE: it would neither reconnect nor keep
+    its log lines bounded."""
+    if not applied:
+        raise RuntimeError("SPADE is not patched: call bdi_rl.patches.apply_all() at start-up")

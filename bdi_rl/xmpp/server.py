@@ -40,7 +40,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
-from bdi_rl import versions
 
 __all__ = ["EmbeddedXmppServer", "XmppServerError", "free_port"]
 
@@ -277,7 +276,6 @@ class EmbeddedXmppServer:
         log.debug("XMPP server for %r on port %d ready in %.3f s", self.domain, self.port, self.start_seconds)
 
     async def _start(self) -> None:
-        versions.check("pyjabber")  # its globals are reset and its loggers rerouted below
         from pyjabber.db.database import DB
         from pyjabber.features.presence.PresenceFeature import Presence
         from pyjabber.plugins.xep_0060.xep_0060 import PubSub

@@ -21,6 +21,7 @@ from spade.message import Message
 from spade.template import Template
 from spade.trace import TraceStore
 
+from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace.batch import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch,
                                 decode_batch, encode_batch)
@@ -190,6 +191,7 @@ class TelemetryAgent(Agent):
 
     def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222,
                  senders: Collection[str] | None = None) -> None:
+        xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         super().__init__(jid, password, port=port, verify_security=False)
         self.senders = None if senders is None else frozenset(j.lower() for j in senders)
         """bare JIDs whose trace batches are written: the run's agents (None: anyone's)"""

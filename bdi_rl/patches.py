@@ -1,0 +1,98 @@
+"""Every change bdi-rl makes to a library's internals, in one place, applied at start-up.
+
+bdi-rl reaches into internals no library promises to keep. Each entry of :data:`PATCHES` says
+which distribution, the version the code was written for (pinned in ``pyproject.toml``), the
+modules that hold the code, and what it changes. :func:`apply_all` checks the installed
+versions (one warning per library that differs, naming the modules to re-check) and applies
+the patches; the commands that run agents call it first (``bdi_rl.cli``), as do the tests and
+benchmarks that run agents without the CLI. Nothing is patched on import: a mind or an agent
+built before :func:`apply_all` refuses to start (:func:`require`).
+
+``tests/test_versions.py`` fails, naming what to re-check, when the installed set differs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Callable
+
+from bdi_rl.bdi import fused
+from bdi_rl.xmpp import patches as xmpp_patches
+
+log = logging.getLogger("bdi_rl.patches")
+
+
+@dataclass(frozen=True)
+class Patch:
+    distribution: str
+    written_for: str
+    modules: tuple[str, ...]
+    """the modules that depend on its internals (what to re-check for another release)"""
+    what: str
+    apply: Callable[[], None] | None = None
+    """None: nothing to apply process-wide (subclasses, or settings made per use)"""
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch("agentspeak", "0.2.2", ("bdi_rl.bdi.fused", "bdi_rl.bdi.mind", "bdi_rl.bdi.includes"),
+          "fused body queries and while tests in the plan compiler (bdi.fused); the traced "
+          "interpreter subclasses its Agent and Literal (bdi.mind); includes are resolved as its "
+          "parser does (bdi.includes)", fused.apply),
+    Patch("spade", "4.1.4", ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent"),
+          "a reconnecting XMPP client with one shared TLS context, agents that stop without "
+          "reconnecting, SPADE's log records clipped (xmpp.patches)", xmpp_patches.apply),
+    Patch("spade-bdi", "0.3.3", ("bdi_rl.xmpp.agent",),
+          "the BDI behaviour is replaced by one that blocks on the mailbox and traces (xmpp.agent)"),
+    Patch("slixmpp-multiplatform", "1.12.0", ("bdi_rl.xmpp.patches",),
+          "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches)"),
+    Patch("pyjabber", "0.4.5", ("bdi_rl.xmpp.server",),
+          "its globals reset, its loggers rerouted and its settings made per embedded server "
+          "(xmpp.server, when a server starts)"),
+)
+
+#: distribution -> its patch
+BY_DISTRIBUTION = {patch.distribution: patch for patch in PATCHES}
+
+_applied = False
+_warned: set[str] = set()
+
+
+def installed(distribution: str) -> str | None:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def mismatch(distribution: str) -> str | None:
+    """One line saying how the installed ``distribution`` differs from what bdi-rl's patches
+    were written for, or None when it is that version."""
+    patch = BY_DISTRIBUTION[distribution]
+    have = installed(distribution)
+    if have == patch.written_for:
+        return None
+    return (f"{distribution} {have or '(not installed)'} is installed, but {', '.join(patch.modules)} "
+            f"patch its internals as of {patch.written_for}: re-check them against the new release")
+
+
+def check_versions() -> None:
+    """Log, once per distribution, each that is not the version its patches were written for."""
+    for patch in PATCHES:
+        problem = mismatch(patch.distribution)
+        if problem is not None and patch.distribution not in _warned:
+            _warned.add(patch.distribution)
+            log.warning("%s", problem)
+
+
+def apply_all() -> None:
+    """Check the versions and apply every patch, once per process."""
+    global _applied
+    if _applied:
+        return
+    check_versions()
+    for patch in PATCHES:
+        if patch.apply is not None:
+            patch.apply()
+    _applied = True
