@@ -81,7 +81,7 @@ from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats, percept
 from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
-from bdi_rl.trace.events import TraceLevel, clip_text
+from bdi_rl.trace.events import ACTION, ActionData, TraceLevel, clip_text
 
 __all__ = ["ACTIONS", "EXPERIENCE_CHARS", "PERCEPT", "ActionArgError", "LearnerStats", "RlBridge",
            "percept", "register_signatures"]
@@ -141,10 +141,10 @@ class RlBridge:
         def call(*args: Any) -> Any:
             result = fn(*args)
             if tracer.level >= TraceLevel.STEP:
-                data: dict[str, Any] = {"name": name, "args": [_short(a) for a in args]}
+                data: ActionData = {"name": name, "args": [_short(a) for a in args]}
                 if result is not None:
                     data["result"] = _short(result)
-                tracer.emit("action", data)
+                tracer.emit(ACTION, data)
             return result
 
         return call
