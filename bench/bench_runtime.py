@@ -220,13 +220,14 @@ def main() -> None:
     learner_episodes = int(1_000 * args.scale)
     programs.append(("learner.asl step mode, FrozenLake (env steps/s)", "learner",
                      lambda kind: plain(learner_episodes) if kind == "plain" else
+                     bridge_only(learner_episodes, tmp) if kind == "bridge" else
                      learner_asl(kind, learner_episodes, tmp)))
 
     print(f"{'program':<48} {'python-agentspeak':>18} {'bdi.runtime':>12} {'ratio':>7}")
     for title, name, make in programs:
         # the learner also runs the plain Python loop on the same env in each round: the
         # issue's step-mode target is a ratio to it
-        kinds = ("old", "new", "plain") if name == "learner" else ("old", "new")
+        kinds = ("old", "new", "plain", "bridge") if name == "learner" else ("old", "new")
         rates: dict[str, list[float]] = {kind: [] for kind in kinds}
         for _ in range(args.rounds):
             for kind in kinds:  # interleaved: A B A B
@@ -238,11 +239,41 @@ def main() -> None:
               f"{statistics.median(ratios):>6.1f}x  (rounds: {', '.join(f'{r:.1f}' for r in ratios)})")
         if "plain" in rates:
             to_plain = {kind: [r / p for r, p in zip(rates[kind], rates["plain"], strict=True)]
-                        for kind in ("old", "new")}
+                        for kind in ("old", "new", "bridge")}
             print(f"{'  plain Python Q-loop, same env (env steps/s)':<48} {statistics.median(rates['plain']):>18,.0f}"
                   f"  x plain: python-agentspeak {statistics.median(to_plain['old']):.2f}, "
                   f"bdi.runtime {statistics.median(to_plain['new']):.2f} "
-                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['new'])})")
+                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['new'])}), "
+                  f"the bridge without plans {statistics.median(to_plain['bridge']):.2f} "
+                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['bridge'])})")
+
+
+def bridge_only(episodes: int, tmp: Path) -> Callable[[], int]:
+    """learner.asl's step loop written in Python over the same bridge (the .rl_* actions'
+    methods, percepts into a runtime agent's belief base): what any interpreter's run is
+    bounded by, the plans' cost taken out."""
+    from test_runtime_learner import PerceptSink, _bridge
+
+    def run() -> int:
+        finished: list[str] = []
+        bridge, learner = _bridge(tmp, "bridge", episodes, finished)
+        actions = Actions()
+        bridge.register(actions)
+        sink = PerceptSink()
+        asl = Path(__file__).resolve().parent.parent / "asl" / "learner.asl"
+        sink.agent = load_agent(asl, "bridge", actions, Host(), start=False)
+        bridge.start(sink, "step")
+        session, groups = bridge.session, sink.agent.beliefs.groups
+        CLOCK[0] = now()
+        for _ in range(episodes):
+            session.reset()
+            while not groups.get(("outcome", 1)):
+                [(state,)] = groups[("state", 1)]
+                session.act(session.choose(state))
+            session.end_episode()
+        return learner.env_steps
+
+    return run
 
 
 def plain(episodes: int) -> Callable[[], int]:
