@@ -35,15 +35,16 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def _number(kind: type, low: float | None = None, high: float | None = None,
-            low_open: bool = False) -> Any:
+def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False) -> Any:
     """An argparse type: ``kind`` in range, finite; the message names the range."""
+
     def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
-                                             f"got {text[:40]!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text[:40]!r}"
+            ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected a finite number, got {text[:40]!r}")
         too_low = low is not None and (value <= low if low_open else value < low)
@@ -54,6 +55,7 @@ def _number(kind: type, low: float | None = None, high: float | None = None,
                 wanted = f"in {'(' if low_open else '['}{low}, {high}]"
             raise argparse.ArgumentTypeError(f"expected a value {wanted}, got {text[:40]}")
         return value
+
     parse.__name__ = kind.__name__  # argparse names the type in its messages
     return parse
 
@@ -80,51 +82,76 @@ def _parser() -> argparse.ArgumentParser:
         prog="bdi-rl",
         description="BDI (AgentSpeak) agents that learn with tabular Q-learning over XMPP.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                               parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = sub.add_parser("run", help="run an experiment on one machine (embedded XMPP server)")
     run.add_argument("spec", nargs="?", help="experiment spec (.toml), or the name of a shipped one")
-    run.add_argument("--resume", type=Path, metavar="RUN_DIR",
-                     help="continue an interrupted run from its latest checkpoints (instead of a spec)")
+    run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its latest checkpoints (instead of a spec)",
+    )
     run.add_argument("--episodes", type=_number(int, 1), help="training episodes per learner")
     run.add_argument("--seed", type=_COUNT, help="base seed")
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--view", action="store_true",
-                     help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)")
+    run.add_argument(
+        "--view", action="store_true", help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)"
+    )
     run.add_argument("--view-port", type=_PORT, help="viewer port (default: the spec's, 8765)")
-    run.add_argument("--warm-start", type=Path, metavar="RUN_DIR|FILE",
-                     help="every learner starts from its Q-table in RUN_DIR (by agent name), or "
-                          "from FILE; checked against the env first")
+    run.add_argument(
+        "--warm-start",
+        type=Path,
+        metavar="RUN_DIR|FILE",
+        help="every learner starts from its Q-table in RUN_DIR (by agent name), or "
+        "from FILE; checked against the env first",
+    )
 
     def role(name: str, help_text: str) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument("spec", help="experiment spec (.toml), or the name of a shipped one")
-        cmd.add_argument("--xmpp", required=True, metavar="HOST:PORT", type=_host_port,
-                         help="XMPP server (its host name is the agents' domain unless --domain)")
+        cmd.add_argument(
+            "--xmpp",
+            required=True,
+            metavar="HOST:PORT",
+            type=_host_port,
+            help="XMPP server (its host name is the agents' domain unless --domain)",
+        )
         cmd.add_argument("--domain", help="XMPP domain of the agents' JIDs")
         cmd.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory")
-        cmd.add_argument("--password-file", type=Path,
-                         help="file holding the agents' XMPP password (default: $BDI_RL_XMPP_PASSWORD)")
+        cmd.add_argument(
+            "--password-file", type=Path, help="file holding the agents' XMPP password (default: $BDI_RL_XMPP_PASSWORD)"
+        )
         return cmd
 
     agent = role("agent", "run one agent or group of a spec in this process")
     who = agent.add_mutually_exclusive_group(required=True)
     who.add_argument("--name", action="append", help="agent or group name (repeatable)")
-    who.add_argument("--claim", metavar="GROUP",
-                     help="run one agent of GROUP, named by telemetry (for compose --scale)")
-    agent.add_argument("--join-timeout", type=_number(float, 0, 86400, low_open=True), default=120.0,
-                       help="seconds to wait for the telemetry agent (default: 120)")
+    who.add_argument(
+        "--claim", metavar="GROUP", help="run one agent of GROUP, named by telemetry (for compose --scale)"
+    )
+    agent.add_argument(
+        "--join-timeout",
+        type=_number(float, 0, 86400, low_open=True),
+        default=120.0,
+        help="seconds to wait for the telemetry agent (default: 120)",
+    )
     telemetry = role("telemetry", "run the telemetry agent of a spec: owns the run directory and its trace")
-    telemetry.add_argument("--run", type=Path, metavar="RUN_DIR",
-                           help="continue this run (a restarted telemetry process)")
-    telemetry.add_argument("--view", metavar="HOST:PORT", type=_host_port,
-                           help="also serve the web viewer over --runs, until stopped (compose)")
+    telemetry.add_argument(
+        "--run", type=Path, metavar="RUN_DIR", help="continue this run (a restarted telemetry process)"
+    )
+    telemetry.add_argument(
+        "--view",
+        metavar="HOST:PORT",
+        type=_host_port,
+        help="also serve the web viewer over --runs, until stopped (compose)",
+    )
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
     view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
-    view.add_argument("--host", default="127.0.0.1",
-                      help="bind address (default 127.0.0.1; anything else exposes your traces)")
+    view.add_argument(
+        "--host", default="127.0.0.1", help="bind address (default 127.0.0.1; anything else exposes your traces)"
+    )
     view.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
     inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
     inspect.add_argument("run", help="run directory, or a run id under --runs")
@@ -143,13 +170,18 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     target = export.add_mutually_exclusive_group(required=True)
     target.add_argument("--csv", type=Path, metavar="FILE", help="one row per episode and evaluation")
-    target.add_argument("--tensorboard", type=Path, metavar="DIR",
-                        help="writes DIR/<run>/<agent>/ event files (needs the [tensorboard] extra)")
+    target.add_argument(
+        "--tensorboard",
+        type=Path,
+        metavar="DIR",
+        help="writes DIR/<run>/<agent>/ event files (needs the [tensorboard] extra)",
+    )
     dashboard = sub.add_parser("dashboard", help="a desktop window following a run's curves live (GUI extra)")
     dashboard.add_argument("run", help="run directory, or a run id under --runs")
     dashboard.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
-    dashboard.add_argument("--screenshot", type=Path, metavar="FILE.png",
-                           help="render one frame into FILE.png and exit")
+    dashboard.add_argument(
+        "--screenshot", type=Path, metavar="FILE.png", help="render one frame into FILE.png and exit"
+    )
     qtable = sub.add_parser("qtable", help="Q-table checkpoints: show one, or diff two")
     qtable_sub = qtable.add_subparsers(dest="qtable_command", required=True, metavar="show|diff")
     show = qtable_sub.add_parser("show", help="metadata, and the greedy policy on the map (grid worlds)")
@@ -191,8 +223,10 @@ def _spec_to_resume(args: argparse.Namespace) -> Any:
 
     run_dir: Path = args.resume
     given = (["the spec"] if args.spec is not None else []) + [
-        f"--{name.replace('_', '-')}" for name in ("episodes", "seed", "trace", "warm_start")
-        if getattr(args, name) is not None]
+        f"--{name.replace('_', '-')}"
+        for name in ("episodes", "seed", "trace", "warm_start")
+        if getattr(args, name) is not None
+    ]
     if given:
         raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
     if not (run_dir / SPEC_FILE).is_file() or not (run_dir / TRACE_FILE).is_file():
@@ -248,8 +282,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.spec is None:
         raise BadInput("run: give a spec, or --resume RUN_DIR")
     else:
-        spec = load_spec(resolve_spec_path(args.spec),
-                         {"episodes": args.episodes, "seed": args.seed, "trace": args.trace})
+        spec = load_spec(
+            resolve_spec_path(args.spec), {"episodes": args.episodes, "seed": args.seed, "trace": args.trace}
+        )
     if args.warm_start is not None:
         try:
             found = args.warm_start.exists()
@@ -281,8 +316,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         viewer = _start_viewer(loop, args.runs, host, port)
     with progress_bar(enabled=not args.no_progress) as on_progress:
         # Ctrl-C / SIGTERM: learners stop, traces are flushed, Q-tables and summary saved.
-        result = _until_signalled(loop, run_experiment(spec, args.runs, on_progress, resume=args.resume,
-                                                       plans=plans, xmpp_password=password))
+        result = _until_signalled(
+            loop, run_experiment(spec, args.runs, on_progress, resume=args.resume, plans=plans, xmpp_password=password)
+        )
     print_summary(result.summary)
     if result.summary.get("interrupted"):
         print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)
@@ -332,10 +368,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
     loop = event_loop()
     names = args.name
     if args.claim:
-        names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password,
-                                                   args.join_timeout))]
+        names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password, args.join_timeout))]
     failures = _until_signalled(
-        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_plan))
+        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_plan)
+    )
     for agent, reason in failures.items():
         print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
     if any(reason == "interrupted" for reason in failures.values()):
@@ -359,8 +395,7 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     viewer = None
     if args.view is not None:
         viewer = _start_viewer(loop, args.runs, *args.view)
-    run_dir = _until_signalled(
-        loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
+    run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
     print(run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.readers.viewer import serve_until_stopped
@@ -373,8 +408,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from bdi_rl.readers.viewer import serve
 
     _check_runs(args.runs, must_exist=True)
-    print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)",
-          flush=True)
+    print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)", flush=True)
     try:
         serve(args.runs, args.host, args.port)
     except OSError as exc:
@@ -387,8 +421,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     if args.step is not None and args.episode is None:
         raise BadInput("--step needs --episode")
-    print_mind(inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode,
-                            args.step))
+    print_mind(inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode, args.step))
     return EXIT_OK
 
 
@@ -417,8 +450,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         import tensorboard  # noqa: F401
     except ImportError:
-        raise BadInput("--tensorboard needs the tensorboard package: "
-                       "pip install 'bdi-rl[tensorboard]'") from None
+        raise BadInput("--tensorboard needs the tensorboard package: pip install 'bdi-rl[tensorboard]'") from None
     print(export_tensorboard(run_dir, args.tensorboard))
     return EXIT_OK
 
@@ -453,12 +485,19 @@ def cmd_qtable(args: argparse.Namespace) -> int:
 #: imports none of them (importing SPADE, agentspeak and gymnasium just to name their errors
 #: cost ~0.8 s on every command); a class whose module was never imported was never raised.
 USER_ERRORS = (
-    ("bdi_rl.spec", "SpecError"), ("bdi_rl.bdi.mind", "AslError"), ("bdi_rl.rl.envs", "EnvError"),
-    ("bdi_rl.readers.inspector", "InspectError"), ("bdi_rl.readers.plots", "PlotError"),
-    ("bdi_rl.readers.export", "ExportError"), ("bdi_rl.readers.dashboard", "DashboardError"),
-    ("bdi_rl.rl.checkpoint", "CheckpointError"), ("bdi_rl.bdi.policycache", "PolicyFileError"),
-    ("bdi_rl.readers.qgrid", "QGridError"), ("bdi_rl.store", "RunsDirError"),
-    ("bdi_rl.trace.events", "TraceFormatError"), ("bdi_rl.xmpp.server", "XmppServerError"),
+    ("bdi_rl.spec", "SpecError"),
+    ("bdi_rl.bdi.mind", "AslError"),
+    ("bdi_rl.rl.envs", "EnvError"),
+    ("bdi_rl.readers.inspector", "InspectError"),
+    ("bdi_rl.readers.plots", "PlotError"),
+    ("bdi_rl.readers.export", "ExportError"),
+    ("bdi_rl.readers.dashboard", "DashboardError"),
+    ("bdi_rl.rl.checkpoint", "CheckpointError"),
+    ("bdi_rl.bdi.policycache", "PolicyFileError"),
+    ("bdi_rl.readers.qgrid", "QGridError"),
+    ("bdi_rl.store", "RunsDirError"),
+    ("bdi_rl.trace.events", "TraceFormatError"),
+    ("bdi_rl.xmpp.server", "XmppServerError"),
     ("spade.agent", "AuthenticationFailure"),
 )
 
@@ -474,13 +513,15 @@ def _is_user_error(exc: BaseException) -> bool:
 
 def _short_path(name: object, limit: int = 120) -> str:
     text = str(name)
-    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2:]
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2 :]
 
 
 def _say_user_error(exc: BaseException) -> str:
     if _is_a(exc, "spade.agent", "AuthenticationFailure"):
-        return ("the XMPP server refused the agents' login: wrong password for an existing "
-                "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed")
+        return (
+            "the XMPP server refused the agents' login: wrong password for an existing "
+            "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"
+        )
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -495,9 +536,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     _quiet_libraries()
     from bdi_rl.crashlog import note_run_dir, one_line, write_crash_log
 
-    commands = {"run": cmd_run, "agent": cmd_agent, "telemetry": cmd_telemetry, "view": cmd_view,
-                "inspect": cmd_inspect, "plot": cmd_plot, "export": cmd_export,
-                "dashboard": cmd_dashboard, "qtable": cmd_qtable}
+    commands = {
+        "run": cmd_run,
+        "agent": cmd_agent,
+        "telemetry": cmd_telemetry,
+        "view": cmd_view,
+        "inspect": cmd_inspect,
+        "plot": cmd_plot,
+        "export": cmd_export,
+        "dashboard": cmd_dashboard,
+        "qtable": cmd_qtable,
+    }
     note_run_dir(None)
     try:
         if args.command in AGENT_COMMANDS:
@@ -519,8 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"bdi-rl: error: {_short_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         where = write_crash_log(exc)  # a bug or a broken environment
-        print(f"bdi-rl: error: {args.command} failed: {one_line(exc)} (traceback in {where})",
-              file=sys.stderr)
+        print(f"bdi-rl: error: {args.command} failed: {one_line(exc)} (traceback in {where})", file=sys.stderr)
         return EXIT_FAILED
 
 

@@ -21,24 +21,29 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[RunProgress], None]
         return
     console = Console(stderr=True)
     bar = Progress(
-        TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("return {task.fields[ret]}"), TextColumn("eps {task.fields[eps]}"),
-        TimeElapsedColumn(), console=console, transient=not console.is_terminal,
+        TextColumn("[bold]episodes"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("return {task.fields[ret]}"),
+        TextColumn("eps {task.fields[eps]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=not console.is_terminal,
     )
     task = bar.add_task("train", total=None, ret="-", eps="-")
 
     def update(p: RunProgress) -> None:
         ret = "-" if p.mean_return is None else f"{p.mean_return:.3f}"
-        bar.update(task, total=p.episodes_total, completed=p.episodes_done, ret=ret,
-                   eps=f"{p.epsilon:.3f}")
+        bar.update(task, total=p.episodes_total, completed=p.episodes_done, ret=ret, eps=f"{p.epsilon:.3f}")
 
     with bar:
         yield update
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    table = Table(title=f"{summary['run']}  ({summary['wall_seconds']:.1f} s, "
-                        f"{summary['env_steps_per_second']:,.0f} env steps/s)")
+    table = Table(
+        title=f"{summary['run']}  ({summary['wall_seconds']:.1f} s, {summary['env_steps_per_second']:,.0f} env steps/s)"
+    )
     for column in ("agent", "episodes", "env steps", "eval episodes", "mean return", "success"):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for name, agent in summary["agents"].items():
@@ -47,7 +52,10 @@ def print_summary(summary: dict[str, Any]) -> None:
             continue
         ev = agent.get("eval") or {}
         table.add_row(
-            name, str(agent["episodes"]), f"{agent['env_steps']:,}", str(ev.get("episodes", "-")),
+            name,
+            str(agent["episodes"]),
+            f"{agent['env_steps']:,}",
+            str(ev.get("episodes", "-")),
             f"{ev['mean_return']:.3f}" if ev else "-",
             f"{ev['success_rate']:.3f}" if ev else "-",
         )

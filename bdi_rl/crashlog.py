@@ -28,8 +28,9 @@ def note_run_dir(run_dir: Path | None) -> None:
 
 def write_crash_log(exc: BaseException) -> Path:
     """Write ``exc``'s traceback (appended, timestamped) and return the file's path."""
-    text = (f"--- bdi-rl crashed at {time.strftime('%Y-%m-%d %H:%M:%S')} (pid {os.getpid()})\n"
-            + "".join(traceback.format_exception(exc)))
+    text = f"--- bdi-rl crashed at {time.strftime('%Y-%m-%d %H:%M:%S')} (pid {os.getpid()})\n" + "".join(
+        traceback.format_exception(exc)
+    )
     if _run_dir is not None and _run_dir.is_dir():
         path = _run_dir / CRASH_LOG
         try:

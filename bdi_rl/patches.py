@@ -36,20 +36,42 @@ class Patch:
 
 
 PATCHES: tuple[Patch, ...] = (
-    Patch("agentspeak", "0.2.2", ("bdi_rl.bdi.fused", "bdi_rl.bdi.mind", "bdi_rl.bdi.includes"),
-          "fused body queries and while tests in the plan compiler (bdi.fused); the traced "
-          "interpreter subclasses its Agent and Literal (bdi.mind); includes are resolved as its "
-          "parser does (bdi.includes)", fused.apply),
-    Patch("spade", "4.1.4", ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent"),
-          "a reconnecting XMPP client with one shared TLS context, agents that stop without "
-          "reconnecting, SPADE's log records clipped (xmpp.patches)", xmpp_patches.apply),
-    Patch("spade-bdi", "0.3.3", ("bdi_rl.xmpp.agent",),
-          "the BDI behaviour is replaced by one that blocks on the mailbox and traces (xmpp.agent)"),
-    Patch("slixmpp-multiplatform", "1.12.0", ("bdi_rl.xmpp.patches",),
-          "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches)"),
-    Patch("pyjabber", "0.4.5", ("bdi_rl.xmpp.server",),
-          "its globals reset, its loggers rerouted and its settings made per embedded server "
-          "(xmpp.server, when a server starts)"),
+    Patch(
+        "agentspeak",
+        "0.2.2",
+        ("bdi_rl.bdi.fused", "bdi_rl.bdi.mind", "bdi_rl.bdi.includes"),
+        "fused body queries and while tests in the plan compiler (bdi.fused); the traced "
+        "interpreter subclasses its Agent and Literal (bdi.mind); includes are resolved as its "
+        "parser does (bdi.includes)",
+        fused.apply,
+    ),
+    Patch(
+        "spade",
+        "4.1.4",
+        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent"),
+        "a reconnecting XMPP client with one shared TLS context, agents that stop without "
+        "reconnecting, SPADE's log records clipped (xmpp.patches)",
+        xmpp_patches.apply,
+    ),
+    Patch(
+        "spade-bdi",
+        "0.3.3",
+        ("bdi_rl.xmpp.agent",),
+        "the BDI behaviour is replaced by one that blocks on the mailbox and traces (xmpp.agent)",
+    ),
+    Patch(
+        "slixmpp-multiplatform",
+        "1.12.0",
+        ("bdi_rl.xmpp.patches",),
+        "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches)",
+    ),
+    Patch(
+        "pyjabber",
+        "0.4.5",
+        ("bdi_rl.xmpp.server",),
+        "its globals reset, its loggers rerouted and its settings made per embedded server "
+        "(xmpp.server, when a server starts)",
+    ),
 )
 
 #: distribution -> its patch
@@ -73,8 +95,10 @@ def mismatch(distribution: str) -> str | None:
     have = installed(distribution)
     if have == patch.written_for:
         return None
-    return (f"{distribution} {have or '(not installed)'} is installed, but {', '.join(patch.modules)} "
-            f"patch its internals as of {patch.written_for}: re-check them against the new release")
+    return (
+        f"{distribution} {have or '(not installed)'} is installed, but {', '.join(patch.modules)} "
+        f"patch its internals as of {patch.written_for}: re-check them against the new release"
+    )
 
 
 def check_versions() -> None:

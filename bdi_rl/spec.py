@@ -63,9 +63,10 @@ class EnvSpec(_Table):
     """Keyword arguments for the env constructor (``map_name``, ``is_slippery``, ``desc`` ...)."""
     max_episode_steps: Annotated[int, Meta(ge=1, le=MAX_STEPS)] | None = None
     """Episode step limit; None keeps the env's own (a safe default when it has none)."""
-    goals: Annotated[list[Annotated[list[Annotated[int, Meta(ge=0, le=10_000)]],
-                                    Meta(min_length=2, max_length=2)]],
-                     Meta(max_length=10_000)] = []
+    goals: Annotated[
+        list[Annotated[list[Annotated[int, Meta(ge=0, le=10_000)]], Meta(min_length=2, max_length=2)]],
+        Meta(max_length=10_000),
+    ] = []
     """FrozenLake only: goal cells ``[x, y]`` the map's goal moves to (start and holes stay);
     learners perceive ``goal(X, Y)``. Empty: the map's own goal."""
     goal_every: Annotated[int, Meta(ge=0, le=MAX_EPISODES)] = 0
@@ -114,8 +115,7 @@ class XmppSpec(_Table):
     """XMPP domain of every agent's JID."""
     port: Port = 5222
     """Port for the embedded server (another free port is used if it is taken)."""
-    trust: Annotated[list[Annotated[str, Meta(min_length=3, max_length=1024)]],
-                     Meta(max_length=MAX_AGENTS)] = []
+    trust: Annotated[list[Annotated[str, Meta(min_length=3, max_length=1024)]], Meta(max_length=MAX_AGENTS)] = []
     """Bare JIDs outside the experiment whose requests agents take and whose tells the
     shipped plans act on (the experiment's own agents are always trusted)."""
 
@@ -187,16 +187,22 @@ def _drop_none(value: Any) -> Any:
 
 # -- msgspec's errors, said as the rest of bdi-rl says them -------------------------------------
 
-_TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-               "object": "a table", "array": "a list", "null": "nothing"}
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "object": "a table",
+    "array": "a list",
+    "null": "nothing",
+}
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 
 
 def _type_at(tp: Any, path: list[str | int]) -> Any:
     """The declared type at ``path`` inside ``tp`` (to name the allowed values of a Literal)."""
     for step in path:
-        while typing.get_origin(tp) is Annotated or typing.get_origin(tp) in (typing.Union,
-                                                                              types.UnionType):
+        while typing.get_origin(tp) is Annotated or typing.get_origin(tp) in (typing.Union, types.UnionType):
             args = [a for a in typing.get_args(tp) if a is not type(None)]
             tp = args[0]
         if isinstance(step, int):
@@ -209,8 +215,7 @@ def _type_at(tp: Any, path: list[str | int]) -> Any:
 
 
 def _split_path(path: str) -> list[str | int]:
-    return [int(p) if p.isdigit() else p for p in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path)
-            for p in p if p]
+    return [int(p) if p.isdigit() else p for p in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path) for p in p if p]
 
 
 def _value_at(data: Any, path: list[str | int]) -> Any:
@@ -235,11 +240,10 @@ def _say(exc: msgspec.ValidationError, data: Any, root: type, prefix: str = "") 
     field_match = re.fullmatch(r"Object (contains unknown|missing required) field `(.+)`", what)
     own = re.fullmatch(r"(\w+)\.(\w+): (.*)", what, re.S)
     if own and path and own[1] == path[-1]:  # a table's own check (LearningConfig) named its key
-        return SpecError(f"{_dotted([*path, own[2]]) if not prefix else prefix + '.' + own[2]}: "
-                         f"{own[3]}")
+        return SpecError(f"{_dotted([*path, own[2]]) if not prefix else prefix + '.' + own[2]}: {own[3]}")
     if field_match:
         path.append(field_match[2])
-        message = ("unknown key" if field_match[1] == "contains unknown" else "missing required key")
+        message = "unknown key" if field_match[1] == "contains unknown" else "missing required key"
         if field_match[1] == "contains unknown":
             parent = _type_at(root, path[:-1])
             if isinstance(parent, type) and issubclass(parent, Struct):
@@ -278,7 +282,7 @@ def _convert(data: Any, tp: type, where: str = "") -> Any:
         # a ValueError of LearningConfig's own checks: it names its field as learning.<key>
         section = "learning."
         if where and text.startswith(section):
-            text = f"{where}.{text[len(section):]}"
+            text = f"{where}.{text[len(section) :]}"
         raise SpecError(text) from None
 
 
@@ -294,6 +298,7 @@ def _check_learning_keys(table: Any, where: str) -> None:
 
 
 # -- relations between fields, and names the XMPP server and the file system accept ------------
+
 
 def _validate(spec: ExperimentSpec) -> None:
     names: set[str] = set()
@@ -315,32 +320,36 @@ def _validate(spec: ExperimentSpec) -> None:
             except WireError as exc:
                 raise SpecError(f"agents[{i}].beliefs[{j}]: {exc}") from None
     if not spec.agent_names("learner"):
-        raise SpecError("agents: at least one group needs role = \"learner\"")
+        raise SpecError('agents: at least one group needs role = "learner"')
     learners = len(spec.agent_names("learner"))
     if spec.seed + learners - 1 > MAX_SEED:
-        raise SpecError(f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; "
-                        f"got {spec.seed} with {learners} learners")
+        raise SpecError(
+            f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; got {spec.seed} with {learners} learners"
+        )
     if len(spec.env.goals) > 1 and spec.env.goal_every < 1:
-        raise SpecError(f"env.goal_every: must be at least 1 when env.goals lists several goals, "
-                        f"got {spec.env.goal_every}")
+        raise SpecError(
+            f"env.goal_every: must be at least 1 when env.goals lists several goals, got {spec.env.goal_every}"
+        )
     if spec.xmpp.server != "embedded" and not _is_host_port(spec.xmpp.server):
-        raise SpecError(f"xmpp.server: expected 'embedded' or 'host:port' (port 1-65535), "
-                        f"got {_short(spec.xmpp.server)}")
+        raise SpecError(
+            f"xmpp.server: expected 'embedded' or 'host:port' (port 1-65535), got {_short(spec.xmpp.server)}"
+        )
     if not _is_host_name(spec.xmpp.domain):
         raise SpecError(f"xmpp.domain: {_short(spec.xmpp.domain)} is not a lower-case host name")
     for j, jid in enumerate(spec.xmpp.trust):
         local, at, domain = jid.partition("@")
         if not at or not _is_jid_local(local) or not _is_host_name(domain):
-            raise SpecError(f"xmpp.trust[{j}]: {_short(jid)} is not a bare JID "
-                            f"(local@domain, local part {_NAME_RULE})")
+            raise SpecError(f"xmpp.trust[{j}]: {_short(jid)} is not a bare JID (local@domain, local part {_NAME_RULE})")
     if not _is_jid_local(spec.telemetry.name):
         raise SpecError(f"telemetry.name: must be {_NAME_RULE}")
     if spec.telemetry.name in names:
         raise SpecError(f"telemetry.name: {spec.telemetry.name!r} is also an agent's name")
     longest = len(run_id(spec.env.id, spec.name, spec.seed + learners, 9_999_999_999)) + 4
     if longest > MAX_RUN_ID:
-        raise SpecError(f"name: the run directory's name (env id, name, seed, time) would be "
-                        f"{longest} characters, over {MAX_RUN_ID}; shorten name or env.id")
+        raise SpecError(
+            f"name: the run directory's name (env id, name, seed, time) would be "
+            f"{longest} characters, over {MAX_RUN_ID}; shorten name or env.id"
+        )
 
 
 def _is_jid_local(name: str) -> bool:
@@ -444,11 +453,11 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
             group.asl = str(_resolve_file(group.asl, spec_dir, f"agents[{i}].asl"))
             if group.warm_start is not None:
                 try:
-                    group.warm_start = str(_resolve_existing(group.warm_start, spec_dir,
-                                                             f"agents[{i}].warm_start"))
+                    group.warm_start = str(_resolve_existing(group.warm_start, spec_dir, f"agents[{i}].warm_start"))
                 except OSError as exc:
-                    raise SpecError(f"agents[{i}].warm_start: cannot use {_short(group.warm_start)}: "
-                                    f"{exc.strerror}") from None
+                    raise SpecError(
+                        f"agents[{i}].warm_start: cannot use {_short(group.warm_start)}: {exc.strerror}"
+                    ) from None
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
     return spec

@@ -83,8 +83,17 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
 from bdi_rl.trace.events import ACTION, ActionData, TraceLevel, clip_text
 
-__all__ = ["ACTIONS", "EXPERIENCE_CHARS", "PERCEPT", "ActionArgError", "LearnerStats", "RlBridge",
-           "percept", "register_signatures"]
+__all__ = [
+    "ACTIONS",
+    "EXPERIENCE_CHARS",
+    "PERCEPT",
+    "ActionArgError",
+    "LearnerStats",
+    "RlBridge",
+    "percept",
+    "register_signatures",
+]
+
 
 def _add(actions: asp.Actions, name: str, arity: int, returns: bool, fn: Callable[..., Any]) -> None:
     # Argument specs are None: the interpreter passes the values as they are (its ``int``
@@ -106,8 +115,13 @@ def register_signatures(actions: asp.Actions) -> None:
 class RlBridge:
     """One learner's internal actions: the parts that do them, and their registration."""
 
-    def __init__(self, session: EpisodeSession, checkpoints: CheckpointSchedule, policy_cache: PolicyCache,
-                 on_finish: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        session: EpisodeSession,
+        checkpoints: CheckpointSchedule,
+        policy_cache: PolicyCache,
+        on_finish: Callable[[], None] = lambda: None,
+    ) -> None:
         self.session = session
         self.checkpoints = checkpoints
         self.team = TeamLearning(session)
@@ -176,7 +190,6 @@ ACTIONS: dict[str, tuple[int, bool, Callable[[RlBridge], Callable[..., Any]]]] =
     ".rl_cache_policy": (4, False, lambda b: b.policy_cache.cache_policy),
     ".rl_drop_policy": (2, False, lambda b: b.policy_cache.drop_policy),
 }
-
 
 
 def _short(value: Any) -> Any:

@@ -50,8 +50,7 @@ def index_arg(value: Any, size: int, what: str, action: str) -> int:
     number is never used as a Python index (-1 would be the last row)."""
     index = integer(value)
     if index is None or not 0 <= index < size:
-        raise ActionArgError(f"{action}: {what} must be a whole number in 0..{size - 1}, "
-                             f"got {shown(value)}")
+        raise ActionArgError(f"{action}: {what} must be a whole number in 0..{size - 1}, got {shown(value)}")
     return index
 
 

@@ -22,9 +22,18 @@ from bdi_rl.trace.events import QTABLE_LOAD, QTABLE_SAVE, QtableLoadData
 class CheckpointSchedule:
     """Takes checkpoints of one learner and writes each when its trace is safe."""
 
-    def __init__(self, session: EpisodeSession, path: Path, meta: dict[str, Any], *, every: int = 0,
-                 warm_start: Checkpoint | None = None, prior_episodes: int = 0,
-                 after_trace: bool = False, task_change: str | None = None) -> None:
+    def __init__(
+        self,
+        session: EpisodeSession,
+        path: Path,
+        meta: dict[str, Any],
+        *,
+        every: int = 0,
+        warm_start: Checkpoint | None = None,
+        prior_episodes: int = 0,
+        after_trace: bool = False,
+        task_change: str | None = None,
+    ) -> None:
         self.session = session
         self.path = path
         self.meta = meta
@@ -55,8 +64,13 @@ class CheckpointSchedule:
         if warm is None:
             return
         session = self.session
-        loaded: QtableLoadData = {"path": str(warm.path), "episodes": warm.episodes, "checksum": warm.checksum,
-                                  "epsilon": session.learner.epsilon, "task_change": self.task_change}
+        loaded: QtableLoadData = {
+            "path": str(warm.path),
+            "episodes": warm.episodes,
+            "checksum": warm.checksum,
+            "epsilon": session.learner.epsilon,
+            "task_change": self.task_change,
+        }
         session.tracer.emit(QTABLE_LOAD, loaded)
         session.percepts.perceive("warm_started", warm.episodes)
 
@@ -65,10 +79,15 @@ class CheckpointSchedule:
         session = self.session
         learner = session.learner
         goal = {"goal": list(session.current_goal or ())} if session.goals else {}
-        meta = {**self.meta, "task": {**session.env.task_signature(), **goal},
-                "episodes": learner.episodes,
-                "total_episodes": self.prior_episodes + learner.episodes, "env_steps": session.stats.env_steps,
-                "epsilon": learner.epsilon, "alpha": learner.alpha}
+        meta = {
+            **self.meta,
+            "task": {**session.env.task_signature(), **goal},
+            "episodes": learner.episodes,
+            "total_episodes": self.prior_episodes + learner.episodes,
+            "env_steps": session.stats.env_steps,
+            "epsilon": learner.epsilon,
+            "alpha": learner.alpha,
+        }
         session.stats.qtable = f"{self.path.parent.name}/{self.path.name}"
         session.tracer.emit(QTABLE_SAVE, {"path": session.stats.qtable, "episodes": learner.episodes})
         self._pending.append((session.tracer.seq, learner.q.copy(), meta))

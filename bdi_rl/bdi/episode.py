@@ -72,9 +72,19 @@ class LearnerStats:
 class EpisodeSession:
     """A learner's env, Q-learner and trace, stepped by its plans."""
 
-    def __init__(self, env: EnvAdapter, learner: QLearner, tracer: Tracer, percepts: Percepts, *,
-                 episodes: int, eval_episodes: int, seed: int,
-                 goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None, goal_every: int = 0) -> None:
+    def __init__(
+        self,
+        env: EnvAdapter,
+        learner: QLearner,
+        tracer: Tracer,
+        percepts: Percepts,
+        *,
+        episodes: int,
+        eval_episodes: int,
+        seed: int,
+        goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None,
+        goal_every: int = 0,
+    ) -> None:
         self.env = env
         self.learner = learner
         self.tracer = tracer
@@ -86,8 +96,9 @@ class EpisodeSession:
         """moving goals: (cell, env) per goal; the env in use is the current goal's"""
         self.goal_every = goal_every
         self._goal_index: int | None = None
-        self.stats = LearnerStats(episodes=learner.episodes, env_steps=learner.env_steps,
-                                  resumed_env_steps=learner.env_steps)
+        self.stats = LearnerStats(
+            episodes=learner.episodes, env_steps=learner.env_steps, resumed_env_steps=learner.env_steps
+        )
         self.after_episode: list[Callable[[], None]] = []
         """called in order after every training episode is traced and perceived"""
         self.on_episode: Callable[[EpisodeSession], None] | None = None
@@ -218,8 +229,12 @@ class EpisodeSession:
         stats.episodes = learner.episodes
         stats.env_steps += self._length
         stats.returns.append(self._return)
-        data: EpisodeEndData = {"return": self._return, "length": self._length,
-                                "outcome": self.outcome or "stopped", "epsilon": epsilon}
+        data: EpisodeEndData = {
+            "return": self._return,
+            "length": self._length,
+            "outcome": self.outcome or "stopped",
+            "epsilon": epsilon,
+        }
         if self.goals:
             data["goal"] = list(self.current_goal or ())
         self.tracer.emit(EPISODE_END, data)
@@ -258,11 +273,29 @@ class EpisodeSession:
         self.end_with(result.outcome)
         self._episode_closed(epsilon)
 
-    def _trace_step(self, s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool,
-                    q_before: float, q_after: float, row: list[float] | None = None) -> None:
+    def _trace_step(
+        self,
+        s: int,
+        a: int,
+        r: float,
+        s2: int,
+        terminated: bool,
+        truncated: bool,
+        q_before: float,
+        q_after: float,
+        row: list[float] | None = None,
+    ) -> None:
         """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
-        data: RlStepData = {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-                            "q_before": q_before, "q_after": q_after, "epsilon": self.learner.epsilon}
+        data: RlStepData = {
+            "s": s,
+            "a": a,
+            "r": r,
+            "s2": s2,
+            "done": terminated or truncated,
+            "q_before": q_before,
+            "q_after": q_after,
+            "epsilon": self.learner.epsilon,
+        }
         if row is not None:
             data["q"] = row
         self.tracer.emit(RL_STEP, data)
@@ -286,8 +319,12 @@ class EpisodeSession:
             self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
         result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
         self.stats.eval = result
-        data: EvalData = {"episodes": result.episodes, "mean_return": result.mean_return,
-                          "success_rate": result.success_rate, "mean_length": result.mean_length}
+        data: EvalData = {
+            "episodes": result.episodes,
+            "mean_return": result.mean_return,
+            "success_rate": result.success_rate,
+            "mean_length": result.mean_length,
+        }
         self.tracer.emit(EVAL, data)
         self.percepts.perceive("eval", result.mean_return, result.success_rate)
 

@@ -73,5 +73,6 @@ def require() -> None:
     """Refuse to compile plans without the fused instructions: the cycle counts, speed and
     scheduling documented for bdi-rl's plans are those of the patched compiler."""
     if not applied:
-        raise RuntimeError("python-agentspeak's plan compiler is not patched: call "
-                           "bdi_rl.patches.apply_all() at start-up")
+        raise RuntimeError(
+            "python-agentspeak's plan compiler is not patched: call bdi_rl.patches.apply_all() at start-up"
+        )

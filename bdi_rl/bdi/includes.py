@@ -47,7 +47,7 @@ def _scan(path: str) -> tuple[list[tuple[str, str]], str | None]:
 
 def _includes(path: str, tokens: list[Any]) -> Iterator[tuple[str, str]]:
     for i in range(len(tokens) - 3):
-        brace, keyword, paren, name = tokens[i: i + 4]
+        brace, keyword, paren, name = tokens[i : i + 4]
         if brace.lexeme == "{" and keyword.lexeme == "include" and paren.lexeme == "(" and name.token.string:
             included = os.path.join(os.path.dirname(path), asp.parse_string(name.lexeme))
             yield included, f"{name.loc.filename}:{name.loc.lineno}"

@@ -22,9 +22,23 @@ import agentspeak.runtime as asp_runtime
 
 from bdi_rl.bdi import fused
 from bdi_rl.bdi.includes import include_problem
-from bdi_rl.trace.events import (BELIEF_ADD, BELIEF_DEL, CYCLE, GOAL_ADD, INTENTION_END, INTENTION_FAIL,
-                                 INTENTION_START, BeliefAddData, BeliefDelData, CycleData, GoalAddData,
-                                 IntentionFailData, IntentionStartData, TraceLevel, clip_text)
+from bdi_rl.trace.events import (
+    BELIEF_ADD,
+    BELIEF_DEL,
+    CYCLE,
+    GOAL_ADD,
+    INTENTION_END,
+    INTENTION_FAIL,
+    INTENTION_START,
+    BeliefAddData,
+    BeliefDelData,
+    CycleData,
+    GoalAddData,
+    IntentionFailData,
+    IntentionStartData,
+    TraceLevel,
+    clip_text,
+)
 from bdi_rl.trace.tracer import Tracer
 
 
@@ -182,8 +196,10 @@ class TracedMind(asp_runtime.Agent):
         tracer = self.tracer
         if tracer is not None and tracer.level >= TraceLevel.STEP:
             grounded = term.grounded(scope)
-            added: BeliefAddData = {"belief": clip_text(literal_text(grounded)),
-                                    "source": literal_source(grounded) or "self"}
+            added: BeliefAddData = {
+                "belief": clip_text(literal_text(grounded)),
+                "source": literal_source(grounded) or "self",
+            }
             tracer.emit(BELIEF_ADD, added)
 
     def remove_belief(self, term: Any, intention: Any) -> bool:
@@ -192,8 +208,10 @@ class TracedMind(asp_runtime.Agent):
         tracer = self.tracer
         if found and tracer is not None and tracer.level >= TraceLevel.STEP:
             shown = removed if removed is not None else asp.evaluate(term, intention.scope)
-            deleted: BeliefDelData = {"belief": clip_text(literal_text(shown)),
-                                      "source": literal_source(shown) or "self"}
+            deleted: BeliefDelData = {
+                "belief": clip_text(literal_text(shown)),
+                "source": literal_source(shown) or "self",
+            }
             tracer.emit(BELIEF_DEL, deleted)
         return found
 
@@ -252,7 +270,9 @@ class TracedMind(asp_runtime.Agent):
                     source = None
                 started: IntentionStartData = {
                     "trigger": clip_text(_trigger_text(trigger, goal_type, term, calling_intention)),
-                    "plan": plan_label(plan), "source": source or "self"}
+                    "plan": plan_label(plan),
+                    "source": source or "self",
+                }
                 tracer.emit(INTENTION_START, started)
             new = self._newest_intention(plan)
             if new is not None:
@@ -266,8 +286,7 @@ class TracedMind(asp_runtime.Agent):
             if stack and stack[-1] is calling_intention:
                 if len(stack) >= MAX_SUBGOAL_DEPTH:
                     goal = _trigger_text(_ADDITION, asp.GoalType.achievement, term, calling_intention)
-                    raise asp.AslError(f"{goal}: more than {MAX_SUBGOAL_DEPTH} nested sub-goals "
-                                       "(endless recursion?)")
+                    raise asp.AslError(f"{goal}: more than {MAX_SUBGOAL_DEPTH} nested sub-goals (endless recursion?)")
                 return
 
     def _newest_intention(self, plan: Any) -> Any:
@@ -332,7 +351,7 @@ class TracedMind(asp_runtime.Agent):
             # innermost few and the outermost tell the story.
             frames = list(reversed(stack))
             if len(frames) > _FAILED_FRAMES_TRACED:
-                frames = [*frames[:_FAILED_FRAMES_TRACED - 1], frames[-1]]
+                frames = [*frames[: _FAILED_FRAMES_TRACED - 1], frames[-1]]
             for intention in frames:
                 plan = getattr(intention, "plan", None)
                 failed: IntentionFailData = {"plan": plan_label(plan) if plan is not None else None, "error": error}
@@ -386,8 +405,10 @@ class TracedMind(asp_runtime.Agent):
         for old in list(group):
             group.discard(old)
             if tracing and tracer is not None:
-                deleted: BeliefDelData = {"belief": clip_text(literal_text(old)),
-                                          "source": literal_source(old) or "self"}
+                deleted: BeliefDelData = {
+                    "belief": clip_text(literal_text(old)),
+                    "source": literal_source(old) or "self",
+                }
                 tracer.emit(BELIEF_DEL, deleted)
 
     def belief_texts(self) -> list[str]:
@@ -447,8 +468,7 @@ def load_mind(
                 prepare(mind)
             for goal in goals:
                 term = goal.atom.accept(asp_runtime.BuildTermVisitor({}))
-                mind.call(asp.Trigger.addition, asp.GoalType.achievement, term,
-                          asp_runtime.Intention(), delayed=True)
+                mind.call(asp.Trigger.addition, asp.GoalType.achievement, term, asp_runtime.Intention(), delayed=True)
     except FileNotFoundError:
         raise AslError(f"{path}: no such plan file") from None
     except OSError as exc:

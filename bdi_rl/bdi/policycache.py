@@ -116,10 +116,17 @@ def policy_file(run_dir: Path, agent: str) -> Path:
 
 
 def save_policies(path: Path, agent: str, env: EnvAdapter, policies: dict[tuple[int, int], CachedPolicy]) -> None:
-    atomic_write_json(path, {
-        "format": FORMAT, "agent": agent, "env": env.state_space_signature(),
-        "policies": [{"goal": list(p.goal), "actions": p.actions, "confidence": p.confidence}
-                     for p in policies.values()]})
+    atomic_write_json(
+        path,
+        {
+            "format": FORMAT,
+            "agent": agent,
+            "env": env.state_space_signature(),
+            "policies": [
+                {"goal": list(p.goal), "actions": p.actions, "confidence": p.confidence} for p in policies.values()
+            ],
+        },
+    )
 
 
 class PolicyEntry(msgspec.Struct, frozen=True):
@@ -168,16 +175,22 @@ def as_beliefs(policies: dict[tuple[int, int], CachedPolicy]) -> list[Any]:
     """``has_policy(X, Y, Actions, Confidence)`` literals for a mind's first beliefs."""
     import agentspeak as asp
 
-    return [asp.Literal("has_policy", (p.goal[0], p.goal[1], p.actions, round(p.confidence, 6)))
-            for p in policies.values()]
+    return [
+        asp.Literal("has_policy", (p.goal[0], p.goal[1], p.actions, round(p.confidence, 6))) for p in policies.values()
+    ]
 
 
 class PolicyCache:
     """The policy cache's internal actions: the plans hold the cache as ``has_policy``
     beliefs; this keeps the run's copy (``policies/<agent>.json``) and does the arithmetic."""
 
-    def __init__(self, session: EpisodeSession, policies: dict[tuple[int, int], CachedPolicy] | None,
-                 path: Path | None, agent: str) -> None:
+    def __init__(
+        self,
+        session: EpisodeSession,
+        policies: dict[tuple[int, int], CachedPolicy] | None,
+        path: Path | None,
+        agent: str,
+    ) -> None:
         self.session = session
         self.policies = dict(policies or {})
         """a copy of the plans' has_policy beliefs, by goal cell"""

@@ -70,8 +70,13 @@ class TeamLearning:
         """Learn from a teammate's transitions; a malformed string fails the plan, whole
         (checked before the first update: no Q-value changes)."""
         learner = self.session.learner
-        transitions = decoded(".rl_replay", decode_experience,
-                              text_arg(text, "the experience", ".rl_replay"), learner.n_states, learner.n_actions)
+        transitions = decoded(
+            ".rl_replay",
+            decode_experience,
+            text_arg(text, "the experience", ".rl_replay"),
+            learner.n_states,
+            learner.n_actions,
+        )
         update = learner.update
         for s, a, r, s2, terminated in transitions:
             update(s, a, r, s2, terminated)
@@ -93,8 +98,9 @@ class TeamLearning:
     def adopt_policy(self, text: Any) -> int:
         """Make a teammate's greedy policy mine; checked whole before any Q-value changes."""
         learner = self.session.learner
-        actions = decoded(".rl_adopt_policy", decode, text_arg(text, "the policy", ".rl_adopt_policy"),
-                          learner.n_actions)
+        actions = decoded(
+            ".rl_adopt_policy", decode, text_arg(text, "the policy", ".rl_adopt_policy"), learner.n_actions
+        )
         return decoded(".rl_adopt_policy", learner.adopt_policy, actions)
 
 

@@ -66,8 +66,11 @@ class Dashboard:
             if jid not in self.curves:
                 pen = self._pg.mkPen(COLORS[len(self.curves) % len(COLORS)], width=1.5)
                 name = jid.split("@", 1)[0]
-                self.curves[jid] = (self.returns.plot(pen=pen, name=name), self.success.plot(pen=pen),
-                                    self.epsilon.plot(pen=pen))
+                self.curves[jid] = (
+                    self.returns.plot(pen=pen, name=name),
+                    self.success.plot(pen=pen),
+                    self.epsilon.plot(pen=pen),
+                )
             ret, succ, eps = self.curves[jid]
             x = np.arange(1, len(agent.episodes) + 1)
             returns = np.array([e["return"] or 0.0 for e in agent.episodes])

@@ -22,8 +22,7 @@ def explain_step(rl: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
     q = rl.get("q")
     labels = [action_label(i, names) for i in range(len(q))] if isinstance(q, list) else None
     action = action_label(a, names)
-    result: dict[str, Any] = {"action": action, "labels": labels, "greedy": None,
-                              "explored": None, "why": None}
+    result: dict[str, Any] = {"action": action, "labels": labels, "greedy": None, "explored": None, "why": None}
     if not isinstance(q, list) or not labels or not 0 <= a < len(q):
         return result
     best = max(q)
@@ -33,16 +32,22 @@ def explain_step(rl: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
     result["greedy"] = greedy
     result["explored"] = q[a] != best
     if q[a] != best:
-        result["why"] = (f"{action}: an exploring move (epsilon {chance}); the greedy choice in "
-                         f"state {rl.get('s')} was {' or '.join(greedy)} with Q {best:.4g}, "
-                         f"{action} had {q[a]:.4g}")
+        result["why"] = (
+            f"{action}: an exploring move (epsilon {chance}); the greedy choice in "
+            f"state {rl.get('s')} was {' or '.join(greedy)} with Q {best:.4g}, "
+            f"{action} had {q[a]:.4g}"
+        )
     elif len(greedy) > 1:
-        result["why"] = (f"{action}: tied for the highest Q ({best:.4g}) with "
-                         f"{', '.join(g for g in greedy if g != action)}; ties break at random "
-                         f"(epsilon {chance} of moves are random)")
+        result["why"] = (
+            f"{action}: tied for the highest Q ({best:.4g}) with "
+            f"{', '.join(g for g in greedy if g != action)}; ties break at random "
+            f"(epsilon {chance} of moves are random)"
+        )
     else:
-        result["why"] = (f"{action}: the greedy choice, the highest Q in state {rl.get('s')} "
-                         f"({best:.4g}; next best {_second(q):.4g}); epsilon {chance} of moves are random")
+        result["why"] = (
+            f"{action}: the greedy choice, the highest Q in state {rl.get('s')} "
+            f"({best:.4g}; next best {_second(q):.4g}); epsilon {chance} of moves are random"
+        )
     return result
 
 

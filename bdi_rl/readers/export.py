@@ -19,8 +19,19 @@ from typing import Any, Iterator
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.store import atomic_write_bytes
 
-CSV_COLUMNS = ("run", "agent", "kind", "episode", "global_step", "episodic_return",
-               "episodic_length", "outcome", "epsilon", "success_rate", "wall_time")
+CSV_COLUMNS = (
+    "run",
+    "agent",
+    "kind",
+    "episode",
+    "global_step",
+    "episodic_return",
+    "episodic_length",
+    "outcome",
+    "epsilon",
+    "success_rate",
+    "wall_time",
+)
 
 
 class ExportError(ValueError):
@@ -37,10 +48,19 @@ def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
         pending = next(evals, None)
         for k, episode in enumerate(agent.episodes, start=1):
             steps += int(episode["length"] or 0)
-            yield {"run": run_dir.name, "agent": name, "kind": "episode", "episode": episode["episode"],
-                   "global_step": steps, "episodic_return": episode["return"],
-                   "episodic_length": episode["length"], "outcome": episode["outcome"],
-                   "epsilon": episode["epsilon"], "success_rate": None, "wall_time": episode["ts"]}
+            yield {
+                "run": run_dir.name,
+                "agent": name,
+                "kind": "episode",
+                "episode": episode["episode"],
+                "global_step": steps,
+                "episodic_return": episode["return"],
+                "episodic_length": episode["length"],
+                "outcome": episode["outcome"],
+                "epsilon": episode["epsilon"],
+                "success_rate": None,
+                "wall_time": episode["ts"],
+            }
             while pending is not None and pending["after_episodes"] <= k:
                 yield _eval_row(run_dir.name, name, pending, steps)
                 pending = next(evals, None)
@@ -50,10 +70,19 @@ def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
 
 
 def _eval_row(run: str, agent: str, ev: dict[str, Any], steps: int) -> dict[str, Any]:
-    return {"run": run, "agent": agent, "kind": "eval", "episode": ev["after_episodes"],
-            "global_step": steps, "episodic_return": ev.get("mean_return"),
-            "episodic_length": ev.get("mean_length"), "outcome": None, "epsilon": None,
-            "success_rate": ev.get("success_rate"), "wall_time": None}
+    return {
+        "run": run,
+        "agent": agent,
+        "kind": "eval",
+        "episode": ev["after_episodes"],
+        "global_step": steps,
+        "episodic_return": ev.get("mean_return"),
+        "episodic_length": ev.get("mean_length"),
+        "outcome": None,
+        "epsilon": None,
+        "success_rate": ev.get("success_rate"),
+        "wall_time": None,
+    }
 
 
 def export_csv(run_dir: Path, path: Path) -> int:

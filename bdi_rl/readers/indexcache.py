@@ -61,11 +61,17 @@ def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYT
         return None
     path = cache_file(cache_dir, index.run_dir)
     try:
-        meta = {"format": FORMAT, "checkpoint": CHECKPOINT, **_identity(index.trace_path),
-                "fingerprint": _fingerprint(index.trace_path, index.indexed_bytes),
-                "indexed_bytes": index.indexed_bytes, "lines": index.lines,
-                "bad_lines": index.bad_lines, "run_events": index.run_events,
-                "agents": [_agent_meta(agent) for agent in index.agents.values()]}
+        meta = {
+            "format": FORMAT,
+            "checkpoint": CHECKPOINT,
+            **_identity(index.trace_path),
+            "fingerprint": _fingerprint(index.trace_path, index.indexed_bytes),
+            "indexed_bytes": index.indexed_bytes,
+            "lines": index.lines,
+            "bad_lines": index.bad_lines,
+            "run_events": index.run_events,
+            "agents": [_agent_meta(agent) for agent in index.agents.values()],
+        }
         arrays: dict[str, Any] = {"meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
         for k, agent in enumerate(index.agents.values()):
             arrays[f"offsets_{k}"] = np.frombuffer(agent.offsets, dtype=np.int64)
@@ -120,9 +126,16 @@ def _fingerprint(trace: Path, length: int) -> str:
 
 
 def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
-    return {"name": agent.name, "episodes": agent.episodes, "evals": agent.evals,
-            "messages": agent.messages, "stopped": agent.stopped, "actions": agent.action_names,
-            "snapshots": [_mind(s) for s in agent.snapshots], "state": _mind(agent.state)}
+    return {
+        "name": agent.name,
+        "episodes": agent.episodes,
+        "evals": agent.evals,
+        "messages": agent.messages,
+        "stopped": agent.stopped,
+        "actions": agent.action_names,
+        "snapshots": [_mind(s) for s in agent.snapshots],
+        "state": _mind(agent.state),
+    }
 
 
 def _mind(state: MindState) -> dict[str, Any]:
@@ -145,12 +158,18 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
         if meta["fingerprint"] != _fingerprint(index.trace_path, indexed):
             raise ValueError("the trace's content changed")
         for k, agent_meta in enumerate(meta["agents"]):
-            agent = AgentIndex(str(agent_meta["name"]), array("q", npz[f"offsets_{k}"].astype(np.int64).tobytes()),
-                               agent_meta["episodes"], agent_meta["evals"], agent_meta["messages"],
-                               array("q", npz[f"rl_{k}"].astype(np.int64).tobytes()),
-                               [_mind_from(s) for s in agent_meta["snapshots"]],
-                               _mind_from(agent_meta["state"]), bool(agent_meta["stopped"]),
-                               _names(agent_meta["actions"]))
+            agent = AgentIndex(
+                str(agent_meta["name"]),
+                array("q", npz[f"offsets_{k}"].astype(np.int64).tobytes()),
+                agent_meta["episodes"],
+                agent_meta["evals"],
+                agent_meta["messages"],
+                array("q", npz[f"rl_{k}"].astype(np.int64).tobytes()),
+                [_mind_from(s) for s in agent_meta["snapshots"]],
+                _mind_from(agent_meta["state"]),
+                bool(agent_meta["stopped"]),
+                _names(agent_meta["actions"]),
+            )
             _check(agent, indexed)
             index.add_agent(agent)
     index.indexed_bytes = indexed

@@ -31,9 +31,15 @@ SAVE_GROWTH = 64 << 20
 class Indexer:
     """Run indexes of one runs directory, by run name."""
 
-    def __init__(self, runs_dir: Path, cache_dir: Path | None, *,
-                 request_budget: int = REQUEST_BUDGET, slice_bytes: int = SLICE,
-                 min_cached_bytes: int = MIN_CACHED_BYTES) -> None:
+    def __init__(
+        self,
+        runs_dir: Path,
+        cache_dir: Path | None,
+        *,
+        request_budget: int = REQUEST_BUDGET,
+        slice_bytes: int = SLICE,
+        min_cached_bytes: int = MIN_CACHED_BYTES,
+    ) -> None:
         self.runs_dir = runs_dir
         self.cache_dir = cache_dir
         self.request_budget = request_budget

@@ -43,8 +43,7 @@ def resolve_agent(index: RunIndex, name: str) -> str:
     raise InspectError(f"--agent {name}: no such agent in this run (agents: {known})")
 
 
-def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | None,
-                 step: int | None) -> dict[str, Any]:
+def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | None, step: int | None) -> dict[str, Any]:
     """The inspector's content at one position, as plain data."""
     index = open_index(run_dir, default_cache_dir())
     jid = resolve_agent(index, agent)
@@ -62,17 +61,26 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
         position = total - 1
     state, current = index.mind_at(jid, position)
     messages = [m for m in index.agents[jid].messages if m["position"] <= position][-10:]
-    return {"agent": jid, "position": position, "events": total, "event": current[0],
-            "beliefs": state.beliefs, "intentions": state.intentions, "rl": state.rl,
-            "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
-            "messages": messages}
+    return {
+        "agent": jid,
+        "position": position,
+        "events": total,
+        "event": current[0],
+        "beliefs": state.beliefs,
+        "intentions": state.intentions,
+        "rl": state.rl,
+        "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
+        "messages": messages,
+    }
 
 
 def print_mind(view: dict[str, Any], file: Any = None) -> None:
     console = Console(file=file or sys.stdout, width=120, highlight=False)
     event = view["event"]
-    head = (f"{view['agent']}  event {view['position']} of {view['events']}  "
-            f"episode {event.get('episode')}, step {event.get('step')}")
+    head = (
+        f"{view['agent']}  event {view['position']} of {view['events']}  "
+        f"episode {event.get('episode')}, step {event.get('step')}"
+    )
     parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(event['data'])}"), title="event")]
     intentions = Table(show_header=True, box=None)
     for column in ("plan", "trigger", "asked by"):
@@ -88,9 +96,11 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
     parts.append(Panel(beliefs, title=f"beliefs ({len(view['beliefs'])})"))
     rl = view["rl"]
     if rl is not None:
-        line = (f"state {rl.get('s')} -> action {rl.get('a')} -> state {rl.get('s2')}, reward "
-                f"{rl.get('r')}; Q(s,a) {rl.get('q_before')} -> {rl.get('q_after')}; "
-                f"epsilon {rl.get('epsilon')}")
+        line = (
+            f"state {rl.get('s')} -> action {rl.get('a')} -> state {rl.get('s2')}, reward "
+            f"{rl.get('r')}; Q(s,a) {rl.get('q_before')} -> {rl.get('q_after')}; "
+            f"epsilon {rl.get('epsilon')}"
+        )
         choice = view["choice"]
         if choice["labels"]:
             row = zip(choice["labels"], rl["q"], strict=False)  # a trace from elsewhere may differ
@@ -99,7 +109,10 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
             line += f"\nwhy {choice['action']}? {choice['why']}"
         parts.append(Panel(escape(line), title="last Q-learning step"))
     if view["messages"]:
-        lines = [("-> " + str(m.get("to")) if m["kind"] == MSG_SEND else "<- " + str(m.get("from")))
-                 + f" {m.get('performative')} {str(m.get('content'))[:200]}" for m in view["messages"]]
+        lines = [
+            ("-> " + str(m.get("to")) if m["kind"] == MSG_SEND else "<- " + str(m.get("from")))
+            + f" {m.get('performative')} {str(m.get('content'))[:200]}"
+            for m in view["messages"]
+        ]
         parts.append(Panel(escape("\n".join(lines)), title="last messages"))
     console.print(Panel(Group(*parts), title=escape(head)))

@@ -19,6 +19,7 @@ from bdi_rl.store import atomic_write_bytes
 #: Episodes in the rolling mean of the curves.
 WINDOW = 100
 
+
 class PlotError(ValueError):
     """Nothing to plot (no run, no episodes); one line for the CLI."""
 
@@ -39,13 +40,15 @@ def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
         for jid, agent in sorted(index.agents.items()):
             if not agent.episodes:
                 continue
-            curves.append({
-                "run": run_dir.name, "agent": jid.split("@", 1)[0],
-                "returns": np.array([e["return"] or 0.0 for e in agent.episodes]),
-                "success": np.array([1.0 if e["outcome"] == "goal" else 0.0 for e in agent.episodes]),
-                "epsilon": np.array([e["epsilon"] if e["epsilon"] is not None else np.nan
-                                     for e in agent.episodes]),
-            })
+            curves.append(
+                {
+                    "run": run_dir.name,
+                    "agent": jid.split("@", 1)[0],
+                    "returns": np.array([e["return"] or 0.0 for e in agent.episodes]),
+                    "success": np.array([1.0 if e["outcome"] == "goal" else 0.0 for e in agent.episodes]),
+                    "epsilon": np.array([e["epsilon"] if e["epsilon"] is not None else np.nan for e in agent.episodes]),
+                }
+            )
     return curves
 
 
@@ -76,8 +79,12 @@ def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
             if letter in ("H", "G"):
                 ax.text(x, y, letter, ha="center", va="center", fontsize=11, weight="bold")
             elif move is not None:
-                ax.annotate("", xy=(x + 0.35 * move[0], y + 0.35 * move[1]), xytext=(x, y),
-                            arrowprops={"arrowstyle": "->", "color": "white", "lw": 1.2})
+                ax.annotate(
+                    "",
+                    xy=(x + 0.35 * move[0], y + 0.35 * move[1]),
+                    xytext=(x, y),
+                    arrowprops={"arrowstyle": "->", "color": "white", "lw": 1.2},
+                )
     ax.set_title(f"{agent}: max Q and greedy action")
     ax.set_xticks(range(grid.cols))
     ax.set_yticks(range(grid.rows))
@@ -99,14 +106,24 @@ def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
     colors = plt.get_cmap("tab10")
     for i, c in enumerate(curves):
         label = c["agent"] if len(run_dirs) == 1 else f"{c['agent']} ({c['run'].split('__')[2]})"
-        ax_ret.plot(np.arange(1, len(c["returns"]) + 1), rolling_mean(c["returns"]),
-                    color=colors(i % 10), lw=0.8, alpha=0.6, label=label)
+        ax_ret.plot(
+            np.arange(1, len(c["returns"]) + 1),
+            rolling_mean(c["returns"]),
+            color=colors(i % 10),
+            lw=0.8,
+            alpha=0.6,
+            label=label,
+        )
         ax_eps.plot(np.arange(1, len(c["epsilon"]) + 1), c["epsilon"], color=colors(i % 10), lw=0.8)
     _band(ax_ret, [rolling_mean(c["returns"]) for c in curves], "mean (min-max band)", "black")
     _band(ax_succ, [rolling_mean(c["success"]) for c in curves], "mean (min-max band)", "tab:green")
     ax_ret.set(title=f"Episodic return (rolling mean of {WINDOW})", xlabel="episode", ylabel="return")
-    ax_succ.set(title=f"Success rate (rolling {WINDOW}), across {len(curves)} learners",
-                xlabel="episode", ylabel="success", ylim=(-0.02, 1.02))
+    ax_succ.set(
+        title=f"Success rate (rolling {WINDOW}), across {len(curves)} learners",
+        xlabel="episode",
+        ylabel="success",
+        ylim=(-0.02, 1.02),
+    )
     ax_eps.set(title="Epsilon", xlabel="episode", ylabel="epsilon")
     ax_ret.legend(fontsize=7, loc="lower right")
     ax_succ.legend(fontsize=8, loc="lower right")

@@ -72,9 +72,7 @@ def grid_of(q: np.ndarray, env: Any, agent: str, name: str = "the Q-table") -> Q
     moves = MOVES[env.family]
     grid = QGrid(agent, rows, cols, [], [], [])
     for y in range(rows):
-        grid.max_q.append([None if untouched[y * cols + x] else float(q[y * cols + x].max())
-                           for x in range(cols)])
-        grid.moves.append([None if untouched[y * cols + x] else moves[int(greedy[y * cols + x])]
-                           for x in range(cols)])
+        grid.max_q.append([None if untouched[y * cols + x] else float(q[y * cols + x].max()) for x in range(cols)])
+        grid.moves.append([None if untouched[y * cols + x] else moves[int(greedy[y * cols + x])] for x in range(cols)])
         grid.letters.append([desc[y][x].decode() if desc is not None else "" for x in range(cols)])
     return grid

@@ -88,19 +88,27 @@ def show(path: Path, file: Any = None) -> None:
     warm = header.warm_start
     rows = [
         ("file", f"{escape(str(path))} (format {header.format})"),
-        ("env", f"{_text(env.env_id) if env else '?'} "
-                f"{_text(str(header.env_kwargs or (env.kwargs if env else {})))}"),
+        ("env", f"{_text(env.env_id) if env else '?'} {_text(str(header.env_kwargs or (env.kwargs if env else {})))}"),
         ("table", f"{checkpoint.q.shape[0]} states x {checkpoint.q.shape[1]} actions"),
         ("agent", f"{_text(header.agent or '?')} of run {_text(header.run or '?')}"),
-        ("trained", (f"{header.episodes} episodes, {header.env_steps} env steps in "
-                     f"that run; {checkpoint.episodes} episodes in all")),
+        (
+            "trained",
+            (
+                f"{header.episodes} episodes, {header.env_steps} env steps in "
+                f"that run; {checkpoint.episodes} episodes in all"
+            ),
+        ),
         ("at save", f"epsilon {_known(header.epsilon)}, alpha {_known(header.alpha)}"),
         ("learning", _text(", ".join(f"{k} {v}" for k, v in header.learning.items()))),
-        ("checksum", f"{checkpoint.checksum} (verified)" if checkpoint.checksum
-         else "none (format 1: shape checked only)"),
+        (
+            "checksum",
+            f"{checkpoint.checksum} (verified)" if checkpoint.checksum else "none (format 1: shape checked only)",
+        ),
         ("spec", _text(header.spec_hash or "?")),
-        ("created", "?" if created is UNSET
-         else datetime.datetime.fromtimestamp(created).isoformat(timespec="seconds")),
+        (
+            "created",
+            "?" if created is UNSET else datetime.datetime.fromtimestamp(created).isoformat(timespec="seconds"),
+        ),
     ]
     if warm is not None:
         rows.append(("warm start", f"from {_text(warm.path)} ({warm.episodes} episodes)"))
@@ -137,12 +145,17 @@ def diff(path_a: Path, path_b: Path, top: int = 10, file: Any = None) -> dict[st
     order = np.argsort(-np.abs(delta), axis=None)[:top]
     largest = [(int(i // delta.shape[1]), int(i % delta.shape[1])) for i in order if delta.flat[i] != 0]
     greedy_a, greedy_b = a.q.argmax(axis=1), b.q.argmax(axis=1)
-    changed = [s for s in range(a.q.shape[0]) if greedy_a[s] != greedy_b[s]
-               and not (np.ptp(a.q[s]) < 1e-6 and np.ptp(b.q[s]) < 1e-6)]
+    changed = [
+        s
+        for s in range(a.q.shape[0])
+        if greedy_a[s] != greedy_b[s] and not (np.ptp(a.q[s]) < 1e-6 and np.ptp(b.q[s]) < 1e-6)
+    ]
     console = Console(file=file or sys.stdout, width=110, highlight=False)
     console.print(f"A {path_a} ({a.episodes} episodes)\nB {path_b} ({b.episodes} episodes)")
-    console.print(f"max |B - A| {np.abs(delta).max():.4g}, mean {np.abs(delta).mean():.4g}; "
-                  f"{len(changed)} of {a.q.shape[0]} states change their greedy action")
+    console.print(
+        f"max |B - A| {np.abs(delta).max():.4g}, mean {np.abs(delta).mean():.4g}; "
+        f"{len(changed)} of {a.q.shape[0]} states change their greedy action"
+    )
     table = Table("state", "action", "A", "B", "B - A", box=None)
     for s, act in largest:
         table.add_row(str(s), str(act), f"{a.q[s, act]:.4g}", f"{b.q[s, act]:.4g}", f"{delta[s, act]:+.4g}")
@@ -154,6 +167,8 @@ def diff(path_a: Path, path_b: Path, top: int = 10, file: Any = None) -> dict[st
         for line in policy_map(grid_b, mark=set(changed)):
             console.print("  " + line)
     elif changed:
-        console.print("greedy action changes (state: A -> B): " + ", ".join(
-            f"{s}: {greedy_a[s]} -> {greedy_b[s]}" for s in changed[:40]))
+        console.print(
+            "greedy action changes (state: A -> B): "
+            + ", ".join(f"{s}: {greedy_a[s]} -> {greedy_b[s]}" for s in changed[:40])
+        )
     return {"largest": largest, "changed": changed, "max_abs": float(np.abs(delta).max())}

@@ -19,9 +19,24 @@ from typing import Any, BinaryIO
 import orjson
 
 from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
-from bdi_rl.trace.events import (AGENT_START, AGENT_STOP, BELIEF_ADD, BELIEF_DEL, EPISODE_END, EVAL, INTENTION_END,
-                                 INTENTION_FAIL, INTENTION_START, MSG_RECV, MSG_SEND, RL_STEP, RUN_RESUME, RUN_START,
-                                 RUN_STOP, TELEMETRY_RESTART)
+from bdi_rl.trace.events import (
+    AGENT_START,
+    AGENT_STOP,
+    BELIEF_ADD,
+    BELIEF_DEL,
+    EPISODE_END,
+    EVAL,
+    INTENTION_END,
+    INTENTION_FAIL,
+    INTENTION_START,
+    MSG_RECV,
+    MSG_SEND,
+    RL_STEP,
+    RUN_RESUME,
+    RUN_START,
+    RUN_STOP,
+    TELEMETRY_RESTART,
+)
 
 #: Events between two mind snapshots of one agent.
 CHECKPOINT = 500
@@ -57,8 +72,9 @@ class MindState:
         elif kind == BELIEF_DEL:
             self.beliefs.pop(data["belief"], None)
         elif kind == INTENTION_START:
-            self.intentions.append({"trigger": data.get("trigger"), "plan": data.get("plan"),
-                                    "source": data.get("source", "self")})
+            self.intentions.append(
+                {"trigger": data.get("trigger"), "plan": data.get("plan"), "source": data.get("source", "self")}
+            )
         elif kind == INTENTION_END or kind == INTENTION_FAIL:
             plan = data.get("plan")
             for i in range(len(self.intentions) - 1, -1, -1):
@@ -140,7 +156,7 @@ class RunIndex:
         for line in chunk.splitlines(keepends=True):
             if _RL_STEP in line:
                 start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
-                agent = by_key.get(line[start:line.find(b'"', start)])
+                agent = by_key.get(line[start : line.find(b'"', start)])
                 if agent is not None and start >= len(_AGENT_KEY):
                     offsets = agent.offsets
                     n = len(offsets)
@@ -163,8 +179,7 @@ class RunIndex:
         except (orjson.JSONDecodeError, KeyError, TypeError):
             self.bad_lines += 1
             return
-        if not (isinstance(agent_name, str) and isinstance(kind, str)
-                and isinstance(event.get("data"), dict)):
+        if not (isinstance(agent_name, str) and isinstance(kind, str) and isinstance(event.get("data"), dict)):
             self.bad_lines += 1
             return
         if kind in _RUN_KINDS:
@@ -183,15 +198,23 @@ class RunIndex:
         data = event.get("data") or {}
         position = agent.events - 1
         if kind == EPISODE_END:
-            agent.episodes.append({"episode": event.get("episode"), "return": data.get("return"),
-                                   "length": data.get("length"), "outcome": data.get("outcome"),
-                                   "epsilon": data.get("epsilon"), "ts": event.get("ts"),
-                                   "position": position})
+            agent.episodes.append(
+                {
+                    "episode": event.get("episode"),
+                    "return": data.get("return"),
+                    "length": data.get("length"),
+                    "outcome": data.get("outcome"),
+                    "epsilon": data.get("epsilon"),
+                    "ts": event.get("ts"),
+                    "position": position,
+                }
+            )
         elif kind == EVAL:
             agent.evals.append({**data, "after_episodes": len(agent.episodes), "position": position})
         elif kind == MSG_SEND or kind == MSG_RECV:
-            agent.messages.append({"kind": kind, "ts": event.get("ts"), "position": position,
-                                   "episode": event.get("episode"), **data})
+            agent.messages.append(
+                {"kind": kind, "ts": event.get("ts"), "position": position, "episode": event.get("episode"), **data}
+            )
         elif kind == AGENT_STOP:
             agent.stopped = True
         elif kind == AGENT_START and isinstance(data.get("actions"), list):
@@ -201,12 +224,11 @@ class RunIndex:
         """A resumed run re-runs the episodes after each learner's last checkpoint: the
         series keep what came before that point, and get the re-run episodes anew."""
         points = data.get("agents")
-        for jid, episode in (points.items() if isinstance(points, dict) else ()):
+        for jid, episode in points.items() if isinstance(points, dict) else ():
             agent = self.agents.get(jid)
             if agent is None or not isinstance(episode, int):
                 continue
-            agent.episodes = [e for e in agent.episodes
-                              if isinstance(e.get("episode"), int) and e["episode"] < episode]
+            agent.episodes = [e for e in agent.episodes if isinstance(e.get("episode"), int) and e["episode"] < episode]
             agent.evals = [e for e in agent.evals if e["after_episodes"] <= len(agent.episodes)]
 
     def add_agent(self, agent: AgentIndex) -> AgentIndex:
@@ -241,8 +263,7 @@ class RunIndex:
             state.apply(event)
         i = bisect.bisect_right(agent.rl_positions, position)
         if i:
-            state.rl = self.events_of(agent_name, agent.rl_positions[i - 1],
-                                      agent.rl_positions[i - 1] + 1)[0]["data"]
+            state.rl = self.events_of(agent_name, agent.rl_positions[i - 1], agent.rl_positions[i - 1] + 1)[0]["data"]
         return state, folded[-1:]
 
     def span_of(self, agent_name: str, episode: int, step: int | None = None) -> tuple[int, int]:
@@ -269,8 +290,10 @@ class RunIndex:
                     first = i + offset if first is None else first
                     last = i + offset
         if first is None or last is None:
-            raise KeyError(f"episode {episode} has no step {step} in the trace"
-                           + (f" (it ends at step {steps_seen})" if steps_seen is not None else ""))
+            raise KeyError(
+                f"episode {episode} has no step {step} in the trace"
+                + (f" (it ends at step {steps_seen})" if steps_seen is not None else "")
+            )
         return first, last
 
     # -- summaries --------------------------------------------------------------------
@@ -300,8 +323,9 @@ class RunIndex:
             "experiment": spec.get("name"),
             "agents": sorted(self.agents),
             "episodes": sum(len(a.episodes) for a in self.agents.values()),
-            "best_eval": None if best is None else {"mean_return": best.get("mean_return"),
-                                                     "success_rate": best.get("success_rate")},
+            "best_eval": None
+            if best is None
+            else {"mean_return": best.get("mean_return"), "success_rate": best.get("success_rate")},
             "started": start["ts"] if start else None,
             "live": self.live,
             "indexing": self.indexing,

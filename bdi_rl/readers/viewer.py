@@ -28,8 +28,19 @@ from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
-from bdi_rl.trace.events import (ACTION, BELIEF_ADD, BELIEF_DEL, GOAL_ADD, INTENTION_END, INTENTION_FAIL,
-                                 INTENTION_START, KIND_LEVEL, MSG_RECV, MSG_SEND, RL_STEP)
+from bdi_rl.trace.events import (
+    ACTION,
+    BELIEF_ADD,
+    BELIEF_DEL,
+    GOAL_ADD,
+    INTENTION_END,
+    INTENTION_FAIL,
+    INTENTION_START,
+    KIND_LEVEL,
+    MSG_RECV,
+    MSG_SEND,
+    RL_STEP,
+)
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
 INDEXER = web.AppKey("indexer", Indexer)
@@ -43,15 +54,22 @@ MAX_EVENTS_PER_CALL = 5000
 #: How the run page describes an event of each kind in one line (``VIEWS`` in run.js); a
 #: kind not listed shows its data as JSON.
 KIND_VIEWS = {
-    BELIEF_ADD: "belief", BELIEF_DEL: "belief", GOAL_ADD: "goal",
-    INTENTION_START: "intention-start", INTENTION_END: "intention-end", INTENTION_FAIL: "intention-end",
-    ACTION: "internal-action", RL_STEP: "rl-step", MSG_SEND: "sent", MSG_RECV: "received",
+    BELIEF_ADD: "belief",
+    BELIEF_DEL: "belief",
+    GOAL_ADD: "goal",
+    INTENTION_START: "intention-start",
+    INTENTION_END: "intention-end",
+    INTENTION_FAIL: "intention-end",
+    ACTION: "internal-action",
+    RL_STEP: "rl-step",
+    MSG_SEND: "sent",
+    MSG_RECV: "received",
 }
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                               "script-src 'self'; object-src 'none'; base-uri 'none'; "
-                               "frame-ancestors 'none'",
+    "script-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -65,19 +83,21 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
     app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())
     app[LIVE_POLL] = live_poll
     app.cleanup_ctx.append(_background_indexing)
-    app.add_routes([
-        web.get("/", _page("index.html")),
-        web.get("/run/{run}", _page("run.html")),
-        web.get("/static/{name}", _static),
-        web.get("/favicon.ico", _no_icon),
-        web.get("/api/kinds", api_kinds),
-        web.get("/api/runs", api_runs),
-        web.get("/api/runs/{run}", api_run),
-        web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
-        web.get("/api/runs/{run}/messages", api_messages),
-        web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
-        web.get("/api/runs/{run}/live", api_live),
-    ])
+    app.add_routes(
+        [
+            web.get("/", _page("index.html")),
+            web.get("/run/{run}", _page("run.html")),
+            web.get("/static/{name}", _static),
+            web.get("/favicon.ico", _no_icon),
+            web.get("/api/kinds", api_kinds),
+            web.get("/api/runs", api_runs),
+            web.get("/api/runs/{run}", api_run),
+            web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
+            web.get("/api/runs/{run}/messages", api_messages),
+            web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
+            web.get("/api/runs/{run}/live", api_live),
+        ]
+    )
     return app
 
 
@@ -181,8 +201,14 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 async def api_kinds(request: web.Request) -> web.Response:
     """Every event kind (the page names none itself): the trace level that records it and
     how the page shows it."""
-    return _json({"kinds": {kind: {"level": level.name.lower(), "view": KIND_VIEWS.get(kind, "data")}
-                            for kind, level in KIND_LEVEL.items()}})
+    return _json(
+        {
+            "kinds": {
+                kind: {"level": level.name.lower(), "view": KIND_VIEWS.get(kind, "data")}
+                for kind, level in KIND_LEVEL.items()
+            }
+        }
+    )
 
 
 async def api_runs(request: web.Request) -> web.Response:
@@ -201,8 +227,12 @@ async def api_run(request: web.Request) -> web.Response:
     index = _index(request)
     agents = {}
     for jid, agent in sorted(index.agents.items()):
-        agents[jid] = {"events": agent.events, "episodes": agent.episodes, "evals": agent.evals,
-                       "stopped": agent.stopped}
+        agents[jid] = {
+            "events": agent.events,
+            "episodes": agent.episodes,
+            "evals": agent.evals,
+            "stopped": agent.stopped,
+        }
     return _json({**index.overview(), "agents": agents})
 
 
@@ -228,17 +258,24 @@ async def api_mind(request: web.Request) -> web.Response:
     current = changes[-1]
     added = {b for b in state.beliefs if before is None or b not in before.beliefs}
     removed = [] if before is None else sorted(b for b in before.beliefs if b not in state.beliefs)
-    return _json({
-        "agent": jid, "position": position, "previous": previous, "events": agent.events,
-        "episode": current.get("episode"), "step": current.get("step"), "event": current,
-        "beliefs": [{"belief": b, "source": s, "new": b in added}
-                    for b, s in sorted(state.beliefs.items())],
-        "removed": removed,
-        "intentions": state.intentions, "rl": state.rl,
-        "choice": explain_step(state.rl, agent.action_names) if state.rl else None,
-        "changes": changes[-200:],
-        "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
-    })
+    return _json(
+        {
+            "agent": jid,
+            "position": position,
+            "previous": previous,
+            "events": agent.events,
+            "episode": current.get("episode"),
+            "step": current.get("step"),
+            "event": current,
+            "beliefs": [{"belief": b, "source": s, "new": b in added} for b, s in sorted(state.beliefs.items())],
+            "removed": removed,
+            "intentions": state.intentions,
+            "rl": state.rl,
+            "choice": explain_step(state.rl, agent.action_names) if state.rl else None,
+            "changes": changes[-200:],
+            "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
+        }
+    )
 
 
 async def api_qtable(request: web.Request) -> web.Response:
@@ -261,9 +298,12 @@ async def api_messages(request: web.Request) -> web.Response:
     if hide and not re.fullmatch(r"[a-z][A-Za-z0-9_]{0,60}", hide):
         raise _bad_request("hide: not an AgentSpeak functor")
     prefix = f"{hide}(" if hide else None
-    sent = [{"from": jid, **m} for jid, agent in index.agents.items()
-            for m in agent.messages if m["kind"] == MSG_SEND
-            and not (prefix and str(m.get("content", "")).startswith(prefix))]
+    sent = [
+        {"from": jid, **m}
+        for jid, agent in index.agents.items()
+        for m in agent.messages
+        if m["kind"] == MSG_SEND and not (prefix and str(m.get("content", "")).startswith(prefix))
+    ]
     sent.sort(key=lambda m: m["ts"] or 0)
     return _json({"messages": sent[-limit:], "total": len(sent)})
 
@@ -271,8 +311,7 @@ async def api_messages(request: web.Request) -> web.Response:
 async def api_live(request: web.Request) -> web.StreamResponse:
     """Server-sent events: one ``update`` each time the run's trace grows, until it ends."""
     index = _index(request)
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-cache"})
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     last = -1
     poll = request.app[LIVE_POLL]
@@ -282,8 +321,12 @@ async def api_live(request: web.Request) -> web.StreamResponse:
         total = index.lines
         if total != last:
             last = total
-            payload = {"events": total, "live": index.live, "indexing": index.indexing,
-                       "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()}}
+            payload = {
+                "events": total,
+                "live": index.live,
+                "indexing": index.indexing,
+                "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()},
+            }
             await response.write(b"event: update\ndata: " + orjson.dumps(payload) + b"\n\n")
         if not index.live and index.complete:
             break

@@ -179,19 +179,36 @@ def table_checksum(q: np.ndarray) -> str:
 
 def save_checkpoint(path: Path, q: np.ndarray, meta: dict[str, Any]) -> None:
     """Write ``q`` and ``meta`` (plus format, shape and checksum) atomically."""
-    header = {"format": FORMAT, **meta, "shape": list(q.shape), "dtype": "float64",
-              "checksum": table_checksum(q), "created": time.time()}
+    header = {
+        "format": FORMAT,
+        **meta,
+        "shape": list(q.shape),
+        "dtype": "float64",
+        "checksum": table_checksum(q),
+        "created": time.time(),
+    }
     buffer = io.BytesIO()
-    np.savez(buffer, q=np.asarray(q, dtype=np.float64),
-             meta=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+    np.savez(buffer, q=np.asarray(q, dtype=np.float64), meta=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
     atomic_write_bytes(path, buffer.getvalue())
 
 
 #: What reading a damaged or foreign archive can raise (zipfile, its decompressors, numpy's
 #: .npy header parser); each means "not a readable checkpoint".
-_ARCHIVE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, KeyError,
-                   NotImplementedError, RuntimeError, zlib.error, lzma.LZMAError, struct.error,
-                   MemoryError, OverflowError)
+_ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,
+    NotImplementedError,
+    RuntimeError,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+    MemoryError,
+    OverflowError,
+)
 
 
 def load_checkpoint(path: Path) -> Checkpoint:
@@ -207,8 +224,10 @@ def load_checkpoint(path: Path) -> Checkpoint:
     meta = _decode_meta(path, meta_bytes)
     version = meta.get("format")
     if type(version) is not int or version not in READABLE_FORMATS:
-        raise CheckpointError(f"{path}: checkpoint format {_clip(repr(version))}; this bdi-rl reads "
-                              f"formats {', '.join(map(str, READABLE_FORMATS))}")
+        raise CheckpointError(
+            f"{path}: checkpoint format {_clip(repr(version))}; this bdi-rl reads "
+            f"formats {', '.join(map(str, READABLE_FORMATS))}"
+        )
     try:
         header = msgspec.convert(meta, CheckpointMeta)
     except msgspec.ValidationError as exc:
@@ -225,23 +244,24 @@ def _read_archive(path: Path) -> tuple[np.ndarray, bytes]:
             if not {"q.npy", "meta.npy"} <= members.keys():
                 names = sorted(name.removesuffix(".npy") for name in members)
                 shown = _clip(repr(names[:10])[:-1] + (", ...]" if len(names) > 10 else "]"), 200)
-                raise CheckpointError(f"{path}: not a bdi-rl Q-table checkpoint "
-                                      f"(arrays {shown}, expected q and meta)")
+                raise CheckpointError(f"{path}: not a bdi-rl Q-table checkpoint (arrays {shown}, expected q and meta)")
             q = _read_npy(path, archive, members["q.npy"], MAX_TABLE_BYTES)
             meta = _read_npy(path, archive, members["meta.npy"], MAX_META_BYTES)
             return q, meta.tobytes()
     except CheckpointError:
         raise
     except _ARCHIVE_ERRORS as exc:
-        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or not an .npz "
-                              f"archive ({type(exc).__name__})") from None
+        raise CheckpointError(
+            f"{path}: not a readable checkpoint, truncated or not an .npz archive ({type(exc).__name__})"
+        ) from None
 
 
 def _read_npy(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> np.ndarray:
     name = info.filename.removesuffix(".npy")
     if info.file_size > limit:
-        raise CheckpointError(f"{path}: array {name} is {info.file_size} bytes uncompressed; "
-                              f"a checkpoint holds at most {limit}")
+        raise CheckpointError(
+            f"{path}: array {name} is {info.file_size} bytes uncompressed; a checkpoint holds at most {limit}"
+        )
     with archive.open(info) as member:
         return np.lib.format.read_array(member, allow_pickle=False)
 
@@ -305,15 +325,17 @@ def _check_table(path: Path, q: np.ndarray, header: CheckpointMeta) -> np.ndarra
     if q.ndim != 2 or q.dtype.kind not in "fi":
         raise CheckpointError(f"{path}: the table is not a 2-D numeric array ({q.dtype}, {q.ndim}-D)")
     if list(q.shape) != header.shape:
-        raise CheckpointError(f"{path}: the table is {_shape(q.shape)} but its metadata says "
-                              f"{_shape(header.shape)}")
+        raise CheckpointError(f"{path}: the table is {_shape(q.shape)} but its metadata says {_shape(header.shape)}")
     env = header.env
     if env is not None and (env.n_states, env.n_actions) != tuple(q.shape):
-        raise CheckpointError(f"{path}: the table is {_shape(q.shape)} but its env has "
-                              f"{env.n_states} states and {env.n_actions} actions")
+        raise CheckpointError(
+            f"{path}: the table is {_shape(q.shape)} but its env has {env.n_states} states and {env.n_actions} actions"
+        )
     if header.total_episodes is not UNSET and header.total_episodes < header.episodes:
-        raise CheckpointError(f"{path}: metadata field total_episodes: {header.total_episodes} is "
-                              f"fewer than this run's episodes ({header.episodes})")
+        raise CheckpointError(
+            f"{path}: metadata field total_episodes: {header.total_episodes} is "
+            f"fewer than this run's episodes ({header.episodes})"
+        )
     table = q.astype(np.float64)
     if header.format >= 2 and header.checksum is UNSET:
         raise CheckpointError(f"{path}: metadata field checksum: missing (format 2 has one)")
@@ -337,8 +359,12 @@ def _clip(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_env(checkpoint: Checkpoint, signature: dict[str, Any],
-              against: str = "this run's env", labels: str = "checkpoint vs run") -> None:
+def check_env(
+    checkpoint: Checkpoint,
+    signature: dict[str, Any],
+    against: str = "this run's env",
+    labels: str = "checkpoint vs run",
+) -> None:
     """Refuse a table made for another state space than ``signature``'s; the message says
     what differs (``labels`` names the two sides)."""
     made = checkpoint.env
@@ -355,8 +381,9 @@ def check_env(checkpoint: Checkpoint, signature: dict[str, Any],
         if kwargs.get(key) != wanted.get(key):
             differences.append(f"{_clip(key)} {_brief(kwargs.get(key))} vs {_brief(wanted.get(key))}")
     if differences:
-        raise CheckpointError(f"{checkpoint.path}: made for another state space than {against} "
-                              f"({labels}: {'; '.join(differences)})")
+        raise CheckpointError(
+            f"{checkpoint.path}: made for another state space than {against} ({labels}: {'; '.join(differences)})"
+        )
 
 
 def state_space_of(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -365,8 +392,12 @@ def state_space_of(checkpoint: Checkpoint) -> dict[str, Any]:
     made = checkpoint.env
     if made is None:
         raise CheckpointError(f"{checkpoint.path}: the checkpoint does not say which env it is for")
-    return {"env_id": made.env_id, "kwargs": _space_kwargs(made.kwargs),
-            "n_states": made.n_states, "n_actions": made.n_actions}
+    return {
+        "env_id": made.env_id,
+        "kwargs": _space_kwargs(made.kwargs),
+        "n_states": made.n_states,
+        "n_actions": made.n_actions,
+    }
 
 
 def _is_map(value: Any) -> TypeGuard[list[str]]:
@@ -392,10 +423,12 @@ def task_change(checkpoint: Checkpoint, task: dict[str, Any]) -> str | None:
     new_desc = task.get("desc")
     if not _is_map(old_desc) or not _is_map(new_desc) or old_desc == new_desc:
         return None
-    changed = [f"({x},{y}) {old_desc[y][x]}->{new_desc[y][x]}"
-               for y in range(min(len(old_desc), len(new_desc)))
-               for x in range(min(len(old_desc[y]), len(new_desc[y])))
-               if old_desc[y][x] != new_desc[y][x]]
+    changed = [
+        f"({x},{y}) {old_desc[y][x]}->{new_desc[y][x]}"
+        for y in range(min(len(old_desc), len(new_desc)))
+        for x in range(min(len(old_desc[y]), len(new_desc[y])))
+        if old_desc[y][x] != new_desc[y][x]
+    ]
     return "map cells changed: " + ", ".join(changed[:12]) + (" ..." if len(changed) > 12 else "")
 
 
@@ -417,6 +450,5 @@ def find_checkpoint(source: Path, agent: str) -> Path:
     path = folder / f"{agent}.npz"
     if not path.is_file():
         present = sorted(p.stem for p in folder.glob("*.npz"))
-        raise CheckpointError(f"{source}: no checkpoint for {agent} "
-                              f"(has: {', '.join(present) or 'none'})")
+        raise CheckpointError(f"{source}: no checkpoint for {agent} (has: {', '.join(present) or 'none'})")
     return path

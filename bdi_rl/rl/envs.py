@@ -106,8 +106,7 @@ class EnvAdapter:
             if int(space.start) != 0:
                 env.close()
                 raise EnvError(
-                    f'env "{env_id}": {what} space {space} does not start at 0; '
-                    "bdi-rl indexes its Q-table from 0"
+                    f'env "{env_id}": {what} space {space} does not start at 0; bdi-rl indexes its Q-table from 0'
                 )
         limit = _find_time_limit(env)
         if limit is None:
@@ -121,8 +120,9 @@ class EnvAdapter:
         self.max_episode_steps: int = limit
         self.family = _family(env)
         names = ACTION_NAMES.get(self.family, ())
-        self.action_names: list[str] = list(names) if len(names) == self.n_actions \
-            else [f"a{a}" for a in range(self.n_actions)]
+        self.action_names: list[str] = (
+            list(names) if len(names) == self.n_actions else [f"a{a}" for a in range(self.n_actions)]
+        )
         self._step: Callable[[int], tuple[Any, Any, Any, Any, Any]] = (
             env.unwrapped.step if _chain_is_transparent(env) else env.step
         )
@@ -265,9 +265,7 @@ def _load_entry_point(env_id: str) -> Callable[..., Any] | None:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - importing runs the module: it may raise anything
-        raise EnvError(
-            f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}'
-        ) from exc
+        raise EnvError(f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}') from exc
     target = getattr(module, attr, None)
     if target is None:
         if attr in gym.registry:  # gymnasium's own "module:EnvId-v0" convention
@@ -301,20 +299,13 @@ def make_env(
         if factory is None:
             make_id = env_id.partition(":")[2] or env_id
             try:
-                env = gym.make(
-                    make_id, max_episode_steps=max_episode_steps, disable_env_checker=True, **kw
-                )
+                env = gym.make(make_id, max_episode_steps=max_episode_steps, disable_env_checker=True, **kw)
             except gym.error.Error as exc:
-                raise EnvError(
-                    f'env "{env_id}": no such registered environment ({_one_line(exc)})'
-                ) from exc
+                raise EnvError(f'env "{env_id}": no such registered environment ({_one_line(exc)})') from exc
         else:
             env = factory(**kw)
             if not isinstance(env, gym.Env):
-                raise EnvError(
-                    f'env "{env_id}": the entry point returned {type(env).__name__}, '
-                    "not a gymnasium.Env"
-                )
+                raise EnvError(f'env "{env_id}": the entry point returned {type(env).__name__}, not a gymnasium.Env')
             if max_episode_steps is not None:
                 env = TimeLimit(env, max_episode_steps)
     except EnvError:

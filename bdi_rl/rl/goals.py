@@ -38,7 +38,7 @@ def goal_desc(desc: list[str], goal: tuple[int, int], where: str) -> list[str]:
     if desc[y][x] in "HS":
         raise EnvError(f"{where}: ({x}, {y}) is {'a hole' if desc[y][x] == 'H' else 'the start'}")
     rows = [row.replace("G", "F") for row in desc]
-    rows[y] = rows[y][:x] + "G" + rows[y][x + 1:]
+    rows[y] = rows[y][:x] + "G" + rows[y][x + 1 :]
     return rows
 
 
@@ -52,8 +52,9 @@ def map_goal(env: EnvAdapter) -> tuple[int, int] | None:
     return None
 
 
-def goal_envs(env_id: str, kwargs: dict[str, Any], max_episode_steps: int | None,
-              goals: list[list[int]]) -> list[tuple[tuple[int, int], EnvAdapter]]:
+def goal_envs(
+    env_id: str, kwargs: dict[str, Any], max_episode_steps: int | None, goals: list[list[int]]
+) -> list[tuple[tuple[int, int], EnvAdapter]]:
     """One env per goal cell, in the spec's order."""
     probe = make_env(env_id, kwargs, max_episode_steps)
     if probe.family != "frozenlake":

@@ -60,9 +60,7 @@ class LearningConfig:
             ok = (lo < value if lo_open else lo <= value) and value <= hi
             if not ok:
                 left = "(" if lo_open else "["
-                raise ValueError(
-                    f"learning.{name}: must be in {left}{lo:g}, {hi:g}], got {value!r}"
-                )
+                raise ValueError(f"learning.{name}: must be in {left}{lo:g}, {hi:g}], got {value!r}")
             return float(value)
 
         self.alpha = number("alpha", 0.0, 1.0, lo_open=True)
@@ -71,8 +69,7 @@ class LearningConfig:
             self.alpha_min = number("alpha_min", 0.0, self.alpha, lo_open=True)
         elif self.alpha_decay != 1.0:
             raise ValueError(
-                "learning.alpha_decay: has no effect without learning.alpha_min, "
-                f"got {self.alpha_decay!r}"
+                f"learning.alpha_decay: has no effect without learning.alpha_min, got {self.alpha_decay!r}"
             )
         self.gamma = number("gamma", 0.0, 1.0)
         self.epsilon_start = number("epsilon_start", 0.0, 1.0)
@@ -134,9 +131,7 @@ class QLearner:
         seed: int | None = None,
     ) -> None:
         if n_states <= 0 or n_actions <= 0:
-            raise ValueError(
-                f"QLearner: need n_states > 0 and n_actions > 0, got {n_states}, {n_actions}"
-            )
+            raise ValueError(f"QLearner: need n_states > 0 and n_actions > 0, got {n_states}, {n_actions}")
         self.config = config if config is not None else LearningConfig()
         self.n_states = n_states
         self.n_actions = n_actions
@@ -355,9 +350,7 @@ def run_episode(
     return EpisodeResult(ret=ret, length=n, outcome=outcome, final_state=s2)
 
 
-def evaluate(
-    env: EnvAdapter, learner: QLearner, episodes: int, seed: int | None = None
-) -> EvalResult:
+def evaluate(env: EnvAdapter, learner: QLearner, episodes: int, seed: int | None = None) -> EvalResult:
     """Greedy play for ``episodes`` episodes; the table and schedules are left untouched.
 
     ``seed`` seeds the env once, at the first reset (gymnasium's convention); later

@@ -17,6 +17,7 @@ import orjson
 import zstandard
 
 from bdi_rl.trace.events import TraceFormatError, _LINE, check_event, encode_lines
+
 BATCH_SCHEMA = "bdi-rl.trace-batch/2"
 
 #: XMPP metadata that marks trace batches and their acknowledgements (kept apart from
@@ -45,8 +46,13 @@ _ZSTD_MAGIC_B64 = "KLUv/"  # base64 of zstd's frame magic 28 b5 2f fd
 
 def encode_payload(run: str, agent: str, events: list[dict[str, Any]]) -> bytes:
     """A header line naming the batch, then one JSONL line per event."""
-    header = {"schema": BATCH_SCHEMA, "run": run, "agent": agent,
-              "first": events[0]["seq"] if events else 0, "count": len(events)}
+    header = {
+        "schema": BATCH_SCHEMA,
+        "run": run,
+        "agent": agent,
+        "first": events[0]["seq"] if events else 0,
+        "count": len(events),
+    }
     out = io.BytesIO()
     out.write(orjson.dumps(header, option=_LINE))
     return encode_lines(events, out)

@@ -17,8 +17,19 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import (Any, ClassVar, Final, Iterable, Literal, NotRequired, TypedDict, Union, get_args, get_origin,
-                    get_type_hints)
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Iterable,
+    Literal,
+    NotRequired,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import msgspec
 import orjson
@@ -50,9 +61,7 @@ class TraceLevel(IntEnum):
         try:
             return cls[name.upper()]
         except KeyError:
-            raise ValueError(
-                f"trace level must be one of episode, step, cycle; got {name!r}"
-            ) from None
+            raise ValueError(f"trace level must be one of episode, step, cycle; got {name!r}") from None
 
 
 # -- the kinds ----------------------------------------------------------------------------
@@ -114,6 +123,7 @@ KIND_LEVEL: dict[str, TraceLevel] = {
 # refused. A float that is NaN or infinite is written as null (JSON has neither), so the
 # check takes null for any float.
 
+
 class RunStartData(TypedDict):
     spec: str
     env: str
@@ -152,13 +162,16 @@ class AgentStopData(TypedDict):
     replayed_steps: NotRequired[int]
 
 
-EpisodeEndData = TypedDict("EpisodeEndData", {
-    "return": float,
-    "length": int,
-    "outcome": str,
-    "epsilon": float,
-    "goal": NotRequired[list[int]],  # moving goals: the episode's goal cell
-})
+EpisodeEndData = TypedDict(
+    "EpisodeEndData",
+    {
+        "return": float,
+        "length": int,
+        "outcome": str,
+        "epsilon": float,
+        "goal": NotRequired[list[int]],  # moving goals: the episode's goal cell
+    },
+)
 
 
 class EvalData(TypedDict):
@@ -199,13 +212,16 @@ class MsgSendData(TypedDict):
     content_chars: NotRequired[int]
 
 
-MsgRecvData = TypedDict("MsgRecvData", {
-    "from": str,
-    "performative": str | None,  # None: a message without an ilf_type
-    "content": str,
-    "content_chars": NotRequired[int],
-    "rejected": NotRequired[str],  # why the message was refused
-})
+MsgRecvData = TypedDict(
+    "MsgRecvData",
+    {
+        "from": str,
+        "performative": str | None,  # None: a message without an ilf_type
+        "content": str,
+        "content_chars": NotRequired[int],
+        "rejected": NotRequired[str],  # why the message was refused
+    },
+)
 
 
 class IntentionFailData(TypedDict):
@@ -357,8 +373,10 @@ def _wire_type(tp: Any) -> Any:
 def _data_struct(record: Any) -> type[msgspec.Struct]:
     """A msgspec struct checking what ``record`` (a TypedDict) says, no key more or less."""
     required = record.__required_keys__
-    fields = [(name, _wire_type(tp)) if name in required else (name, _wire_type(tp), msgspec.UNSET)
-              for name, tp in get_type_hints(record).items()]
+    fields = [
+        (name, _wire_type(tp)) if name in required else (name, _wire_type(tp), msgspec.UNSET)
+        for name, tp in get_type_hints(record).items()
+    ]
     return msgspec.defstruct(record.__name__, fields, kw_only=True, forbid_unknown_fields=True, gc=False)
 
 
@@ -366,12 +384,20 @@ _DATA_STRUCTS = {kind: _data_struct(record) for kind, record in KIND_DATA.items(
 #: One decoder per kind for ``data`` alone: what names the field a refused line got wrong.
 _DATA_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _DATA_STRUCTS.items()}
 if _DATA_STRUCTS.keys() != KIND_LEVEL.keys() or get_args(get_type_hints(CheckedEvent)["schema"]) != (SCHEMA,):
-    raise RuntimeError("trace.events: every kind needs a level in KIND_LEVEL and data in KIND_DATA, "
-                       "and CheckedEvent.schema must be SCHEMA")
-_EVENT = msgspec.json.Decoder(Union[tuple(
-    msgspec.defstruct(f"{struct.__name__}Event", [("data", struct)], bases=(CheckedEvent,), tag=kind,
-                      namespace={"kind": kind})
-    for kind, struct in _DATA_STRUCTS.items())])
+    raise RuntimeError(
+        "trace.events: every kind needs a level in KIND_LEVEL and data in KIND_DATA, "
+        "and CheckedEvent.schema must be SCHEMA"
+    )
+_EVENT = msgspec.json.Decoder(
+    Union[
+        tuple(
+            msgspec.defstruct(
+                f"{struct.__name__}Event", [("data", struct)], bases=(CheckedEvent,), tag=kind, namespace={"kind": kind}
+            )
+            for kind, struct in _DATA_STRUCTS.items()
+        )
+    ]
+)
 
 
 class _NotJson(TraceFormatError):
@@ -472,9 +498,11 @@ def check_trace(path: Path, run: str | None = None, keep: Collection[str] = ()) 
                 raise TraceFileError(f"{path}:{number}: an event of run {event.run!r}, not of {run!r}")
             expected = next_seq.get(event.agent, 0)
             if event.seq != expected:
-                raise TraceFileError(f"{path}:{number}: seq {event.seq} of {event.agent} where "
-                                     f"the trace needs {expected} (each agent's events are "
-                                     "gapless from 0, each once)")
+                raise TraceFileError(
+                    f"{path}:{number}: seq {event.seq} of {event.agent} where "
+                    f"the trace needs {expected} (each agent's events are "
+                    "gapless from 0, each once)"
+                )
             next_seq[event.agent] = expected + 1
             if event.kind in keep:
                 kept.append(text)

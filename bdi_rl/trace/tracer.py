@@ -29,8 +29,7 @@ class Tracer:
     #: Events kept in memory before newer ones spill to disk (~0.5 KB each).
     MEMORY_EVENTS = 200_000
 
-    def __init__(self, run: str, agent: str, level: TraceLevel,
-                 memory_events: int = MEMORY_EVENTS) -> None:
+    def __init__(self, run: str, agent: str, level: TraceLevel, memory_events: int = MEMORY_EVENTS) -> None:
         self.run = run
         self.agent = agent
         self.level = level

@@ -31,8 +31,18 @@ from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.bdi.actions import RlBridge
 from bdi_rl.bdi.mind import TracedMind, literal_source, literal_text, load_mind
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
-from bdi_rl.trace.events import (AGENT_START, INTENTION_FAIL, MAX_TEXT_CHARS, MSG_RECV, MSG_SEND, XMPP_RECONNECT,
-                                 AgentStartData, MessageText, MsgRecvData, clip_text)
+from bdi_rl.trace.events import (
+    AGENT_START,
+    INTENTION_FAIL,
+    MAX_TEXT_CHARS,
+    MSG_RECV,
+    MSG_SEND,
+    XMPP_RECONNECT,
+    AgentStartData,
+    MessageText,
+    MsgRecvData,
+    clip_text,
+)
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
@@ -67,14 +77,32 @@ STRANGER_TELL_BYTES = 1 << 20
 #: ``trusted/1``. Plans read them as facts about the env, the run and the team, so nobody may
 #: tell or untell one: a told ``training_done``, ``outcome(goal)`` or ``trusted("me@x")`` would
 #: steer the agent. tests/test_trust.py checks that no percept is missing here.
-PERCEIVED: frozenset[tuple[str, int]] = frozenset({
-    # .rl_* actions and a learner's static percepts
-    ("state", 1), ("pos", 2), ("goal", 2), ("outcome", 1), ("episode", 1), ("last_return", 1),
-    ("epsilon", 1), ("episodes_done", 1), ("training_done", 0), ("eval", 2), ("mode", 1),
-    ("env", 1), ("episodes_target", 1), ("eval_episodes", 1), ("warm_started", 1),
-    # the team, from the spec
-    ("coordinator", 1), ("teammates", 1), ("learners", 1), ("team_size", 1), ("trusted", 1),
-})
+PERCEIVED: frozenset[tuple[str, int]] = frozenset(
+    {
+        # .rl_* actions and a learner's static percepts
+        ("state", 1),
+        ("pos", 2),
+        ("goal", 2),
+        ("outcome", 1),
+        ("episode", 1),
+        ("last_return", 1),
+        ("epsilon", 1),
+        ("episodes_done", 1),
+        ("training_done", 0),
+        ("eval", 2),
+        ("mode", 1),
+        ("env", 1),
+        ("episodes_target", 1),
+        ("eval_episodes", 1),
+        ("warm_started", 1),
+        # the team, from the spec
+        ("coordinator", 1),
+        ("teammates", 1),
+        ("learners", 1),
+        ("team_size", 1),
+        ("trusted", 1),
+    }
+)
 
 #: The annotation of the beliefs an agent adds itself (Jason's; python-agentspeak 0.2 adds
 #: none, so plans that must tell their own notes from told ones write it, and so do we).
@@ -236,9 +264,14 @@ class TraceShipper(Wakeable):
         # spill file may grow the tail in the same call.
         dropped = tracer.ack(upto)
         if self.bounced:
-            log.warning("%s: the telemetry agent %s answers again after %.1f s; %d trace batches "
-                        "had bounced, their events are sent again", self.agent.jid, self.telemetry,
-                        time.monotonic() - self.bounced_since, self.bounced)
+            log.warning(
+                "%s: the telemetry agent %s answers again after %.1f s; %d trace batches "
+                "had bounced, their events are sent again",
+                self.agent.jid,
+                self.telemetry,
+                time.monotonic() - self.bounced_since,
+                self.bounced,
+            )
             self.bounced = 0
             self.answered_at = time.monotonic()
         self.sent = max(0, self.sent - dropped)
@@ -258,9 +291,13 @@ class TraceShipper(Wakeable):
             return  # sent during the outage, bounced after telemetry answered: the same outage
         if not self.bounced:
             self.bounced_since = time.monotonic()
-            log.warning("%s: trace batches to %s bounce (is the telemetry agent running?); "
-                        "keeping the events and trying again every %g s", self.agent.jid,
-                        self.telemetry, self.RESEND_AFTER)
+            log.warning(
+                "%s: trace batches to %s bounce (is the telemetry agent running?); "
+                "keeping the events and trying again every %g s",
+                self.agent.jid,
+                self.telemetry,
+                self.RESEND_AFTER,
+            )
         self.bounced += 1
 
     def _rewind(self, upto: int) -> None:
@@ -311,8 +348,7 @@ class AskTelemetry(CyclicBehaviour):
         await self.send(Message(to=self.telemetry, body=self.request, metadata=JOIN_REQUEST_METADATA))
         self.asked += 1
         if self.asked == 3:
-            log.warning("%s: waiting for the telemetry agent %s to answer", self.agent.jid,
-                        self.telemetry)
+            log.warning("%s: waiting for the telemetry agent %s to answer", self.agent.jid, self.telemetry)
         msg = await self.receive(timeout=self.retry_seconds)
         if msg is None:
             return  # no answer yet: ask again
@@ -328,14 +364,12 @@ class AskTelemetry(CyclicBehaviour):
             self.kill()
 
 
-async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any],
-                        timeout: float) -> dict[str, Any]:
+async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """Telemetry's answer to ``request`` (always holds "run"); TimeoutError if it never answers."""
     asker = AskTelemetry(telemetry, request)
     # Requests sent while telemetry is offline come back as errors with the request's
     # metadata: take them too (and ignore them) rather than let SPADE warn about each.
-    agent.add_behaviour(asker, Template(metadata=JOIN_REPLY_METADATA)
-                        | Template(metadata=JOIN_REQUEST_METADATA))
+    agent.add_behaviour(asker, Template(metadata=JOIN_REPLY_METADATA) | Template(metadata=JOIN_REQUEST_METADATA))
     try:
         return await asyncio.wait_for(asyncio.shield(asker.reply), timeout)
     except TimeoutError:
@@ -368,8 +402,11 @@ class TracedBdiAgent(BDIAgent):
     ) -> None:
         xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         self.tracer = tracer
-        self.achieve_from = (achieve_from if isinstance(achieve_from, frozenset) or achieve_from is None
-                             else frozenset(j.lower() for j in achieve_from))
+        self.achieve_from = (
+            achieve_from
+            if isinstance(achieve_from, frozenset) or achieve_from is None
+            else frozenset(j.lower() for j in achieve_from)
+        )
         """lower-case bare JIDs whose achieve / unachieve requests are executed (None: anyone's);
         a frozenset is kept as given, so the agents of a run can share one"""
         self.start_percepts = list(percepts or [])
@@ -409,8 +446,7 @@ class TracedBdiAgent(BDIAgent):
     def _load_asl(self) -> None:
         self.pause_bdi()
         self.tracer.emit(AGENT_START, self.start_data())
-        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer,
-                                   prepare=self.prepare_mind)
+        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer, prepare=self.prepare_mind)
         self.bdi_agent.name = str(self.jid)
         if not self.hold:
             self.resume_bdi()
@@ -471,8 +507,10 @@ class TracedBdiAgent(BDIAgent):
             return []
         if bounced.get_metadata("performative") == "BDI":
             peer = bare_jid(msg["from"])
-            self.tracer.emit(MSG_RECV, {"from": peer, "performative": "error",
-                                        "content": "", "rejected": "bounced: recipient offline"})
+            self.tracer.emit(
+                MSG_RECV,
+                {"from": peer, "performative": "error", "content": "", "rejected": "bounced: recipient offline"},
+            )
             if peer not in self.bounced_peers:  # once per peer: a stopped peer bounces many
                 self.bounced_peers.add(peer)
                 log.warning("%s: BDI messages to %s bounce (is that agent running?)", self.jid, peer)
@@ -487,9 +525,13 @@ class TracedBdiAgent(BDIAgent):
         ilf = msg.get_metadata("ilf_type")
         data: MsgRecvData = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
         if ilf in _REQUESTS and self.achieve_from is not None and sender not in self.achieve_from:
-            self._refuse(data, "requests are taken from this experiment's agents only",
-                         f"refused {ilf} requests from {sender}, which is not an agent of this "
-                         "experiment (each is counted and traced)", once=("request", sender))
+            self._refuse(
+                data,
+                "requests are taken from this experiment's agents only",
+                f"refused {ilf} requests from {sender}, which is not an agent of this "
+                "experiment (each is counted and traced)",
+                once=("request", sender),
+            )
             return
         try:
             if ilf not in _ILF:
@@ -500,18 +542,26 @@ class TracedBdiAgent(BDIAgent):
             return
         if ilf in _BELIEF_CHANGES and (term.functor, len(term.args)) in PERCEIVED:
             name = f"{term.functor}/{len(term.args)}"
-            self._refuse(data, f"{name} is perceived, not told",
-                         f"refused percepts from {sender} (first: {ilf} {name}): percepts come "
-                         "from the env and the spec, never from a message (each is counted and "
-                         "traced)", once=("percept", sender))
+            self._refuse(
+                data,
+                f"{name} is perceived, not told",
+                f"refused percepts from {sender} (first: {ilf} {name}): percepts come "
+                "from the env and the spec, never from a message (each is counted and "
+                "traced)",
+                once=("percept", sender),
+            )
             return
         if ilf == "tell" and self.achieve_from is not None and sender not in self.achieve_from:
             self.stranger_tell_bytes += len(msg.body or "")
             if self.stranger_tell_bytes > STRANGER_TELL_BYTES:
-                self._refuse(data, f"senders outside the experiment have told {STRANGER_TELL_BYTES} "
-                             "bytes already", f"refused tells from {sender}: senders outside the "
-                             f"experiment have told this agent {STRANGER_TELL_BYTES} bytes already "
-                             "(list a client in [xmpp] trust to lift this)", once=("budget", sender))
+                self._refuse(
+                    data,
+                    f"senders outside the experiment have told {STRANGER_TELL_BYTES} bytes already",
+                    f"refused tells from {sender}: senders outside the "
+                    f"experiment have told this agent {STRANGER_TELL_BYTES} bytes already "
+                    "(list a client in [xmpp] trust to lift this)",
+                    once=("budget", sender),
+                )
                 return
         self.tracer.emit(MSG_RECV, data)
         trigger, goal_type = _ILF[ilf]
@@ -520,8 +570,7 @@ class TracedBdiAgent(BDIAgent):
         tagged = term.with_annotation(asp.Literal("source", (sender,)))
         self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
 
-    def _refuse(self, data: MsgRecvData, reason: str, warning: str,
-                once: tuple[str, str] | None = None) -> None:
+    def _refuse(self, data: MsgRecvData, reason: str, warning: str, once: tuple[str, str] | None = None) -> None:
         """Count, trace and log a refused message; with ``once`` (kind, sender) the warning
         is logged once per sender and kind: a stranger may insist."""
         self.rejected_messages += 1
@@ -587,8 +636,7 @@ class CoordinatorAgent(TracedBdiAgent):
 class LearnerAgent(TracedBdiAgent):
     """A Q-learning BDI agent: its plans drive the learner through ``.rl_*`` actions."""
 
-    def __init__(self, jid: str, password: str, asl: str, *, bridge: RlBridge, mode: str,
-                 **kwargs: Any) -> None:
+    def __init__(self, jid: str, password: str, asl: str, *, bridge: RlBridge, mode: str, **kwargs: Any) -> None:
         self.bridge = bridge
         self.mode = mode
         bridge.on_finish = self.mark_finished

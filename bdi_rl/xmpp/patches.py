@@ -44,8 +44,13 @@ def escape_xml(text: str, use_cdata: bool = False) -> str:
     """slixmpp's ``escape``, with the same output."""
     if use_cdata:
         return _slixmpp_escape(text, use_cdata)
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("'", "&apos;").replace('"', "&quot;"))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&apos;")
+        .replace('"', "&quot;")
+    )
 
 
 @cache
@@ -117,11 +122,12 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
             return
         if self.down_since is None:
             self.down_since = time.monotonic()
-            log.warning("%s: lost the XMPP server (%s); reconnecting", self.boundjid.bare,
-                        reason or "connection closed")
+            log.warning(
+                "%s: lost the XMPP server (%s); reconnecting", self.boundjid.bare, reason or "connection closed"
+            )
         # A connection that drops again before its session starts (a server still booting,
         # a refused login) is retried later each time.
-        self.loop.call_later(min(self.RETRY_CAP, 0.5 * 2 ** self.tries), self._reconnect)
+        self.loop.call_later(min(self.RETRY_CAP, 0.5 * 2**self.tries), self._reconnect)
         self.tries += 1
 
     def _reconnect(self) -> None:

@@ -20,11 +20,28 @@ import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.bdi.policycache import policy_file
-from bdi_rl.xmpp.runner import (AgentPlan, LearnerPlan, check_login, check_plans, make_agent, plan_agents,
-                                run_learners, run_summary, spec_jids, wait_for_server)
+from bdi_rl.xmpp.runner import (
+    AgentPlan,
+    LearnerPlan,
+    check_login,
+    check_plans,
+    make_agent,
+    plan_agents,
+    run_learners,
+    run_summary,
+    spec_jids,
+    wait_for_server,
+)
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
-    atomic_write_json, new_run_dir
+from bdi_rl.store import (
+    QTABLE_DIR,
+    SPEC_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    atomic_write_bytes,
+    atomic_write_json,
+    new_run_dir,
+)
 from bdi_rl.trace.events import RUN_START, RUN_STOP, TELEMETRY_RESTART, TraceFileError, check_trace
 
 log = logging.getLogger("bdi_rl.xmpp.roles")
@@ -59,8 +76,9 @@ def existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
     return run_dir
 
 
-async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, port: int,
-                          password: str, resume: Path | None = None) -> Path:
+async def serve_telemetry(
+    spec: ExperimentSpec, runs_dir: Path, domain: str, port: int, password: str, resume: Path | None = None
+) -> Path:
     """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir.
 
     With ``resume`` (a restarted telemetry process), continue that run's trace: agents resend
@@ -84,8 +102,7 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     try:
         if resume is None:
-            telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id,
-                                                   "agents": expected})
+            telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": expected})
         else:
             telemetry.record_run_event(TELEMETRY_RESTART, {"recovered_events": telemetry.trace_log.recovered})
         stats = telemetry.trace_log.stats
@@ -94,15 +111,17 @@ async def serve_telemetry(spec: ExperimentSpec, runs_dir: Path, domain: str, por
         reasons = {a: (stats[a].stop or {}).get("reason") for a in expected}  # every stop is in
         failures = {a: reason for a, reason in reasons.items() if reason != "finished"}
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
-        atomic_write_json(run_dir / SUMMARY_FILE,
-                          summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started))
+        atomic_write_json(
+            run_dir / SUMMARY_FILE, summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started)
+        )
     finally:
         await telemetry.stop()
     return run_dir
 
 
-def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], agents: list[str],
-                       wall: float) -> dict[str, Any]:
+def summary_from_trace(
+    run: str, spec: ExperimentSpec, stats: dict[str, Any], agents: list[str], wall: float
+) -> dict[str, Any]:
     """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events."""
     per_agent: dict[str, Any] = {}
     coordinators = set(spec.agent_names("coordinator"))
@@ -124,8 +143,7 @@ def summary_from_trace(run: str, spec: ExperimentSpec, stats: dict[str, Any], ag
     return run_summary(run, spec, per_agent, steps, train_seconds, wall)
 
 
-async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, password: str,
-                     timeout: float) -> str:
+async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, password: str, timeout: float) -> str:
     """Ask telemetry for an unclaimed agent name of ``group`` (one per container when scaled).
 
     A group the spec lacks is refused at once, before connecting: telemetry would refuse it
@@ -137,8 +155,7 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
 
     groups = [g.name for g in spec.agents]
     if group not in groups:
-        raise SpecError(f"--claim {group}: no agent group {group!r} in the spec "
-                        f"(its groups: {', '.join(groups)})")
+        raise SpecError(f"--claim {group}: no agent group {group!r} in the spec (its groups: {', '.join(groups)})")
     await wait_for_server(domain, port)
     asker = Agent(f"claim-{secrets.token_hex(6)}@{domain}", password, port=port, verify_security=False)
     await asker.start(auto_register=True)
@@ -166,6 +183,7 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
     client = agent.client
     client.leaving = True  # the server ends the session once the account is gone: stay off
     ended = asyncio.get_running_loop().create_future()
+
     def on_disconnected(_: Any) -> None:
         if not ended.done():
             ended.set_result(None)
@@ -181,8 +199,9 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
     except IqTimeout:
         log.warning("could not remove the XMPP account %s: no answer within %g s", agent.jid, timeout)
     except IqError as exc:
-        log.warning("could not remove the XMPP account %s: %s", agent.jid,
-                    " ".join(filter(None, (exc.condition, exc.text))))
+        log.warning(
+            "could not remove the XMPP account %s: %s", agent.jid, " ".join(filter(None, (exc.condition, exc.text)))
+        )
 
 
 def checked_plans(spec: ExperimentSpec) -> list[AgentPlan]:
@@ -193,9 +212,16 @@ def checked_plans(spec: ExperimentSpec) -> list[AgentPlan]:
     return every_plan
 
 
-async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, domain: str,
-                     port: int, password: str, join_timeout: float = 60.0,
-                     every_plan: list[AgentPlan] | None = None) -> dict[str, str]:
+async def run_agents(
+    spec: ExperimentSpec,
+    names: list[str],
+    runs_dir: Path,
+    domain: str,
+    port: int,
+    password: str,
+    join_timeout: float = 60.0,
+    every_plan: list[AgentPlan] | None = None,
+) -> dict[str, str]:
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures.
     ``every_plan``: what :func:`checked_plans` returned (made here when None)."""
     from bdi_rl.xmpp.agent import join_run
@@ -207,8 +233,7 @@ async def run_agents(spec: ExperimentSpec, names: list[str], runs_dir: Path, dom
     if unknown or not plans:
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
-    agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid)
-              for plan in plans]
+    agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid) for plan in plans]
     try:
         await wait_for_server(domain, port)
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))

@@ -37,8 +37,7 @@ from bdi_rl.rl.checkpoint import (
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, TracedMind, check_asl
-from bdi_rl.bdi.policycache import (CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies,
-                                    policy_file)
+from bdi_rl.bdi.policycache import CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies, policy_file
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, parse_host_port
 from bdi_rl.store import (
@@ -50,8 +49,7 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace.events import (AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel,
-                                 check_trace)
+from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.wire import parse_literal
 
@@ -150,8 +148,11 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
             config = dataclasses.replace(config, epsilon_start=warm_epsilon)
         for name in group.agent_names():
             seed = spec.seed + index
-            goals = (goal_envs(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps, spec.env.goals)
-                     if spec.env.goals else [])
+            goals = (
+                goal_envs(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps, spec.env.goals)
+                if spec.env.goals
+                else []
+            )
             env = goals[0][1] if goals else make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
             own_goal = map_goal(env)
             if not goals and own_goal is not None:  # plans perceive goal(X, Y) on any map
@@ -167,16 +168,30 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
             if name == group.agent_names()[0]:  # before the group's other envs are made
                 q_entries += env.n_states * env.n_actions * group.count
             if q_entries > MAX_Q_ENTRIES:
-                raise SpecError(f"env: {env.n_states} states x {env.n_actions} actions for "
-                                f"{len(spec.agent_names('learner'))} learners is more Q-table than "
-                                f"one run holds ({MAX_Q_ENTRIES:,} values, 2 GB); a tabular "
-                                "learner needs a smaller state space")
+                raise SpecError(
+                    f"env: {env.n_states} states x {env.n_actions} actions for "
+                    f"{len(spec.agent_names('learner'))} learners is more Q-table than "
+                    f"one run holds ({MAX_Q_ENTRIES:,} values, 2 GB); a tabular "
+                    "learner needs a smaller state space"
+                )
             learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
             if checkpoint is not None:
                 learner.load_table(checkpoint.q)
-            plans.append(LearnerPlan(name, group, index, seed, env, learner,
-                                     group.episodes or spec.episodes, checkpoint, goals, change,
-                                     policies))
+            plans.append(
+                LearnerPlan(
+                    name,
+                    group,
+                    index,
+                    seed,
+                    env,
+                    learner,
+                    group.episodes or spec.episodes,
+                    checkpoint,
+                    goals,
+                    change,
+                    policies,
+                )
+            )
             index += 1
     return plans
 
@@ -219,8 +234,9 @@ def _continue_alpha(config: LearningConfig, checkpoint: Checkpoint) -> LearningC
     if saved is None or not saved < config.alpha:
         return config
     alpha = max(float(saved), config.alpha_min or 0.0)
-    return dataclasses.replace(config, alpha=alpha, alpha_min=None if config.alpha_min is None
-                               else min(config.alpha_min, alpha))
+    return dataclasses.replace(
+        config, alpha=alpha, alpha_min=None if config.alpha_min is None else min(config.alpha_min, alpha)
+    )
 
 
 def _warm_start(source: Path, name: str, env: EnvAdapter, where: str) -> Checkpoint:
@@ -268,8 +284,7 @@ async def wait_for_server(host: str, port: int, first_delay: float = 0.5, longes
             _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 5)
         except (OSError, TimeoutError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "no answer"
-            log.warning("waiting for the XMPP server at %s:%d (%s); trying again in %g s",
-                        host, port, reason, delay)
+            log.warning("waiting for the XMPP server at %s:%d (%s); trying again in %g s", host, port, reason, delay)
             await asyncio.sleep(delay)
             waited += delay
             delay = min(delay * 2, longest)
@@ -314,6 +329,7 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Lite
     :func:`trusted_jids` (not its own: what it adds itself is ``source(self)``). Peers are
     bare JID strings, as in ``source(...)``. Each functor/arity here is in
     ``bdi_rl.xmpp.agent.PERCEIVED``: nobody may tell it."""
+
     def jid(local: str) -> str:
         return f"{local}@{domain}"
 
@@ -346,8 +362,10 @@ def check_plans(plans: list[AgentPlan]) -> None:
             if not any(mind.plans.values()):
                 raise AslError(f"{path}: no plans: an agent running it would do nothing")
     if minds and not any(map(_can_start, minds.values())):
-        raise AslError(f"{', '.join(minds)}: no initial goal (such as !start.) and no plan for a "
-                       "new belief: no agent of the experiment would ever start")
+        raise AslError(
+            f"{', '.join(minds)}: no initial goal (such as !start.) and no plan for a "
+            "new belief: no agent of the experiment would ever start"
+        )
 
 
 def _can_start(mind: TracedMind) -> bool:
@@ -356,8 +374,10 @@ def _can_start(mind: TracedMind) -> bool:
     requests come only from the experiment's agents, so a plan for a goal alone never runs."""
     if mind.intentions:
         return True
-    return any(plans and trigger is asp.Trigger.addition and goal_type is asp.GoalType.belief
-               for (trigger, goal_type, _, _), plans in mind.plans.items())
+    return any(
+        plans and trigger is asp.Trigger.addition and goal_type is asp.GoalType.belief
+        for (trigger, goal_type, _, _), plans in mind.plans.items()
+    )
 
 
 async def check_login(jid: str, password: str, port: int) -> None:
@@ -388,8 +408,9 @@ def check_xmpp(spec: ExperimentSpec) -> None:
         socket.getaddrinfo(spec.xmpp.domain, None, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         reason = exc.strerror if isinstance(exc, socket.gaierror) else str(exc)
-        raise SpecError(f"xmpp.domain: {spec.xmpp.domain!r} does not resolve ({reason}); agents "
-                        f"connect to their JID's domain") from None
+        raise SpecError(
+            f"xmpp.domain: {spec.xmpp.domain!r} does not resolve ({reason}); agents connect to their JID's domain"
+        ) from None
 
 
 def prepare_experiment(spec: ExperimentSpec, resume: Path | None = None) -> list[AgentPlan]:
@@ -441,35 +462,51 @@ async def run_experiment(
         resumed_at: dict[str, int] | None = None
     else:
         run_dir = resume
-        resumed_at = {plan.name: plan.learner.episodes if plan.resumed is not None else 0
-                      for plan in plans if isinstance(plan, LearnerPlan)}
+        resumed_at = {
+            plan.name: plan.learner.episodes if plan.resumed is not None else 0
+            for plan in plans
+            if isinstance(plan, LearnerPlan)
+        }
     note_run_dir(run_dir)
     run = run_dir.name
 
     server = None
     if spec.xmpp.server == "embedded":
-        server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port,
-                                    data_dir=run_dir / "xmpp")
+        server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp")
         await server.start()
         domain, port = server.domain, server.port
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
 
-    telemetry = TelemetryAgent(telemetry_jid, password, run_dir / TRACE_FILE, port=port,
-                               senders=spec_jids(spec, domain))
+    telemetry = TelemetryAgent(
+        telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
+    )
     agents: list[Any] = []
     started = time.time()
     try:
         await telemetry.start(auto_register=True)
         if resumed_at is None:
-            telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id,
-                                                   "agents": [p.name for p in plans]})
+            telemetry.record_run_event(
+                RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [p.name for p in plans]}
+            )
         else:  # the point where the trace goes on; readers drop the episodes re-run after it
-            telemetry.record_run_event(RUN_RESUME, {"agents": {
-                f"{name}@{domain}": episode for name, episode in resumed_at.items()}})
+            telemetry.record_run_event(
+                RUN_RESUME, {"agents": {f"{name}@{domain}": episode for name, episode in resumed_at.items()}}
+            )
         next_seq = telemetry.trace_log.next_seq  # resumed: each agent's seqs go on gapless
-        agents = [make_agent(plan, spec, run, run_dir, domain, port, password, telemetry_jid,
-                             first_seq=next_seq.get(f"{plan.name}@{domain}", 0))
-                  for plan in plans]
+        agents = [
+            make_agent(
+                plan,
+                spec,
+                run,
+                run_dir,
+                domain,
+                port,
+                password,
+                telemetry_jid,
+                first_seq=next_seq.get(f"{plan.name}@{domain}", 0),
+            )
+            for plan in plans
+        ]
         for agent in filter(_is_learner, agents):
             agent.bridge.session.on_episode = on_episode
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
@@ -488,8 +525,17 @@ async def run_experiment(
     return RunResult(run_dir, summary, failures)
 
 
-def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, domain: str,
-               port: int, password: str, telemetry_jid: str, first_seq: int = 0) -> Any:
+def make_agent(
+    plan: AgentPlan,
+    spec: ExperimentSpec,
+    run: str,
+    run_dir: Path,
+    domain: str,
+    port: int,
+    password: str,
+    telemetry_jid: str,
+    first_seq: int = 0,
+) -> Any:
     """A held agent for ``plan`` (released by :func:`run_learners`); its first trace event
     gets ``first_seq`` (a resumed run continues each agent's numbering)."""
     from bdi_rl.xmpp.agent import CoordinatorAgent, LearnerAgent
@@ -498,21 +544,41 @@ def make_agent(plan: AgentPlan, spec: ExperimentSpec, run: str, run_dir: Path, d
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
     tracer.seq = tracer.acked = first_seq
     common: dict[str, Any] = dict(
-        tracer=tracer, telemetry=telemetry_jid, flush_seconds=spec.telemetry.flush_seconds,
-        port=port, hold=True, percepts=team_percepts(spec, plan.name, domain),
+        tracer=tracer,
+        telemetry=telemetry_jid,
+        flush_seconds=spec.telemetry.flush_seconds,
+        port=port,
+        hold=True,
+        percepts=team_percepts(spec, plan.name, domain),
         achieve_from=_shared_jid_set(trusted_jids(spec, domain)),
-        beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []))
+        beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []),
+    )
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)
-    session = EpisodeSession(plan.env, plan.learner, tracer, Percepts(), episodes=plan.episodes,
-                             eval_episodes=spec.eval_episodes, seed=plan.seed, goals=plan.goals,
-                             goal_every=spec.env.goal_every)
-    checkpoints = CheckpointSchedule(session, run_dir / QTABLE_DIR / f"{plan.name}.npz",
-                                     checkpoint_meta(plan, spec, run), every=spec.checkpoint_every,
-                                     warm_start=plan.warm_start, prior_episodes=plan.prior_episodes,
-                                     after_trace=True, task_change=plan.task_change)
-    bridge = RlBridge(session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name),
-                                                        plan.name))
+    session = EpisodeSession(
+        plan.env,
+        plan.learner,
+        tracer,
+        Percepts(),
+        episodes=plan.episodes,
+        eval_episodes=spec.eval_episodes,
+        seed=plan.seed,
+        goals=plan.goals,
+        goal_every=spec.env.goal_every,
+    )
+    checkpoints = CheckpointSchedule(
+        session,
+        run_dir / QTABLE_DIR / f"{plan.name}.npz",
+        checkpoint_meta(plan, spec, run),
+        every=spec.checkpoint_every,
+        warm_start=plan.warm_start,
+        prior_episodes=plan.prior_episodes,
+        after_trace=True,
+        task_change=plan.task_change,
+    )
+    bridge = RlBridge(
+        session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name), plan.name)
+    )
     return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
 
 
@@ -528,9 +594,15 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
         lineage = plan.resumed.lineage
     else:
         lineage = None if warm is None else warm.as_warm_start()
-    return {"agent": plan.name, "run": run, "env": plan.env.state_space_signature(),
-            "env_kwargs": plan.env.kwargs, "learning": dataclasses.asdict(plan.learner.config),
-            "spec_hash": spec_hash(spec), "warm_start": lineage}
+    return {
+        "agent": plan.name,
+        "run": run,
+        "env": plan.env.state_space_signature(),
+        "env_kwargs": plan.env.kwargs,
+        "learning": dataclasses.asdict(plan.learner.config),
+        "spec_hash": spec_hash(spec),
+        "warm_start": lineage,
+    }
 
 
 async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
@@ -564,8 +636,9 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.
     interrupted = any(agent.failure == "interrupted" for agent in agents)
-    flushed = await asyncio.gather(*(agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted
-                                                       else 30.0) for agent in agents))
+    flushed = await asyncio.gather(
+        *(agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted else 30.0) for agent in agents)
+    )
     for agent in filter(_is_learner, agents):
         agent.bridge.checkpoints.write()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}
@@ -626,27 +699,28 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
     learn_seconds = max((a.bridge.stats.train_seconds for a in learners), default=0.0)
     for agent in agents:
         if not _is_learner(agent):
-            per_agent[agent.name] = {"role": "coordinator", **({"failure": agent.failure}
-                                                               if agent.failure else {})}
+            per_agent[agent.name] = {"role": "coordinator", **({"failure": agent.failure} if agent.failure else {})}
             continue
         stats = agent.bridge.stats
         steps += stats.env_steps - stats.resumed_env_steps
-        entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps,
-                                 "qtable": stats.qtable}
+        entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps, "qtable": stats.qtable}
         if stats.replayed_steps:
             entry["replayed_steps"] = stats.replayed_steps
         if stats.eval is not None:
-            entry["eval"] = {"episodes": stats.eval.episodes,
-                             "mean_return": stats.eval.mean_return,
-                             "success_rate": stats.eval.success_rate}
+            entry["eval"] = {
+                "episodes": stats.eval.episodes,
+                "mean_return": stats.eval.mean_return,
+                "success_rate": stats.eval.success_rate,
+            }
         if agent.failure:
             entry["failure"] = agent.failure
         per_agent[agent.name] = entry
     return run_summary(run, spec, per_agent, steps, learn_seconds, wall)
 
 
-def run_summary(run: str, spec: ExperimentSpec, per_agent: dict[str, Any], env_steps: int,
-                train_seconds: float, wall: float) -> dict[str, Any]:
+def run_summary(
+    run: str, spec: ExperimentSpec, per_agent: dict[str, Any], env_steps: int, train_seconds: float, wall: float
+) -> dict[str, Any]:
     """``summary.json``, the same from ``bdi-rl run`` (its live agents) and from the telemetry
     role (the trace): learners train side by side, so throughput is all their steps over
     the longest training."""

@@ -23,10 +23,25 @@ from spade.trace import TraceStore
 
 from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
-from bdi_rl.trace.batch import (ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch,
-                                decode_batch, encode_batch)
-from bdi_rl.trace.events import (AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABLE_SAVE, TraceFormatError, TraceLevel,
-                                 check_trace)
+from bdi_rl.trace.batch import (
+    ACK_METADATA,
+    BATCH_METADATA,
+    JOIN_REPLY_METADATA,
+    JOIN_REQUEST_METADATA,
+    Batch,
+    decode_batch,
+    encode_batch,
+)
+from bdi_rl.trace.events import (
+    AGENT_START,
+    AGENT_STOP,
+    EPISODE_END,
+    EVAL,
+    QTABLE_SAVE,
+    TraceFormatError,
+    TraceLevel,
+    check_trace,
+)
 from bdi_rl.trace.tracer import Tracer
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
@@ -90,8 +105,12 @@ class TraceLog:
             event = orjson.loads(line)
             self.stats.setdefault(event["agent"], AgentStats()).add(event)
         if scan.torn is not None:
-            log.warning("telemetry: %s ended in a torn line (%s); cut it off (%d bytes)", self.path,
-                        scan.torn, self.path.stat().st_size - scan.good_end)
+            log.warning(
+                "telemetry: %s ended in a torn line (%s); cut it off (%d bytes)",
+                self.path,
+                scan.torn,
+                self.path.stat().st_size - scan.good_end,
+            )
             with open(self.path, "r+b") as f:
                 f.truncate(scan.good_end)
         return scan.events
@@ -138,8 +157,7 @@ class TraceReceiver(CyclicBehaviour):
             agent.trace_log.rejected += 1
             if sender not in agent.refused_senders:  # logged once per sender, all counted
                 agent.refused_senders.add(sender)
-                log.warning("telemetry: refused trace batches from %s, not an agent of run %s",
-                            sender, agent.run)
+                log.warning("telemetry: refused trace batches from %s, not an agent of run %s", sender, agent.run)
             return
         try:
             batch = decode_batch(msg.body or "")
@@ -153,8 +171,7 @@ class TraceReceiver(CyclicBehaviour):
             return
         if batch.run != agent.run:
             agent.trace_log.rejected += 1
-            log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, batch.run,
-                        agent.run)
+            log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, batch.run, agent.run)
             return
         upto, gap = agent.trace_log.accept(batch)
         body = {"upto": upto, "gap": True} if gap else {"upto": upto}
@@ -182,15 +199,15 @@ class JoinResponder(CyclicBehaviour):
                 reply["name"] = agent.claim(group, bare_jid(msg.sender))
             except LookupError as exc:
                 reply["error"] = str(exc)
-        await self.send(Message(to=str(msg.sender), body=orjson.dumps(reply).decode(),
-                                metadata=JOIN_REPLY_METADATA))
+        await self.send(Message(to=str(msg.sender), body=orjson.dumps(reply).decode(), metadata=JOIN_REPLY_METADATA))
 
 
 class TelemetryAgent(Agent):
     """Owns the run's ``trace.jsonl``; every other agent ships its events here."""
 
-    def __init__(self, jid: str, password: str, trace_path: Path, *, port: int = 5222,
-                 senders: Collection[str] | None = None) -> None:
+    def __init__(
+        self, jid: str, password: str, trace_path: Path, *, port: int = 5222, senders: Collection[str] | None = None
+    ) -> None:
         xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         super().__init__(jid, password, port=port, verify_security=False)
         self.senders = None if senders is None else frozenset(j.lower() for j in senders)
