@@ -13,5 +13,15 @@ from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import Struct, atom
 
-__all__ = ["Agent", "Host", "load_agent", "AslSyntaxError", "PlanFailure", "Listener", "Actions",
-           "Struct", "atom", "parse_value"]
+__all__ = [
+    "Agent",
+    "Host",
+    "load_agent",
+    "AslSyntaxError",
+    "PlanFailure",
+    "Listener",
+    "Actions",
+    "Struct",
+    "atom",
+    "parse_value",
+]

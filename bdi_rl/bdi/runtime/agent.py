@@ -29,16 +29,42 @@ from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.beliefs import BeliefBase
-from bdi_rl.bdi.runtime.compiler import (ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, PUSHED,
-                                         SUSPENDED, TRIGGER_TEXT, WAIT_FORMULA, YIELD, CompiledPlan,
-                                         Compiler, solve_value)
+from bdi_rl.bdi.runtime.compiler import (
+    ADD_ACH,
+    ADD_BEL,
+    ADD_TEST,
+    DEL_ACH,
+    DEL_BEL,
+    PUSHED,
+    SUSPENDED,
+    TRIGGER_TEXT,
+    WAIT_FORMULA,
+    YIELD,
+    CompiledPlan,
+    Compiler,
+    solve_value,
+)
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_expr, parse_file, parse_text
 from bdi_rl.bdi.runtime.stdlib import Actions
-from bdi_rl.bdi.runtime.terms import (ANNOTS_PERCEPT, ANNOTS_SELF, FALSE, SELF, UNBOUND, LVar,
-                                      Struct, atom, from_python, resolve, source, sources,
-                                      term_str, unify, undo)
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_PERCEPT,
+    ANNOTS_SELF,
+    FALSE,
+    SELF,
+    UNBOUND,
+    LVar,
+    Struct,
+    atom,
+    from_python,
+    resolve,
+    source,
+    sources,
+    term_str,
+    unify,
+    undo,
+)
 from bdi_rl.bdi.runtime.unify import MISSING, Scope, TermCompiler, match_annots
 
 #: Deepest intention stack (nested sub-goals) before the sub-goal fails.
@@ -56,8 +82,16 @@ class Host:
         """An environment action (a body literal that is not an internal action); False fails it."""
         raise PlanFailure("action_failed", f"no environment for {term_str(action)}")
 
-    def send(self, agent: "Agent", receiver: Any, performative: str, content: Any, *,
-             msg_id: str | None = None, in_reply_to: str | None = None) -> None:
+    def send(
+        self,
+        agent: "Agent",
+        receiver: Any,
+        performative: str,
+        content: Any,
+        *,
+        msg_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> None:
         """Deliver a message; a reply to an ask must come back with ``in_reply_to``."""
         raise PlanFailure("action_failed", "this host cannot send messages")
 
@@ -109,8 +143,15 @@ class Agent:
     """An AgentSpeak agent. See the module docstring for the cycle; docs/AGENTSPEAK.md for
     the host's view."""
 
-    def __init__(self, name: str, program: s.Program, actions: Actions | None = None,
-                 host: Host | None = None, *, start: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        program: s.Program,
+        actions: Actions | None = None,
+        host: Host | None = None,
+        *,
+        start: bool = True,
+    ) -> None:
         self.name = name
         self.name_term: Any = atom(name) if _ATOM.fullmatch(name) else name
         self.actions = actions if actions is not None else Actions()
@@ -159,8 +200,11 @@ class Agent:
             compiled.append(cp)
         for lit in reversed(program.beliefs):  # Jason: so queries see them in source order
             value = _ground_literal(lit, "a belief")
-            annots = value.annots if any(a.functor == "source" for a in value.annots
-                                         if type(a) is Struct) else value.annots | ANNOTS_SELF
+            annots = (
+                value.annots
+                if any(a.functor == "source" for a in value.annots if type(a) is Struct)
+                else value.annots | ANNOTS_SELF
+            )
             self._bb_add(value.functor, value.args, annots)
         if goals:
             for lit in program.goals:
@@ -225,8 +269,9 @@ class Agent:
             heapq.heappop(self.timers)
         return self.timers[0][0] if self.timers else None
 
-    def deliver(self, sender: Any, performative: str, content: Any, msg_id: str | None = None,
-                in_reply_to: str | None = None) -> None:
+    def deliver(
+        self, sender: Any, performative: str, content: Any, msg_id: str | None = None, in_reply_to: str | None = None
+    ) -> None:
         """A message for the next cycle. ``content`` is a term, or text that is parsed."""
         if isinstance(content, str) and performative not in ("tellHow", "askHow"):
             content = resolve(parse_value(content))
@@ -305,8 +350,18 @@ class Agent:
     def set_listener(self, listener: Listener | None) -> None:
         """The one place tracing is decided: with a listener, the belief, goal, plan,
         action and cycle paths are wrapped; without one they are the plain methods."""
-        for name in ("_bb_add", "_bb_remove", "_push", "_frame_done", "_drop", "achieve",
-                     "post_goal", "act", "cycle", "replace_percept"):
+        for name in (
+            "_bb_add",
+            "_bb_remove",
+            "_push",
+            "_frame_done",
+            "_drop",
+            "achieve",
+            "post_goal",
+            "act",
+            "cycle",
+            "replace_percept",
+        ):
             self.__dict__.pop(name, None)
         for cell in self._cells.values():
             fn = cell[0]
@@ -368,8 +423,9 @@ class Agent:
             return
         trail = []
         for bargs, bannots in reversed(tuple(group.items())):
-            if all(code.match(value, env, trail) for code, value in zip(args, bargs, strict=False)) \
-                    and match_annots(annots, bannots, env, trail):
+            if all(code.match(value, env, trail) for code, value in zip(args, bargs, strict=False)) and match_annots(
+                annots, bannots, env, trail
+            ):
                 removed = frozenset(resolve(code.build(env)) for code in annots)
                 undo(trail, 0)
                 self._bb_remove(key[0], bargs, removed)
@@ -402,8 +458,16 @@ class Agent:
         for to in receivers:
             self.host.send(self, to, performative, content, msg_id=msg_id)
 
-    def ask(self, it: Intention, frame: Frame, receiver: Any, performative: str, content: Any,
-            answer: Callable, timeout_ms: Any) -> None:
+    def ask(
+        self,
+        it: Intention,
+        frame: Frame,
+        receiver: Any,
+        performative: str,
+        content: Any,
+        answer: Callable,
+        timeout_ms: Any,
+    ) -> None:
         msg_id = f"{self.name}#{next(self._seq)}"
         entry = [it, frame, answer, performative, None]
         self.pending_asks[msg_id] = tuple(entry)
@@ -411,8 +475,7 @@ class Agent:
             self._timer(timeout_ms, lambda: self._ask_timeout(msg_id))
         self.send(receiver, performative, content, msg_id)
 
-    def wait(self, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any,
-             elapsed: Any) -> None:
+    def wait(self, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any) -> None:
         started = self.host.now()
         if key is None:
             self._timer(ms, lambda: self._resume(it), it)
@@ -426,9 +489,16 @@ class Agent:
         """``intention(Id, [im(Label, Trigger), ...])``, innermost plan first."""
         if it is None:
             return Struct("intention", (0, ()))
-        ims = tuple(Struct("im", (f.plan.label if f.plan.label is not None else atom(f.plan.name),
-                                  TRIGGER_TEXT[f.ttype] + term_str(f.event)))
-                    for f in reversed(it.stack))
+        ims = tuple(
+            Struct(
+                "im",
+                (
+                    f.plan.label if f.plan.label is not None else atom(f.plan.name),
+                    TRIGGER_TEXT[f.ttype] + term_str(f.event),
+                ),
+            )
+            for f in reversed(it.stack)
+        )
         return Struct("intention", (it.id, ims))
 
     # -- beliefs and events ----------------------------------------------------------------
@@ -478,8 +548,17 @@ class Agent:
             it = Intention()
             failure = self._failure_annots(exc, "", 0)
             if not self._handle_failure(it, value, failure, 0):
-                self._drop(it, {"plan": None, "trigger": "+!" + term_str(value), "error": exc.kind,
-                                "message": exc.message, "file": "", "line": 0})
+                self._drop(
+                    it,
+                    {
+                        "plan": None,
+                        "trigger": "+!" + term_str(value),
+                        "error": exc.kind,
+                        "message": exc.message,
+                        "file": "",
+                        "line": 0,
+                    },
+                )
             return
         it = Intention()
         self._push(it, plan, env, ttype, value, 0)
@@ -488,8 +567,11 @@ class Agent:
     def _select(self, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
         plans = self.plans.get((ttype, value.functor, len(value.args)))
         if not plans:
-            raise NoPlan("no_relevant", f"Found a goal for which there is no relevant plan: "
-                         f"{TRIGGER_TEXT[ttype]}{term_str(value)}", value)
+            raise NoPlan(
+                "no_relevant",
+                f"Found a goal for which there is no relevant plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
+                value,
+            )
         trail: list = []
         for plan in plans:
             env = plan.blank[:]
@@ -499,11 +581,13 @@ class Agent:
                     return plan, env
             if trail:
                 undo(trail, 0)
-        raise NoPlan("no_applicable", f"Found a goal for which there is no applicable plan: "
-                     f"{TRIGGER_TEXT[ttype]}{term_str(value)}", value)
+        raise NoPlan(
+            "no_applicable",
+            f"Found a goal for which there is no applicable plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
+            value,
+        )
 
-    def _push(self, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct,
-              unwind_to: int) -> Frame:
+    def _push(self, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = Frame(plan, env, unwind_to, ttype, value)
         it.stack.append(frame)
         if plan.atomic:
@@ -573,15 +657,21 @@ class Agent:
                 if not it.atomic and self.atomic is it:
                     self.atomic = None
             return
-        del stack[frame.unwind_to:]
+        del stack[frame.unwind_to :]
         if it.atomic:
             it.atomic = sum(1 for f in stack if f.plan.atomic)
             if not it.atomic and self.atomic is it:
                 self.atomic = None
 
     def _failure_annots(self, exc: PlanFailure, file: str, line: int) -> frozenset:
-        return frozenset((Struct("error", (atom(exc.kind),)), Struct("error_msg", (exc.message,)),
-                          Struct("code_line", (line,)), Struct("code_src", (file,))))
+        return frozenset(
+            (
+                Struct("error", (atom(exc.kind),)),
+                Struct("error_msg", (exc.message,)),
+                Struct("code_line", (line,)),
+                Struct("code_src", (file,)),
+            )
+        )
 
     def _fail(self, it: Intention, frame: Frame, pc: int, exc: PlanFailure) -> bool:
         """Jason's failure rule (module docstring). True when a handler was pushed."""
@@ -605,8 +695,17 @@ class Agent:
                         return True
                     break
                 idx -= 1
-        self._drop(it, {"plan": plan.name, "trigger": TRIGGER_TEXT[frame.ttype] + term_str(frame.event),
-                        "error": exc.kind, "message": exc.message, "file": plan.file, "line": line})
+        self._drop(
+            it,
+            {
+                "plan": plan.name,
+                "trigger": TRIGGER_TEXT[frame.ttype] + term_str(frame.event),
+                "error": exc.kind,
+                "message": exc.message,
+                "file": plan.file,
+                "line": line,
+            },
+        )
         return False
 
     def _handle_failure(self, it: Intention, goal: Struct, annots: frozenset, unwind_to: int) -> bool:
@@ -746,9 +845,15 @@ class Agent:
             value = content
         if answer(value, frame.env, None):
             self.running.append(it)
-        elif self._fail(it, frame, frame.pc - 1, PlanFailure(
-                "ask_failed", f"reply of an ask message ('{term_str(value)}') does not unify with "
-                              "the fourth argument of .send")):
+        elif self._fail(
+            it,
+            frame,
+            frame.pc - 1,
+            PlanFailure(
+                "ask_failed",
+                f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
+            ),
+        ):
             self.running.append(it)
 
     def _on_tell(self, sender: Any, content: Any, msg_id: Any) -> None:
@@ -783,8 +888,12 @@ class Agent:
             return ok
 
         self.events[:] = [(t, v) for t, v in self.events if not (t == ADD_ACH and matches(v))]
-        for it in list(self.running) + [w[0] for ws in self.waiters.values() for w in ws] + \
-                [e[0] for e in self.pending_asks.values()] + [t[4] for t in self.timers if t[4] is not None]:
+        for it in (
+            list(self.running)
+            + [w[0] for ws in self.waiters.values() for w in ws]
+            + [e[0] for e in self.pending_asks.values()]
+            + [t[4] for t in self.timers if t[4] is not None]
+        ):
             if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
                 it.dropped = True
                 if self.atomic is it:
@@ -796,8 +905,7 @@ class Agent:
         answers = []
         for found in solve_value(self, content, trail):
             answer = resolve(content)
-            answer = Struct(answer.functor, answer.args,
-                            frozenset(a for a in found.annots if a != source(SELF)))
+            answer = Struct(answer.functor, answer.args, frozenset(a for a in found.annots if a != source(SELF)))
             answers.append(answer)
             if not every:
                 break
@@ -812,12 +920,16 @@ class Agent:
     def _on_tell_how(self, sender: Any, content: Any, msg_id: Any) -> None:
         for text in content if type(content) is tuple else (content,):
             if isinstance(text, str):
-                self.add_program(parse_text(text, f"<tellHow from {term_str(sender)}>"),
-                                 goals=False, plan_source=sender)
+                self.add_program(
+                    parse_text(text, f"<tellHow from {term_str(sender)}>"), goals=False, plan_source=sender
+                )
 
     def _on_untell_how(self, sender: Any, content: Any, msg_id: Any) -> None:
-        labels = {resolve(c).functor for c in (content if type(content) is tuple else (content,))
-                  if type(resolve(c)) is Struct}
+        labels = {
+            resolve(c).functor
+            for c in (content if type(content) is tuple else (content,))
+            if type(resolve(c)) is Struct
+        }
         for key, plans in list(self.plans.items()):
             kept = [p for p in plans if p.name not in labels]
             if kept:
@@ -829,6 +941,7 @@ class Agent:
         text = content if isinstance(content, str) else term_str(content)
         trigger = parse_text(text.strip().strip("{}") + ".", "<askHow>").plans[0].trigger
         from bdi_rl.bdi.runtime.compiler import TRIGGER_TYPES
+
         key = (TRIGGER_TYPES[(trigger.op, trigger.kind)], trigger.literal.name, len(trigger.literal.args))
         texts = tuple(p.text for p in self.plans.get(key, ()) if p.text)
         self.host.send(self, sender, "tellHow", texts, in_reply_to=msg_id)
@@ -868,6 +981,7 @@ def _ground_args(codes: list, env: list) -> tuple | None:
 
 def _is_ground(value: Any) -> bool:
     from bdi_rl.bdi.runtime.terms import is_ground
+
     return is_ground(value)
 
 
@@ -906,8 +1020,14 @@ def parse_value(text: str) -> Any:
     return code.build([UNBOUND] * 64)
 
 
-def load_agent(path: str | Path, name: str | None = None, actions: Actions | None = None,
-               host: Host | None = None, *, start: bool = True) -> Agent:
+def load_agent(
+    path: str | Path,
+    name: str | None = None,
+    actions: Actions | None = None,
+    host: Host | None = None,
+    *,
+    start: bool = True,
+) -> Agent:
     """Parse and compile a plan file (AslSyntaxError names the file and line)."""
     program = parse_file(path)
     return Agent(name or Path(path).stem, program, actions, host, start=start)
@@ -935,8 +1055,7 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = cls._push(agent, it, plan, env, ttype, value, unwind_to)
         who = sources(value.annots)
-        listener.intention_started(agent, plan.name, TRIGGER_TEXT[ttype] + term_str(value),
-                                   who[0] if who else SELF)
+        listener.intention_started(agent, plan.name, TRIGGER_TEXT[ttype] + term_str(value), who[0] if who else SELF)
         return frame
 
     def frame_done(it: Intention, frame: Frame) -> None:
@@ -968,9 +1087,18 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     def replace_percept(functor: str, args: tuple) -> None:
         cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
 
-    agent.__dict__.update(_bb_add=bb_add, _bb_remove=bb_remove, _push=push, _frame_done=frame_done,
-                          _drop=drop, achieve=achieve, post_goal=post_goal, act=act, cycle=cycle,
-                          replace_percept=replace_percept)
+    agent.__dict__.update(
+        _bb_add=bb_add,
+        _bb_remove=bb_remove,
+        _push=push,
+        _frame_done=frame_done,
+        _drop=drop,
+        achieve=achieve,
+        post_goal=post_goal,
+        act=act,
+        cycle=cycle,
+        replace_percept=replace_percept,
+    )
     for name, cell in agent._cells.items():
         cell[0] = _traced_action(agent, listener, name, cell[0])
 

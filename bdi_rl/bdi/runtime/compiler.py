@@ -21,27 +21,53 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
-from bdi_rl.bdi.runtime.terms import (ANNOTS_SELF, FALSE, SOURCE_SELF, UNBOUND, LVar, Struct,
-                                      compare, deref, resolve, term_str, unify, undo)
-from bdi_rl.bdi.runtime.unify import (MISSING, Code, Env, Scope, TermCompiler, has_source_annot,
-                                      match_annots, solve_annots)
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    FALSE,
+    SOURCE_SELF,
+    UNBOUND,
+    LVar,
+    Struct,
+    compare,
+    deref,
+    resolve,
+    term_str,
+    unify,
+    undo,
+)
+from bdi_rl.bdi.runtime.unify import (
+    MISSING,
+    Code,
+    Env,
+    Scope,
+    TermCompiler,
+    has_source_annot,
+    match_annots,
+    solve_annots,
+)
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.stdlib import Actions
 
 # trigger types: (op, kind) -> index
 ADD_BEL, DEL_BEL, ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST = range(6)
-TRIGGER_TYPES = {("+", ""): ADD_BEL, ("-", ""): DEL_BEL, ("+", "!"): ADD_ACH, ("-", "!"): DEL_ACH,
-                 ("+", "?"): ADD_TEST, ("-", "?"): DEL_TEST}
+TRIGGER_TYPES = {
+    ("+", ""): ADD_BEL,
+    ("-", ""): DEL_BEL,
+    ("+", "!"): ADD_ACH,
+    ("-", "!"): DEL_ACH,
+    ("+", "?"): ADD_TEST,
+    ("-", "?"): DEL_TEST,
+}
 TRIGGER_TEXT = {v: op + kind for (op, kind), v in TRIGGER_TYPES.items()}
 
 #: the waiters' key of ``.wait(formula)``: tested at every belief change and goal
 WAIT_FORMULA = ("formula",)
 
 # instruction signals
-PUSHED = -1      # a frame was pushed on the intention: run its top
-SUSPENDED = -2   # the intention waits (.wait, a synchronous ask): it left the running queue
-YIELD = -3       # the intention gives up its turn (budget spent); frame.pc says where to resume
+PUSHED = -1  # a frame was pushed on the intention: run its top
+SUSPENDED = -2  # the intention waits (.wait, a synchronous ask): it left the running queue
+YIELD = -3  # the intention gives up its turn (budget spent); frame.pc says where to resume
 
 
 class Query:
@@ -49,12 +75,18 @@ class Query:
 
     __slots__ = ("first", "solve", "then", "body", "failure")
 
-    def __init__(self, first: Callable[..., bool], solve: Callable[..., Iterator[Any]] | None = None,
-                 body: Callable[..., Any] | None = None, failure: str = "ia_failed",
-                 then: Callable[[Callable[..., bool]], Callable[..., bool]] | None = None) -> None:
+    def __init__(
+        self,
+        first: Callable[..., bool],
+        solve: Callable[..., Iterator[Any]] | None = None,
+        body: Callable[..., Any] | None = None,
+        failure: str = "ia_failed",
+        then: Callable[[Callable[..., bool]], Callable[..., bool]] | None = None,
+    ) -> None:
         self.first = first
-        self.then = then if then is not None else (
-            _then_from_first(first) if solve is None else _then_from_solve(solve))
+        self.then = (
+            then if then is not None else (_then_from_first(first) if solve is None else _then_from_solve(solve))
+        )
         """``then(k)``: a ``first`` that tries ``k`` on each solution of this formula in
         turn; a conjunction's ``first`` is ``left.then(right.first)``, one loop without a
         generator when the left side is a literal (compiled once, not per call)"""
@@ -85,7 +117,9 @@ def _then_from_first(first: Callable[..., bool]) -> Callable[[Callable[..., bool
                     return True
                 undo(trail, mark)
             return False
+
         return first_k
+
     return then
 
 
@@ -96,7 +130,9 @@ def _then_from_solve(solve: Callable[..., Iterator[Any]]) -> Callable[[Callable[
                 if k(ag, env, trail):
                     return True
             return False
+
         return first_k
+
     return then
 
 
@@ -126,9 +162,27 @@ class CompiledRule:
 class CompiledPlan:
     """One plan: its trigger pattern, context query and body code."""
 
-    __slots__ = ("ttype", "functor", "arity", "args", "annots", "context", "code", "lines", "file",
-                 "line", "size", "blank", "loops", "atomic", "label", "name", "text", "trigger_text",
-                 "match_trigger")
+    __slots__ = (
+        "ttype",
+        "functor",
+        "arity",
+        "args",
+        "annots",
+        "context",
+        "code",
+        "lines",
+        "file",
+        "line",
+        "size",
+        "blank",
+        "loops",
+        "atomic",
+        "label",
+        "name",
+        "text",
+        "trigger_text",
+        "match_trigger",
+    )
     ttype: int
     functor: str
     arity: int
@@ -195,6 +249,7 @@ def solve_value(ag: Any, value: Any, trail: list) -> Iterator[Struct]:
 
 def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
     from bdi_rl.bdi.runtime.terms import unify_annots
+
     return unify_annots(pattern, annots, trail)
 
 
@@ -311,8 +366,13 @@ class Compiler:
                         if len(group) == 1:  # the usual percept: state(S)
                             [(bargs, bannots)] = group.items()
                             mark = len(trail)
-                            if const_annots <= bannots and match_args(bargs, env, trail) and (  # type: ignore[operator]
-                                    k is None or k(ag, env, trail)):
+                            if (
+                                const_annots <= bannots
+                                and match_args(bargs, env, trail)
+                                and (  # type: ignore[operator]
+                                    k is None or k(ag, env, trail)
+                                )
+                            ):
                                 return True
                             undo(trail, mark)
                         else:
@@ -413,12 +473,14 @@ class Compiler:
                 def first(ag: Any, env: Env, trail: list) -> bool:
                     return lm(rb(env), env, trail)
         elif op == "\\=":
+
             def first(ag: Any, env: Env, trail: list) -> bool:
                 scratch: list = []
                 ok = unify(lb(env), rb(env), scratch)
                 undo(scratch, 0)
                 return not ok
         elif op == "==":
+
             def first(ag: Any, env: Env, trail: list) -> bool:
                 a, b = lb(env), rb(env)
                 ta, tb = type(a), type(b)
@@ -426,6 +488,7 @@ class Compiler:
                     return a == b
                 return term_equal(a, b)
         elif op == "\\==":
+
             def first(ag: Any, env: Env, trail: list) -> bool:
                 a, b = lb(env), rb(env)
                 ta, tb = type(a), type(b)
@@ -433,6 +496,7 @@ class Compiler:
                     return a != b
                 return not term_equal(a, b)
         elif op == "=..":
+
             def first(ag: Any, env: Env, trail: list) -> bool:
                 value = deref(lb(env))
                 if type(value) is Struct:
@@ -477,8 +541,7 @@ class Compiler:
                 raise tc.error(plan.label, "a plan label must be ground")
             cp.label = label_code.const
             cp.name = plan.label.functor
-            cp.atomic = any(isinstance(a, s.Lit) and a.functor == "atomic" and not a.args
-                            for a in plan.label.annots)
+            cp.atomic = any(isinstance(a, s.Lit) and a.functor == "atomic" and not a.args for a in plan.label.annots)
         else:
             cp.name = f"l__{index}"
         body = BodyCompiler(self, tc)
@@ -491,6 +554,7 @@ class Compiler:
 
 def _functor_atom(value: Struct) -> Struct:
     from bdi_rl.bdi.runtime.terms import atom
+
     return atom(value.functor)
 
 
@@ -579,6 +643,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
         return test(compare(a, b), 0, 1)
 
     if op == "<":
+
         def first(ag: Any, env: Env, trail: list) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
@@ -586,6 +651,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
                 return a < b
             return other(a, b)
     elif op == "<=":
+
         def first(ag: Any, env: Env, trail: list) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
@@ -593,6 +659,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
                 return a <= b
             return other(a, b)
     elif op == ">":
+
         def first(ag: Any, env: Env, trail: list) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
@@ -600,19 +667,23 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
                 return a > b
             return other(a, b)
     else:
+
         def first(ag: Any, env: Env, trail: list) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
                 return a >= b
             return other(a, b)
+
     return first
 
 
 RELATIONAL = {"=", "\\=", "==", "\\==", "<", "<=", ">", ">=", "=.."}
 COMPARE: dict[str, Callable[[Any, Any, Any], bool]] = {
-    "<": lambda a, b, _: a < b, "<=": lambda a, b, _: a <= b,
-    ">": lambda a, b, _: a > b, ">=": lambda a, b, _: a >= b,
+    "<": lambda a, b, _: a < b,
+    "<=": lambda a, b, _: a <= b,
+    ">": lambda a, b, _: a > b,
+    ">=": lambda a, b, _: a >= b,
 }
 
 
@@ -700,6 +771,7 @@ class BodyCompiler:
         if op in ("!", "!!"):
             build = goal_code(tc, expr)
             if op == "!":
+
                 def make(pc: int, labels: dict) -> Callable:
                     nxt = pc + 1
 
@@ -709,6 +781,7 @@ class BodyCompiler:
 
                     return achieve
             else:
+
                 def make(pc: int, labels: dict) -> Callable:
                     nxt = pc + 1
 
@@ -717,6 +790,7 @@ class BodyCompiler:
                         return nxt
 
                     return achieve_new
+
             self.emit(make, line)
         elif op == "?":
             self.test_goal(expr, line)
@@ -733,6 +807,7 @@ class BodyCompiler:
                     return nxt
 
                 return add_belief
+
             self.emit(make, line)
         elif op == "+>":
             build = goal_code(tc, expr)
@@ -745,6 +820,7 @@ class BodyCompiler:
                     return nxt
 
                 return add_belief_end
+
             self.emit(make, line)
         elif op == "-":
             self.del_belief(expr, line)
@@ -759,6 +835,7 @@ class BodyCompiler:
                     return nxt
 
                 return replace_belief
+
             self.emit(make, line)
         else:
             raise tc.error(expr, f"unknown body operator {op}")
@@ -775,6 +852,7 @@ class BodyCompiler:
                 return nxt
 
             return act
+
         self.emit(make, line)
 
     def test_goal(self, expr: s.Lit, line: int) -> None:
@@ -793,6 +871,7 @@ class BodyCompiler:
                 return ag.test_goal(it, build(frame.env), key)
 
             return test
+
         self.emit(make, line)
 
     def add_belief(self, expr: s.Lit, line: int) -> None:
@@ -808,16 +887,19 @@ class BodyCompiler:
                 return nxt
 
             return add_belief
+
         self.emit(make, line)
 
     def del_belief(self, expr: s.Lit, line: int) -> None:
         tc = self.tc
         args = [tc.term(a) for a in expr.args]
-        annot_nodes = expr.annots if has_source_annot(expr.annots) else expr.annots + (
-            s.Lit("source", (s.Lit("self"),)),)
+        annot_nodes = (
+            expr.annots if has_source_annot(expr.annots) else expr.annots + (s.Lit("source", (s.Lit("self"),)),)
+        )
         annots = [tc.term(a) for a in annot_nodes]
         key = (expr.name, len(expr.args))
         if any(c.const is MISSING for c in annots):
+
             def make(pc: int, labels: dict) -> Callable:
                 nxt = pc + 1
 
@@ -826,6 +908,7 @@ class BodyCompiler:
                     return nxt
 
                 return remove
+
             self.emit(make, line)
             return
         # ground annotations (the usual [source(self)]): -b(X) with X bound is one lookup
@@ -850,6 +933,7 @@ class BodyCompiler:
                 return nxt
 
             return remove
+
         self.emit(make_lookup, line)
 
     def if_(self, stmt: s.If) -> None:
@@ -871,8 +955,13 @@ class BodyCompiler:
         query = self.compiler.query(stmt.cond, self.tc)
         end = self.label()
         body = stmt.body
-        if len(body) == 1 and isinstance(body[0], s.Stmt) and body[0].op == "!" \
-                and isinstance(body[0].expr, s.Lit) and not body[0].expr.functor.startswith("."):
+        if (
+            len(body) == 1
+            and isinstance(body[0], s.Stmt)
+            and body[0].op == "!"
+            and isinstance(body[0].expr, s.Lit)
+            and not body[0].expr.functor.startswith(".")
+        ):
             # while (c) { !g }: the shipped loops' shape, one instruction per iteration
             self.emit(_while_goal(k, query.first, goal_code(self.tc, body[0].expr), end), stmt.line)
             self.place(end)
@@ -913,6 +1002,7 @@ def _formula_instr(query: Query, expr: Any) -> Callable:
             raise PlanFailure(kind, f"{text} failed")
 
         return formula
+
     return make
 
 
@@ -927,6 +1017,7 @@ def _branch_test(first: Callable, otherwise: int) -> Callable:
             return target
 
         return branch
+
     return make
 
 
@@ -934,6 +1025,7 @@ def _jump(label: int) -> Callable:
     def make(pc: int, labels: dict) -> Callable:
         target = labels[label]
         return lambda ag, it, frame: target
+
     return make
 
 
@@ -961,6 +1053,7 @@ def _while_goal(k: int, test: Callable, goal: Callable, end_label: int) -> Calla
             return end
 
         return loop
+
     return make
 
 
@@ -973,6 +1066,7 @@ def _loop_enter(k: int) -> Callable:
             return nxt
 
         return enter
+
     return make
 
 
@@ -992,6 +1086,7 @@ def _loop_back(k: int, test_label: int) -> Callable:
             return test
 
         return back
+
     return make
 
 
@@ -1007,6 +1102,7 @@ def _jump_back(label: int) -> Callable:
             return target
 
         return back
+
     return make
 
 
@@ -1020,12 +1116,12 @@ def _for_enter(k: int, solve: Callable) -> Callable:
         def enter(ag: Any, it: Any, frame: Any) -> int:
             env = frame.env
             trail: list = []
-            solutions = [[resolve(v) if type(v) is LVar else v for v in env]
-                         for _ in solve(ag, env, trail)]
+            solutions = [[resolve(v) if type(v) is LVar else v for v in env] for _ in solve(ag, env, trail)]
             frame.saved[k] = (env[:], iter(solutions))
             return nxt
 
         return enter
+
     return make
 
 
@@ -1044,9 +1140,28 @@ def _for_next(k: int, end_label: int) -> Callable:
             return nxt
 
         return step
+
     return make
 
 
-__all__ = ["Compiler", "CompiledPlan", "CompiledRule", "Query", "PUSHED", "SUSPENDED", "YIELD",
-           "ADD_BEL", "DEL_BEL", "ADD_ACH", "DEL_ACH", "ADD_TEST", "DEL_TEST", "WAIT_FORMULA", "solve_value",
-           "term_equal", "FALSE", "SOURCE_SELF", "AslSyntaxError"]
+__all__ = [
+    "Compiler",
+    "CompiledPlan",
+    "CompiledRule",
+    "Query",
+    "PUSHED",
+    "SUSPENDED",
+    "YIELD",
+    "ADD_BEL",
+    "DEL_BEL",
+    "ADD_ACH",
+    "DEL_ACH",
+    "ADD_TEST",
+    "DEL_TEST",
+    "WAIT_FORMULA",
+    "solve_value",
+    "term_equal",
+    "FALSE",
+    "SOURCE_SELF",
+    "AslSyntaxError",
+]

@@ -45,6 +45,7 @@ def _extreme(name: str, pick: Callable[..., Any]) -> Callable[..., Any]:
         if len(args) == 2:
             return pick(_number(name, args[0]), _number(name, args[1]))
         return pick(_nonempty(name, args[0]))
+
     return fn
 
 

@@ -21,8 +21,7 @@ _GRAMMAR = Path(__file__).with_name("agentspeak.lark")
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    return lark.Lark(_GRAMMAR.read_text(), parser="lalr", propagate_positions=True,
-                     maybe_placeholders=False)
+    return lark.Lark(_GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 
 def _unquote(text: str) -> str:
@@ -257,7 +256,7 @@ class _ToAst(Transformer):
             elif child[0] == "body":
                 body = child[1]
         assert trigger is not None
-        text = self.text[meta.start_pos:meta.end_pos] if hasattr(meta, "start_pos") else ""
+        text = self.text[meta.start_pos : meta.end_pos] if hasattr(meta, "start_pos") else ""
         return s.Plan(trigger, context, body, label, self.file, _line(meta), text)
 
     def start(self, meta, children):
@@ -293,8 +292,7 @@ def parse_text(text: str, file: str = "<string>", _seen: frozenset[str] = frozen
             try:
                 included_text = path.read_text()
             except OSError as exc:
-                raise AslSyntaxError(f"{file}:{clause[2]}: cannot include {clause[1]}: "
-                                     f"{exc.strerror}") from None
+                raise AslSyntaxError(f"{file}:{clause[2]}: cannot include {clause[1]}: {exc.strerror}") from None
             inner = parse_text(included_text, str(path), _seen | {str(path)})
             program.beliefs += inner.beliefs
             program.rules += inner.rules

@@ -18,12 +18,22 @@ import random
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.compiler import (ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST,
-                                         RELATIONAL, SUSPENDED, TRIGGER_TYPES, WAIT_FORMULA, Query,
-                                         _trigger_matcher)
+from bdi_rl.bdi.runtime.compiler import (
+    ADD_ACH,
+    ADD_BEL,
+    ADD_TEST,
+    DEL_ACH,
+    DEL_BEL,
+    DEL_TEST,
+    RELATIONAL,
+    SUSPENDED,
+    TRIGGER_TYPES,
+    WAIT_FORMULA,
+    Query,
+    _trigger_matcher,
+)
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
-from bdi_rl.bdi.runtime.terms import (LVar, Struct, atom, compare, deref, from_python, print_str,
-                                      resolve, undo)
+from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, from_python, print_str, resolve, undo
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 if TYPE_CHECKING:
@@ -109,6 +119,7 @@ def _host_call(compiler: "Compiler", node: s.Lit, tc: TermCompiler, entry: HostA
         out = codes[-1].match
         ins = [c.build for c in codes[:-1]]
         if len(ins) == 0:
+
             def first(ag: Any, env: list, trail: Any) -> bool:
                 return out(from_python(cell[0]()), env, trail)
         elif len(ins) == 1:
@@ -117,15 +128,20 @@ def _host_call(compiler: "Compiler", node: s.Lit, tc: TermCompiler, entry: HostA
             def first(ag: Any, env: list, trail: Any) -> bool:
                 return out(from_python(cell[0](resolve(b0(env)))), env, trail)
         else:
+
             def first(ag: Any, env: list, trail: Any) -> bool:
                 return out(from_python(cell[0](*[resolve(b(env)) for b in ins])), env, trail)
+
         return Query(first)
     builds = [c.build for c in codes]
     if entry.kind == "raw":
+
         def first(ag: Any, env: list, trail: Any) -> bool:
             return cell[0](ag, *[resolve(b(env)) for b in builds]) is not False
+
         return Query(first)
     if n == 0:
+
         def first(ag: Any, env: list, trail: Any) -> bool:
             return cell[0]() is not False
     elif n == 1:
@@ -134,8 +150,10 @@ def _host_call(compiler: "Compiler", node: s.Lit, tc: TermCompiler, entry: HostA
         def first(ag: Any, env: list, trail: Any) -> bool:
             return cell[0](resolve(b0(env))) is not False
     else:
+
         def first(ag: Any, env: list, trail: Any) -> bool:
             return cell[0](*[resolve(b(env)) for b in builds]) is not False
+
     return Query(first)
 
 
@@ -148,11 +166,12 @@ def standard(name: str, *arities: int) -> Callable[[Builtin], Builtin]:
         @functools.wraps(fn)
         def checked(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
             if arities and len(node.args) not in arities:
-                raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), "
-                                     f"got {len(node.args)}")
+                raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), got {len(node.args)}")
             return fn(compiler, node, tc)
+
         STANDARD[name] = checked
         return checked
+
     return register
 
 
@@ -252,6 +271,7 @@ def _extreme(pick: Callable[..., Any]) -> Builtin:
             return out(pick(values, key=functools.cmp_to_key(compare)), env, trail)
 
         return _det(first)
+
     return compile_
 
 
@@ -293,11 +313,13 @@ def _type_test(test: Callable[[Any], bool]) -> Builtin:
     def compile_(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
         arg = tc.term(node.args[0]).build
         return _det(lambda ag, env, trail: test(deref(resolve(arg(env)))))
+
     return compile_
 
 
 def _ground(value: Any) -> bool:
     from bdi_rl.bdi.runtime.terms import is_ground
+
     return is_ground(value)
 
 
@@ -312,8 +334,9 @@ standard(".literal", 1)(_type_test(lambda v: type(v) is Struct))
 @standard(".random", 1)
 def _random(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
-    return _det(lambda ag, env, trail: out(ag.random.random() if hasattr(ag, "random") else random.random(),
-                                           env, trail))
+    return _det(
+        lambda ag, env, trail: out(ag.random.random() if hasattr(ag, "random") else random.random(), env, trail)
+    )
 
 
 @standard(".findall", 3)
@@ -378,6 +401,7 @@ def _current_intention(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Q
 def _no_context(name: str) -> Callable[..., bool]:
     def first(ag: Any, env: list, trail: Any) -> bool:
         raise PlanFailure("wrong_arguments", f"{name} suspends an intention: only in a plan body")
+
     return first
 
 
@@ -470,9 +494,11 @@ def _send(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
         return resolve(receiver(env)), perf.functor, resolve(content(env))
 
     if len(node.args) == 3:
+
         def first(ag: Any, env: list, trail: Any) -> bool:
             ag.send(*parts(env))
             return True
+
         return Query(first)
 
     answer = tc.term(node.args[3]).match

@@ -71,8 +71,12 @@ class Struct:
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        return (type(other) is Struct and self.functor == other.functor  # type: ignore[union-attr]
-                and self.args == other.args and self.annots == other.annots)  # type: ignore[union-attr]
+        return (
+            type(other) is Struct
+            and self.functor == other.functor  # type: ignore[union-attr]
+            and self.args == other.args
+            and self.annots == other.annots
+        )  # type: ignore[union-attr]
 
     def __repr__(self) -> str:
         return term_str(self)
@@ -161,8 +165,11 @@ def resolve(value: Any) -> Any:
                     new_args[i] = r
         new_annots = annots
         for a in annots:
-            if type(a) is not Struct or a.args and not (len(a.args) == 1 and type(a.args[0]) is Struct
-                                                        and not a.args[0].args):
+            if (
+                type(a) is not Struct
+                or a.args
+                and not (len(a.args) == 1 and type(a.args[0]) is Struct and not a.args[0].args)
+            ):
                 new_annots = frozenset(resolve(x) for x in annots)
                 if new_annots == annots:
                     new_annots = annots

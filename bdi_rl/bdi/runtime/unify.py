@@ -15,8 +15,7 @@ from typing import Any, Callable
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
 from bdi_rl.bdi.runtime.functions import FUNCTIONS
-from bdi_rl.bdi.runtime.terms import (UNBOUND, LVar, Struct, atom, bind, deref, resolve, unify,
-                                      undo)
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, bind, deref, resolve, unify, undo
 
 MISSING: Any = object()
 
@@ -46,8 +45,9 @@ class Code:
 
     __slots__ = ("build", "match", "const", "slot", "anonymous")
 
-    def __init__(self, build: Build, match: Match, const: Any = MISSING, slot: int = -1,
-                 anonymous: bool = False) -> None:
+    def __init__(
+        self, build: Build, match: Match, const: Any = MISSING, slot: int = -1, anonymous: bool = False
+    ) -> None:
         self.build = build
         self.match = match
         self.const = const
@@ -190,8 +190,7 @@ class TermCompiler:
         if all(c.const is not MISSING for c in args) and all(c.const is not MISSING for c in annots):
             if not args and not annots:
                 return const_code(atom(functor))
-            return const_code(Struct(functor, tuple(c.const for c in args),
-                                     frozenset(c.const for c in annots)))
+            return const_code(Struct(functor, tuple(c.const for c in args), frozenset(c.const for c in annots)))
         return struct_code(functor, args, annots)
 
     def list(self, node: s.ListExpr) -> Code:
@@ -248,7 +247,6 @@ class TermCompiler:
         code = self.term(node)
         return code.build
 
-
     def function(self, node: s.Lit) -> Callable[[Env], Any]:
         """``math.abs(X)`` ...: the arguments evaluated (numbers, or lists for
         ``math.max([..])``), then the function (:mod:`~bdi_rl.bdi.runtime.functions`)."""
@@ -291,6 +289,7 @@ def _mod(a: Any, b: Any) -> Any:
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
     import math
+
     return math.fmod(a, b)
 
 
@@ -299,8 +298,13 @@ def _truediv(a: Any, b: Any) -> Any:
 
 
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": _truediv, "div": _div, "mod": _mod, "**": lambda a, b: a ** b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _truediv,
+    "div": _div,
+    "mod": _mod,
+    "**": lambda a, b: a**b,
 }
 
 
