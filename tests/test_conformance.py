@@ -141,6 +141,26 @@ def test_syntax_error_names_file_line_column(tmp_path: Path) -> None:
         load_agent(bad, host=Capture())
 
 
+@pytest.mark.parametrize("files, message", [
+    ({"lib/absent.asl": None}, "lib/absent.asl: no such plan file (included at {dir}/a.asl:1)"),
+    ({"lib/loop.asl": '{ include("./loop.asl") }'}, "lib/./loop.asl: includes itself (included at "),
+    ({"lib/odd.asl": "+!g <- .print(1). $"}, "lib/odd.asl:1:19: illegal character '$'"),
+    ({"lib/bin.asl": b"\xff\xfe\x00"}, "lib/bin.asl: not a text file (included at {dir}/a.asl:1)"),
+], ids=["missing", "cycle", "illegal character", "binary"])
+def test_an_include_error_names_the_included_file_and_where(tmp_path: Path, files: dict, message: str) -> None:
+    name = next(iter(files))
+    (tmp_path / "a.asl").write_text(f'{{ include("{name}") }}\n!g.\n')
+    (tmp_path / "lib").mkdir()
+    for file, content in files.items():
+        if isinstance(content, bytes):
+            (tmp_path / file).write_bytes(content)
+        elif content is not None:
+            (tmp_path / file).write_text(content)
+    with pytest.raises(AslSyntaxError) as err:
+        parse_file(tmp_path / "a.asl")
+    assert message.format(dir=tmp_path) in str(err.value)
+
+
 # -- communication ---------------------------------------------------------------------------
 class Society(Host):
     """Routes messages between in-process agents, after the receiver's trust predicate."""
@@ -351,6 +371,21 @@ def test_listener_sees_beliefs_goals_plans_actions_and_failures() -> None:
     ]
     agent.set_listener(None)
     assert "_bb_add" not in agent.__dict__
+
+
+def test_a_listener_chooses_how_triggers_read_and_a_failure_reports_its_frames() -> None:
+    class Bare(Recorder):
+        def trigger_text(self, op: str, event: Any) -> str:
+            return op + event.functor
+
+    host = Capture()
+    agent = Agent("a", parse_text("!a.\n@a +!a <- !b.\n@b +!b <- .fail."), Actions(), host, start=False)
+    recorder = Bare()
+    agent.set_listener(recorder)
+    agent.start()
+    agent.run()
+    assert [s for s in recorder.seen if s[0] == "start"] == [("start", "a", "+!a"), ("start", "b", "+!b")]
+    assert host.dropped[0]["frames"] == ["b", "a"]
 
 
 def test_percepts_replace_and_drop() -> None:

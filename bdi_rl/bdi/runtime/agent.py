@@ -723,6 +723,7 @@ class Agent:
         it.dropped = True
         if self.atomic is it:
             self.atomic = None
+        report["frames"] = [f.plan.name for f in reversed(it.stack)]
         self.failures.append(report)
         self.host.intention_failed(self, report)
 
@@ -1055,7 +1056,9 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = cls._push(agent, it, plan, env, ttype, value, unwind_to)
         who = sources(value.annots)
-        listener.intention_started(agent, plan.name, TRIGGER_TEXT[ttype] + term_str(value), who[0] if who else SELF)
+        listener.intention_started(
+            agent, plan.name, listener.trigger_text(TRIGGER_TEXT[ttype], value), who[0] if who else SELF
+        )
         return frame
 
     def frame_done(it: Intention, frame: Frame) -> None:

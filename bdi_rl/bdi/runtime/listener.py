@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bdi_rl.bdi.runtime.terms import term_str
+
 
 class Listener:
     def belief_added(self, agent: Any, belief: Any, source: Any) -> None:
@@ -19,6 +21,11 @@ class Listener:
     def goal_added(self, agent: Any, goal: Any, new_intention: bool) -> None:
         """``!goal`` (``new_intention``: ``!!goal`` or an achieve message) was posted."""
 
+    def trigger_text(self, op: str, event: Any) -> str:
+        """How ``trigger`` reaches :meth:`intention_started`: ``op`` (``+!``, ``-`` ...) and
+        the event's term (a Struct); Jason's text (annotations included) unless overridden."""
+        return op + term_str(event)
+
     def intention_started(self, agent: Any, plan: str, trigger: str, source: Any) -> None:
         """A plan (``plan``: its label) was selected for ``trigger`` and pushed."""
 
@@ -27,7 +34,8 @@ class Listener:
 
     def intention_failed(self, agent: Any, report: dict) -> None:
         """An intention was dropped: no failure plan handled its failure (``report`` holds
-        plan, trigger, error, message, file, line)."""
+        plan, trigger, error, message, file, line, and ``frames``: the plans of the
+        intention's frames, innermost first)."""
 
     def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
         """An internal action registered by the host, or an environment action, ran."""

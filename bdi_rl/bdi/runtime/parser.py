@@ -7,6 +7,7 @@ resolved here, relative to the including file, so the compiler sees one program.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -285,20 +286,40 @@ def parse_text(text: str, file: str = "<string>", _seen: frozenset[str] = frozen
         elif clause[0] == "goal":
             program.goals.append(clause[1])
         elif clause[0] == "include":
-            base = Path(file).parent if file != "<string>" else Path(".")
-            path = (base / clause[1]).resolve()
-            if str(path) in _seen:
-                raise AslSyntaxError(f"{file}:{clause[2]}: include cycle through {clause[1]}")
-            try:
-                included_text = path.read_text()
-            except OSError as exc:
-                raise AslSyntaxError(f"{file}:{clause[2]}: cannot include {clause[1]}: {exc.strerror}") from None
-            inner = parse_text(included_text, str(path), _seen | {str(path)})
+            inner = _include(file, clause[1], clause[2], _seen)
             program.beliefs += inner.beliefs
             program.rules += inner.rules
             program.goals += inner.goals
             program.plans += inner.plans
     return program
+
+
+#: Includes nested deeper than this are refused.
+MAX_INCLUDE_DEPTH = 16
+
+
+def _include(file: str, name: str, line: int, seen: frozenset[str]) -> s.Program:
+    """The program of ``{ include(name) }`` at ``file:line``; an error names the included
+    file as written (beside ``file``) and where it is included."""
+    base = os.path.dirname(file) if file != "<string>" else "."
+    shown = os.path.join(base, name)
+    resolved = str(Path(shown).resolve())
+    where = f"(included at {file}:{line})"
+    if resolved in seen:
+        raise AslSyntaxError(f"{shown}: includes itself {where}")
+    if len(seen) > MAX_INCLUDE_DEPTH:
+        raise AslSyntaxError(f"{shown}: includes nested more than {MAX_INCLUDE_DEPTH} deep {where}")
+    try:
+        text = Path(resolved).read_text()
+    except FileNotFoundError:
+        raise AslSyntaxError(f"{shown}: no such plan file {where}") from None
+    except IsADirectoryError:
+        raise AslSyntaxError(f"{shown}: is a directory, not a plan file {where}") from None
+    except UnicodeDecodeError:
+        raise AslSyntaxError(f"{shown}: not a text file {where}") from None
+    except OSError as exc:
+        raise AslSyntaxError(f"{shown}: cannot read: {exc.strerror} {where}") from None
+    return parse_text(text, os.path.normpath(shown), seen | {resolved})
 
 
 def parse_file(path: str | Path) -> s.Program:
@@ -321,7 +342,7 @@ def _describe(exc: lark.exceptions.UnexpectedInput) -> str:
             return "unexpected end of file"
         return f"unexpected {str(token)!r}"
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        return f"unexpected character {exc.char!r}"
+        return f"illegal character {exc.char!r}"
     return "syntax error"
 
 
