@@ -59,12 +59,13 @@ relearn_epsilon(0.3)[source(self)].     // exploration while a goal has no polic
 +!judge_cached(X, Y) : has_policy(X, Y, P, C)[source(self)] <-
     -has_policy(X, Y, P, C)[source(self)];
     .rl_drop_policy(X, Y);
-    -+cached_policy_failed(X, Y)[source(self)].
+    +cached_policy_failed(X, Y)[source(self)].
 
 // -- after a learning episode: remember the goal was reached; maybe cache the way there ----
+// One note per goal: +reached(X, Y) (-+ would replace the note of every other goal, as Jason's -+ does).
 @learned_success
 +!after_learning : outcome(goal) & goal(X, Y) <-
-    -+reached(X, Y)[source(self)];
+    +reached(X, Y)[source(self)];
     !maybe_cache(X, Y).
 
 @learned_nothing

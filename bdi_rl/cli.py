@@ -482,7 +482,7 @@ def cmd_qtable(args: argparse.Namespace) -> int:
 
 
 #: Exceptions that mean bad input (one line, exit status 2), by module and name: the boundary
-#: imports none of them (importing SPADE, agentspeak and gymnasium just to name their errors
+#: imports none of them (importing SPADE, the AgentSpeak runtime and gymnasium just to name their errors
 #: cost ~0.8 s on every command); a class whose module was never imported was never raised.
 USER_ERRORS = (
     ("bdi_rl.spec", "SpecError"),

@@ -5,8 +5,9 @@ which distribution, the version the code was written for (pinned in ``pyproject.
 modules that hold the code, and what it changes. :func:`apply_all` checks the installed
 versions (one warning per library that differs, naming the modules to re-check) and applies
 the patches; the commands that run agents call it first (``bdi_rl.cli``), as do the tests and
-benchmarks that run agents without the CLI. Nothing is patched on import: a mind or an agent
-built before :func:`apply_all` refuses to start (:func:`require`).
+benchmarks that run agents without the CLI. Nothing is patched on import: an agent
+built before :func:`apply_all` refuses to start (:func:`require`). The AgentSpeak
+runtime is bdi-rl's own (:mod:`bdi_rl.bdi.runtime`): nothing of it is patched.
 
 ``tests/test_versions.py`` fails, naming what to re-check, when the installed set differs.
 """
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Callable
 
-from bdi_rl.bdi import fused
 from bdi_rl.xmpp import patches as xmpp_patches
 
 log = logging.getLogger("bdi_rl.patches")
@@ -37,27 +37,12 @@ class Patch:
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
-        "agentspeak",
-        "0.2.2",
-        ("bdi_rl.bdi.fused", "bdi_rl.bdi.mind", "bdi_rl.bdi.includes"),
-        "fused body queries and while tests in the plan compiler (bdi.fused); the traced "
-        "interpreter subclasses its Agent and Literal (bdi.mind); includes are resolved as its "
-        "parser does (bdi.includes)",
-        fused.apply,
-    ),
-    Patch(
         "spade",
         "4.1.4",
         ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent"),
         "a reconnecting XMPP client with one shared TLS context, agents that stop without "
         "reconnecting, SPADE's log records clipped (xmpp.patches)",
         xmpp_patches.apply,
-    ),
-    Patch(
-        "spade-bdi",
-        "0.3.3",
-        ("bdi_rl.xmpp.agent",),
-        "the BDI behaviour is replaced by one that blocks on the mailbox and traces (xmpp.agent)",
     ),
     Patch(
         "slixmpp-multiplatform",

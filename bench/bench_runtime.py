@@ -4,8 +4,9 @@ Each program runs to completion on both interpreters, interleaved A B A B; the f
 the program's own unit of work per second (loop iterations, plan selections, env steps),
 so the ratio is the speed-up on that program whatever each interpreter calls a cycle.
 The clock starts once the plans are loaded (lark builds its parser once per process).
-python-agentspeak runs as bdi-rl runs it today (bdi.mind.load_mind: TracedMind with the
-fused instructions, no tracer).
+python-agentspeak runs as bdi-rl ran it before its own runtime (tests/asp_reference.py: the
+fused instructions, fast percepts, no tracer); the runtime as bdi-rl's agents run it
+(bdi.mind.load_mind, untraced).
 
     python bench/bench_runtime.py [--rounds 3] [--scale 1.0] [--clock cpu|wall]
 """
@@ -23,15 +24,11 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import agentspeak as asp  # noqa: E402
-import agentspeak.stdlib as asp_stdlib  # noqa: E402
+import asp_reference  # noqa: E402  (tests/)
 
 from bdi_rl.bdi.mind import load_mind  # noqa: E402
 from bdi_rl.bdi.runtime import Actions, Host, load_agent  # noqa: E402
 from bdi_rl.bdi.runtime.terms import atom  # noqa: E402
-from bdi_rl.patches import apply_all  # noqa: E402
-
-apply_all()  # python-agentspeak as bdi-rl runs it: with its patches (bdi_rl/patches.py)
 
 COUNTING = """
 count(0).
@@ -127,31 +124,26 @@ def run_new(path: Path, stub: StubEnv | None = None) -> None:
 
 
 def run_old(path: Path, stub: StubEnv | None = None) -> None:
-    actions = asp.Actions(asp_stdlib.actions)
+    actions = asp_reference.actions()
     holder: list[Any] = []
     if stub is not None:
-        def replace(functor: str, args: tuple) -> None:
-            lit = asp.Literal(functor, tuple(asp.Literal(a) if isinstance(a, str) else a for a in args),
-                              frozenset([asp.Literal("source", (asp.Literal("percept"),))]))
-            holder[0].replace_percept(lit)
-
-        stub.replace = replace
+        stub.replace = lambda f, args: holder[0].replace_percept(f, tuple(
+            atom(a) if isinstance(a, str) else a for a in args))
         stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
         actions.add_procedure(".rl_reset", (), stub.reset)
         actions.add_function(".rl_choose", (None,), stub.choose)
         actions.add_procedure(".rl_act", (None,), stub.act)
         actions.add_procedure(".rl_end_episode", (), stub.end_episode)
-    mind = load_mind(path, actions, "bench")
+    mind = asp_reference.load(path, actions, "bench")
     holder.append(mind)
     CLOCK[0] = now()
-    while mind.step():
-        pass
+    mind.run()
     assert not mind.failures, mind.failures
 
 
 def learner_asl(kind: str, episodes: int, tmp: Path) -> Callable[[], int]:
     """asl/learner.asl, step mode, real FrozenLake 4x4 and Q-learning (the shipped loop)."""
-    from test_runtime_learner import PerceptSink, _bridge  # tests/: the same wiring as the test
+    from test_runtime_learner import _bridge  # tests/: the same wiring as the test
 
     def run() -> int:
         finished: list[str] = []
@@ -160,20 +152,13 @@ def learner_asl(kind: str, episodes: int, tmp: Path) -> Callable[[], int]:
         if kind == "new":
             actions = Actions()
             bridge.register(actions)
-            sink = PerceptSink()
-            agent = load_agent(asl, "new", actions, Host(), start=False)
-            sink.agent = agent
-            bridge.start(sink, "step")
-            agent.start()
-            CLOCK[0] = now()
-            agent.run()
+            mind = load_mind(asl, actions, "new", prepare=lambda m: bridge.start(m, "step"))
         else:
-            old_actions = asp.Actions(asp_stdlib.actions)
+            old_actions = asp_reference.actions()
             bridge.register(old_actions)
-            mind = load_mind(asl, old_actions, "old", prepare=lambda m: bridge.start(m, "step"))
-            CLOCK[0] = now()
-            while mind.step():
-                pass
+            mind = asp_reference.load(asl, old_actions, "old", prepare=lambda m: bridge.start(m, "step"))
+        CLOCK[0] = now()
+        mind.run()
         assert finished
         return learner.env_steps
 
@@ -252,18 +237,17 @@ def bridge_only(episodes: int, tmp: Path) -> Callable[[], int]:
     """learner.asl's step loop written in Python over the same bridge (the .rl_* actions'
     methods, percepts into a runtime agent's belief base): what any interpreter's run is
     bounded by, the plans' cost taken out."""
-    from test_runtime_learner import PerceptSink, _bridge
+    from test_runtime_learner import _bridge
 
     def run() -> int:
         finished: list[str] = []
         bridge, learner = _bridge(tmp, "bridge", episodes, finished)
         actions = Actions()
         bridge.register(actions)
-        sink = PerceptSink()
         asl = Path(__file__).resolve().parent.parent / "asl" / "learner.asl"
-        sink.agent = load_agent(asl, "bridge", actions, Host(), start=False)
-        bridge.start(sink, "step")
-        session, groups = bridge.session, sink.agent.beliefs.groups
+        mind = load_agent(asl, "bridge", actions, Host(), start=False)
+        bridge.start(mind, "step")
+        session, groups = bridge.session, mind.beliefs.groups
         CLOCK[0] = now()
         for _ in range(episodes):
             session.reset()

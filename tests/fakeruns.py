@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import agentspeak as asp
 import numpy as np
 import tomli_w
 
+from bdi_rl.bdi.runtime.terms import Struct
+from bdi_rl.bdi.text import term_text
 from bdi_rl.rl.checkpoint import save_checkpoint
 from bdi_rl.rl.envs import make_env
 from bdi_rl.spec import ExperimentSpec, load_spec
@@ -40,7 +41,7 @@ from bdi_rl.xmpp.telemetry import TraceLog
 def literal(functor: str, *args: Any) -> str:
     """A belief or message as the mind writes it (``pos(1, 2)``, ``env("FrozenLake-v1")``)."""
     terms = tuple(tuple(a) if isinstance(a, list) else a for a in args)
-    return asp.asl_repr(asp.Literal(functor, terms)) if terms else functor
+    return term_text(Struct(functor, terms)) if terms else functor
 
 
 class Agent:

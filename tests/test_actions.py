@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import operator
 
-import agentspeak as asp
-import agentspeak.stdlib as asp_stdlib
 import numpy as np
 import pytest
 
 from bdi_rl.bdi.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.mind import belief_texts, load_mind
 from bdi_rl.bdi.policycache import PolicyCache
+from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
-from bdi_rl.bdi.mind import load_mind
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.trace.events import TraceLevel
 from bdi_rl.trace.tracer import Tracer
@@ -29,9 +28,7 @@ def build_bridge(env, learner, tracer, qtable_path, *, episodes, eval_episodes, 
 
 
 def _run(mind, cycles=10_000):
-    for _ in range(cycles):
-        if not mind.step():
-            break
+    mind.run(max_cycles=cycles)
 
 
 def test_rl_actions_drive_a_learner_from_plans(tmp_path):
@@ -42,7 +39,7 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
     finished = []
     bridge = build_bridge(env, learner, tracer, tmp_path / "q.npz", episodes=1, eval_episodes=5,
                           on_finish=lambda: finished.append(1))
-    actions = asp.Actions(asp_stdlib.actions)
+    actions = Actions()
     bridge.register(actions)
     path = tmp_path / "plans.asl"
     path.write_text("""
@@ -52,8 +49,8 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
 """)
     bridge.session.percepts.mind = mind = load_mind(path, actions, "a", tracer)
     _run(mind)
-    assert not mind.failures and finished == [1]
-    texts = mind.belief_texts()
+    assert not mind.host.failures and finished == [1]
+    texts = belief_texts(mind)
     assert any(t.startswith("state(") for t in texts) and any(t.startswith("pos(") for t in texts)
     assert any(t.startswith("eval(") for t in texts)
     assert (tmp_path / "q.npz").is_file() and learner.env_steps == 1
@@ -71,7 +68,7 @@ def _bridge(tmp_path, env_kwargs=None, seed=0, config=None):
 class _Mind:
     """Stands in for the mind only as a sink for percepts (the bridge's one use of it)."""
 
-    def replace_percept(self, term):
+    def replace_percept(self, functor, args):
         pass
 
     def drop_percepts(self, functor, arity):
@@ -149,7 +146,7 @@ def test_a_goal_raises_the_floor_of_the_moves_that_may_reach_it(tmp_path):
 def _plan_bridge(tmp_path):
     """A bridge on real FrozenLake 4x4 (16 states, 4 actions) with a real mind on ``plans.asl``."""
     bridge = _bridge(tmp_path)
-    actions = asp.Actions(asp_stdlib.actions)
+    actions = Actions()
     bridge.register(actions)
     return bridge, actions
 
@@ -205,8 +202,9 @@ def test_an_argument_out_of_range_fails_the_plan_naming_the_line_and_changes_not
     bridge.session.percepts.mind = mind = load_mind(path, actions, "a", tracer)
     before, steps = bridge.session.learner.q.copy(), bridge.session.learner.env_steps
     _run(mind)
-    assert len(mind.failures) == 1 and "\n" not in mind.failures[0]
-    assert mind.failures[0].startswith(f"{path}:3:") and REFUSED[call] in mind.failures[0], mind.failures[0]
+    failures = mind.host.failures
+    assert len(failures) == 1 and "\n" not in failures[0]
+    assert failures[0].startswith(f"{path}:3: ") and REFUSED[call] in failures[0], failures[0]
     fails = [e for e in tracer.pending if e["kind"] == "intention.fail"]
     assert fails and REFUSED[call] in fails[0]["data"]["error"]
     np.testing.assert_array_equal(bridge.session.learner.q, before)
@@ -214,19 +212,19 @@ def test_an_argument_out_of_range_fails_the_plan_naming_the_line_and_changes_not
 
 
 def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path):
-    """AgentSpeak reads ``3`` as 3.0: a whole float is a state or an action; so are the ints of
-    percepts. The same actions with arguments in range work."""
+    """A whole number is a state or an action, written ``3`` (an int) or ``3.0`` (a float), as
+    are the ints of percepts. The same actions with arguments in range work."""
     bridge, actions = _plan_bridge(tmp_path)
     path = tmp_path / "plans.asl"
     path.write_text("""
 !go.
-+!go <- .rl_reset; ?state(S); .rl_choose(S, A); .rl_choose(15, B); .rl_act(2); .rl_set_epsilon(0);
++!go <- .rl_reset; ?state(S); .rl_choose(S, A); .rl_choose(15.0, B); .rl_act(2); .rl_set_epsilon(0);
         .rl_set_epsilon(1); .rl_hazard(3, 0); .rl_goal(3, 3, 1); .rl_replay("0,1,0,4,0;14,2,1,15,1");
         .rl_adopt_policy("0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3", N); +changed(N); .rl_finish.
 """)
     bridge.session.percepts.mind = mind = load_mind(path, actions, "a", bridge.session.tracer)
     _run(mind)
-    assert not mind.failures and bridge.session.learner.env_steps == 1 and bridge.stats.replayed_steps == 2
+    assert not mind.host.failures and bridge.session.learner.env_steps == 1 and bridge.stats.replayed_steps == 2
     assert list(bridge.session.learner.q.argmax(axis=1)) == [0, 1, 2, 3] * 4
 
 

@@ -215,3 +215,79 @@ def test_a_message_to_an_offline_agent_bounces_and_is_not_read_as_its_tell(tmp_p
     received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
     assert received == [{"from": "nobody-home@localhost", "performative": "error", "content": "",
                          "rejected": "bounced: recipient offline"}]
+
+
+REMOTE_ASKER = """
+import asyncio, json, sys
+from spade.agent import Agent
+from spade.behaviour import OneShotBehaviour
+from spade.message import Message
+
+def bdi(ilf, body, **extra):
+    return Message(to="bob@localhost", body=body, metadata={"performative": "BDI", "ilf_type": ilf, **extra})
+
+class Talk(OneShotBehaviour):
+    async def run(self):
+        await self.send(bdi("askOne", "value(X)", reply_with="r1"))
+        await self.send(bdi("askAll", "value(X)", reply_with="r2"))
+        await self.send(bdi("tellHow", "@hi +!hello(N) <- +greeted(N)."))
+        await self.send(bdi("achieve", "hello(3)"))
+        await self.send(bdi("achieve", "ask_remote"))
+        seen = []
+        while len(seen) < 3:
+            msg = await self.receive(timeout=20)
+            if msg is None:
+                break
+            seen.append({"ilf": msg.get_metadata("ilf_type"), "body": msg.body,
+                         "reply_with": msg.get_metadata("reply_with"), "in_reply_to": msg.get_metadata("in_reply_to")})
+            if msg.get_metadata("ilf_type") == "askOne":  # bob's synchronous ask: answer it
+                await self.send(Message(to="bob@localhost", body="secret(42)", metadata={
+                    "performative": "BDI", "ilf_type": "tell", "in_reply_to": msg.get_metadata("reply_with")}))
+        print(json.dumps(seen), flush=True)
+        await asyncio.sleep(1.0)
+
+async def main():
+    agent = Agent("remote@localhost", "pw", port=int(sys.argv[1]), verify_security=False)
+    await agent.start(auto_register=True)
+    agent.presence.set_available()
+    behaviour = Talk()
+    agent.add_behaviour(behaviour)
+    await behaviour.join(timeout=60)
+    await agent.stop()
+
+asyncio.run(main())
+"""
+
+
+def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, ejabberd):
+    """Another process asks bob (askOne, askAll: the answers carry in_reply_to), tells it a
+    plan and has it run, and answers bob's own synchronous askOne, all as spade_bdi messages."""
+    import json
+    import subprocess
+    import sys
+
+    sources = {"bob": 'value(7).\nvalue(8).\n'
+                      '@ask +!ask_remote <- .send("remote@localhost", askOne, secret(S), secret(S), 20000); +got(S).\n'}
+    out: list[str] = []
+
+    async def body(agents):
+        bob = agents["bob"]
+        remote = subprocess.Popen([sys.executable, "-c", REMOTE_ASKER, str(ejabberd.port)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(400):
+                if any(b.startswith("got(") for b in bob.beliefs()) and "greeted(3)" in bob.beliefs():
+                    break
+                await asyncio.sleep(0.05)
+            out.append(await asyncio.get_event_loop().run_in_executor(None, lambda: remote.communicate(timeout=60)[0]))
+        finally:
+            remote.kill()
+        assert "greeted(3)" in bob.beliefs()
+        assert "got(42)" in bob.beliefs()  # Jason's idiom: the answer unifies with the 4th argument
+
+    _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))
+    seen = json.loads(out[0].strip().splitlines()[-1])
+    answers = {m["in_reply_to"]: (m["ilf"], m["body"]) for m in seen if m["in_reply_to"]}
+    assert answers == {"r1": ("tell", "value(7)"), "r2": ("tell", "[value(7), value(8)]")}
+    [ask] = [m for m in seen if m["ilf"] == "askOne"]
+    assert ask["body"] == "secret(S)" and ask["reply_with"].startswith("bob@localhost#")

@@ -1,36 +1,39 @@
-"""The traced AgentSpeak mind: load errors, what the trace records, scheduling, failures."""
+"""The traced mind (bdi.mind on bdi.runtime): load errors, what the trace records at each
+level, scheduling, failures, the spec's beliefs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import agentspeak as asp
-import agentspeak.stdlib as asp_stdlib
 import pytest
 
-from bdi_rl.bdi.mind import AslError, load_mind
+from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, load_mind
+from bdi_rl.bdi.runtime import Actions
+from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.trace.events import TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 
-def _actions(log: list | None = None) -> asp.Actions:
-    actions = asp.Actions(asp_stdlib.actions)
-    actions.add_procedure(".note", (int,), lambda x: log.append(x) if log is not None else None)
+def _actions(log: list | None = None) -> Actions:
+    actions = Actions()
+    actions.add_procedure(".note", (None,), lambda x: log.append(x) if log is not None else None)
     actions.add_procedure(".boom", (), lambda: 1 / 0)
     return actions
 
 
-def _mind(tmp_path: Path, source: str, level=TraceLevel.STEP, log=None):
+def _mind(tmp_path, source: str, level=TraceLevel.STEP, log=None, **kwargs):
     path = tmp_path / "agent.asl"
     path.write_text(source)
     tracer = Tracer("run", "a@localhost", level)
-    return load_mind(path, _actions(log), "a", tracer), tracer
+    return load_mind(path, _actions(log), "a", tracer, **kwargs), tracer
 
 
-def _run(mind, cycles=10_000):
-    for _ in range(cycles):
-        if not mind.step():
-            break
+def _run(mind, cycles=100_000):
+    mind.run(max_cycles=cycles)
+
+
+def _events(tracer, kind):
+    return [e["data"] for e in tracer.pending if e["kind"] == kind]
 
 
 def test_syntax_error_names_file_and_line(tmp_path):
@@ -41,12 +44,12 @@ def test_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_unknown_internal_action_is_a_load_error(tmp_path):
-    with pytest.raises(AslError, match=r"agent.asl:2:.*\.nope/1.*unknown internal action"):
+    with pytest.raises(AslError, match=r"agent.asl:2: unknown internal action \.nope"):
         _mind(tmp_path, "!start.\n+!start <- .nope(1).\n")
 
 
-def test_wrong_arity_is_an_unknown_action(tmp_path):
-    with pytest.raises(AslError, match=r"\.note/2"):
+def test_wrong_arity_is_a_load_error(tmp_path):
+    with pytest.raises(AslError, match=r"agent.asl:2: \.note takes 1 argument\(s\), got 2"):
         _mind(tmp_path, "!start.\n+!start <- .note(1, 2).\n")
 
 
@@ -55,8 +58,17 @@ def test_missing_and_binary_files(tmp_path):
         load_mind(tmp_path / "absent.asl", _actions(), "a")
     binary = tmp_path / "bin.asl"
     binary.write_bytes(b"\xff\xfe\x00\x81")
-    with pytest.raises(AslError, match="bin.asl"):
+    with pytest.raises(AslError, match="bin.asl: not a text file"):
         load_mind(binary, _actions(), "a")
+
+
+def test_an_initial_goal_no_plan_is_for_is_refused_before_a_run(tmp_path):
+    path = tmp_path / "agent.asl"
+    path.write_text("+!other <- true.\n!start.\n")
+    with pytest.raises(AslError, match=r"agent.asl:2: no applicable plan for \+!start$"):
+        check_asl(path, _actions())
+    path.write_text("!start.\n+!start <- true.\n")
+    assert check_asl(path, _actions()).events  # posted, not run
 
 
 def test_included_plans_keep_their_labels_and_their_file(tmp_path):
@@ -69,10 +81,9 @@ def test_included_plans_keep_their_labels_and_their_file(tmp_path):
                                    "@start +!start <- .note(1); !go.\n", log=log)
     _run(mind)
     assert log == [1, 2]
-    started = [e["data"]["plan"] for e in tracer.pending if e["kind"] == "intention.start"]
-    assert {"start", "shared", "shared_bad"} <= set(started)
-    fails = [e["data"] for e in tracer.pending if e["kind"] == "intention.fail"]
-    assert fails[0]["plan"] == "shared_bad" and "shared.asl:2" in fails[0]["error"]
+    assert {"start", "shared", "shared_bad"} <= {d["plan"] for d in _events(tracer, "intention.start")}
+    fails = _events(tracer, "intention.fail")
+    assert fails[0]["plan"] == "shared_bad" and "shared.asl:2:" in fails[0]["error"]
 
 
 def test_a_missing_include_is_one_line_naming_it(tmp_path):
@@ -88,8 +99,9 @@ def test_trace_shows_goals_intentions_and_beliefs(tmp_path):
     mind, tracer = _mind(tmp_path, """
 count(0).
 !start.
-@start +!start <- !tick; !tick.
+@start +!start <- !tick; !tick; !greet(bob, [1, 2], "a, b").
 @tick +!tick : count(N) <- -+count(N + 1); .note(N).
++!greet(_, _, _) <- true.
 """, log=log)
     _run(mind)
     assert log == [0, 1]
@@ -97,78 +109,99 @@ count(0).
     assert ("goal.add", {"goal": "start", "source": "self"}) in kinds
     assert ("intention.start", {"trigger": "+!tick", "plan": "tick", "source": "self"}) in kinds
     assert ("intention.end", {"plan": "start"}) in kinds
-    beliefs = [d["belief"] for k, d in kinds if k == "belief.add"]
-    assert beliefs == ["count(0)", "count(1)", "count(2)"]
+    # the text as bdi-rl's traces have always written it; a plan without a label by its trigger
+    assert ("intention.start", {"trigger": '+!greet(bob, [1, 2], "a, b")', "plan": "+!greet/3", "source": "self"}) \
+        in kinds
+    assert [d["belief"] for k, d in kinds if k == "belief.add"] == ["count(0)", "count(1)", "count(2)"]
     assert [d["belief"] for k, d in kinds if k == "belief.del"] == ["count(0)", "count(1)"]
-    assert mind.belief_texts() == ["count(2)"]
+    assert belief_texts(mind) == ["count(2)[source(self)]"]
+
+
+def test_below_step_level_the_mind_runs_unwrapped(tmp_path):
+    """Zero cost where nothing is recorded: no listener, so the runtime's plain methods run."""
+    mind, tracer = _mind(tmp_path, "!start.\n+!start <- +b(1); .boom.\n", level=TraceLevel.EPISODE)
+    assert mind.listener is None and "_bb_add" not in mind.__dict__
+    _run(mind)
+    assert {e["kind"] for e in tracer.pending} == {"intention.fail"}  # failures: every level
+    stepped, _ = _mind(tmp_path, "!start.\n+!start <- true.\n")
+    assert isinstance(stepped.listener, TraceListener)
 
 
 def test_cycle_level_records_every_reasoning_cycle(tmp_path):
-    mind, tracer = _mind(tmp_path, "!start.\n@start +!start <- .note(1); .note(2).\n",
+    mind, tracer = _mind(tmp_path, "!start.\n@start +!start <- .note(1); !sub; .note(2).\n@sub +!sub <- .note(3).\n",
                          level=TraceLevel.CYCLE)
     _run(mind)
-    cycles = [e["data"] for e in tracer.pending if e["kind"] == "cycle"]
-    assert len(cycles) == mind.cycles >= 2
-    assert [c["n"] for c in cycles] == list(range(1, len(cycles) + 1))
-    assert cycles[0]["plan"] == "start" and cycles[0]["line"] == 2
+    cycles = _events(tracer, "cycle")
+    assert [c["n"] for c in cycles] == list(range(1, len(cycles) + 1)) and cycles
+    assert all(set(c) == {"n", "plan", "depth", "line", "intentions"} for c in cycles)
 
 
 def test_intentions_take_turns(tmp_path):
-    """A long loop must not starve a reaction (python-agentspeak always runs the first one)."""
+    """A long loop must not starve a reaction: an intention runs until it blocks, raises an
+    event or spends its slice of loop iterations (docs/AGENTSPEAK.md), then the others run."""
     log: list = []
     mind, _ = _mind(tmp_path, """
 n(0).
 !loop.
 !react.
-@loop +!loop <- while (n(N) & N < 5) { -+n(N + 1); .note(N) }.
-@react +!react <- .note(100).
+@loop +!loop <- while (n(N) & N < 3000) { -+n(N + 1); .note(N) }.
+@react +!react <- .note(-1).
 """, log=log)
     _run(mind)
-    assert 100 in log and log.index(100) < 4, log
+    assert len(log) == 3001 and 0 < log.index(-1) < 2000, log.index(-1)
 
 
-def test_failing_plan_drops_only_its_intention(tmp_path):
+def test_failing_plan_drops_only_its_intention_traced_frame_by_frame(tmp_path):
     log: list = []
     mind, tracer = _mind(tmp_path, """
 !bad.
 !good.
-@bad +!bad <- .boom; .note(1).
+@bad +!bad <- !worse.
+@worse +!worse <- .boom; .note(1).
 @good +!good <- .note(2); .note(3).
 """, log=log)
     _run(mind)
     assert log == [2, 3]
-    fails = [e["data"] for e in tracer.pending if e["kind"] == "intention.fail"]
-    assert fails and fails[0]["plan"] == "bad" and "agent.asl:4" in fails[0]["error"]
-    assert "ZeroDivisionError" in fails[0]["error"]
-    assert mind.failures and not mind.intentions
+    fails = _events(tracer, "intention.fail")
+    assert [f["plan"] for f in fails] == ["worse", "bad"]  # innermost first, as readers unwind
+    assert fails[0]["error"].startswith(f"{tmp_path / 'agent.asl'}:5: ") and "ZeroDivisionError" in fails[0]["error"]
+    assert mind.host.failures == [fails[0]["error"]] and not mind.running
+
+
+def test_a_failure_plan_handles_the_failure(tmp_path):
+    log: list = []
+    mind, tracer = _mind(tmp_path, "!go.\n+!go <- .boom.\n-!go[error(E)] <- .note(E).\n", log=log)
+    _run(mind)
+    assert [str(x) for x in log] == ["ia_failed"] and not _events(tracer, "intention.fail")
 
 
 def test_percepts_replace_and_trigger_plans(tmp_path):
     log: list = []
     mind, tracer = _mind(tmp_path, "+seen(X) <- .note(X).\n", log=log)
-    percept = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
-    mind.replace_percept(asp.Literal("pos", (1, 2), percept))  # no plan reacts: fast path
-    mind.replace_percept(asp.Literal("pos", (2, 2), percept))
-    mind.replace_percept(asp.Literal("seen", (7,), percept))   # a plan reacts
+    mind.replace_percept("pos", (1, 2))  # no plan reacts
+    mind.replace_percept("pos", (2, 2))
+    mind.replace_percept("seen", (7,))  # a plan reacts
     _run(mind)
     assert log == [7]
-    assert "pos(2, 2)[source(percept)]" in mind.belief_texts()
-    assert "pos(1, 2)[source(percept)]" not in mind.belief_texts()
-    dels = [e["data"] for e in tracer.pending if e["kind"] == "belief.del"]
-    assert dels == [{"belief": "pos(1, 2)", "source": "percept"}]
-
+    assert "pos(2, 2)[source(percept)]" in belief_texts(mind) and "pos(1, 2)[source(percept)]" not in belief_texts(mind)
+    assert _events(tracer, "belief.del") == [{"belief": "pos(1, 2)", "source": "percept"}]
 
 
 def test_belief_del_records_the_belief_the_plan_removed(tmp_path):
     """A removal whose variables are bound by the plan (``-experience(E)[source(P)]``) is
     traced as exactly the belief it removed, so replaying the trace gives the real belief base."""
-    from agentspeak.runtime import Intention
-
     mind, tracer = _mind(tmp_path, "+told(E)[source(P)] <- -told(E)[source(P)].\n")
-    for peer, text in [("p1", "aaa"), ("p2", "bbb"), ("p1", "ccc")]:
-        term = asp.Literal("told", (text,), frozenset([asp.Literal("source", (peer,))]))
-        mind.call(asp.Trigger.addition, asp.GoalType.belief, term, Intention())
+    for peer, text in [("p1@x", "aaa"), ("p2@x", "bbb"), ("p1@x", "ccc")]:
+        mind.deliver(peer, "tell", Struct("told", (text,)))
     _run(mind)
-    deleted = [(e["data"]["belief"], e["data"]["source"]) for e in tracer.pending if e["kind"] == "belief.del"]
-    assert sorted(deleted) == [('told("aaa")', "p1"), ('told("bbb")', "p2"), ('told("ccc")', "p1")]
-    assert not mind.beliefs[("told", 1)]
+    deleted = sorted((d["belief"], d["source"]) for d in _events(tracer, "belief.del"))
+    assert deleted == [('told("aaa")', "p1@x"), ('told("bbb")', "p2@x"), ('told("ccc")', "p1@x")]
+    assert not any(b.startswith("told") for b in belief_texts(mind))
+
+
+def test_the_specs_beliefs_replace_the_files_and_are_the_agents_own(tmp_path):
+    mind, tracer = _mind(tmp_path, "share_every(10)[source(self)].\nkeep(1).\n",
+                         beliefs=[Struct("share_every", (5,)), Struct("note", (1,), frozenset({Struct("x")}))])
+    assert belief_texts(mind) == ["keep(1)[source(self)]", "note(1)[source(self), x]",
+                                  "share_every(5)[source(self)]"]
+    assert [d["belief"] for d in _events(tracer, "belief.add")] == ["keep(1)", "share_every(5)", "note(1)"]

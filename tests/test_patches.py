@@ -20,16 +20,16 @@ def test_the_installed_library_is_the_version_its_patches_were_written_for(distr
 
 def test_another_version_is_named_with_the_modules_to_recheck(monkeypatch, caplog):
     """What a user with another release sees, once: which library, which modules."""
-    old = patches.BY_DISTRIBUTION["agentspeak"]
-    monkeypatch.setitem(patches.BY_DISTRIBUTION, "agentspeak",
-                        patches.Patch("agentspeak", "0.0.1", ("bdi_rl.bdi.fused",), old.what, old.apply))
+    old = patches.BY_DISTRIBUTION["spade"]
+    monkeypatch.setitem(patches.BY_DISTRIBUTION, "spade",
+                        patches.Patch("spade", "0.0.1", ("bdi_rl.xmpp.patches",), old.what, old.apply))
     monkeypatch.setattr(patches, "_warned", set())
     with caplog.at_level(logging.WARNING, logger="bdi_rl.patches"):
         patches.check_versions()
         patches.check_versions()
     messages = [r.getMessage() for r in caplog.records if r.name == "bdi_rl.patches"]
-    assert messages == [f"agentspeak {patches.installed('agentspeak')} is installed, but "
-                        "bdi_rl.bdi.fused patch its internals as of 0.0.1: re-check them against "
+    assert messages == [f"spade {patches.installed('spade')} is installed, but "
+                        "bdi_rl.xmpp.patches patch its internals as of 0.0.1: re-check them against "
                         "the new release"]
 
 
@@ -40,26 +40,27 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_importing_the_package_patches_nothing():
     """No side effects on import: the libraries are as shipped until apply_all()."""
     result = _python("""
-import agentspeak.runtime as rt, spade.agent, sys
-originals = (rt.BuildInstructionsVisitor.visit_formula, spade.agent.XMPPClient)
+import spade.agent, sys
+original = spade.agent.XMPPClient
 import bdi_rl.cli, bdi_rl.xmpp.runner, bdi_rl.xmpp.agent, bdi_rl.xmpp.telemetry, bdi_rl.bdi.mind
-assert (rt.BuildInstructionsVisitor.visit_formula, spade.agent.XMPPClient) == originals, "patched on import"
+assert spade.agent.XMPPClient is original, "patched on import"
+assert "agentspeak" not in sys.modules and "spade_bdi" not in sys.modules  # bdi-rl's mind is its own
 from bdi_rl import patches
 patches.apply_all()
-assert rt.BuildInstructionsVisitor.visit_formula is not originals[0]
-assert spade.agent.XMPPClient is not originals[1]
+assert spade.agent.XMPPClient is not original
 print("ok")
 """)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
-def test_a_mind_or_agent_built_before_start_up_says_what_to_call():
+def test_an_agent_built_before_start_up_says_what_to_call():
     """A script that skips apply_all() is told so, instead of running on unpatched libraries."""
     result = _python("""
-from bdi_rl.bdi.mind import TracedMind
+from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.telemetry import TelemetryAgent
 from pathlib import Path
-for build in (lambda: TracedMind(None, "a"), lambda: TelemetryAgent("t@localhost", "pw", Path("x/trace.jsonl"))):
+for build in (lambda: TracedBdiAgent("a@localhost", "pw", "a.asl", tracer=None, telemetry="t@localhost"),
+              lambda: TelemetryAgent("t@localhost", "pw", Path("x/trace.jsonl"))):
     try:
         build()
     except RuntimeError as exc:

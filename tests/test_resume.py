@@ -20,9 +20,13 @@ from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 
-SPEC = """
+#: Episodes of the resumable run: enough that it is still training when the test kills it
+#: (bdi-rl's runtime does ~600 of these 6-step episodes in 0.2 s).
+EPISODES = 3000
+
+SPEC = f"""
 name = "resumable"
-episodes = 600
+episodes = {EPISODES}
 eval_episodes = 50
 seed = 2
 checkpoint_every = 50
@@ -30,7 +34,7 @@ trace = "step"
 
 [env]
 id = "FrozenLake-v1"
-kwargs = { map_name = "4x4", is_slippery = false }
+kwargs = {{ map_name = "4x4", is_slippery = false }}
 
 [learning]
 epsilon_decay_episodes = 200
@@ -56,7 +60,9 @@ def _saved_episodes(trace: Path) -> list[int]:
 
 
 def _killed_run(tmp_path: Path) -> Path:
-    """Start a run and SIGKILL it once its trace records a checkpoint of 250 episodes."""
+    """Start a run and SIGKILL it once its trace records a checkpoint of 250 episodes and a
+    checkpoint file exists (written once telemetry acknowledges the events before it: with a
+    fast learner, a few flushes after its ``qtable.save``)."""
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     runs = tmp_path / "runs"
@@ -67,7 +73,8 @@ def _killed_run(tmp_path: Path) -> Path:
     try:
         while time.monotonic() < deadline:
             run_dirs = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
-            if run_dirs and max(_saved_episodes(run_dirs[0]), default=0) >= 250:
+            if run_dirs and max(_saved_episodes(run_dirs[0]), default=0) >= 250 \
+                    and (run_dirs[0].parent / "qtables" / "learner.npz").exists():
                 break
             assert proc.poll() is None, proc.stderr.read().decode()
             time.sleep(0.05)
@@ -83,7 +90,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     run_dir = _killed_run(tmp_path)
     assert not (run_dir / "summary.json").exists()
     checkpointed = load_checkpoint(run_dir / "qtables" / "learner.npz").meta["episodes"]
-    assert 100 <= checkpointed < 600 and checkpointed % 50 == 0
+    assert 50 <= checkpointed < EPISODES and checkpointed % 50 == 0
     before = _complete_events(run_dir / "trace.jsonl")
     last_episode_seen = max(e["episode"] for e in before if e["kind"] == "episode.end")
     # A checkpoint is written only once the trace holds everything before it.
@@ -101,19 +108,19 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     resume = next(i for i, e in enumerate(events) if e["kind"] == "run.resume")
     assert events[resume]["data"]["agents"] == {"learner@localhost": checkpointed}
     after = [e for e in events[resume:] if e["kind"] == "episode.end"]
-    assert after[0]["episode"] == checkpointed and after[-1]["episode"] == 599
+    assert after[0]["episode"] == checkpointed and after[-1]["episode"] == EPISODES - 1
     assert events[-1]["kind"] == "run.stop"
 
     summary = json.loads((run_dir / "summary.json").read_text())
     learner = summary["agents"]["learner"]
-    assert learner["episodes"] == 600 and learner["eval"]["success_rate"] == 1.0
+    assert learner["episodes"] == EPISODES and learner["eval"]["success_rate"] == 1.0
     meta = load_checkpoint(run_dir / "qtables" / "learner.npz").meta
-    assert meta["episodes"] == 600 and meta["env_steps"] == learner["env_steps"]
+    assert meta["episodes"] == EPISODES and meta["env_steps"] == learner["env_steps"]
 
     index = RunIndex(run_dir)  # what the viewer, plot and export read: each episode once
     index.refresh()
     episodes = index.agents["learner@localhost"].episodes
-    assert [e["episode"] for e in episodes] == list(range(600)) and not index.live
+    assert [e["episode"] for e in episodes] == list(range(EPISODES)) and not index.live
     mind, _ = index.mind_at("learner@localhost", index.agents["learner@localhost"].events - 1)
     assert not mind.intentions  # the killed mind's unfinished intentions are gone
 
@@ -131,7 +138,7 @@ def test_resume_takes_no_other_run_settings(tmp_path, extra, message):
 
 def test_a_finished_run_or_a_non_run_is_not_resumed(tmp_path):
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC.replace("episodes = 600", "episodes = 3"))
+    spec.write_text(SPEC.replace(f"episodes = {EPISODES}", "episodes = 3"))
     done = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress")
     run_dir = Path(done.stdout.strip().splitlines()[-1])
     result = run_cli("run", "--resume", str(run_dir))

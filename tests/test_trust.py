@@ -351,22 +351,18 @@ def _assert_percepts_known(events: list[dict]) -> None:
 
 
 def _functor_arity(text: str) -> tuple[str, int]:
-    import agentspeak as asp
-
     from bdi_rl.bdi.wire import parse_literal
 
-    term = parse_literal(text)
-    assert isinstance(term, asp.Literal)
-    return term.functor, len(term.args)
+    return parse_literal(text).key
 
 
 def test_every_percept_the_code_emits_is_refused_when_told():
-    """The percepts named where the code emits them (``perceive("name", ...)`` and literals
-    built with the PERCEPT annotation) are all in PERCEIVED; the run above checks arities."""
+    """The percepts named where the code emits them (``perceive("name", ...)`` and structs
+    built with the PERCEPT annotations) are all in PERCEIVED; the run above checks arities."""
     names = set()
     for path in (ROOT / "bdi_rl").rglob("*.py"):
         text = path.read_text()
         names |= set(re.findall(r'perceive\(\s*"(\w+)"', text))
-        names |= set(re.findall(r'asp\.Literal\(\s*"(\w+)",[^\n]*PERCEPT\)', text))
+        names |= set(re.findall(r'Struct\(\s*"(\w+)",[^\n]*PERCEPT\)', text))
     assert {"state", "outcome", "training_done", "teammates", "trusted"} <= names
     assert names <= {functor for functor, _ in PERCEIVED}, names - {f for f, _ in PERCEIVED}

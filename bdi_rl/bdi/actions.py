@@ -74,12 +74,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import agentspeak as asp
-
 from bdi_rl.bdi.args import ActionArgError
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
-from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats, percept
+from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats
 from bdi_rl.bdi.policycache import PolicyCache
+from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
 from bdi_rl.trace.events import ACTION, ActionData, TraceLevel, clip_text
 
@@ -90,14 +89,12 @@ __all__ = [
     "ActionArgError",
     "LearnerStats",
     "RlBridge",
-    "percept",
     "register_signatures",
 ]
 
 
-def _add(actions: asp.Actions, name: str, arity: int, returns: bool, fn: Callable[..., Any]) -> None:
-    # Argument specs are None: the interpreter passes the values as they are (its ``int``
-    # spec would turn 3.7 into 3), and each action checks its own.
+def _add(actions: Actions, name: str, arity: int, returns: bool, fn: Callable[..., Any]) -> None:
+    # The specs fix the arity only: values arrive as they are, and each action checks its own.
     specs = (None,) * arity
     if returns:
         actions.add_function(name, specs, fn)
@@ -105,7 +102,7 @@ def _add(actions: asp.Actions, name: str, arity: int, returns: bool, fn: Callabl
         actions.add_procedure(name, specs, fn)
 
 
-def register_signatures(actions: asp.Actions) -> None:
+def register_signatures(actions: Actions) -> None:
     """Every ``.rl_*`` action with its arity and no effect: enough to check that a plan
     library calls only actions that exist, before any learner is built."""
     for name, (arity, returns, _) in ACTIONS.items():
@@ -144,7 +141,7 @@ class RlBridge:
     def finish(self) -> None:
         self.on_finish()
 
-    def register(self, actions: asp.Actions) -> None:
+    def register(self, actions: Actions) -> None:
         """Add every ``.rl_*`` action to ``actions`` (traced as ``action`` events)."""
         for name, (arity, returns, method) in ACTIONS.items():
             _add(actions, name, arity, returns, self._traced(name, method(self)))

@@ -14,14 +14,29 @@ import math
 import numbers
 from typing import Any
 
-import agentspeak as asp
-
+from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.text import shown
 from bdi_rl.rl.envs import EnvAdapter
 
+__all__ = [
+    "ActionArgError",
+    "cell_arg",
+    "cell_state",
+    "decoded",
+    "index_arg",
+    "integer",
+    "number_arg",
+    "shown",
+    "text_arg",
+]
 
-class ActionArgError(asp.AslError, ValueError):
-    """An internal action refused one of its arguments. An ``AslError``, so the interpreter
-    reports it as ``file:line:col: message`` and the plan fails as for any failing action."""
+
+class ActionArgError(PlanFailure, ValueError):
+    """An internal action refused one of its arguments: the plan fails with Jason's
+    ``error(wrong_arguments)`` (a ``-!g`` plan may handle it), reported as ``file:line: message``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("wrong_arguments", message)
 
 
 def integer(value: Any) -> int | None:
@@ -35,14 +50,6 @@ def integer(value: Any) -> int | None:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     return None
-
-
-def shown(value: Any) -> str:
-    """An argument as the plan would write it, short (for error messages)."""
-    if isinstance(value, asp.Var):
-        return "an unbound variable"
-    text = asp.asl_repr(value)  # any Python value too: it falls back to repr()
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def index_arg(value: Any, size: int, what: str, action: str) -> int:

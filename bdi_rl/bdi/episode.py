@@ -10,42 +10,34 @@ happens between episodes (checkpoints, benchmarks' progress checks) hangs on
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import agentspeak as asp
-
 from bdi_rl.bdi.args import index_arg, number_arg
-from bdi_rl.bdi.mind import GroundLiteral
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
 from bdi_rl.trace.events import EPISODE_END, EVAL, RL_STEP, EpisodeEndData, EvalData, RlStepData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
-PERCEPT = frozenset([asp.Literal("source", (asp.Literal("percept"),))])
+#: The annotations of a percept, ``[source(percept)]``.
+PERCEPT = ANNOTS_PERCEPT
 
 #: (s, a, r, s2, terminated): one training transition, as team learning records it.
 TransitionObserver = Callable[[int, int, float, int, bool], None]
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def percept(functor: str, args: tuple) -> asp.Literal:
-    """``functor(args)[source(percept)]``; percepts repeat (state(5), pos(1, 1) ...), and
-    one literal per value saves building and hashing a new one every step."""
-    return GroundLiteral(functor, args, PERCEPT)
-
-
 class Percepts:
-    """Where percepts go: the agent's mind, known once its plan library is loaded."""
+    """Where percepts go: the agent's mind (a runtime agent), known once its plan library is
+    loaded. Arguments are runtime terms already: ints, floats, strings, atoms (interned)."""
 
     def __init__(self) -> None:
         self.mind: Any = None
 
     def perceive(self, functor: str, *args: Any) -> None:
-        """Replace the percept ``functor/len(args)`` with ``functor(args)``."""
-        self.mind.replace_percept(percept(functor, args))
+        """Replace the percept ``functor/len(args)`` with ``functor(args)[source(percept)]``."""
+        self.mind.replace_percept(functor, args)
 
     def forget(self, functor: str, arity: int) -> None:
         self.mind.drop_percepts(functor, arity)
@@ -142,7 +134,7 @@ class EpisodeSession:
         """What plans know before their first cycle: mode, env, targets, the first goal."""
         self._select_goal()
         perceive = self.percepts.perceive
-        perceive("mode", asp.Literal(mode))
+        perceive("mode", atom(mode))
         perceive("env", self.env.env_id)
         perceive("episodes_target", self.episodes_target)
         perceive("eval_episodes", self.eval_episodes)
@@ -215,7 +207,7 @@ class EpisodeSession:
     def end_with(self, outcome: str) -> None:
         """The current episode ended as ``outcome``: percept ``outcome(O)``."""
         self.outcome = outcome
-        self.percepts.perceive("outcome", asp.Literal(outcome))
+        self.percepts.perceive("outcome", atom(outcome))
 
     def end_episode(self) -> None:
         epsilon = self.learner.epsilon

@@ -21,6 +21,7 @@ import numpy as np
 
 from bdi_rl.bdi.args import cell_arg, decoded, number_arg, text_arg
 from bdi_rl.bdi.episode import EpisodeSession
+from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.rl.checkpoint import field_error
 from bdi_rl.rl.envs import EnvAdapter
 from bdi_rl.store import atomic_write_json
@@ -171,13 +172,9 @@ def load_policies(path: Path, env: EnvAdapter) -> dict[tuple[int, int], CachedPo
     return policies
 
 
-def as_beliefs(policies: dict[tuple[int, int], CachedPolicy]) -> list[Any]:
+def as_beliefs(policies: dict[tuple[int, int], CachedPolicy]) -> list[Struct]:
     """``has_policy(X, Y, Actions, Confidence)`` literals for a mind's first beliefs."""
-    import agentspeak as asp
-
-    return [
-        asp.Literal("has_policy", (p.goal[0], p.goal[1], p.actions, round(p.confidence, 6))) for p in policies.values()
-    ]
+    return [Struct("has_policy", (p.goal[0], p.goal[1], p.actions, round(p.confidence, 6))) for p in policies.values()]
 
 
 class PolicyCache:

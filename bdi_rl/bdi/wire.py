@@ -1,101 +1,220 @@
-"""BDI message bodies: AgentSpeak literals, parsed by the AgentSpeak parser itself.
+"""BDI message bodies: spade_bdi's wire format, read with the runtime's AgentSpeak parser.
 
-spade_bdi splits bodies on commas and parentheses (upstream issue #3): ``hello(7,"a, b")``
-from an outside client arrived as three arguments and no plan fired. Here the body is read
-by python-agentspeak's own lexer and parser, so strings, lists, nested and multi-argument
-literals round-trip exactly, and anything that is not one ground literal is refused.
+A BDI message is an XMPP message with metadata ``performative=BDI`` and ``ilf_type`` (the
+KQML performative); its body is AgentSpeak text. Any XMPP client can send one:
+
+==============================  ===========================================================
+``ilf_type``                    body
+==============================  ===========================================================
+tell, untell, achieve,          one ground literal, ``hello(7, "a, b")`` (spade_bdi split
+unachieve                       bodies on commas, upstream issue #3: here they are parsed)
+askOne, askAll                  one literal, variables allowed: ``value(X)``
+tellHow                         plan source, one or more plans
+untellHow                       a plan label, or a list of labels
+askHow                          a trigger, ``+!g(_)``
+==============================  ===========================================================
+
+An ask carries metadata ``reply_with`` (its id); the answer carries ``in_reply_to`` with
+that id, and its body is any one term (a literal, a list of literals, or for askHow plan
+source). A ``source(...)`` annotation in a body is dropped: the sender is the message's.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 import re
+from typing import Any
 
-import agentspeak as asp
-import agentspeak.lexer
-import agentspeak.parser
-import agentspeak.runtime as asp_runtime
+from bdi_rl.bdi.runtime.errors import AslSyntaxError
+from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.syntax import Expr
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, is_ground, resolve
+from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.text import term_text
 
-#: What the AgentSpeak lexer reads as one atom (a functor).
-_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
-
-#: Bodies larger than this are refused unread (a BDI message carries one literal).
+#: Bodies larger than this are refused unread.
 MAX_BODY_CHARS = 16_384
+#: Longest message id (``reply_with``, ``in_reply_to``) taken.
+MAX_ID_CHARS = 200
+
+#: Performatives whose body is one literal (variables only in an ask).
+LITERAL_BODIES = frozenset({"tell", "untell", "achieve", "unachieve", "askOne", "askAll"})
+#: Every performative of the wire.
+PERFORMATIVES = LITERAL_BODIES | {"tellHow", "untellHow", "askHow"}
+#: Performatives that ask for an answer (they carry ``reply_with``).
+ASKS = frozenset({"askOne", "askAll", "askHow"})
+
+#: What the AgentSpeak parser reads as an atom (a functor), strong negation included.
+_ATOM = re.compile(r"~?[a-z][A-Za-z0-9_]*")
+#: An include directive: a told plan must not make the receiver read its files.
+_INCLUDE = re.compile(r"\{\s*include\b")
 
 
 class WireError(ValueError):
-    """A message body that is not exactly one ground AgentSpeak literal."""
+    """A message body that is not what its performative carries."""
 
 
-class _FirstError(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.message: str | None = None
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.message is None and record.levelno >= logging.WARNING:
-            self.message = record.getMessage()
-
-
-_logger = logging.getLogger("bdi_rl.bdi.wire.parser")
-_logger.propagate = False
-
-
-def format_literal(term: asp.Literal) -> str:
-    """The body for ``term``: AgentSpeak source that :func:`parse_literal` reads back.
-
-    Raises WireError for a term that could not be read back: an atom such as a JID
-    (``bob@localhost``) is not AgentSpeak; peers travel as strings (as in ``source(...)``)."""
-    _check_writable(term)
-    return asp.asl_repr(term)
+# -- writing -------------------------------------------------------------------------------
+def format_body(performative: str, content: Any) -> str:
+    """The body for ``content`` sent as ``performative``; WireError for a term that could
+    not be read back (an atom such as a JID, ``bob@localhost``: peers travel as strings)."""
+    if performative not in PERFORMATIVES:
+        raise WireError(f"unknown performative {performative!r}")
+    if performative == "tellHow":
+        texts = content if type(content) is tuple else (content,)
+        if not all(type(t) is str for t in texts):
+            raise WireError("tellHow carries plan source (a string, or a list of strings)")
+        return "\n".join(texts)
+    if performative == "askHow" and type(content) is str:
+        return content
+    content = resolve(content)
+    _check_writable(content)
+    return term_text(content)
 
 
-def _check_writable(term: object) -> None:
-    if isinstance(term, asp.Literal):
+def format_literal(term: Struct) -> str:
+    """A literal's body (tell, achieve ...)."""
+    return format_body("tell", term)
+
+
+def _check_writable(term: Any) -> None:
+    kind = type(term)
+    if kind is Struct:
         if not _ATOM.fullmatch(term.functor):
             raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
+        if term.functor == "not" and not term.args:
+            raise WireError("'not' is a keyword, not an atom; send it as a string")
         for arg in term.args:
             _check_writable(arg)
         for annot in term.annots:
             _check_writable(annot)
-    elif isinstance(term, tuple):
+    elif kind is tuple:
         for item in term:
             _check_writable(item)
 
 
-def parse_literal(body: str) -> asp.Literal:
-    """Read one ground literal; annotations other than ``source`` are kept."""
+# -- reading -------------------------------------------------------------------------------
+def parse_body(performative: str, body: str, reply: bool = False) -> Any:
+    """The content of a message; ``reply``: the answer to an ask of ours (any one term).
+    WireError for anything else, saying why."""
+    if performative not in PERFORMATIVES:
+        raise WireError(f"unknown ilf_type {performative!r}")
     if len(body) > MAX_BODY_CHARS:
         raise WireError(f"body of {len(body)} characters exceeds {MAX_BODY_CHARS}")
-    text = body.strip().rstrip(".")
+    if performative == "tellHow":
+        return _plans(body) if body.strip() or not reply else ()  # an askHow no plan answers
+    if reply:
+        return _term(body, ground=False)
+    if performative == "askHow":
+        return _trigger(body)
+    if performative == "untellHow":
+        labels = _term(body, ground=True)
+        if not all(type(x) is Struct and not x.args for x in (labels if type(labels) is tuple else (labels,))):
+            raise WireError("untellHow carries a plan label, or a list of labels")
+        return labels
+    term = _term(body, ground=performative not in ASKS)
+    if type(term) is not Struct:
+        raise WireError("not an AgentSpeak literal (a string, number or list)")
+    annots = frozenset(a for a in term.annots if not (type(a) is Struct and a.functor == "source"))
+    return term if annots == term.annots else Struct(term.functor, term.args, annots)
+
+
+def parse_literal(body: str) -> Struct:
+    """One ground literal (a tell's body, a spec's belief); source annotations dropped."""
+    return parse_body("tell", body)  # type: ignore[no-any-return]
+
+
+def _text(body: str) -> str:
+    text = body.strip()
+    if text.endswith("."):
+        text = text[:-1].rstrip()
     if not text:
         raise WireError("empty body")
-    source = io.StringIO(text + ".")
-    source.name = "<message>"
-    errors = _FirstError()
-    _logger.addHandler(errors)
-    log = asp.Log(_logger, 1)
+    return text
+
+
+def _expr(body: str) -> Expr:
+    """The one term of ``body``, as the parser reads it."""
+    text = _text(body)
+    if _INCLUDE.search(text):
+        raise WireError(_NOT_ONE)
     try:
-        ast = agentspeak.parser.parse(source.name, agentspeak.lexer.TokenStream(source, log), log)
-        log.throw()
-    except asp.AggregatedError:
-        raise WireError(f"not an AgentSpeak literal: {errors.message or 'syntax error'}") from None
-    except RecursionError:  # the parser recurses ~10 frames per level: ~90 levels at most
+        program = parse_text(f"term__({text}\n).", "<message>")
+    except AslSyntaxError as exc:
+        if _is_program(text):  # "a. b", "+!x <- .rl_reset", "!go": AgentSpeak, not one literal
+            raise WireError(_NOT_ONE) from None
+        raise WireError(f"not an AgentSpeak literal: {_reason(exc)}") from None
+    except RecursionError:
         raise WireError("not an AgentSpeak literal: nested too deeply") from None
-    except Exception as exc:  # noqa: BLE001 - the parser raises bare errors on odd input
-        raise WireError(f"not an AgentSpeak literal: {exc}") from None
-    finally:
-        _logger.removeHandler(errors)
-    if ast.rules or ast.plans or ast.goals or len(ast.beliefs) != 1:
-        raise WireError("body must be exactly one literal (no rules, plans, goals or lists of beliefs)")
-    if errors.message is not None:  # e.g. "implicit rule with unbound variables"
-        raise WireError(f"literal must be ground: {errors.message}")
+    if program.plans or program.rules or program.goals or len(program.beliefs) != 1:
+        raise WireError(_NOT_ONE)
+    belief = program.beliefs[0]
+    if belief.functor != "term__" or len(belief.args) != 1:
+        raise WireError(_NOT_ONE)
+    return belief.args[0]
+
+
+_NOT_ONE = "body must be exactly one literal (no rules, plans, goals or lists of beliefs)"
+
+
+def _is_program(text: str) -> bool:
+    """Whether ``text`` parses as plan-file clauses (checked for includes before)."""
     try:
-        term = ast.beliefs[0].accept(asp_runtime.BuildTermVisitor({}))
-    except Exception as exc:  # noqa: BLE001
+        parse_text(text + ".", "<message>")
+    except (AslSyntaxError, RecursionError):
+        return False
+    return True
+
+
+def _term(body: str, ground: bool) -> Any:
+    expr = _expr(body)
+    scope = Scope()
+    try:
+        code = TermCompiler(scope, "<message>").term(expr)
+        value = resolve(code.build([UNBOUND] * scope.size))
+    except AslSyntaxError as exc:
+        raise WireError(f"not an AgentSpeak literal: {_reason(exc)}") from None
+    except RecursionError:
+        raise WireError("not an AgentSpeak literal: nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - arithmetic in a body (1/0): not a term
         raise WireError(f"not an AgentSpeak literal: {exc}") from None
-    if not isinstance(term, asp.Literal):
-        raise WireError("body must be a literal")
-    annots = frozenset(a for a in term.annots if getattr(a, "functor", None) != "source")
-    return asp.Literal(term.functor, term.args, annots)
+    if type(value) is LVar:
+        raise WireError("body must be a literal, not a variable")
+    if ground and not is_ground(value):
+        raise WireError("literal must be ground: it has unbound variables")
+    return value
+
+
+def _plans(body: str) -> tuple[str, ...]:
+    if _INCLUDE.search(body):
+        raise WireError("tellHow: plans only (no include)")
+    try:
+        program = parse_text(body, "<tellHow>")
+    except AslSyntaxError as exc:
+        raise WireError(f"tellHow: not AgentSpeak plans: {_reason(exc)}") from None
+    except RecursionError:
+        raise WireError("tellHow: nested too deeply") from None
+    if program.rules or program.goals or program.beliefs or not program.plans:
+        raise WireError("tellHow carries plans only (no beliefs, rules or goals)")
+    return tuple(plan.text for plan in program.plans)
+
+
+def _trigger(body: str) -> str:
+    text = _text(body).strip("{} \t\n")
+    try:
+        program = parse_text(text + ".", "<askHow>")
+    except AslSyntaxError as exc:
+        raise WireError(f"askHow: not a trigger: {_reason(exc)}") from None
+    except RecursionError:
+        raise WireError("askHow: nested too deeply") from None
+    if len(program.plans) != 1 or program.beliefs or program.rules or program.goals:
+        raise WireError("askHow carries one trigger, such as +!g(_)")
+    plan = program.plans[0]
+    if plan.context is not None or plan.body or plan.label is not None:
+        raise WireError("askHow carries one trigger, such as +!g(_)")
+    return text
+
+
+def _reason(exc: AslSyntaxError) -> str:
+    """The parser's message without its ``<message>:line:col:`` prefix."""
+    text = str(exc)
+    return text.split(": ", 1)[1] if text.startswith("<") and ": " in text else text

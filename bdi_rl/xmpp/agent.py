@@ -1,8 +1,11 @@
-"""SPADE agents: the only module that touches spade / spade_bdi.
+"""SPADE agents: the only module that touches SPADE's agent classes.
 
-:class:`TracedBdiAgent` is a spade_bdi ``BDIAgent`` that
+:class:`TracedBdiAgent` is a SPADE ``Agent`` whose mind is a :mod:`bdi_rl.bdi.runtime` agent
+(:mod:`bdi_rl.bdi.mind`). It
 - announces presence (pyjabber drops messages to agents that never did; docs/ARCHITECTURE.md),
-- runs its AgentSpeak mind without busy-polling (spade_bdi's behaviour spins a core when idle),
+- runs reasoning cycles in bursts and sleeps on its mailbox when idle (:class:`BdiLoop`),
+- speaks spade_bdi's wire format (:mod:`bdi_rl.bdi.wire`) under its trust rules
+  (:meth:`TracedBdiAgent.accept_bdi_message`),
 - records its mind and its messages through a :class:`~bdi_rl.trace.Tracer` and ships the
   events to the telemetry agent in acknowledged batches.
 :class:`LearnerAgent` adds the ``.rl_*`` internal actions of :mod:`bdi_rl.bdi.actions`.
@@ -17,23 +20,23 @@ import time
 from collections.abc import Collection
 from typing import Any
 
-import agentspeak as asp
 import orjson
-from agentspeak.runtime import Intention
+from spade.agent import Agent
 from spade.behaviour import CyclicBehaviour
 from spade.message import Message
 from spade.template import Template
 from spade.trace import TraceStore
-from spade_bdi.bdi import BDIAgent
-from spade_bdi.bdi_behaviour import BDIBehaviour
 
-from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.bdi.actions import RlBridge
-from bdi_rl.bdi.mind import TracedMind, literal_source, literal_text, load_mind
+from bdi_rl.bdi.mind import MindHost, alive, load_mind
+from bdi_rl.bdi.runtime import Actions, PlanFailure
+from bdi_rl.bdi.runtime import Agent as Mind
+from bdi_rl.bdi.runtime.terms import Struct
+from bdi_rl.bdi.text import term_text
+from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.events import (
     AGENT_START,
-    INTENTION_FAIL,
     MAX_TEXT_CHARS,
     MSG_RECV,
     MSG_SEND,
@@ -44,7 +47,7 @@ from bdi_rl.trace.events import (
     clip_text,
 )
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
+from bdi_rl.xmpp import patches as xmpp_patches
 
 log = logging.getLogger("bdi_rl.xmpp.agent")
 
@@ -52,19 +55,16 @@ log = logging.getLogger("bdi_rl.xmpp.agent")
 #: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
 SPADE_MESSAGE_LOG = 16
 
+#: Metadata of every BDI message (spade_bdi's): ``ilf_type`` says the performative.
+BDI_METADATA = {"performative": "BDI"}
 
-_ILF = {
-    "tell": (asp.Trigger.addition, asp.GoalType.belief),
-    "untell": (asp.Trigger.removal, asp.GoalType.belief),
-    "achieve": (asp.Trigger.addition, asp.GoalType.achievement),
-    "unachieve": (asp.Trigger.removal, asp.GoalType.achievement),
-}
-
-
-#: Performatives that make an agent act: only the agents of its own experiment may send them.
-_REQUESTS = frozenset({"achieve", "unachieve"})
+#: Performatives that make an agent act (pursue a goal, change its plans, answer): only the
+#: agents of its own experiment (and the spec's ``[xmpp] trust``) may send them.
+_REQUESTS = frozenset({"achieve", "unachieve", "tellHow", "untellHow", "askOne", "askAll", "askHow"})
 #: Performatives that change a belief.
 _BELIEF_CHANGES = frozenset({"tell", "untell"})
+#: Ids of asks this agent sent that it remembers (to know whose answer is whose).
+_ASKS_KEPT = 1024
 
 #: Bytes of tells that senders outside the experiment may make one agent hold, together, over
 #: its life. Anyone may tell (the wire contract), but nobody outside may fill its memory: a
@@ -104,10 +104,6 @@ PERCEIVED: frozenset[tuple[str, int]] = frozenset(
     }
 )
 
-#: The annotation of the beliefs an agent adds itself (Jason's; python-agentspeak 0.2 adds
-#: none, so plans that must tell their own notes from told ones write it, and so do we).
-SOURCE_SELF = asp.Literal("source", (asp.Literal("self"),))
-
 
 def bare_jid(jid: Any) -> str:
     """ejabberd reports senders as full JIDs, pyjabber as bare ones: compare bare JIDs."""
@@ -131,8 +127,9 @@ class Wakeable(CyclicBehaviour):
         self.wake()
 
 
-class BdiLoop(BDIBehaviour, Wakeable):
-    """Runs reasoning cycles in bursts and sleeps on the mailbox when there is nothing to do."""
+class BdiLoop(Wakeable):
+    """Runs reasoning cycles in bursts and sleeps on the mailbox when the mind is idle (until
+    a message, a resume, a kill, or the mind's next timed wait)."""
 
     #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
     #: cycle runs a whole episode, so a count of cycles would not bound the turn).
@@ -143,63 +140,78 @@ class BdiLoop(BDIBehaviour, Wakeable):
     def __init__(self) -> None:
         super().__init__()
         self.paused_mail: list[Message] = []  # BDI messages that arrived while paused
-
-    def add_actions(self) -> None:
-        agent = self.agent
-
-        @agent.bdi_actions.add(".send", 3)
-        def _send(mind: Any, term: Any, intention: Any):
-            receivers = asp.grounded(term.args[0], intention.scope)
-            if not isinstance(receivers, tuple):
-                receivers = (receivers,)
-            ilf = asp.grounded(term.args[1], intention.scope)
-            if not asp.is_atom(ilf) or ilf.functor not in _ILF:
-                raise asp.AslError(f".send: illocutionary force must be one of {', '.join(_ILF)}")
-            content = asp.freeze(term.args[2], intention.scope, {})
-            try:
-                body = format_literal(content)
-            except WireError as exc:
-                raise asp.AslError(f".send: {exc}") from None
-            for receiver in receivers:
-                agent.send_bdi(agent.resolve_jid(asp.asl_str(receiver)), ilf.functor, body)
-            yield
+        self.busy = True  # the last burst ended with work left (a time limit, not idleness)
 
     async def run(self) -> None:
         agent: TracedBdiAgent = self.agent  # type: ignore[assignment]
-        mind: TracedMind | None = agent.bdi_agent
-        if not agent.bdi_enabled or mind is None:  # held or paused: resume_bdi wakes us
+        mind = agent.mind
+        if not agent.reasoning:  # held or paused: resume_bdi wakes us
             msg = await self.receive(timeout=self.IDLE_WAIT)
             if msg is not None and msg is not WAKE:
                 self.paused_mail.append(msg)
             return
-        if not agent.bdi_intention_buffer and mind.runnable_stack() is None and not self.paused_mail:
-            deadline = mind.shortest_deadline()
-            wait = self.IDLE_WAIT if deadline is None else deadline - time.time()
-            msg = await self.receive(timeout=min(self.IDLE_WAIT, max(wait, 0.001)))
-        else:
-            msg = await self.receive(timeout=0)
         for early in self.paused_mail:
             agent.accept_bdi_message(early)
         self.paused_mail.clear()
+        msg = await self.receive(timeout=0 if self.busy else self._idle_wait(mind))
         while msg is not None:
             if msg is not WAKE:
                 agent.accept_bdi_message(msg)
             msg = await self.receive(timeout=0)
-        buffer = agent.bdi_intention_buffer
-        while buffer:
-            trigger, goal_type, term, intention = buffer.popleft()
-            try:
-                mind.call(trigger, goal_type, term, intention)
-            except Exception as exc:  # noqa: BLE001 - e.g. no applicable plan for a request
-                agent.tracer.emit(
-                    INTENTION_FAIL,
-                    {"plan": None, "error": f"{trigger.value}{goal_type.value}{term}: {exc}"},
-                )
         clock = time.perf_counter
         until = clock() + self.BURST_SECONDS
-        while mind.step() and clock() < until:
-            pass
+        self.busy = False
+        while mind.cycle():
+            if clock() >= until:
+                self.busy = True
+                break
         agent.after_burst()
+
+    def _idle_wait(self, mind: Mind) -> float:
+        deadline = mind.next_deadline()
+        if deadline is None:
+            return self.IDLE_WAIT
+        return min(self.IDLE_WAIT, max(deadline - mind.host.now(), 0.001))
+
+
+class AgentHost(MindHost):
+    """The mind's host in a SPADE agent: what it sends goes out over XMPP in spade_bdi's
+    wire format; asks are remembered so that only the asked agent can answer them."""
+
+    def __init__(self, agent: "TracedBdiAgent") -> None:
+        super().__init__(agent.tracer)
+        self.agent = agent
+        self.asked: dict[str, str] = {}
+        """ask id -> the bare JID asked"""
+
+    def send(
+        self,
+        agent: Any,
+        receiver: Any,
+        performative: str,
+        content: Any,
+        *,
+        msg_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> None:
+        try:
+            body = format_body(performative, content)
+        except WireError as exc:
+            raise PlanFailure("wrong_arguments", f".send: {exc}") from None
+        name = receiver if type(receiver) is str else term_text(receiver, annots=False)
+        if type(receiver) is Struct and not receiver.args:
+            name = receiver.functor
+        to = self.agent.resolve_jid(name)
+        if msg_id is not None:
+            self.asked[msg_id] = bare_jid(to)
+            if len(self.asked) > _ASKS_KEPT:  # answered or expired long ago
+                del self.asked[next(iter(self.asked))]
+        self.agent.send_bdi(to, performative, body, reply_with=msg_id, in_reply_to=in_reply_to)
+
+    def answers(self, msg_id: str | None, sender: str, mind: Mind) -> bool:
+        """Whether a message from ``sender`` replying to ``msg_id`` answers an ask the mind
+        is waiting on, sent to that very sender."""
+        return msg_id is not None and msg_id in mind.pending_asks and self.asked.get(msg_id) == sender
 
 
 class TraceShipper(Wakeable):
@@ -382,8 +394,8 @@ async def join_run(agent: "TracedBdiAgent", timeout: float) -> str:
     return (await ask_telemetry(agent, agent.telemetry_jid, {}, timeout))["run"]
 
 
-class TracedBdiAgent(BDIAgent):
-    """A spade_bdi agent with presence, a non-busy BDI loop and a shipped trace."""
+class TracedBdiAgent(Agent):
+    """A SPADE agent with an AgentSpeak mind, presence, a non-busy BDI loop and a shipped trace."""
 
     def __init__(
         self,
@@ -396,8 +408,8 @@ class TracedBdiAgent(BDIAgent):
         flush_seconds: float = 0.2,
         port: int = 5222,
         hold: bool = False,
-        percepts: list[asp.Literal] | None = None,
-        beliefs: list[asp.Literal] | None = None,
+        percepts: list[Struct] | None = None,
+        beliefs: list[Struct] | None = None,
         achieve_from: Collection[str] | None = None,
     ) -> None:
         xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
@@ -407,11 +419,12 @@ class TracedBdiAgent(BDIAgent):
             if isinstance(achieve_from, frozenset) or achieve_from is None
             else frozenset(j.lower() for j in achieve_from)
         )
-        """lower-case bare JIDs whose achieve / unachieve requests are executed (None: anyone's);
-        a frozenset is kept as given, so the agents of a run can share one"""
+        """lower-case bare JIDs whose requests (achieve, asks, tellHow ...) are taken (None:
+        anyone's); a frozenset is kept as given, so the agents of a run can share one"""
         self.start_percepts = list(percepts or [])
         self.start_beliefs = list(beliefs or [])
         self.hold = hold
+        self.asl_file = asl
         self.telemetry_jid = telemetry
         self.flush_seconds = flush_seconds
         self.done = asyncio.Event()
@@ -424,50 +437,42 @@ class TracedBdiAgent(BDIAgent):
         self._warned: set[tuple[str, str]] = set()
         self.stranger_tell_bytes = 0
         """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
-        super().__init__(jid, password, asl, port=port, verify_security=False)
+        super().__init__(jid, password, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
+        self.reasoning = False
+        """whether the BDI loop runs reasoning cycles (False while held or paused)"""
+        self.host = AgentHost(self)
+        self.bdi_loop = BdiLoop()
+        self.add_behaviour(self.bdi_loop, Template(metadata=BDI_METADATA))
+        actions = Actions()
+        self.add_custom_actions(actions)
+        self.tracer.emit(AGENT_START, self.start_data())
+        self.mind: Mind = load_mind(
+            asl, actions, str(self.jid), self.tracer, self.host, beliefs=self.start_beliefs, prepare=self.prepare_mind
+        )
+        if not hold:
+            self.resume_bdi()
 
-    # spade_bdi wires its own busy-polling behaviour in __init__; swap in ours.
-    def add_behaviour(self, behaviour: Any, template: Template | None = None) -> None:
-        if type(behaviour) is BDIBehaviour:
-            behaviour = self.bdi_loop = BdiLoop()
-        super().add_behaviour(behaviour, template)
+    def add_custom_actions(self, actions: Actions) -> None:
+        """The agent's own internal actions, added before its plans are compiled."""
+
+    def pause_bdi(self) -> None:
+        self.reasoning = False
 
     def resume_bdi(self) -> None:
-        super().resume_bdi()
-        loop: BdiLoop | None = getattr(self, "bdi_loop", None)
-        if loop is not None:
-            loop.wake()
+        self.reasoning = True
+        self.bdi_loop.wake()
 
     def start_data(self) -> AgentStartData:
         """The ``agent.start`` event's data: who this is and which plans it runs."""
         return {"jid": str(self.jid), "asl": str(self.asl_file)}
 
-    def _load_asl(self) -> None:
-        self.pause_bdi()
-        self.tracer.emit(AGENT_START, self.start_data())
-        self.bdi_agent = load_mind(self.asl_file, self.bdi_actions, self.name, self.tracer, prepare=self.prepare_mind)
-        self.bdi_agent.name = str(self.jid)
-        if not self.hold:
-            self.resume_bdi()
-
-    def prepare_mind(self, mind: TracedMind) -> None:
-        """What the mind knows before its first goal: team percepts, the spec's beliefs
-        (which replace the plan file's beliefs of the same name and arity).
-
-        Several percepts may share a name (one ``trusted(J)`` per JID), so each name's old
-        beliefs are dropped once and then every percept is added. The spec's beliefs are the
-        agent's own, ``source(self)``, as if its plan file held them: plans that read their
-        own notes as ``share_every(K)[source(self)]`` see them, a stranger's tell they do not."""
-        for functor, arity in dict.fromkeys((p.functor, len(p.args)) for p in self.start_percepts):
-            mind.drop_percepts(functor, arity)
+    def prepare_mind(self, mind: Mind) -> None:
+        """What the mind perceives before its first goal: the team percepts. Several may
+        share a name (one ``trusted(J)`` per JID). The spec's beliefs are the agent's own
+        (``source(self)``, replacing the plan file's of the same name and arity: load_mind)."""
         for percept in self.start_percepts:
-            mind.call(asp.Trigger.addition, asp.GoalType.belief, percept, Intention())
-        for belief in self.start_beliefs:
-            mind.drop_percepts(belief.functor, len(belief.args))
-            if literal_source(belief) is None:
-                belief = belief.with_annotation(SOURCE_SELF)
-            mind.call(asp.Trigger.addition, asp.GoalType.belief, belief, Intention())
+            mind.add_percept(percept.functor, *percept.args)
 
     def release(self) -> None:
         """Start reasoning (an agent built with ``hold`` waits so that no peer misses its
@@ -489,11 +494,18 @@ class TracedBdiAgent(BDIAgent):
         """Plans may name peers by local part (``bob``); JIDs get this agent's domain."""
         return name if "@" in name else f"{name}@{self.jid.domain}"
 
-    def send_bdi(self, to: str, ilf: str, body: str) -> None:
-        """Send one BDI message; ``body`` comes from :func:`~bdi_rl.bdi.wire.format_literal`."""
-        msg = Message(to=to, body=body, metadata={"performative": "BDI", "ilf_type": ilf})
+    def send_bdi(
+        self, to: str, ilf: str, body: str, reply_with: str | None = None, in_reply_to: str | None = None
+    ) -> None:
+        """Send one BDI message; ``body`` comes from :func:`~bdi_rl.bdi.wire.format_body`."""
+        metadata = {**BDI_METADATA, "ilf_type": ilf}
+        if reply_with is not None:
+            metadata["reply_with"] = reply_with
+        if in_reply_to is not None:
+            metadata["in_reply_to"] = in_reply_to
+        msg = Message(to=to, body=body, metadata=metadata)
         self.tracer.emit(MSG_SEND, {"to": to, "performative": ilf, **_traced_content(body)})
-        self.submit(self.bdi.send(msg))
+        self.submit(self.bdi_loop.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
         # A message to an agent that is offline comes back as an error stanza that carries
@@ -518,12 +530,25 @@ class TracedBdiAgent(BDIAgent):
         return super()._message_received(msg)
 
     def accept_bdi_message(self, msg: Message) -> None:
-        """Turn a BDI message into a belief or goal event tagged ``source("<sender>")``, or
-        refuse it (counted, traced as ``msg.recv`` with ``rejected``, logged): a request from
-        outside the experiment, a body that is not one ground literal, or a percept."""
+        """Deliver a BDI message to the mind, its sender as ``source("<jid>")``, or refuse it
+        (counted, traced as ``msg.recv`` with ``rejected``, logged): a request from outside
+        the experiment, a body its performative does not carry, or a percept. The answer to
+        an ask of ours is taken from the agent asked only."""
         sender = bare_jid(msg.sender)
         ilf = msg.get_metadata("ilf_type")
-        data: MsgRecvData = {"from": sender, "performative": ilf, **_traced_content(msg.body or "")}
+        body = msg.body or ""
+        data: MsgRecvData = {"from": sender, "performative": ilf, **_traced_content(body)}
+        reply_with = msg.get_metadata("reply_with") or None
+        in_reply_to = msg.get_metadata("in_reply_to") or None
+        if self.host.answers(in_reply_to, sender, self.mind):
+            try:
+                content = parse_body(ilf, body, reply=True)
+            except WireError as exc:
+                self._refuse(data, str(exc), f"rejected an answer from {sender}: {exc}")
+                return
+            self.tracer.emit(MSG_RECV, data)
+            self.mind.deliver(sender, ilf, content, None, in_reply_to)
+            return
         if ilf in _REQUESTS and self.achieve_from is not None and sender not in self.achieve_from:
             self._refuse(
                 data,
@@ -534,14 +559,14 @@ class TracedBdiAgent(BDIAgent):
             )
             return
         try:
-            if ilf not in _ILF:
-                raise WireError(f"unknown ilf_type {ilf!r}")
-            term = parse_literal(msg.body or "")
+            if reply_with is not None and (ilf not in ASKS or len(reply_with) > MAX_ID_CHARS):
+                raise WireError(f"reply_with on {ilf} (asks only, {MAX_ID_CHARS} characters at most)")
+            content = parse_body(ilf, body)
         except WireError as exc:
             self._refuse(data, str(exc), f"rejected a BDI message from {sender}: {exc}")
             return
-        if ilf in _BELIEF_CHANGES and (term.functor, len(term.args)) in PERCEIVED:
-            name = f"{term.functor}/{len(term.args)}"
+        if ilf in _BELIEF_CHANGES and content.key in PERCEIVED:
+            name = f"{content.functor}/{len(content.args)}"
             self._refuse(
                 data,
                 f"{name} is perceived, not told",
@@ -552,7 +577,7 @@ class TracedBdiAgent(BDIAgent):
             )
             return
         if ilf == "tell" and self.achieve_from is not None and sender not in self.achieve_from:
-            self.stranger_tell_bytes += len(msg.body or "")
+            self.stranger_tell_bytes += len(body)
             if self.stranger_tell_bytes > STRANGER_TELL_BYTES:
                 self._refuse(
                     data,
@@ -564,11 +589,9 @@ class TracedBdiAgent(BDIAgent):
                 )
                 return
         self.tracer.emit(MSG_RECV, data)
-        trigger, goal_type = _ILF[ilf]
         # The sender as a string: a JID is not an AgentSpeak atom, so only a string can be
         # passed on in a message (``.send(B, achieve, adopt_policy_of(Sender))``) intact.
-        tagged = term.with_annotation(asp.Literal("source", (sender,)))
-        self.bdi_intention_buffer.append((trigger, goal_type, tagged, Intention()))
+        self.mind.deliver(sender, ilf, content, reply_with)
 
     def _refuse(self, data: MsgRecvData, reason: str, warning: str, once: tuple[str, str] | None = None) -> None:
         """Count, trace and log a refused message; with ``once`` (kind, sender) the warning
@@ -583,10 +606,11 @@ class TracedBdiAgent(BDIAgent):
         self.tracer.emit(MSG_RECV, refused)
 
     def after_burst(self) -> None:
-        """Called after each burst of reasoning cycles; notices a mind that died."""
-        mind = self.bdi_agent
-        if mind.failures and not mind.intentions and not self.finished and not self.done.is_set():
-            self.failure = mind.failures[-1]
+        """Called after each burst of reasoning cycles; notices a mind that died (an
+        intention dropped, nothing left to do or wait for)."""
+        failures = self.host.failures
+        if failures and not self.finished and not self.done.is_set() and not alive(self.mind):
+            self.failure = failures[-1]
             self.done.set()
 
     def mark_finished(self) -> None:
@@ -614,7 +638,8 @@ class TracedBdiAgent(BDIAgent):
         self.container.unregister(str(self.jid))
 
     def beliefs(self) -> list[str]:
-        return [literal_text(b) for group in self.bdi_agent.beliefs.values() for b in group]
+        """The mind's beliefs as text, without annotations (``greeted(alice, 7)``)."""
+        return [term_text(belief, annots=False) for belief in self.mind.beliefs]
 
 
 def _traced_content(body: str) -> MessageText:
@@ -629,7 +654,7 @@ class CoordinatorAgent(TracedBdiAgent):
 
     ``.finish`` ends it, like ``.rl_finish`` ends a learner."""
 
-    def add_custom_actions(self, actions: asp.Actions) -> None:
+    def add_custom_actions(self, actions: Actions) -> None:
         actions.add_procedure(".finish", (), self.mark_finished)
 
 
@@ -642,7 +667,7 @@ class LearnerAgent(TracedBdiAgent):
         bridge.on_finish = self.mark_finished
         super().__init__(jid, password, asl, **kwargs)
 
-    def add_custom_actions(self, actions: asp.Actions) -> None:
+    def add_custom_actions(self, actions: Actions) -> None:
         self.bridge.register(actions)
 
     def start_data(self) -> AgentStartData:
@@ -650,6 +675,6 @@ class LearnerAgent(TracedBdiAgent):
         env = self.bridge.session.env
         return {**super().start_data(), "env": env.env_id, "actions": env.action_names}
 
-    def prepare_mind(self, mind: TracedMind) -> None:
+    def prepare_mind(self, mind: Mind) -> None:
         self.bridge.start(mind, self.mode)
         super().prepare_mind(mind)

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import agentspeak as asp
-import agentspeak.stdlib as asp_stdlib
 import tomli_w
 
 from bdi_rl.bdi.actions import PERCEPT, RlBridge, register_signatures
@@ -36,7 +34,7 @@ from bdi_rl.rl.checkpoint import (
 )
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.goals import goal_envs, map_goal
-from bdi_rl.bdi.mind import AslError, TracedMind, check_asl
+from bdi_rl.bdi.mind import AslError, check_asl
 from bdi_rl.bdi.policycache import CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies, policy_file
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, parse_host_port
@@ -51,6 +49,10 @@ from bdi_rl.store import (
 )
 from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.bdi.runtime import Actions
+from bdi_rl.bdi.runtime import Agent as Mind
+from bdi_rl.bdi.runtime.compiler import ADD_BEL
+from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.wire import parse_literal
 
 log = logging.getLogger("bdi_rl.xmpp.runner")
@@ -263,10 +265,10 @@ def _cached_policies(source: Path, name: str, env: EnvAdapter, where: str) -> di
         raise SpecError(f"{where}: {exc}") from None
 
 
-def _checking_actions(plan: AgentPlan) -> asp.Actions:
-    """The action set an agent's plans will see, to catch unknown actions before the run."""
-    actions = asp.Actions(asp_stdlib.actions)
-    actions.add(".send", 3, lambda *_: iter(()))
+def _checking_actions(plan: AgentPlan) -> Actions:
+    """The action set an agent's plans will see (the runtime's standard ones, ``.send``
+    included, and the agent's own), to catch unknown actions before the run."""
+    actions = Actions()
     if isinstance(plan, CoordinatorPlan):
         actions.add_procedure(".finish", (), lambda: None)
         return actions
@@ -317,12 +319,12 @@ def _shared_jid_set(jids: tuple[str, ...]) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _trusted_percepts(jids: tuple[str, ...]) -> tuple[asp.Literal, ...]:
+def _trusted_percepts(jids: tuple[str, ...]) -> tuple[Struct, ...]:
     """``trusted(J)`` for each JID, shared by all agents of a run (as :func:`_shared_jid_set`)."""
-    return tuple(asp.Literal("trusted", (jid,), PERCEPT) for jid in jids)
+    return tuple(Struct("trusted", (jid,), PERCEPT) for jid in jids)
 
 
-def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Literal]:
+def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[Struct]:
     """What every agent knows of its team from the spec: ``coordinator(C)`` (the first
     coordinator), ``teammates([...])`` (the other learners), for coordinators
     ``learners([...])`` and ``team_size(N)``, and ``trusted(J)`` for every other JID of
@@ -335,18 +337,18 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[asp.Lite
 
     learners = spec.agent_names("learner")
     coordinators = spec.agent_names("coordinator")
-    percepts = [asp.Literal("teammates", (tuple(jid(n) for n in learners if n != name),), PERCEPT)]
+    percepts = [Struct("teammates", (tuple(jid(n) for n in learners if n != name),), PERCEPT)]
     if coordinators:
-        percepts.append(asp.Literal("coordinator", (jid(coordinators[0]),), PERCEPT))
+        percepts.append(Struct("coordinator", (jid(coordinators[0]),), PERCEPT))
     if name in coordinators:
-        percepts.append(asp.Literal("learners", (tuple(jid(n) for n in learners),), PERCEPT))
-        percepts.append(asp.Literal("team_size", (len(learners),), PERCEPT))
+        percepts.append(Struct("learners", (tuple(jid(n) for n in learners),), PERCEPT))
+        percepts.append(Struct("team_size", (len(learners),), PERCEPT))
     me = jid(name).lower()
     percepts.extend(p for p in _trusted_percepts(trusted_jids(spec, domain)) if p.args[0] != me)
     return percepts
 
 
-def start_beliefs(group: AgentGroup) -> list[asp.Literal]:
+def start_beliefs(group: AgentGroup) -> list[Struct]:
     """The group's ``beliefs`` from the spec (already checked by load_spec)."""
     return [parse_literal(text) for text in group.beliefs]
 
@@ -354,7 +356,7 @@ def start_beliefs(group: AgentGroup) -> list[asp.Literal]:
 def check_plans(plans: list[AgentPlan]) -> None:
     """Refuse, before anything starts, plan files that cannot be parsed or would do nothing,
     and an experiment in which no agent has an initial goal (it would wait forever)."""
-    minds: dict[str, TracedMind] = {}
+    minds: dict[str, Mind] = {}
     for plan in plans:
         path = plan.group.asl
         if path not in minds:
@@ -368,16 +370,12 @@ def check_plans(plans: list[AgentPlan]) -> None:
         )
 
 
-def _can_start(mind: TracedMind) -> bool:
-    """Whether an agent with this mind acts on its own: an initial goal, or a plan for a new
-    belief (the start percepts, or a ``tell`` from any XMPP client, may trigger it). Achieve
-    requests come only from the experiment's agents, so a plan for a goal alone never runs."""
-    if mind.intentions:
-        return True
-    return any(
-        plans and trigger is asp.Trigger.addition and goal_type is asp.GoalType.belief
-        for (trigger, goal_type, _, _), plans in mind.plans.items()
-    )
+def _can_start(mind: Mind) -> bool:
+    """Whether an agent with this mind acts on its own: an initial goal (posted by
+    check_asl: an event), or a plan for a new belief (the start percepts, or a ``tell`` from
+    any XMPP client, may trigger it). Achieve requests come only from the experiment's
+    agents, so a plan for a goal alone never runs."""
+    return bool(mind.events) or any(plans and ttype == ADD_BEL for (ttype, _, _), plans in mind.plans.items())
 
 
 async def check_login(jid: str, password: str, port: int) -> None:
