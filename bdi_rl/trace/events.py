@@ -412,7 +412,11 @@ def check_event(line: bytes) -> CheckedEvent:
     try:
         event = _EVENT.decode(line)
     except msgspec.ValidationError:
-        raise TraceFormatError(_refusal(line)) from None
+        try:
+            reason = _refusal(line)
+        except msgspec.DecodeError as exc:  # typed up to a wrong field, then not JSON (a damaged byte)
+            raise _NotJson(str(exc)) from None
+        raise TraceFormatError(reason) from None
     except msgspec.DecodeError as exc:
         raise _NotJson(str(exc)) from None
     # The decode typed every other field, so only a ``data`` last can end the line in "}}"
