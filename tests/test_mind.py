@@ -168,11 +168,16 @@ def test_failing_plan_drops_only_its_intention_traced_frame_by_frame(tmp_path):
     assert mind.host.failures == [fails[0]["error"]] and not mind.running
 
 
-def test_a_failure_plan_handles_the_failure(tmp_path):
+def test_a_failure_plan_handles_the_failure_and_every_frame_it_unwinds_ends(tmp_path):
+    """Readers keep a stack of running plans (intention.start pushes, intention.end pops by
+    label): the frames a failure plan removes end too, so that stack empties."""
     log: list = []
-    mind, tracer = _mind(tmp_path, "!go.\n+!go <- .boom.\n-!go[error(E)] <- .note(E).\n", log=log)
+    mind, tracer = _mind(tmp_path, "!go.\n@go +!go <- !deep.\n@deep +!deep <- .boom.\n"
+                                   "@handler -!go[error(E)] <- .note(E).\n", log=log)
     _run(mind)
     assert [str(x) for x in log] == ["ia_failed"] and not _events(tracer, "intention.fail")
+    assert [d["plan"] for d in _events(tracer, "intention.start")] == ["go", "deep", "handler"]
+    assert [d["plan"] for d in _events(tracer, "intention.end")] == ["handler", "deep", "go"]
 
 
 def test_percepts_replace_and_trigger_plans(tmp_path):
@@ -205,3 +210,16 @@ def test_the_specs_beliefs_replace_the_files_and_are_the_agents_own(tmp_path):
     assert belief_texts(mind) == ["keep(1)[source(self)]", "note(1)[source(self), x]",
                                   "share_every(5)[source(self)]"]
     assert [d["belief"] for d in _events(tracer, "belief.add")] == ["keep(1)", "share_every(5)", "note(1)"]
+
+
+def test_a_plan_file_is_parsed_once_per_text(tmp_path):
+    """Every agent of a group loads the same file: parsed once, each mind its own program."""
+    log: list = []
+    first, _ = _mind(tmp_path, "n(1).\n!go.\n+!go : n(X) <- .note(X); -n(X); +n(2).\n", log=log)
+    second, _ = _mind(tmp_path, "n(1).\n!go.\n+!go : n(X) <- .note(X); -n(X); +n(2).\n", log=log)
+    _run(first)
+    _run(second)
+    assert log == [1, 1] and belief_texts(second) == ["n(2)[source(self)]"]
+    changed, _ = _mind(tmp_path, "n(5).\n!go.\n+!go : n(X) <- .note(X).\n", log=log)
+    _run(changed)
+    assert log == [1, 1, 5]

@@ -15,12 +15,13 @@ It knows nothing of SPADE or RL.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
 from bdi_rl.bdi.runtime.compiler import ADD_ACH, TRIGGER_TEXT
-from bdi_rl.bdi.runtime.parser import parse_file
+from bdi_rl.bdi.runtime.parser import parse_file, parse_text
 from bdi_rl.bdi.runtime.syntax import Program
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, has_source, sources
 from bdi_rl.bdi.text import source_text, term_text
@@ -187,12 +188,25 @@ def belief_texts(mind: Agent, annots: bool = True) -> list[str]:
 
 
 def _program(path: Path) -> Program:
+    """The program of ``path``; a file parsed before with the same text is not parsed again
+    (every agent of a run loads its group's file: ~30 ms of lark per agent otherwise)."""
     try:
-        return parse_file(path)
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        text = None  # parse_file says what is wrong
+    try:
+        parsed = parse_file(path) if text is None else _parsed(str(path), text)
     except AslSyntaxError as exc:
         raise AslError(str(exc)) from None
     except RecursionError:
         raise AslError(f"{path}: nested too deeply to be parsed") from None
+    # the AST's nodes are frozen: a program of fresh lists over them is the agent's own
+    return Program(list(parsed.beliefs), list(parsed.rules), list(parsed.goals), list(parsed.plans))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: str, text: str) -> Program:
+    return parse_text(text, path, frozenset({str(Path(path).resolve())}))
 
 
 def load_mind(

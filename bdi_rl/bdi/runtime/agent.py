@@ -1062,8 +1062,11 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
         return frame
 
     def frame_done(it: Intention, frame: Frame) -> None:
+        # a failure plan's frame ends the frames of the goal it handled too: all leave
+        gone = it.stack[frame.unwind_to :] if frame.unwind_to < len(it.stack) - 1 else (frame,)
         cls._frame_done(agent, it, frame)
-        listener.intention_ended(agent, frame.plan.name)
+        for ended in reversed(gone):
+            listener.intention_ended(agent, ended.plan.name)
 
     def drop(it: Intention, report: dict) -> None:
         cls._drop(agent, it, report)

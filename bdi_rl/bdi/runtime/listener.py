@@ -30,7 +30,8 @@ class Listener:
         """A plan (``plan``: its label) was selected for ``trigger`` and pushed."""
 
     def intention_ended(self, agent: Any, plan: str) -> None:
-        """The plan's body finished (its frame left the intention)."""
+        """The plan's frame left the intention: its body finished, or a failure plan that
+        handled the plan's goal finished (each frame it unwound is reported, innermost first)."""
 
     def intention_failed(self, agent: Any, report: dict) -> None:
         """An intention was dropped: no failure plan handled its failure (``report`` holds
