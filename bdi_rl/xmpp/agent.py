@@ -198,10 +198,8 @@ class AgentHost(MindHost):
             body = format_body(performative, content)
         except WireError as exc:
             raise PlanFailure("wrong_arguments", f".send: {exc}") from None
-        name = receiver if type(receiver) is str else term_text(receiver, annots=False)
-        if type(receiver) is Struct and not receiver.args:
-            name = receiver.functor
-        to = self.agent.resolve_jid(name)
+        # a peer by JID string ("bob@x") or by local part (bob, an atom)
+        to = self.agent.resolve_jid(receiver if type(receiver) is str else term_text(receiver, annots=False))
         if msg_id is not None:
             self.asked[msg_id] = bare_jid(to)
             if len(self.asked) > _ASKS_KEPT:  # answered or expired long ago
