@@ -24,6 +24,29 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+def cache_root() -> Path:
+    """bdi-rl's own cache directory: ``$BDI_RL_CACHE``, else ``$XDG_CACHE_HOME/bdi-rl``, else
+    ``~/.cache/bdi-rl`` (the viewer's index cache and the built grammar live under it)."""
+    configured = os.environ.get("BDI_RL_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bdi-rl"
+
+
+def private_dir(path: Path) -> Path | None:
+    """``path`` as a directory only this user can write (created so), or None if it is not
+    one: what is read back from there may be trusted as much as the user's own files."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return path
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
     An OSError names ``path`` (not the temporary file it was being written as)."""

@@ -19,15 +19,16 @@ apply_all()  # as the CLI does before it runs agents: tests build minds and agen
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The viewer's index cache goes to a private directory, never the user's ~/.cache; tests of
-# the cache itself pass their own.
-if "BDI_RL_INDEX_CACHE" not in os.environ:
+# bdi-rl's caches (the viewer's index, the built grammar) go to a private directory, never
+# the user's ~/.cache; tests of a cache itself pass their own.
+if "BDI_RL_CACHE" not in os.environ:
     import atexit
     import shutil
     import tempfile
 
-    os.environ["BDI_RL_INDEX_CACHE"] = tempfile.mkdtemp(prefix="bdi-rl-index-cache-")
-    atexit.register(shutil.rmtree, os.environ["BDI_RL_INDEX_CACHE"], True)
+    os.environ["BDI_RL_CACHE"] = tempfile.mkdtemp(prefix="bdi-rl-cache-")
+    os.environ.setdefault("BDI_RL_INDEX_CACHE", os.path.join(os.environ["BDI_RL_CACHE"], "index"))
+    atexit.register(shutil.rmtree, os.environ["BDI_RL_CACHE"], True)
 AGENTS = ROOT / "agents"
 ASL = ROOT / "asl"
 

@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, RunIndex
-from bdi_rl.store import atomic_write_bytes
+from bdi_rl.store import atomic_write_bytes, cache_root
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
@@ -44,8 +44,7 @@ def default_cache_dir() -> Path | None:
     configured = os.environ.get("BDI_RL_INDEX_CACHE")
     if configured:
         return None if configured == "off" else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "bdi-rl" / "index"
+    return cache_root() / "index"
 
 
 def cache_file(cache_dir: Path, run_dir: Path) -> Path:
