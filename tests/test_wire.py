@@ -47,6 +47,14 @@ def test_terms_that_could_not_be_read_back_are_not_sent(term):
 def test_sender_cannot_forge_its_source():
     term = parse_literal("q(1)[source(coordinator), urgent]")
     assert term.annots == frozenset([atom("urgent")])
+    assert parse_body("achieve", "go[source(coordinator)]").annots == frozenset()
+
+
+def test_an_asks_source_is_part_of_its_query():
+    """``policy(P)[source(self)]`` asks for the receiver's own belief, not one it was told:
+    in an ask, ``source(...)`` claims nothing about the sender."""
+    query = parse_body("askOne", "policy(P)[source(self)]")
+    assert query.annots == frozenset([S("source", (atom("self"),))])
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,9 @@ askHow                          a trigger, ``+!g(_)``
 
 An ask carries metadata ``reply_with`` (its id); the answer carries ``in_reply_to`` with
 that id, and its body is any one term (a literal, a list of literals, or for askHow plan
-source). A ``source(...)`` annotation in a body is dropped: the sender is the message's.
+source). A ``source(...)`` annotation in a body is dropped (the sender is the message's),
+except in an ask, where it is part of the query: ``policy(P)[source(self)]`` asks for the
+receiver's own belief, not one it was told.
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ def parse_body(performative: str, body: str, reply: bool = False) -> Any:
     term = _term(body, ground=performative not in ASKS)
     if type(term) is not Struct:
         raise WireError("not an AgentSpeak literal (a string, number or list)")
+    if performative in ASKS:
+        return term  # a query: source(...) says whose belief is asked for (source(self): the receiver's own)
     annots = frozenset(a for a in term.annots if not (type(a) is Struct and a.functor == "source"))
     return term if annots == term.annots else Struct(term.functor, term.args, annots)
 
