@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
-from bdi_rl.bdi.runtime.compiler import ADD_ACH, TRIGGER_TEXT
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text
 from bdi_rl.bdi.runtime.syntax import Program
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, has_source, sources

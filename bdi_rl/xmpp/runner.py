@@ -51,7 +51,7 @@ from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, Tra
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
-from bdi_rl.bdi.runtime.compiler import ADD_BEL
+from bdi_rl.bdi.runtime.triggers import ADD_BEL
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.wire import parse_literal
 

@@ -7,8 +7,9 @@ reasoning cycles; a :class:`~bdi_rl.bdi.runtime.listener.Listener` sees what the
 docs/AGENTSPEAK.md lists every known difference from Jason.
 """
 
-from bdi_rl.bdi.runtime.agent import Agent, Host, load_agent, parse_value
+from bdi_rl.bdi.runtime.agent import Agent, load_agent
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.host import Host, parse_value
 from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import Struct, atom

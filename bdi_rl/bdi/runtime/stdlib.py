@@ -7,7 +7,7 @@ argument; ``specs`` only fixes the arity (values arrive as they are: ints, float
 tuples for lists, :class:`~bdi_rl.bdi.runtime.terms.Struct` for atoms and structures).
 
 Standard actions are compiled, not called: each is a function from its argument AST to
-a :class:`~bdi_rl.bdi.runtime.compiler.Query`, so ``.member`` can backtrack in a context
+a :class:`~bdi_rl.bdi.runtime.queries.Query`, so ``.member`` can backtrack in a context
 and ``.count``/``.findall`` evaluate their formula as compiled code.
 """
 
@@ -15,33 +15,19 @@ from __future__ import annotations
 
 import functools
 import random
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.compiler import (
-    ADD_ACH,
-    ADD_BEL,
-    ADD_TEST,
-    DEL_ACH,
-    DEL_BEL,
-    DEL_TEST,
-    RELATIONAL,
-    SUSPENDED,
-    TRIGGER_TYPES,
-    WAIT_FORMULA,
-    Query,
-    _trigger_matcher,
-)
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.relations import RELATIONAL
 from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, from_python, print_str, resolve, undo
+from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_matcher
 from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
-if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.compiler import Compiler
-
-Builtin = Callable[["Compiler", s.Lit, TermCompiler], Query]
-
-_ = (ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST)
+Builtin = Callable[["QueryCompiler", s.Lit, TermCompiler], Query]
 
 
 class HostAction:
@@ -95,7 +81,7 @@ class Actions:
             names |= self.parent.names()
         return names
 
-    def compile_call(self, compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+    def compile_call(self, compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         entry = self.get(node.functor)
         if entry is None:
             raise tc.error(node, f"unknown internal action {node.functor}")
@@ -104,7 +90,7 @@ class Actions:
         return entry(compiler, node, tc)
 
 
-def _host_call(compiler: "Compiler", node: s.Lit, tc: TermCompiler, entry: HostAction) -> Query:
+def _host_call(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler, entry: HostAction) -> Query:
     name = node.functor
     codes = [tc.term(a) for a in node.args]
     n = len(codes)
@@ -164,7 +150,7 @@ STANDARD: dict[str, Builtin] = {}
 def standard(name: str, *arities: int) -> Callable[[Builtin], Builtin]:
     def register(fn: Builtin) -> Builtin:
         @functools.wraps(fn)
-        def checked(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+        def checked(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
             if arities and len(node.args) not in arities:
                 raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), got {len(node.args)}")
             return fn(compiler, node, tc)
@@ -180,7 +166,7 @@ def _det(first: Callable[..., bool]) -> Query:
 
 
 @standard(".print")
-def _print(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _print(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
@@ -194,7 +180,7 @@ STANDARD[".println"] = STANDARD[".print"]
 
 
 @standard(".my_name", 1)
-def _my_name(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _my_name(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
     return _det(lambda ag, env, trail: out(ag.name_term, env, trail))
 
@@ -207,7 +193,7 @@ def _list_arg(value: Any, what: str) -> tuple:
 
 
 @standard(".length", 2)
-def _length(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _length(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
@@ -221,7 +207,7 @@ def _length(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".member", 2)
-def _member(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _member(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     item = tc.term(node.args[0]).match
     items = tc.term(node.args[1]).build
 
@@ -244,7 +230,7 @@ def _member(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".concat")
-def _concat(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _concat(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     if len(node.args) < 2:
         raise tc.error(node, ".concat needs its parts and a result")
     parts = [tc.term(a).build for a in node.args[:-1]]
@@ -260,7 +246,7 @@ def _concat(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 def _extreme(pick: Callable[..., Any]) -> Builtin:
-    def compile_(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+    def compile_(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         items = tc.term(node.args[0]).build
         out = tc.term(node.args[1]).match
 
@@ -280,7 +266,7 @@ standard(".min", 2)(_extreme(min))
 
 
 @standard(".nth", 3)
-def _nth(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _nth(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     index = tc.term(node.args[0]).build
     items = tc.term(node.args[1]).build
     out = tc.term(node.args[2]).match
@@ -298,7 +284,7 @@ def _nth(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".sort", 2)
-def _sort(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _sort(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     items = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
@@ -310,7 +296,7 @@ def _sort(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 def _type_test(test: Callable[[Any], bool]) -> Builtin:
-    def compile_(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+    def compile_(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         arg = tc.term(node.args[0]).build
         return _det(lambda ag, env, trail: test(deref(resolve(arg(env)))))
 
@@ -332,7 +318,7 @@ standard(".literal", 1)(_type_test(lambda v: type(v) is Struct))
 
 
 @standard(".random", 1)
-def _random(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _random(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
     return _det(
         lambda ag, env, trail: out(ag.random.random() if hasattr(ag, "random") else random.random(), env, trail)
@@ -340,7 +326,7 @@ def _random(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".findall", 3)
-def _findall(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _findall(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     template = tc.term(node.args[0]).build
     query = compiler.query(node.args[1], tc)
     out = tc.term(node.args[2]).match
@@ -356,7 +342,7 @@ def _findall(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".count", 2)
-def _count(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _count(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     query = compiler.query(node.args[0], tc)
     out = tc.term(node.args[1]).match
     solve = query.solve
@@ -371,7 +357,7 @@ def _count(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".fail")
-def _fail(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
@@ -389,7 +375,7 @@ def _fail(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".current_intention", 1)
-def _current_intention(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _current_intention(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
 
     def first(ag: Any, env: list, trail: Any) -> bool:
@@ -416,7 +402,7 @@ def _is_formula(node: Any) -> bool:
 
 
 @standard(".wait", 1, 2, 3)
-def _wait(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     args = node.args
     if _is_formula(args[0]):
         return _wait_formula(compiler, node, tc)
@@ -425,7 +411,7 @@ def _wait(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
         ttype = TRIGGER_TYPES[(trigger.op, trigger.kind)]
         lit = trigger.literal
         key = (ttype, lit.name, len(lit.args))
-        matcher = _trigger_matcher([tc.term(a) for a in lit.args], [tc.term(a) for a in lit.annots])
+        matcher = trigger_matcher([tc.term(a) for a in lit.args], [tc.term(a) for a in lit.annots])
         timeout = tc.term(args[1]).build if len(args) >= 2 else None
         elapsed = tc.term(args[2]).match if len(args) == 3 else None
     else:
@@ -452,7 +438,7 @@ def _wait(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
     return Query(_no_context(".wait"), body=make)
 
 
-def _wait_formula(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     """``.wait(b(X) & X > 10[, Timeout[, Elapsed]])``: go on at once if the agent believes
     the formula (its bindings kept), else suspend until a belief change or goal makes it
     true (Jason tests it at each new event)."""
@@ -482,7 +468,7 @@ def _wait_formula(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".send", 3, 4, 5)
-def _send(compiler: "Compiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _send(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     receiver = tc.term(node.args[0]).build
     performative = tc.term(node.args[1]).build
     content = tc.term(node.args[2]).build

@@ -1,0 +1,380 @@
+"""Plan bodies: statements compiled to flat code.
+
+A **plan body** is flat code: a list of instructions ``instr(ag, intention, frame) -> pc``
+(the next instruction's index, or a negative signal: a frame was pushed, the intention is
+suspended, or it yields its turn). ``if``/``while``/``for`` are jumps; a ``while`` saves
+the frame's slots on entry and restores them before each test, as Jason restores the
+unifier (bindings made in the body do not leak into the next test).
+
+Jumps and loops are in control.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.control import (
+    branch_test,
+    for_enter,
+    for_next,
+    jump,
+    jump_back,
+    loop_back,
+    loop_enter,
+    while_goal,
+)
+from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.literals import args_build, atomic_args
+from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, resolve, term_str
+from bdi_rl.bdi.runtime.unify import MISSING, Env, TermCompiler, has_source_annot
+
+
+def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
+    """Build function for a goal or belief written in a body: ``source(self)`` is added
+    unless the literal names a source (Jason)."""
+    code = tc.term(lit)
+    if code.const is not MISSING:
+        value = code.const
+        if not has_source_annot(lit.annots):
+            value = Struct(value.functor, value.args, value.annots | ANNOTS_SELF)
+        return lambda env: value
+    build = code.build
+    if has_source_annot(lit.annots):
+        return build
+    if not lit.annots:  # the usual goal: its Struct built once, with source(self)
+        args = args_build([tc.term(a) for a in lit.args], resolved=False)
+        name = lit.name
+        return lambda env: Struct(name, args(env), ANNOTS_SELF)
+
+    def with_self(env: Env) -> Struct:
+        v = build(env)
+        return Struct(v.functor, v.args, v.annots | ANNOTS_SELF)
+
+    return with_self
+
+
+class BodyCompiler:
+    """A plan body -> flat code; see the module docstring."""
+
+    def __init__(self, compiler: QueryCompiler, tc: TermCompiler) -> None:
+        self.compiler = compiler
+        self.tc = tc
+        self.items: list[tuple[Callable[[int, dict[int, int]], Callable], int]] = []
+        self.labels: dict[int, int] = {}
+        self.n_labels = 0
+        self.loops = 0
+
+    def label(self) -> int:
+        self.n_labels += 1
+        return self.n_labels
+
+    def place(self, label: int) -> None:
+        self.labels[label] = len(self.items)
+
+    def emit(self, make: Callable[[int, dict[int, int]], Callable], line: int) -> None:
+        self.items.append((make, line))
+
+    def finish(self) -> tuple[list[Callable], list[int], int]:
+        code = [make(pc, self.labels) for pc, (make, _) in enumerate(self.items)]
+        lines = [line for _, line in self.items]
+        return code, lines, self.loops
+
+    def statements(self, body: tuple) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, stmt: Any) -> None:
+        if isinstance(stmt, s.If):
+            self.if_(stmt)
+        elif isinstance(stmt, s.While):
+            self.while_(stmt)
+        elif isinstance(stmt, s.For):
+            self.for_(stmt)
+        else:
+            self.simple(stmt)
+
+    def simple(self, stmt: s.Stmt) -> None:
+        op, expr, line = stmt.op, stmt.expr, stmt.line
+        tc = self.tc
+        if op == "expr":
+            if isinstance(expr, s.Lit) and expr.functor == "true" and not expr.args:
+                return
+            if isinstance(expr, s.Lit) and not expr.functor.startswith("."):
+                self.env_action(expr, line)
+                return
+            query = self.compiler.query(expr, tc)
+            if query.body is not None:
+                self.emit(query.body, line)
+                return
+            self.emit(_formula_instr(query, expr), line)
+            return
+        if not isinstance(expr, s.Lit) or expr.functor.startswith("."):
+            raise tc.error(expr, f"{op} needs a literal")
+        if op in ("!", "!!"):
+            build = goal_code(tc, expr)
+            if op == "!":
+
+                def make(pc: int, labels: dict) -> Callable:
+                    nxt = pc + 1
+
+                    def achieve(ag: Any, it: Any, frame: Any) -> int:
+                        frame.pc = nxt
+                        return ag.achieve(it, build(frame.env))
+
+                    return achieve
+            else:
+
+                def make(pc: int, labels: dict) -> Callable:
+                    nxt = pc + 1
+
+                    def achieve_new(ag: Any, it: Any, frame: Any) -> int:
+                        ag.post_goal(resolve(build(frame.env)))
+                        return nxt
+
+                    return achieve_new
+
+            self.emit(make, line)
+        elif op == "?":
+            self.test_goal(expr, line)
+        elif op == "+" and not expr.annots:
+            self.add_belief(expr, line)
+        elif op == "+":
+            build = goal_code(tc, expr)
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def add_belief(ag: Any, it: Any, frame: Any) -> int:
+                    ag.add_belief(build(frame.env))
+                    return nxt
+
+                return add_belief
+
+            self.emit(make, line)
+        elif op == "+>":
+            build = goal_code(tc, expr)
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def add_belief_end(ag: Any, it: Any, frame: Any) -> int:
+                    ag.add_belief(build(frame.env), at_end=True)
+                    return nxt
+
+                return add_belief_end
+
+            self.emit(make, line)
+        elif op == "-":
+            self.del_belief(expr, line)
+        elif op == "-+":
+            build = goal_code(tc, expr)
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def replace_belief(ag: Any, it: Any, frame: Any) -> int:
+                    ag.replace_belief(build(frame.env))
+                    return nxt
+
+                return replace_belief
+
+            self.emit(make, line)
+        else:
+            raise tc.error(expr, f"unknown body operator {op}")
+
+    def env_action(self, expr: s.Lit, line: int) -> None:
+        code = self.tc.term(expr)
+        build = code.build
+
+        def make(pc: int, labels: dict) -> Callable:
+            nxt = pc + 1
+
+            def act(ag: Any, it: Any, frame: Any) -> int:
+                ag.act(resolve(build(frame.env)))
+                return nxt
+
+            return act
+
+        self.emit(make, line)
+
+    def test_goal(self, expr: s.Lit, line: int) -> None:
+        query = self.compiler.literal_query(expr, self.tc)
+        first = query.first
+        build = goal_code(self.tc, expr)
+        key = (expr.name, len(expr.args))
+
+        def make(pc: int, labels: dict) -> Callable:
+            nxt = pc + 1
+
+            def test(ag: Any, it: Any, frame: Any) -> int:
+                if first(ag, frame.env, []):
+                    return nxt
+                frame.pc = nxt
+                return ag.test_goal(it, build(frame.env), key)
+
+            return test
+
+        self.emit(make, line)
+
+    def add_belief(self, expr: s.Lit, line: int) -> None:
+        """``+b(args)``: the argument tuple straight into the belief base, ``source(self)``."""
+        args = args_build([self.tc.term(a) for a in expr.args], resolved=True)
+        name = expr.name
+
+        def make(pc: int, labels: dict) -> Callable:
+            nxt = pc + 1
+
+            def add_belief(ag: Any, it: Any, frame: Any) -> int:
+                ag._bb_add(name, args(frame.env), ANNOTS_SELF)
+                return nxt
+
+            return add_belief
+
+        self.emit(make, line)
+
+    def del_belief(self, expr: s.Lit, line: int) -> None:
+        tc = self.tc
+        args = [tc.term(a) for a in expr.args]
+        annot_nodes = (
+            expr.annots if has_source_annot(expr.annots) else expr.annots + (s.Lit("source", (s.Lit("self"),)),)
+        )
+        annots = [tc.term(a) for a in annot_nodes]
+        key = (expr.name, len(expr.args))
+        if any(c.const is MISSING for c in annots):
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def remove(ag: Any, it: Any, frame: Any) -> int:
+                    ag.remove_matching(key, args, annots, frame.env)
+                    return nxt
+
+                return remove
+
+            self.emit(make, line)
+            return
+        # ground annotations (the usual [source(self)]): -b(X) with X bound is one lookup
+        const_annots = frozenset(c.const for c in annots)
+        atomic = atomic_args(args)
+        name = expr.name
+
+        def make_lookup(pc: int, labels: dict) -> Callable:
+            nxt = pc + 1
+
+            def remove(ag: Any, it: Any, frame: Any) -> int:
+                env = frame.env
+                values = atomic(env)
+                if values is None:
+                    ag.remove_matching(key, args, annots, env)
+                    return nxt
+                group = ag.beliefs.groups.get(key)
+                if group:
+                    bannots = group.get(values)
+                    if bannots is not None and const_annots <= bannots:
+                        ag._bb_remove(name, values, const_annots)
+                return nxt
+
+            return remove
+
+        self.emit(make_lookup, line)
+
+    def if_(self, stmt: s.If) -> None:
+        end = self.label()
+        for cond, body in stmt.branches:
+            query = self.compiler.query(cond, self.tc)
+            skip = self.label()
+            self.emit(branch_test(query.first, skip), stmt.line)
+            self.statements(body)
+            self.emit(jump(end), stmt.line)
+            self.place(skip)
+        if stmt.otherwise is not None:
+            self.statements(stmt.otherwise)
+        self.place(end)
+
+    def while_(self, stmt: s.While) -> None:
+        k = self.loops
+        self.loops += 1
+        query = self.compiler.query(stmt.cond, self.tc)
+        end = self.label()
+        body = stmt.body
+        if (
+            len(body) == 1
+            and isinstance(body[0], s.Stmt)
+            and body[0].op == "!"
+            and isinstance(body[0].expr, s.Lit)
+            and not body[0].expr.functor.startswith(".")
+        ):
+            # while (c) { !g }: the shipped loops' shape, one instruction per iteration
+            self.emit(while_goal(k, query.first, goal_code(self.tc, body[0].expr), end), stmt.line)
+            self.place(end)
+            return
+        test = self.label()
+        self.emit(loop_enter(k), stmt.line)
+        self.place(test)
+        self.emit(branch_test(query.first, end), stmt.line)
+        self.statements(stmt.body)
+        self.emit(loop_back(k, test), stmt.line)
+        self.place(end)
+
+    def for_(self, stmt: s.For) -> None:
+        k = self.loops
+        self.loops += 1
+        query = self.compiler.query(stmt.cond, self.tc)
+        end = self.label()
+        step = self.label()
+        self.emit(for_enter(k, query.solve), stmt.line)
+        self.place(step)
+        self.emit(for_next(k, end), stmt.line)
+        self.statements(stmt.body)
+        self.emit(jump_back(step), stmt.line)
+        self.place(end)
+
+
+def _formula_instr(query: Query, expr: Any) -> Callable:
+    first = query.first
+    kind = query.failure
+    text = expr_text(expr)
+
+    def make(pc: int, labels: dict) -> Callable:
+        nxt = pc + 1
+
+        def formula(ag: Any, it: Any, frame: Any) -> int:
+            if first(ag, frame.env, []):
+                return nxt
+            raise PlanFailure(kind, f"{text} failed")
+
+        return formula
+
+    return make
+
+
+def lit_text(lit: s.Lit) -> str:
+    text = lit.name
+    if lit.args:
+        text += "(" + ",".join(expr_text(a) for a in lit.args) + ")"
+    if lit.annots:
+        text += "[" + ",".join(expr_text(a) for a in lit.annots) + "]"
+    return text
+
+
+def expr_text(node: Any) -> str:
+    if isinstance(node, s.Var):
+        return node.name
+    if isinstance(node, s.Const):
+        return term_str(node.value)
+    if isinstance(node, s.Lit):
+        return lit_text(node)
+    if isinstance(node, s.ListExpr):
+        inner = ",".join(expr_text(a) for a in node.items)
+        if node.tail is not None:
+            inner += "|" + expr_text(node.tail)
+        return "[" + inner + "]"
+    if isinstance(node, s.BinOp):
+        return f"{expr_text(node.left)} {node.op} {expr_text(node.right)}"
+    if isinstance(node, s.UnOp):
+        return f"{node.op} {expr_text(node.operand)}" if node.op == "not" else f"-{expr_text(node.operand)}"
+    if isinstance(node, s.TriggerExpr):
+        return "{" + node.op + node.kind + lit_text(node.literal) + "}"
+    return "?"

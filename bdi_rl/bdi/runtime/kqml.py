@@ -1,0 +1,213 @@
+"""Communication: sending, synchronous asks and their answers, and the KQML performatives
+received (tell, untell, achieve, unachieve, askOne, askAll, tellHow, untellHow, askHow).
+
+The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
+agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable
+
+from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.intention import Frame, Intention
+from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.queries import solve_value
+from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.agent import Agent
+
+
+def send(ag: Agent, receiver: Any, performative: str, content: Any, msg_id: str | None = None) -> None:
+    if performative in ("askOne", "askAll", "askHow") and msg_id is None:
+        msg_id = f"{ag.name}#{next(ag._seq)}"
+    receivers = receiver if type(receiver) is tuple else (receiver,)
+    for to in receivers:
+        ag.host.send(ag, to, performative, content, msg_id=msg_id)
+
+
+def ask(
+    ag: Agent,
+    it: Intention,
+    frame: Frame,
+    receiver: Any,
+    performative: str,
+    content: Any,
+    answer: Callable,
+    timeout_ms: Any,
+) -> None:
+    msg_id = f"{ag.name}#{next(ag._seq)}"
+    entry = [it, frame, answer, performative, None]
+    ag.pending_asks[msg_id] = tuple(entry)
+    if timeout_ms is not None:
+        ag._timer(timeout_ms, lambda: ag._ask_timeout(msg_id))
+    ag.send(receiver, performative, content, msg_id)
+
+
+def _ask_timeout(ag: Agent, msg_id: str) -> None:
+    entry = ag.pending_asks.pop(msg_id, None)
+    if entry is None:
+        return
+    ag.expired_asks.add(msg_id)
+    it, frame, answer = entry[:3]
+    if not it.dropped:
+        answer(atom("timeout"), frame.env, None)
+        ag.running.append(it)
+
+
+def _process_messages(ag: Agent) -> None:
+    inbox, ag.inbox = ag.inbox, []
+    for sender, performative, content, msg_id, in_reply_to in inbox:
+        if sender == ag.name or sender == ag.name_term:
+            sender = SELF
+        if in_reply_to is not None:
+            if in_reply_to in ag.pending_asks:
+                ag._answer_arrived(sender, performative, content, in_reply_to)
+                continue
+            if in_reply_to in ag.expired_asks:
+                continue
+        if not ag.host.accept(ag, sender, performative, content):
+            ag.refused += 1
+            continue
+        handler = _PERFORMATIVES.get(performative)
+        if handler is not None:
+            handler(ag, sender, content, msg_id)
+
+
+def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg_id: str) -> None:
+    it, frame, answer, asked = ag.pending_asks.pop(msg_id)[:4]
+    if it.dropped:
+        return
+    if asked == "askOne":
+        value = FALSE if performative == "untell" else _with_source(content, sender)
+    elif asked == "askAll" and type(content) is tuple:
+        value = tuple(_with_source(c, sender) for c in content)
+    else:
+        value = content
+    if answer(value, frame.env, None):
+        ag.running.append(it)
+    elif ag._fail(
+        it,
+        frame,
+        frame.pc - 1,
+        PlanFailure(
+            "ask_failed",
+            f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
+        ),
+    ):
+        ag.running.append(it)
+
+
+def _on_tell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    for item in content if type(content) is tuple else (content,):
+        if type(item) is Struct and is_ground(item):
+            ag._bb_add(item.functor, item.args, item.annots | {source(sender)})
+
+
+def _on_untell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    for item in content if type(content) is tuple else (content,):
+        if type(item) is not Struct:
+            continue
+        group = ag.beliefs.groups.get((item.functor, len(item.args)))
+        for bargs in list(group or ()):
+            trail: list = []
+            if all(unify(a, b, trail) for a, b in zip(item.args, bargs, strict=False)):
+                ag._bb_remove(item.functor, bargs, frozenset((source(sender),)))
+            undo(trail, 0)
+
+
+def _on_achieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    if type(content) is Struct:
+        ag.post_goal(_with_source(content, sender))
+
+
+def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    """Drop the desire: queued events and intentions for ``+!content``."""
+    if type(content) is not Struct:
+        return
+
+    def matches(value: Struct) -> bool:
+        trail: list = []
+        ok = unify(Struct(content.functor, content.args), value, trail)
+        undo(trail, 0)
+        return ok
+
+    ag.events[:] = [(t, v) for t, v in ag.events if not (t == ADD_ACH and matches(v))]
+    for it in (
+        list(ag.running)
+        + [w[0] for ws in ag.waiters.values() for w in ws]
+        + [e[0] for e in ag.pending_asks.values()]
+        + [t[4] for t in ag.timers if t[4] is not None]
+    ):
+        if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
+            it.dropped = True
+            if ag.atomic is it:
+                ag.atomic = None
+    ag.running = deque(it for it in ag.running if not it.dropped)
+
+
+def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
+    trail: list = []
+    answers = []
+    for found in solve_value(ag, content, trail):
+        answer = resolve(content)
+        answer = Struct(answer.functor, answer.args, frozenset(a for a in found.annots if a != source(SELF)))
+        answers.append(answer)
+        if not every:
+            break
+    undo(trail, 0)
+    if every:
+        ag.host.send(ag, sender, "tell", tuple(answers), in_reply_to=msg_id)
+    elif answers:
+        ag.host.send(ag, sender, "tell", answers[0], in_reply_to=msg_id)
+    else:
+        ag.host.send(ag, sender, "untell", content, in_reply_to=msg_id)
+
+
+def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    for text in content if type(content) is tuple else (content,):
+        if isinstance(text, str):
+            ag.add_program(parse_text(text, f"<tellHow from {term_str(sender)}>"), goals=False, plan_source=sender)
+
+
+def _on_untell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    labels = {
+        resolve(c).functor for c in (content if type(content) is tuple else (content,)) if type(resolve(c)) is Struct
+    }
+    for key, plans in list(ag.plans.items()):
+        kept = [p for p in plans if p.name not in labels]
+        if kept:
+            ag.plans[key] = kept
+        else:
+            del ag.plans[key]
+
+
+def _on_ask_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+    text = content if isinstance(content, str) else term_str(content)
+    trigger = parse_text(text.strip().strip("{}") + ".", "<askHow>").plans[0].trigger
+    key = (TRIGGER_TYPES[(trigger.op, trigger.kind)], trigger.literal.name, len(trigger.literal.args))
+    texts = tuple(p.text for p in ag.plans.get(key, ()) if p.text)
+    ag.host.send(ag, sender, "tellHow", texts, in_reply_to=msg_id)
+
+
+_PERFORMATIVES: dict[str, Callable[..., None]] = {
+    "tell": _on_tell,
+    "untell": _on_untell,
+    "achieve": _on_achieve,
+    "unachieve": _on_unachieve,
+    "askOne": _on_ask,
+    "askAll": lambda ag, sender, content, msg_id: ag._on_ask(sender, content, msg_id, every=True),
+    "tellHow": _on_tell_how,
+    "untellHow": _on_untell_how,
+    "askHow": _on_ask_how,
+}
+
+
+def _with_source(value: Any, sender: Any) -> Any:
+    value = resolve(value)
+    if type(value) is not Struct:
+        return value
+    return Struct(value.functor, value.args, value.annots | {source(sender)})

@@ -1,0 +1,323 @@
+"""Queries: formulas compiled to closures (contexts, tests, conditions, rule bodies).
+
+A **query** has two entry points: ``first(ag, env, trail)`` finds one solution and keeps
+its bindings (plan contexts, ``if``/``while`` tests, body formulas) or returns False with
+nothing bound; ``solve(ag, env, trail)`` is a generator over all solutions (conjunctions,
+``for``, ``.findall``, rules): while suspended at a ``yield`` its bindings hold, and it
+undoes them before the next solution. Only the last conjunct of a ``first`` is asked for
+``first``, so the common context ``state(S)`` is one loop, not a generator.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
+from bdi_rl.bdi.runtime.rules import solve_rules
+from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TermCompiler, solve_annots
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.stdlib import Actions
+
+
+class Query:
+    """A compiled logical formula (see the module docstring)."""
+
+    __slots__ = ("first", "solve", "then", "body", "failure")
+
+    def __init__(
+        self,
+        first: Callable[..., bool],
+        solve: Callable[..., Iterator[Any]] | None = None,
+        body: Callable[..., Any] | None = None,
+        failure: str = "ia_failed",
+        then: Callable[[Callable[..., bool]], Callable[..., bool]] | None = None,
+    ) -> None:
+        self.first = first
+        self.then = (
+            then if then is not None else (_then_from_first(first) if solve is None else _then_from_solve(solve))
+        )
+        """``then(k)``: a ``first`` that tries ``k`` on each solution of this formula in
+        turn; a conjunction's ``first`` is ``left.then(right.first)``, one loop without a
+        generator when the left side is a literal (compiled once, not per call)"""
+        self.solve = solve if solve is not None else _solve_from_first(first)
+        self.body = body
+        """for a body statement with its own control (``.wait``, a synchronous ``.send``):
+        ``body(pc, next_pc) -> instruction``"""
+        self.failure = failure
+        """the error kind when this formula fails as a body statement"""
+
+
+def _solve_from_first(first: Callable[..., bool]) -> Callable[..., Iterator[Any]]:
+    def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        mark = len(trail)
+        if first(ag, env, trail):
+            yield True
+            undo(trail, mark)
+
+    return solve
+
+
+def _then_from_first(first: Callable[..., bool]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def then(k: Callable[..., bool]) -> Callable[..., bool]:
+        def first_k(ag: Any, env: Env, trail: list) -> bool:
+            mark = len(trail)
+            if first(ag, env, trail):
+                if k(ag, env, trail):
+                    return True
+                undo(trail, mark)
+            return False
+
+        return first_k
+
+    return then
+
+
+def _then_from_solve(solve: Callable[..., Iterator[Any]]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+    def then(k: Callable[..., bool]) -> Callable[..., bool]:
+        def first_k(ag: Any, env: Env, trail: list) -> bool:
+            for _ in solve(ag, env, trail):
+                if k(ag, env, trail):
+                    return True
+            return False
+
+        return first_k
+
+    return then
+
+
+def _true_first(ag: Any, env: Env, trail: Any) -> bool:
+    return True
+
+
+def _false_first(ag: Any, env: Env, trail: Any) -> bool:
+    return False
+
+
+TRUE_QUERY = Query(_true_first, failure="constraint_failed")
+FALSE_QUERY = Query(_false_first, failure="constraint_failed")
+
+
+def solve_value(ag: Any, value: Any, trail: list) -> Iterator[Struct]:
+    """Solutions of a literal given as a runtime value (asks, ``.count`` of a variable):
+    yields the matching belief (or the instantiated literal, for a rule)."""
+    value = deref(value)
+    if type(value) is not Struct:
+        raise PlanFailure("wrong_arguments", f"not a literal: {term_str(value)}")
+    key = (value.functor, len(value.args))
+    group = ag.beliefs.get(key)
+    if group:
+        for bargs, bannots in reversed(tuple(group.items())):
+            mark = len(trail)
+            if all(unify(a, b, trail) for a, b in zip(value.args, bargs, strict=False)):
+                if not value.annots or match_value_annots(value.annots, bannots, trail):
+                    yield Struct(value.functor, bargs, bannots)
+            undo(trail, mark)
+    rules = ag.rules.get(key)
+    if rules and not value.annots:
+        for _ in solve_rules(ag, rules, list(value.args), trail):
+            yield resolve(value)
+
+
+def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
+    from bdi_rl.bdi.runtime.terms import unify_annots
+
+    return unify_annots(pattern, annots, trail)
+
+
+class QueryCompiler:
+    """Compiles formulas against one agent's action table."""
+
+    def __init__(self, actions: "Actions", cells: dict[str, list]) -> None:
+        self.actions = actions
+        self.cells = cells
+        """per-agent boxes around host actions (the listener wraps them in one place)"""
+
+    # -- queries ----------------------------------------------------------------------------
+    def query(self, node: Any, tc: TermCompiler) -> Query:
+        if isinstance(node, s.Lit):
+            if node.functor.startswith("."):
+                return self.actions.compile_call(self, node, tc)
+            if not node.args and not node.annots and not node.negated:
+                if node.functor == "true":
+                    return TRUE_QUERY
+                if node.functor == "false":
+                    return FALSE_QUERY
+            return self.literal_query(node, tc)
+        if isinstance(node, s.BinOp):
+            if node.op == "&":
+                return self.conj(self.query(node.left, tc), self.query(node.right, tc))
+            if node.op == "|":
+                return self.disj(self.query(node.left, tc), self.query(node.right, tc))
+            if node.op in RELATIONAL:
+                return Query(relational(node, tc), failure="constraint_failed")
+            raise tc.error(node, f"{node.op!r} is arithmetic, not a formula")
+        if isinstance(node, s.UnOp) and node.op == "not":
+            return self.negation(self.query(node.operand, tc))
+        if isinstance(node, s.Var):
+            return self.meta_call(tc.term(node))
+        raise tc.error(node, "not a formula")
+
+    def literal_query(self, node: s.Lit, tc: TermCompiler) -> Query:
+        key = (node.name, len(node.args))
+        args = [tc.term(a) for a in node.args]
+        annots = [tc.term(a) for a in node.annots]
+        arity = len(args)
+        matches = [c.match for c in args]
+        ground = all(c.const is not MISSING for c in args)
+        const_args = tuple(c.const for c in args) if ground else None
+        const_annots = frozenset(c.const for c in annots) if all(c.const is not MISSING for c in annots) else None
+        simple_annots = const_annots is not None
+        builds = [c.build for c in args]
+
+        def match_args(bargs: tuple, env: Env, trail: list) -> bool:
+            for k in range(arity):
+                if not matches[k](bargs[k], env, trail):
+                    return False
+            return True
+
+        if arity == 1:
+            m0 = matches[0]
+
+            def match_args(bargs: tuple, env: Env, trail: list) -> bool:  # noqa: F811 - faster for one
+                return m0(bargs[0], env, trail)
+
+        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+            group = ag.beliefs.groups.get(key)
+            if group:
+                if ground:
+                    bannots = group.get(const_args)
+                    if bannots is not None:
+                        if simple_annots:
+                            if const_annots <= bannots:  # type: ignore[operator]
+                                yield True
+                        else:
+                            yield from solve_annots(annots, bannots, env, trail)
+                else:
+                    for bargs, bannots in reversed(tuple(group.items())):
+                        mark = len(trail)
+                        if match_args(bargs, env, trail):
+                            if simple_annots:
+                                if const_annots <= bannots:  # type: ignore[operator]
+                                    yield True
+                            else:
+                                yield from solve_annots(annots, bannots, env, trail)
+                        undo(trail, mark)
+            if not annots:
+                rules = ag.rules.get(key)
+                if rules:
+                    yield from solve_rules(ag, rules, [b(env) for b in builds], trail)
+
+        def then(k: Callable[..., bool] | None) -> Callable[..., bool]:
+            """``first`` trying ``k`` on each belief matched (``k`` None: the first match)."""
+
+            def first_k(ag: Any, env: Env, trail: list) -> bool:
+                group = ag.beliefs.groups.get(key)
+                if group:
+                    if ground:
+                        bannots = group.get(const_args)
+                        if bannots is not None:
+                            if simple_annots:
+                                if const_annots <= bannots and (k is None or k(ag, env, trail)):  # type: ignore[operator]
+                                    return True
+                            else:
+                                for _ in solve_annots(annots, bannots, env, trail):
+                                    if k is None or k(ag, env, trail):
+                                        return True
+                    elif simple_annots:
+                        if len(group) == 1:  # the usual percept: state(S)
+                            [(bargs, bannots)] = group.items()
+                            mark = len(trail)
+                            if (
+                                const_annots <= bannots
+                                and match_args(bargs, env, trail)
+                                and (  # type: ignore[operator]
+                                    k is None or k(ag, env, trail)
+                                )
+                            ):
+                                return True
+                            undo(trail, mark)
+                        else:
+                            for bargs, bannots in reversed(tuple(group.items())):
+                                if const_annots <= bannots:  # type: ignore[operator]
+                                    mark = len(trail)
+                                    if match_args(bargs, env, trail) and (k is None or k(ag, env, trail)):
+                                        return True
+                                    undo(trail, mark)
+                    else:
+                        for bargs, bannots in reversed(tuple(group.items())):
+                            mark = len(trail)
+                            if match_args(bargs, env, trail):
+                                for _ in solve_annots(annots, bannots, env, trail):
+                                    if k is None or k(ag, env, trail):
+                                        return True
+                            undo(trail, mark)
+                if not annots:
+                    rules = ag.rules.get(key)
+                    if rules:
+                        for _ in solve_rules(ag, rules, [b(env) for b in builds], trail):
+                            if k is None or k(ag, env, trail):
+                                return True
+                return False
+
+            return first_k
+
+        first = then(None)
+        return Query(first, solve, failure="action_failed", then=then)
+
+    def conj(self, left: Query, right: Query) -> Query:
+        lsolve, rsolve, rfirst = left.solve, right.solve, right.first
+
+        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+            for _ in lsolve(ag, env, trail):
+                yield from rsolve(ag, env, trail)
+
+        lthen, rthen = left.then, right.then
+
+        def then(k: Callable[..., bool]) -> Callable[..., bool]:
+            return lthen(rthen(k))
+
+        return Query(lthen(rfirst), solve, failure="constraint_failed", then=then)
+
+    def disj(self, left: Query, right: Query) -> Query:
+        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+            yield from left.solve(ag, env, trail)
+            yield from right.solve(ag, env, trail)
+
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            return left.first(ag, env, trail) or right.first(ag, env, trail)
+
+        return Query(first, solve, failure="constraint_failed")
+
+    def negation(self, inner: Query) -> Query:
+        ifirst = inner.first
+
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            mark = len(trail)
+            if ifirst(ag, env, trail):
+                undo(trail, mark)
+                return False
+            return True
+
+        return Query(first, failure="constraint_failed")
+
+    def meta_call(self, code: Code) -> Query:
+        """A variable as a formula: the literal it is bound to, queried."""
+
+        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+            value = deref(code.build(env))
+            for found in solve_value(ag, value, trail):
+                mark = len(trail)
+                if unify(value, found, trail):
+                    yield True
+                undo(trail, mark)
+
+        def first(ag: Any, env: Env, trail: list) -> bool:
+            for _ in solve(ag, env, trail):
+                return True
+            return False
+
+        return Query(first, solve, failure="constraint_failed")

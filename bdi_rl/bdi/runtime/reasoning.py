@@ -1,0 +1,237 @@
+"""The reasoning cycle: events into intentions, plan selection, running intentions.
+
+A reasoning cycle (:meth:`Agent.cycle`) takes the messages the host delivered, wakes timed
+waits, turns pending events into intentions (selecting the first applicable plan, in
+source order), then runs one intention (round-robin) **until it blocks, finishes, raises
+an event or spends its budget** of loop iterations and sub-goals: Jason runs one body step
+per cycle, but nothing in its semantics depends on where an intention is interleaved
+except atomic plans, which this runtime honours. A sub-goal ``!g`` selects its plan at
+once and pushes a frame on the same intention (Jason posts an internal event and selects
+it in a later cycle: the same plan, with no other event in between).
+
+The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
+agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
+from bdi_rl.bdi.runtime.intention import PUSHED, SUSPENDED, YIELD, Frame, Intention
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, undo
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.compiler import CompiledPlan
+
+#: Deepest intention stack (nested sub-goals) before the sub-goal fails.
+MAX_DEPTH = 10_000
+#: Loop iterations and sub-goals an intention may run in one turn before the others get one.
+SLICE = 1000
+
+
+def cycle(ag: Agent) -> bool:
+    """One reasoning cycle; False when there was nothing to do."""
+    ag.cycles += 1
+    if ag.timers:
+        ag._wake_timers()
+    atomic = ag.atomic
+    if atomic is None:
+        if ag.inbox:
+            ag._process_messages()
+        if ag.events:
+            ag._handle_events()
+        running = ag.running
+        if not running:
+            return False
+        it = running.popleft()
+    else:
+        if atomic not in ag.running:
+            return False  # the atomic intention waits: nothing else may run
+        ag.running.remove(atomic)
+        it = atomic
+    ag._run(it)
+    return True
+
+
+def _handle_events(ag: Agent) -> None:
+    """Every pending event becomes an intention (or a failure). New intentions run
+    before the ones already queued: the intention that raised the events yielded so that
+    its reactions run now, as they would after one step in Jason's interleaving (a
+    reaction that reads a counter in its context must not wait for the next episode)."""
+    events = ag.events
+    running = ag.running
+    while events:
+        batch = events[:]
+        events.clear()
+        queued = len(running)
+        for ttype, value in batch:
+            ag._handle_event(ttype, value)
+        new = len(running) - queued
+        if new and queued:
+            running.rotate(new)
+
+
+def _handle_event(ag: Agent, ttype: int, value: Struct) -> None:
+    try:
+        plan, env = ag._select(ttype, value)
+    except NoPlan as exc:
+        if ttype != ADD_ACH:
+            return  # a belief change no plan is applicable to: nothing happens
+        it = Intention()
+        failure = ag._failure_annots(exc, "", 0)
+        if not ag._handle_failure(it, value, failure, 0):
+            ag._drop(
+                it,
+                {
+                    "plan": None,
+                    "trigger": "+!" + term_str(value),
+                    "error": exc.kind,
+                    "message": exc.message,
+                    "file": "",
+                    "line": 0,
+                },
+            )
+        return
+    it = Intention()
+    ag._push(it, plan, env, ttype, value, 0)
+    ag.running.append(it)
+
+
+def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+    plans = ag.plans.get((ttype, value.functor, len(value.args)))
+    if not plans:
+        raise NoPlan(
+            "no_relevant",
+            f"Found a goal for which there is no relevant plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
+            value,
+        )
+    trail: list = []
+    for plan in plans:
+        env = plan.blank[:]
+        if plan.match_trigger(value, env, trail):
+            context = plan.context
+            if context is None or context.first(ag, env, trail):
+                return plan, env
+        if trail:
+            undo(trail, 0)
+    raise NoPlan(
+        "no_applicable",
+        f"Found a goal for which there is no applicable plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
+        value,
+    )
+
+
+def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+    frame = Frame(plan, env, unwind_to, ttype, value)
+    it.stack.append(frame)
+    if plan.atomic:
+        it.atomic += 1
+        ag.atomic = it
+    return frame
+
+
+def _run(ag: Agent, it: Intention) -> None:
+    stack = it.stack
+    events = ag.events
+    ag.budget = ag.slice
+    ag.current = it
+    frame = stack[-1]
+    pc = frame.pc
+    try:
+        while True:
+            code = frame.code
+            n = len(code)
+            while pc < n:
+                pc = code[pc](ag, it, frame)
+                if pc < 0:
+                    break
+                if events:
+                    frame.pc = pc
+                    ag.running.append(it)
+                    return
+            else:
+                frame.pc = pc
+                ag._frame_done(it, frame)
+                if not stack:
+                    if ag.atomic is it:
+                        ag.atomic = None
+                    return
+                frame = stack[-1]
+                pc = frame.pc
+                if events:
+                    ag.running.append(it)
+                    return
+                continue
+            if pc == PUSHED:
+                frame = stack[-1]
+                pc = 0
+                budget = ag.budget = ag.budget - 1
+                if events or budget <= 0:
+                    ag.running.append(it)
+                    return
+                continue
+            if pc == SUSPENDED:
+                return
+            assert pc == YIELD
+            ag.running.append(it)
+            return
+    except PlanFailure as exc:
+        failure = exc
+    except Exception as exc:  # noqa: BLE001 - an internal action raised: the plan fails
+        failure = PlanFailure("ia_failed", f"{type(exc).__name__}: {exc}")
+    if ag._fail(it, frame, pc, failure):
+        ag.running.append(it)
+
+
+def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
+    stack = it.stack
+    if frame.unwind_to == len(stack) - 1:
+        stack.pop()
+        if frame.plan.atomic:
+            it.atomic -= 1
+            if not it.atomic and ag.atomic is it:
+                ag.atomic = None
+        return
+    del stack[frame.unwind_to :]
+    if it.atomic:
+        it.atomic = sum(1 for f in stack if f.plan.atomic)
+        if not it.atomic and ag.atomic is it:
+            ag.atomic = None
+
+
+def achieve(ag: Agent, it: Intention, value: Struct) -> int:
+    stack = it.stack
+    if len(stack) >= MAX_DEPTH:
+        raise PlanFailure("max_depth", f"!{term_str(value)}: more than {MAX_DEPTH} nested sub-goals")
+    plan, env = ag._select(ADD_ACH, value)
+    ag._push(it, plan, env, ADD_ACH, value, len(stack))
+    if ag.waiters:
+        ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
+    return PUSHED
+
+
+def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int]) -> int:
+    if (ADD_TEST, key[0], key[1]) in ag.plans:
+        plan, env = ag._select(ADD_TEST, value)
+        ag._push(it, plan, env, ADD_TEST, value, len(it.stack))
+        return PUSHED
+    raise PlanFailure("test_goal_failed", f"Failed to test '{term_str(_without_self(value))}'")
+
+
+def post_goal(ag: Agent, value: Struct) -> None:
+    """``!!g``: a new intention, through the event queue."""
+    ag.events.append((ADD_ACH, value))
+    if ag.waiters:
+        ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
+
+
+def act(ag: Agent, action: Struct) -> None:
+    if ag.host.act(ag, action) is False:
+        raise PlanFailure("action_failed", f"{term_str(action)} failed")
+
+
+def _without_self(value: Struct) -> Struct:
+    return Struct(value.functor, value.args, value.annots - ANNOTS_SELF)

@@ -1,0 +1,127 @@
+"""Tracing: :meth:`Agent.set_listener <bdi_rl.bdi.runtime.agent.Agent.set_listener>` wraps
+the agent's belief, goal, plan, action and cycle paths with calls to a
+:class:`~bdi_rl.bdi.runtime.listener.Listener`; without one nothing is wrapped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from bdi_rl.bdi.runtime.intention import Frame, Intention
+from bdi_rl.bdi.runtime.listener import Listener
+from bdi_rl.bdi.runtime.terms import SELF, Struct, sources
+from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.compiler import CompiledPlan
+
+
+def set_listener(ag: Agent, listener: Listener | None) -> None:
+    """The one place tracing is decided: with a listener, the belief, goal, plan,
+    action and cycle paths are wrapped; without one they are the plain methods."""
+    for name in (
+        "_bb_add",
+        "_bb_remove",
+        "_push",
+        "_frame_done",
+        "_drop",
+        "achieve",
+        "post_goal",
+        "act",
+        "cycle",
+        "replace_percept",
+    ):
+        ag.__dict__.pop(name, None)
+    for cell in ag._cells.values():
+        fn = cell[0]
+        cell[0] = getattr(fn, "__wrapped_action__", fn)
+    ag.listener = listener
+    if listener is None:
+        return
+    _install_listener(ag, listener)
+
+
+def _install_listener(agent: Agent, listener: Listener) -> None:
+    """Wrap the agent's event paths with calls to ``listener`` (instance attributes shadow
+    the class's methods, so removing them restores the untraced paths)."""
+    from bdi_rl.bdi.runtime.agent import Agent as cls  # the untraced methods (agent.py imports this module)
+
+    def bb_add(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+        new = cls._bb_add(agent, functor, args, annots)
+        if new is not None:
+            who = sources(new)
+            listener.belief_added(agent, Struct(functor, args, new), who[0] if who else SELF)
+        return new
+
+    def bb_remove(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+        removed = cls._bb_remove(agent, functor, args, annots)
+        if removed is not None:
+            who = sources(removed)
+            listener.belief_removed(agent, Struct(functor, args, removed), who[0] if who else SELF)
+        return removed
+
+    def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+        frame = cls._push(agent, it, plan, env, ttype, value, unwind_to)
+        who = sources(value.annots)
+        listener.intention_started(
+            agent, plan.name, listener.trigger_text(TRIGGER_TEXT[ttype], value), who[0] if who else SELF
+        )
+        return frame
+
+    def frame_done(it: Intention, frame: Frame) -> None:
+        # a failure plan's frame ends the frames of the goal it handled too: all leave
+        gone = it.stack[frame.unwind_to :] if frame.unwind_to < len(it.stack) - 1 else (frame,)
+        cls._frame_done(agent, it, frame)
+        for ended in reversed(gone):
+            listener.intention_ended(agent, ended.plan.name)
+
+    def drop(it: Intention, report: dict) -> None:
+        cls._drop(agent, it, report)
+        listener.intention_failed(agent, report)
+
+    def achieve(it: Intention, value: Struct) -> int:
+        listener.goal_added(agent, value, False)
+        return cls.achieve(agent, it, value)
+
+    def post_goal(value: Struct) -> None:
+        listener.goal_added(agent, value, True)
+        cls.post_goal(agent, value)
+
+    def act(action: Struct) -> None:
+        cls.act(agent, action)
+        listener.action_executed(agent, action.functor, action.args, None)
+
+    def cycle() -> bool:
+        ran = cls.cycle(agent)
+        if ran:
+            listener.cycle(agent, agent.cycles)
+        return ran
+
+    def replace_percept(functor: str, args: tuple) -> None:
+        cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
+
+    agent.__dict__.update(
+        _bb_add=bb_add,
+        _bb_remove=bb_remove,
+        _push=push,
+        _frame_done=frame_done,
+        _drop=drop,
+        achieve=achieve,
+        post_goal=post_goal,
+        act=act,
+        cycle=cycle,
+        replace_percept=replace_percept,
+    )
+    for name, cell in agent._cells.items():
+        cell[0] = _traced_action(agent, listener, name, cell[0])
+
+
+def _traced_action(agent: Agent, listener: Listener, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        result = fn(*args)
+        listener.action_executed(agent, name, args, result)
+        return result
+
+    call.__wrapped_action__ = fn  # type: ignore[attr-defined]
+    return call

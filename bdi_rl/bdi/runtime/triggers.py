@@ -1,0 +1,70 @@
+"""Triggers: their types (``+b -b +!g -!g +?g -?g``), texts, and compiled trigger matchers.
+
+A plan library is indexed by ``(trigger type, functor, arity)``; waiters on an event use
+the same key.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from bdi_rl.bdi.runtime.terms import LVar, Struct, deref
+from bdi_rl.bdi.runtime.unify import Code, Env, match_annots
+
+# trigger types: (op, kind) -> index
+ADD_BEL, DEL_BEL, ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST = range(6)
+TRIGGER_TYPES = {
+    ("+", ""): ADD_BEL,
+    ("-", ""): DEL_BEL,
+    ("+", "!"): ADD_ACH,
+    ("-", "!"): DEL_ACH,
+    ("+", "?"): ADD_TEST,
+    ("-", "?"): DEL_TEST,
+}
+TRIGGER_TEXT = {v: op + kind for (op, kind), v in TRIGGER_TYPES.items()}
+
+
+def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+    """A plan's trigger matcher. The common trigger ``+!pick(X)``, distinct variables and
+    no annotations, always matches: its slots are set without the trail, because plan
+    selection matches into a fresh copy of the plan's slots and drops it if the plan is
+    not applicable (the trail is still needed for bindings of the event's variables)."""
+    slots = [c.slot for c in args]
+    if annots or any(i < 0 for i in slots) or len(set(slots)) != len(slots):
+        return trigger_matcher(args, annots)
+    if not slots:
+        return lambda value, env, trail: True
+    if len(slots) == 1:
+        i0 = slots[0]
+
+        def bind1(value: Struct, env: Env, trail: list) -> bool:
+            v = value.args[0]
+            env[i0] = deref(v) if type(v) is LVar else v
+            return True
+
+        return bind1
+
+    def bind(value: Struct, env: Env, trail: list) -> bool:
+        for i, v in zip(slots, value.args, strict=True):
+            env[i] = deref(v) if type(v) is LVar else v
+        return True
+
+    return bind
+
+
+def trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+    arity = len(args)
+    matches = [c.match for c in args]
+    if arity == 0 and not annots:
+        return lambda value, env, trail: True
+
+    def match(value: Struct, env: Env, trail: list) -> bool:
+        vargs = value.args
+        for k in range(arity):
+            if not matches[k](vargs[k], env, trail):
+                return False
+        if annots:
+            return match_annots(annots, value.annots, env, trail)
+        return True
+
+    return match

@@ -1,0 +1,122 @@
+"""Suspended intentions: timed waits (``.wait``), waits for an event or a formula, ask
+timeouts.
+
+The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
+agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any, Callable
+
+from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.intention import Frame, Intention
+from bdi_rl.bdi.runtime.terms import Struct, undo
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.agent import Agent
+
+#: the waiters' key of ``.wait(formula)``: tested at every belief change and goal
+WAIT_FORMULA = ("formula",)
+
+
+def wait(ag: Agent, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any) -> None:
+    started = ag.host.now()
+    if key is None:
+        ag._timer(ms, lambda: ag._resume(it), it)
+        return
+    waiter: list = [it, frame, matcher, elapsed, started, None, True]
+    ag.waiters.setdefault(key, []).append(waiter)
+    if ms is not None:
+        waiter[5] = ag._timer(ms, lambda: ag._wait_timeout(key, waiter))
+
+
+def next_deadline(ag: Agent) -> float | None:
+    """When the earliest timed wait or ask timeout falls due (host.now() seconds)."""
+    while ag.timers and not ag.timers[0][3]:
+        heapq.heappop(ag.timers)
+    return ag.timers[0][0] if ag.timers else None
+
+
+def _timer(ag: Agent, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list:
+    entry = [ag.host.now() + float(ms) / 1000.0, next(ag._seq), action, True, owner]
+    heapq.heappush(ag.timers, entry)
+    return entry
+
+
+def _wake_timers(ag: Agent) -> None:
+    timers = ag.timers
+    now = ag.host.now()
+    while timers and timers[0][0] <= now:
+        entry = heapq.heappop(timers)
+        if entry[3]:
+            entry[3] = False
+            entry[2]()
+
+
+def _resume(ag: Agent, it: Intention) -> None:
+    if not it.dropped:
+        ag.running.append(it)
+
+
+def _check_waiters(ag: Agent, key: tuple, value: Struct) -> None:
+    if WAIT_FORMULA in ag.waiters:
+        ag._check_formulas()
+    waiting = ag.waiters.get(key)
+    if not waiting:
+        return
+    for waiter in list(waiting):
+        it, frame, matcher, elapsed, started, timer, _ = waiter
+        if it.dropped:
+            waiting.remove(waiter)
+            continue
+        trail: list = []
+        if matcher(value, frame.env, trail):
+            waiting.remove(waiter)
+            if timer is not None:
+                timer[3] = False
+            if elapsed is not None:
+                elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
+            ag.running.append(it)
+        else:
+            undo(trail, 0)
+    if not waiting:
+        del ag.waiters[key]
+
+
+def _check_formulas(ag: Agent) -> None:
+    """Resume the ``.wait(formula)`` waiters whose formula now holds (bindings kept)."""
+    waiting = ag.waiters[WAIT_FORMULA]
+    for waiter in list(waiting):
+        it, frame, test, elapsed, started, timer, _ = waiter
+        if not it.dropped and not test(ag, frame.env, []):
+            continue
+        waiting.remove(waiter)
+        if timer is not None:
+            timer[3] = False
+        if it.dropped:
+            continue
+        if elapsed is not None:
+            elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
+        ag.running.append(it)
+    if not waiting:
+        del ag.waiters[WAIT_FORMULA]
+
+
+def _wait_timeout(ag: Agent, key: tuple, waiter: list) -> None:
+    waiting = ag.waiters.get(key)
+    if not waiting or waiter not in waiting:
+        return
+    waiting.remove(waiter)
+    if not waiting:
+        del ag.waiters[key]
+    it, frame, _, elapsed, started = waiter[:5]
+    if it.dropped:
+        return
+    if elapsed is not None:
+        elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
+        ag.running.append(it)
+        return
+    if ag._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait")):
+        ag.running.append(it)
