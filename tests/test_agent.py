@@ -230,11 +230,13 @@ class Talk(OneShotBehaviour):
     async def run(self):
         await self.send(bdi("askOne", "value(X)", reply_with="r1"))
         await self.send(bdi("askAll", "value(X)", reply_with="r2"))
+        await self.send(bdi("askOne", "double(4, Y)", reply_with="r3"))  # bob's +?double plan answers
+        await self.send(bdi("askOne", "double(x, Y)", reply_with="r4"))  # ... and fails: untell
         await self.send(bdi("tellHow", "@hi +!hello(N) <- +greeted(N)."))
         await self.send(bdi("achieve", "hello(3)"))
         await self.send(bdi("achieve", "ask_remote"))
         seen = []
-        while len(seen) < 3:
+        while len(seen) < 5:
             msg = await self.receive(timeout=20)
             if msg is None:
                 break
@@ -260,13 +262,14 @@ asyncio.run(main())
 
 
 def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, ejabberd):
-    """Another process asks bob (askOne, askAll: the answers carry in_reply_to), tells it a
-    plan and has it run, and answers bob's own synchronous askOne, all as spade_bdi messages."""
+    """Another process asks bob (askOne, askAll: the answers carry in_reply_to; an askOne no
+    belief answers is answered by bob's +?q plan, or untell when it fails), tells it a plan
+    and has it run, and answers bob's own synchronous askOne, all as spade_bdi messages."""
     import json
     import subprocess
     import sys
 
-    sources = {"bob": 'value(7).\nvalue(8).\n'
+    sources = {"bob": 'value(7).\nvalue(8).\n@double +?double(N, M) <- M = N * 2.\n'
                       '@ask +!ask_remote <- .send("remote@localhost", askOne, secret(S), secret(S), 20000); +got(S).\n'}
     out: list[str] = []
 
@@ -288,6 +291,8 @@ def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, 
     _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))
     seen = json.loads(out[0].strip().splitlines()[-1])
     answers = {m["in_reply_to"]: (m["ilf"], m["body"]) for m in seen if m["in_reply_to"]}
-    assert answers == {"r1": ("tell", "value(7)"), "r2": ("tell", "[value(7), value(8)]")}
+    assert {k: answers[k] for k in ("r1", "r2", "r3")} == {
+        "r1": ("tell", "value(7)"), "r2": ("tell", "[value(7), value(8)]"), "r3": ("tell", "double(4, 8)")}
+    assert answers["r4"][0] == "untell" and answers["r4"][1].startswith("double(x, ")
     [ask] = [m for m in seen if m["ilf"] == "askOne"]
     assert ask["body"] == "secret(S)" and ask["reply_with"].startswith("bob@localhost#")

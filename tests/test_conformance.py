@@ -16,6 +16,7 @@ host that routes messages between agents.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,14 @@ class Society(Host):
             if not busy and not any(a.inbox or a.events for a in self.agents.values()):
                 break
 
+    def run_until(self, prefix: str, timeout: float) -> None:
+        """Run, sleeping through timed waits, until a printed line starts with ``prefix``."""
+        deadline = time.monotonic() + timeout
+        while not any(line.startswith(prefix) for line in self.printed):
+            assert time.monotonic() < deadline, f"no line {prefix!r} in {self.printed}"
+            self.run()
+            time.sleep(0.002)
+
 
 def test_tell_untell_achieve_with_sources() -> None:
     society = Society()
@@ -246,6 +255,73 @@ def test_synchronous_ask_one_from_beliefs_and_rules() -> None:
                                "alice: cheap: cheap(beer)[source(bob)]",
                                "alice: gin: false",
                                "alice: all: [price(beer,3)[source(bob)],price(wine,9)[source(bob)]]"]
+
+
+def test_ask_one_no_belief_answers_runs_a_test_goal_plan() -> None:
+    """Jason's kqmlPlans: an askOne no belief answers is ``?Content[source(Sender)]`` in a
+    new intention of the receiver; its ``+?q`` plan's bindings are the answer (sent without
+    source annotations), a failure of that intention (or no applicable plan) is ``untell``.
+    Beliefs still answer first; askAll is answered from beliefs and rules only."""
+    society = Society()
+    society.add("alice", """
+        !start.
+        +!start <- .send(bob, askOne, price(beer, P), Beer); .print("beer: ", Beer);
+                   .send(bob, askOne, price(gin, G), Gin); .print("gin: ", Gin, " ", G);
+                   .send(bob, askOne, price(rum, _), Rum); .print("rum: ", Rum);
+                   .send(bob, askOne, price(tea, _), Tea); .print("tea: ", Tea);
+                   .send(bob, askOne, stock(X), Stock, 1000); .print("stock: ", Stock);
+                   .send(bob, askAll, price(_, _), All); .print("all: ", All).
+    """)
+    society.add("bob", """
+        price(beer, 3).
+        +?price(gin, P)[source(S)] <- .print("asked by ", S); !lookup(gin, P).
+        +?price(rum, P) <- .fail.
+        +?price(water, 0).
+        +!lookup(_, P) <- .wait(5); P = 12.
+        +?stock(N) : price(beer, P) <- N = P * 10.
+    """)
+    society.run_until("alice: all: ", timeout=5)
+    assert society.printed == ["alice: beer: price(beer,3)[source(bob)]",
+                               "bob: asked by alice",
+                               "alice: gin: price(gin,12)[source(bob)] 12",
+                               "alice: rum: false",
+                               "alice: tea: false",
+                               "alice: stock: stock(30)[source(bob)]",
+                               "alice: all: [price(beer,3)[source(bob)]]"]
+    bob = society.agents["bob"]
+    [failed] = bob.failures  # the +?price(rum, P) plan's intention, dropped: answered untell
+    assert failed["trigger"].startswith("+?price(rum,") and failed["trigger"].endswith("[source(alice)]")
+    assert bob.belief_texts() == ["price(beer,3)[source(self)]"]
+
+
+def test_ask_one_answered_by_a_plan_asynchronously_becomes_a_belief() -> None:
+    society = Society()
+    alice = society.add("alice", """
+        !start.
+        +!start <- .send(bob, askOne, price(gin, _)).
+        +price(I, P)[source(S)] <- .print(S, " answered ", I, " ", P).
+    """)
+    society.add("bob", "+?price(gin, 12).")
+    society.run()
+    assert society.printed == ["alice: bob answered gin 12"]
+    assert alice.belief_texts() == ["price(gin,12)[source(bob)]"]
+
+
+def test_a_failure_plan_handles_an_ask_nobody_answers() -> None:
+    """The team protocol's shape: ask with a timeout; a -!g plan when the answer does not
+    unify (untell's false, or timeout), and the caller's intention goes on."""
+    society = Society()
+    society.add("alice", """
+        !start.
+        +!start <- !fetch(bob); !fetch(carl); !fetch(nobody); .print("done").
+        +!fetch(A) <- .send(A, askOne, policy(P), policy(P), 50); .print(A, " gave ", P).
+        -!fetch(A)[error(E)] <- .print(A, " gave nothing: ", E).
+    """)
+    society.add("bob", "+?policy(\"1,2\").")
+    society.add("carl", "")
+    society.run_until("alice: done", timeout=5)
+    assert society.printed == ["alice: bob gave 1,2", "alice: carl gave nothing: ask_failed",
+                               "alice: nobody gave nothing: ask_failed", "alice: done"]
 
 
 def test_ask_timeout_unifies_timeout() -> None:

@@ -174,6 +174,9 @@ class Agent:
     _ask_timeout = kqml._ask_timeout
     _process_messages = kqml._process_messages
     _answer_arrived = kqml._answer_arrived
+    _resume_ask = kqml._resume_ask
+    _ask_test_goal = kqml._ask_test_goal
+    _answer_ask = kqml._answer_ask
     _on_tell = kqml._on_tell
     _on_untell = kqml._on_untell
     _on_achieve = kqml._on_achieve

@@ -90,3 +90,5 @@ def _drop(ag: Agent, it: Intention, report: dict) -> None:
     report["frames"] = [f.plan.name for f in reversed(it.stack)]
     ag.failures.append(report)
     ag.host.intention_failed(ag, report)
+    if it.reply is not None:
+        ag._answer_ask(it, False)

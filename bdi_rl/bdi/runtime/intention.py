@@ -37,7 +37,7 @@ class Frame:
 
 
 class Intention:
-    __slots__ = ("stack", "atomic", "id", "dropped")
+    __slots__ = ("stack", "atomic", "id", "dropped", "reply")
     _ids = itertools.count(1)
 
     def __init__(self) -> None:
@@ -45,6 +45,8 @@ class Intention:
         self.atomic = 0
         self.id = next(Intention._ids)
         self.dropped = False
+        self.reply: tuple | None = None
+        """(asker, msg_id, query) of the askOne this intention answers (its ``+?q`` plan's)"""
 
 
 def describe_intention(ag: Agent, it: Intention | None) -> Struct:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable
 
-from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TYPES
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -54,8 +54,7 @@ def _ask_timeout(ag: Agent, msg_id: str) -> None:
     ag.expired_asks.add(msg_id)
     it, frame, answer = entry[:3]
     if not it.dropped:
-        answer(atom("timeout"), frame.env, None)
-        ag.running.append(it)
+        ag._resume_ask(it, frame, answer, atom("timeout"))
 
 
 def _process_messages(ag: Agent) -> None:
@@ -87,6 +86,12 @@ def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg
         value = tuple(_with_source(c, sender) for c in content)
     else:
         value = content
+    ag._resume_ask(it, frame, answer, value)
+
+
+def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
+    """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
+    argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
     if answer(value, frame.env, None):
         ag.running.append(it)
     elif ag._fail(
@@ -163,8 +168,40 @@ def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = Fal
         ag.host.send(ag, sender, "tell", tuple(answers), in_reply_to=msg_id)
     elif answers:
         ag.host.send(ag, sender, "tell", answers[0], in_reply_to=msg_id)
-    else:
+    elif not ag._ask_test_goal(sender, content, msg_id):
         ag.host.send(ag, sender, "untell", content, in_reply_to=msg_id)
+
+
+def _ask_test_goal(ag: Agent, sender: Any, content: Any, msg_id: Any) -> bool:
+    """An askOne no belief answers: Jason's ``?Content[source(Sender)]`` (kqmlPlans.asl) in a
+    new intention, whose ``+?q`` plan's bindings are the answer (:func:`_answer_ask`). False
+    when no plan is relevant or applicable: the ask is answered ``untell`` at once."""
+    content = resolve(content)
+    if type(content) is not Struct or (ADD_TEST, content.functor, len(content.args)) not in ag.plans:
+        return False
+    # the asker as the goal's one source (a source the query named was for beliefs only)
+    annots = frozenset(a for a in content.annots if not _is_source(a))
+    query = Struct(content.functor, content.args, annots | {source(sender)})
+    try:
+        plan, env = ag._select(ADD_TEST, query)
+    except NoPlan:
+        return False
+    it = Intention()
+    it.reply = (sender, msg_id, query)
+    ag._push(it, plan, env, ADD_TEST, query, 0)
+    ag.running.append(it)
+    return True
+
+
+def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
+    """The ``+?q`` intention of an ask ended: reply with the query as its plans bound it
+    (without source annotations), or ``untell`` when it was dropped (Jason's kqmlPlans)."""
+    assert it.reply is not None
+    sender, msg_id, query = it.reply
+    it.reply = None
+    value = resolve(query)
+    value = Struct(value.functor, value.args, frozenset(a for a in value.annots if not _is_source(a)))
+    ag.host.send(ag, sender, "tell" if answered else "untell", value, in_reply_to=msg_id)
 
 
 def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
@@ -204,6 +241,10 @@ _PERFORMATIVES: dict[str, Callable[..., None]] = {
     "untellHow": _on_untell_how,
     "askHow": _on_ask_how,
 }
+
+
+def _is_source(annot: Any) -> bool:
+    return type(annot) is Struct and annot.functor == "source"
 
 
 def _with_source(value: Any, sender: Any) -> Any:

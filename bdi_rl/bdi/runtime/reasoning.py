@@ -158,6 +158,8 @@ def _run(ag: Agent, it: Intention) -> None:
                 if not stack:
                     if ag.atomic is it:
                         ag.atomic = None
+                    if it.reply is not None:
+                        ag._answer_ask(it, True)
                     return
                 frame = stack[-1]
                 pc = frame.pc
