@@ -6,8 +6,10 @@
 // 2. Each learner tells `evaluated(Mean, Success)` after training. The best one is noted;
 //    every learner whose mean return is more than adopt_margin below it is asked to
 //    `achieve adopt_policy_of(Best)`, the others to `achieve finish`.
-// 3. Once every adopter has told `adopted(Mean, Success, StatesChanged)`, the best learner
-//    (which served the policy) is asked to finish, and the coordinator finishes too.
+// 3. An adopter asks Best for its policy itself (askOne) and tells `adopted(Mean, Success,
+//    StatesChanged)`, or `kept_own(Mean, Success)` when Best did not give it one. Once every
+//    adopter has told either, the best learner (which served the policy) is asked to finish,
+//    and the coordinator finishes too.
 //
 // Trust: any XMPP client may tell the coordinator `ready` or `evaluated(...)`; only the
 // team's learners count. A plan for a told belief requires trusted(L) (an agent of the
@@ -68,9 +70,12 @@ adopt_margin(0)[source(self)].  // how far (mean return) a learner may trail the
 @keep_own
 +!judge(P, _) <- +keeps_own(P)[source(self)].
 
-// -- 3. once every adopter has its new policy, the team is done ----------------------------
+// -- 3. once every adopter has its new policy (or kept its own), the team is done ----------
 @learner_adopted
 +adopted(_, _, _)[source(P)] : trusted(P) & adopting(P)[source(self)] <- -adopting(P)[source(self)].
+
+@learner_kept_own
++kept_own(_, _)[source(P)] : trusted(P) & adopting(P)[source(self)] <- -adopting(P)[source(self)].
 
 // A belief removal picks its plan the moment it happens: only the last one sees none left.
 // [source(self)] in the trigger: a stranger's `untell adopting(...)` of its own told

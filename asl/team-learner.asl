@@ -14,8 +14,12 @@
 //   me -> coordinator   tell evaluated(Mean, Success)
 //   coordinator -> me   achieve finish              my policy stands
 //                   or  achieve adopt_policy_of(B)  B's greedy policy scored better: take it
-//   me -> B             achieve offer_policy        ... so B tells me policy(P)
+//   me -> B             askOne policy(P)[source(self)]   B's own greedy policy (not one B was
+//                                               told), within policy_timeout(T) ms; B's +?policy
+//                                               plan answers (.rl_policy)
 //   me -> coordinator   tell adopted(Mean, Success, StatesChanged)
+//                   or  tell kept_own(Mean, Success)   B did not answer in time, had nothing to
+//                                               give, or gave a malformed policy: -!adopt_policy_of
 // What teammates tell me becomes knowledge for my Q-learner: hazards and goals as priors on
 // the Q-values of the moves that may land there, experience as Q-updates (.rl_replay).
 // A learner stays up until the coordinator says finish: a teammate may still ask for its policy.
@@ -31,6 +35,7 @@
 
 share_every(10)[source(self)].  // episodes between experience messages (0: never share);
                                 // a spec's beliefs = ["share_every(5)"] replaces it (as source(self))
+policy_timeout(10000)[source(self)].  // ms an adopter waits for the best learner's policy
 
 // What I know of a cell: found myself, or told by someone I trust (a stranger's tell is not
 // knowledge). I tell my teammates only what none of us knows yet.
@@ -116,21 +121,28 @@ known_goal(X, Y) :- goal_at(X, Y, _)[source(P)] & trusted(P).
 @finish_on_request
 +!finish[source(C)] : coordinator(C) <- .rl_finish.
 
-// Requests come only from trusted agents (the agent refuses the others' achieve).
+// Requests come only from trusted agents (the agent refuses the others' achieve and asks).
+// The ask waits for Best's answer; what it cannot get (untell: false, or timeout) does not
+// unify with policy(P), so the .send fails and -!adopt_policy_of takes over.
 @adopt_on_request
-+!adopt_policy_of(Best)[source(C)] : coordinator(C) <-
-    +asked_policy_of(Best)[source(self)];
-    .send(Best, achieve, offer_policy).
-
-@offer_policy
-+!offer_policy[source(Peer)] <- .rl_policy(P); .send(Peer, tell, policy(P)).
-
-// Only the policy I asked for, from the learner the coordinator named.
-@adopt_policy
-+policy(P)[source(Best)] : trusted(Best) & asked_policy_of(Best)[source(self)] & coordinator(C) <-
++!adopt_policy_of(Best)[source(C)] : coordinator(C) & policy_timeout(T)[source(self)] <-
+    .send(Best, askOne, policy(P)[source(self)], policy(P), T);
     .rl_adopt_policy(P, Changed);
     .rl_evaluate;
     .rl_save_qtable;
     ?eval(Mean, Success);
     .send(C, tell, adopted(Mean, Success, Changed));
     .rl_finish.
+
+// Best did not answer in time (gone, or a stranger's name), had no policy to give, or gave
+// one .rl_adopt_policy refused (it changes nothing then): my own policy stands, and the
+// coordinator hears so, or it would wait for me forever.
+@keep_own_policy
+-!adopt_policy_of(Best)[source(C)] : coordinator(C) & eval(Mean, Success) <-
+    .send(C, tell, kept_own(Mean, Success));
+    .rl_finish.
+
+// A teammate asks for my policy: no belief of mine answers policy(P)[source(self)], so this
+// plan does (its P is the answer). Only the experiment's agents may ask.
+@offer_policy
++?policy(P) <- .rl_policy(P).

@@ -490,16 +490,12 @@ def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:
             x.stop(**({"replayed_steps": x.replayed} if x.replayed else {}))
     for x in adopters:
         x.achieve(literal("adopt_policy_of", best.jid), "adopt_on_request", coord.jid)
-        x.add(literal("asked_policy_of", best.jid))
-        x.send(best, "achieve", "offer_policy")
-        x.done("adopt_on_request")
-        best.achieve("offer_policy", "offer_policy", x.jid)
+        x.send(best, "askOne", "policy(P)[source(self)]")  # the answer goes to .send's 4th argument
+        best.react("+?policy(P)", "offer_policy", x.jid)
         policy = [int(a) for a in best.q.argmax(axis=1)]
         best.act(".rl_policy", result=policy)
         best.send(x, "tell", literal("policy", policy))
         best.done("offer_policy")
-        x.add(literal("policy", policy), best.jid)
-        x.react(f"+{literal('policy', policy)}", "adopt_policy", best.jid)
         changed = sum(int(x.q[s].argmax()) != a for s, a in enumerate(policy))
         x.q = best.q.copy()
         x.act(".rl_adopt_policy", policy, result=changed)
@@ -507,7 +503,7 @@ def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:
         x.save_qtable()
         x.send(coord, "tell", literal("adopted", *adopted, changed))
         x.act(".rl_finish")
-        x.done("adopt_policy")
+        x.done("adopt_on_request")
         x.stop(**({"replayed_steps": x.replayed} if x.replayed else {}))
         coord.add(literal("adopted", *adopted, changed), x.jid)
         coord.react(f"+{literal('adopted', *adopted, changed)}", "learner_adopted", x.jid)

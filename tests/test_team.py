@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 from tests.test_processes import _assert_every_event_once, _start
@@ -99,11 +101,14 @@ def _assert_team_trace(run_dir: Path, prefix: str) -> None:
         assert verdict in (["finish"], [f'adopt_policy_of("{best}")']), verdict
         if verdict == ["finish"]:
             continue
-        # An adopter asks the best learner for its policy, gets it, and reports back.
-        assert any(e["data"] == {"to": best, "performative": "achieve", "content": "offer_policy"}
+        # An adopter asks the best learner for its own policy (askOne), whose +?policy plan
+        # answers, and reports back.
+        assert any(e["data"] == {"to": best, "performative": "askOne", "content": "policy(P)[source(self)]"}
                    for e in of(learner, "msg.send"))
         policies = [e for e in of(learner, "msg.recv") if e["data"]["content"].startswith("policy(")]
-        assert [p["data"]["from"] for p in policies] == [best]
+        assert [(p["data"]["from"], p["data"]["performative"]) for p in policies] == [(best, "tell")]
+        assert any(e["data"]["plan"] == "offer_policy" and e["data"]["source"] == learner
+                   for e in of(best, "intention.start"))
         assert len(of(learner, "eval")) == 2  # once its own policy, once the adopted one
         assert any(e["data"]["content"].startswith("adopted(") and e["data"]["from"] == learner
                    for e in of(coordinator, "msg.recv"))
@@ -171,3 +176,53 @@ asl = "broken.asl"
         assert summary["agents"][name]["failure"] == "stopped: fbroken failed"
     events = read_trace(next((tmp_path / "runs").glob("*/trace.jsonl")))
     _assert_every_event_once(events, ["fcoord", "flearner-1", "fbroken"])
+
+
+#: A best learner that has no policy to give: it reports a perfect score (so the coordinator
+#: names it Best) and then either has no plan for ?policy (the ask is answered untell at
+#: once) or one that never ends (the ask times out).
+SILENT_BEST_ASL = """
+!join.
+@join +!join : coordinator(C) <- while (not started[source(self)]) {{ .send(C, tell, ready); .wait(300) }}.
+@train +!train[source(C)] : coordinator(C) <- +started[source(self)]; .send(C, tell, evaluated(1.0, 1.0)).
+@finish +!finish[source(C)] : coordinator(C) <- .rl_finish.
+{policy_plan}
+"""
+
+
+@pytest.mark.parametrize("policy_plan", ["", "@stall +?policy(_) <- .wait(60000)."], ids=["untell", "timeout"])
+def test_an_adopter_whose_best_gives_no_policy_keeps_its_own(tmp_path, write_spec, policy_plan):
+    """Best does not give its policy (it has none to give, or does not answer within
+    policy_timeout): the adopter's ask fails, -!adopt_policy_of keeps its own policy and tells
+    the coordinator kept_own(...), and the coordinator still finishes the team."""
+    (tmp_path / "silent.asl").write_text(SILENT_BEST_ASL.format(policy_plan=policy_plan))
+    spec = write_spec(TEAM_SPEC.replace("{coordinator}", "scoord").replace("{telemetry}", "stelemetry")
+                      .replace("{learner}", "slearner").replace("count = 3", "count = 1")
+                      .replace('beliefs = ["share_every(5)"]', 'beliefs = ["share_every(5)", "policy_timeout(500)"]')
+                      + '\n[[agents]]\nname = "sbest"\nasl = "silent.asl"\n')
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
+    assert result.returncode == 0, result.stderr
+    run_dir = next((tmp_path / "runs").iterdir())
+    events = read_trace(run_dir / "trace.jsonl")
+    coordinator, learner, best = "scoord@localhost", "slearner@localhost", "sbest@localhost"
+
+    def of(agent: str, kind: str) -> list[dict]:
+        return [e for e in events if e["agent"] == agent and e["kind"] == kind]
+
+    assert {(e["data"]["to"], e["data"]["content"]) for e in of(coordinator, "msg.send")
+            if e["data"]["performative"] == "achieve"} == {
+        (learner, "train"), (best, "train"), (learner, f'adopt_policy_of("{best}")'), (best, "finish")}
+    assert [(e["data"]["to"], e["data"]["content"]) for e in of(learner, "msg.send")
+            if e["data"]["performative"] == "askOne"] == [(best, "policy(P)[source(self)]")]
+    plans = [e["data"]["plan"] for e in of(learner, "intention.start")]
+    assert "adopt_on_request" in plans and "keep_own_policy" in plans
+    actions = [e["data"]["name"] for e in of(learner, "action")]
+    assert ".rl_adopt_policy" not in actions and actions.count(".rl_evaluate") == 1  # its own policy stands
+    [kept] = [e["data"]["content"] for e in of(coordinator, "msg.recv") if e["data"]["from"] == learner
+              and e["data"]["content"].startswith("kept_own(")]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    own = summary["agents"]["slearner"]["eval"]
+    mean, success = (float(x) for x in kept[len("kept_own("):-1].split(","))
+    assert (mean, success) == (pytest.approx(own["mean_return"]), pytest.approx(own["success_rate"]))
+    assert "learner_kept_own" in [e["data"]["plan"] for e in of(coordinator, "intention.start")]
+

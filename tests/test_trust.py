@@ -78,12 +78,12 @@ name = "{p}telemetry"
 
 #: What a stranger tells the learner. Beliefs it keeps (with the stranger as source) but acts
 #: on in no plan: priors, experience and a policy that would change its Q-values; its own
-#: notes, which would stop it joining (training), sharing (share_every) or let it adopt a
-#: policy it never asked for (asked_policy_of).
+#: notes, which would stop it joining (training), sharing (share_every) or make it give up
+#: at once on a teammate's policy (policy_timeout(0)).
 TOLD_LEARNER = [
     *(f"hazard({x}, {y})" for x in range(4) for y in range(4)),
     "goal_at(0, 0, 1.0)", 'experience("14,2,1.0,15,1;13,2,1.0,14,0")', 'policy("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0")',
-    'asked_policy_of("stranger@localhost")', "training", "share_every(0)", "successes(99)",
+    "policy_timeout(0)", "training", "share_every(0)", "successes(99)",
     'has_policy(3, 3, "1,1,2", 1.0)',
 ]
 #: ... and percepts, which the learner refuses from anyone.
@@ -141,9 +141,13 @@ class Outsider(slixmpp.ClientXMPP):
     def _message(self, msg: Any) -> None:
         self.received.append((msg["from"].bare, msg["body"]))
 
-    def bdi(self, to: str, body: str, ilf: str = "tell") -> None:
+    def bdi(self, to: str, body: str, ilf: str = "tell", reply_with: str | None = None) -> None:
         msg = self.make_message(mto=to, mbody=body, mtype="chat")
-        msg.append(ET.fromstring(_METADATA.format(ilf=ilf)))
+        metadata = _METADATA.format(ilf=ilf)
+        if reply_with is not None:
+            field = f'<field var="reply_with" type="text-single"><value>{reply_with}</value></field></x>'
+            metadata = metadata.replace("</x>", field)
+        msg.append(ET.fromstring(metadata))
         msg.send()
 
     async def join(self, port: int) -> None:
@@ -284,7 +288,8 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
 
 def test_a_jid_the_spec_trusts_is_acted_on(ejabberd, tmp_path):
     """``[xmpp] trust`` lets an outside client in on purpose: the learner acts on its hazard
-    and answers its achieve request. It still cannot tell a percept."""
+    and answers its askOne for the learner's policy (its +?policy plan). It still cannot tell
+    a percept."""
     prefix = "y"
     learner, friend = f"{prefix}learner@localhost", "friend@localhost"
     spec = _write_spec(tmp_path, prefix, extra=f'\n[xmpp]\ntrust = ["{friend}"]\n')
@@ -303,7 +308,7 @@ def test_a_jid_the_spec_trusts_is_acted_on(ejabberd, tmp_path):
                          "the learner to start")
             outsider.bdi(learner, "hazard(1, 1)")
             outsider.bdi(learner, "training_done")
-            outsider.bdi(learner, "offer_policy", "achieve")
+            outsider.bdi(learner, "policy(P)[source(self)]", "askOne", reply_with="q1")
             events = await _until(runs, lambda ev: any(
                 e["agent"] == learner and e["kind"] == "action" and e["data"]["name"] == ".rl_hazard"
                 for e in ev), "the learner to act on the trusted hazard")
