@@ -86,6 +86,22 @@ def test_included_plans_keep_their_labels_and_their_file(tmp_path):
     assert fails[0]["plan"] == "shared_bad" and "shared.asl:2:" in fails[0]["error"]
 
 
+def test_an_included_file_edited_between_loads_is_read_again(tmp_path):
+    """Parses are kept per plan text (every agent of a group loads the same file), but an
+    included file changed since is parsed again, not served stale."""
+    (tmp_path / "lib").mkdir()
+    shared = tmp_path / "lib" / "shared.asl"
+    source = '!start.\n{ include("lib/shared.asl") }\n'
+    shared.write_text("+!start <- .note(1).\n")
+    log: list = []
+    mind, _ = _mind(tmp_path, source, log=log)
+    _run(mind)
+    shared.write_text("+!start <- .note(2).\n")
+    mind, _ = _mind(tmp_path, source, log=log)
+    _run(mind)
+    assert log == [1, 2]
+
+
 def test_a_missing_include_is_one_line_naming_it(tmp_path):
     with pytest.raises(AslError) as err:
         _mind(tmp_path, '!start.\n{ include("lib/absent.asl") }\n+!start <- .note(1).\n')

@@ -196,6 +196,9 @@ def _program(path: Path) -> Program:
         text = None  # parse_file says what is wrong
     try:
         parsed = parse_file(path) if text is None else _parsed(str(path), text)
+        if not _unchanged(parsed.included):  # an included file was edited since
+            _parsed.cache_clear()
+            parsed = _parsed(str(path), text)
     except AslSyntaxError as exc:
         raise AslError(str(exc)) from None
     except RecursionError:
@@ -207,6 +210,14 @@ def _program(path: Path) -> Program:
 @functools.lru_cache(maxsize=32)
 def _parsed(path: str, text: str) -> Program:
     return parse_text(text, path, frozenset({str(Path(path).resolve())}))
+
+
+def _unchanged(included: list[tuple[str, str]]) -> bool:
+    """Whether every included file still holds the text it was parsed from."""
+    try:
+        return all(Path(path).read_text() == text for path, text in included)
+    except (OSError, UnicodeDecodeError):
+        return False  # parsed again, the parser names what is wrong
 
 
 def load_mind(

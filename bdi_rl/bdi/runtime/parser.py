@@ -329,6 +329,7 @@ def parse_text(text: str, file: str = "<string>", _seen: frozenset[str] = frozen
             program.rules += inner.rules
             program.goals += inner.goals
             program.plans += inner.plans
+            program.included += inner.included
     return program
 
 
@@ -357,7 +358,9 @@ def _include(file: str, name: str, line: int, seen: frozenset[str]) -> s.Program
         raise AslSyntaxError(f"{shown}: not a text file {where}") from None
     except OSError as exc:
         raise AslSyntaxError(f"{shown}: cannot read: {exc.strerror} {where}") from None
-    return parse_text(text, os.path.normpath(shown), seen | {resolved})
+    inner = parse_text(text, os.path.normpath(shown), seen | {resolved})
+    inner.included.insert(0, (resolved, text))
+    return inner
 
 
 def parse_file(path: str | Path) -> s.Program:

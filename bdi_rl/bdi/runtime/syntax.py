@@ -137,3 +137,6 @@ class Program:
     rules: list[Rule] = field(default_factory=list)
     goals: list[Lit] = field(default_factory=list)
     plans: list[Plan] = field(default_factory=list)
+    included: list[tuple[str, str]] = field(default_factory=list)
+    """(resolved path, text) of every file included, directly or not: what a cached parse
+    depends on besides the main file"""
