@@ -119,8 +119,10 @@ def _assert_team_trace(run_dir: Path, prefix: str) -> None:
         assert entry["episodes"] == 150 and entry["eval"]["episodes"] == 100
         assert entry["replayed_steps"] > 0
     # Shared experience is learned from: a learner replays its teammates' transitions until
-    # its own training ends (whoever finishes last hears the most).
-    assert sum(e["replayed_steps"] for e in entries) > sum(e["env_steps"] for e in entries)
+    # its own training ends (whoever finishes last hears the most). How much each hears depends
+    # on how far apart the processes train: from 3x its own steps (in step) down to ~0.95x when
+    # four learner processes share two loaded cores (seen on bdi.runtime, 3x faster than before).
+    assert sum(e["replayed_steps"] for e in entries) > sum(e["env_steps"] for e in entries) / 2
 
 
 def test_team_run_on_the_embedded_server(tmp_path, write_spec):
