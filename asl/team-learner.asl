@@ -98,9 +98,9 @@ known_goal(X, Y) :- goal_at(X, Y, _)[source(P)] & trusted(P).
     +hazard(X, Y)[source(self)];
     .send(Team, tell, hazard(X, Y)).
 
+// Once the episode is closed (last_return is this episode's, in step mode as in episode mode).
 @found_goal
-+outcome(goal) : pos(X, Y) & not known_goal(X, Y) & teammates(Team) <-
-    ?last_return(R);
++episodes_done(_) : outcome(goal) & pos(X, Y) & last_return(R) & not known_goal(X, Y) & teammates(Team) <-
     +goal_at(X, Y, R)[source(self)];
     .send(Team, tell, goal_at(X, Y, R)).
 

@@ -408,8 +408,9 @@ def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:
             found = x.env.position(x.s) if x.outcome in ("hole", "goal") else None
             finding = found is not None and tuple(found) not in known[x.name]
             plan = "found_hazard" if x.outcome == "hole" else "found_goal"
-            if finding:
-                x.react(f"+outcome({x.outcome})", plan, "percept")
+            if finding:  # a hole on the outcome, a goal once the episode is closed (team-learner.asl)
+                trigger = "+outcome(hole)" if x.outcome == "hole" else f"+episodes_done({x.episodes + 1})"
+                x.react(trigger, plan, "percept")
             x.end_episode()
             x.act(".rl_run_episode")
             due = share_every > 0 and x.episodes % share_every == 0

@@ -134,6 +134,21 @@ def test_team_run_on_the_embedded_server(tmp_path, write_spec):
     assert "ecoord (coordinator)" in result.stdout
 
 
+def test_a_step_mode_learner_tells_the_goal_with_the_return_of_the_episode_that_reached_it(tmp_path, write_spec):
+    """In step mode the episode's return is perceived when the episode is closed: the goal is
+    told then, with that return (1 on FrozenLake), not the previous episode's, and no plan
+    fails for want of a return on the first goal."""
+    text = (_team_spec("s").replace('mode = "episode"', 'mode = "step"')
+            .replace("is_slippery = true", "is_slippery = false").replace("episodes = 150", "episodes = 80"))
+    result = run_cli("run", str(write_spec(text)), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
+    assert result.returncode == 0, result.stderr
+    events = read_trace(next((tmp_path / "runs").iterdir()) / "trace.jsonl")
+    told = [e["data"]["content"] for e in events
+            if e["kind"] == "msg.send" and e["data"]["content"].startswith("goal_at(")]
+    assert told and all(t.startswith("goal_at(3, 3, 1") for t in told), told
+    assert not [e for e in events if e["kind"] == "intention.fail"]
+
+
 def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec):
     """telemetry + coordinator + 3 learner processes (claiming their names, as scaled
     containers do): the same conversation, over a real server."""
