@@ -348,31 +348,30 @@ def _include(file: str, name: str, line: int, seen: frozenset[str]) -> s.Program
         raise AslSyntaxError(f"{shown}: includes itself {where}")
     if len(seen) > MAX_INCLUDE_DEPTH:
         raise AslSyntaxError(f"{shown}: includes nested more than {MAX_INCLUDE_DEPTH} deep {where}")
-    try:
-        text = Path(resolved).read_text()
-    except FileNotFoundError:
-        raise AslSyntaxError(f"{shown}: no such plan file {where}") from None
-    except IsADirectoryError:
-        raise AslSyntaxError(f"{shown}: is a directory, not a plan file {where}") from None
-    except UnicodeDecodeError:
-        raise AslSyntaxError(f"{shown}: not a text file {where}") from None
-    except OSError as exc:
-        raise AslSyntaxError(f"{shown}: cannot read: {exc.strerror} {where}") from None
+    text = _read_plan_file(Path(resolved), shown, f" {where}")
     inner = parse_text(text, os.path.normpath(shown), seen | {resolved})
     inner.included.insert(0, (resolved, text))
     return inner
 
 
+def _read_plan_file(path: Path, shown: str, where: str = "") -> str:
+    """The text of a plan file, or AslSyntaxError naming it as ``shown`` (``where``: where it
+    is included) and what is wrong in one line."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise AslSyntaxError(f"{shown}: no such plan file{where}") from None
+    except IsADirectoryError:
+        raise AslSyntaxError(f"{shown}: is a directory, not a plan file{where}") from None
+    except UnicodeDecodeError:
+        raise AslSyntaxError(f"{shown}: not a text file{where}") from None
+    except OSError as exc:
+        raise AslSyntaxError(f"{shown}: cannot read: {exc.strerror}{where}") from None
+
+
 def parse_file(path: str | Path) -> s.Program:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise AslSyntaxError(f"{path}: no such plan file") from None
-    except UnicodeDecodeError:
-        raise AslSyntaxError(f"{path}: not a text file") from None
-    except OSError as exc:
-        raise AslSyntaxError(f"{path}: cannot read: {exc.strerror}") from None
+    text = _read_plan_file(path, str(path))
     return parse_text(text, str(path), frozenset({str(path.resolve())}))
 
 

@@ -424,11 +424,7 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         nxt = pc + 1
 
         def wait(ag: Any, it: Any, frame: Any) -> int:
-            ms = None
-            if timeout is not None:
-                ms = deref(resolve(timeout(frame.env)))
-                if type(ms) not in (int, float):
-                    raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
+            ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
             ag.wait(it, frame, ms, key, matcher, elapsed)
             return SUSPENDED
@@ -436,6 +432,16 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         return wait
 
     return Query(_no_context(".wait"), body=make)
+
+
+def _wait_ms(timeout: Callable | None, env: Any) -> int | float | None:
+    """A ``.wait``'s timeout in milliseconds (None: no timeout), or wrong_arguments."""
+    if timeout is None:
+        return None
+    ms = deref(resolve(timeout(env)))
+    if type(ms) not in (int, float):
+        raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
+    return ms
 
 
 def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
@@ -453,11 +459,7 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
         def wait(ag: Any, it: Any, frame: Any) -> int:
             if test(ag, frame.env, []):
                 return nxt  # Jason: at once, the elapsed time left unbound
-            ms = None
-            if timeout is not None:
-                ms = deref(resolve(timeout(frame.env)))
-                if type(ms) not in (int, float):
-                    raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
+            ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
             ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed)
             return SUSPENDED
