@@ -209,6 +209,10 @@ def prepare_agent_process() -> None:
     without the CLI call it too): quieter libraries, then every library patch applied
     (bdi_rl/patches.py), before any plan is compiled or agent built."""
     _quiet_libraries()
+    _patch_libraries()
+
+
+def _patch_libraries() -> None:
     from bdi_rl.patches import apply_all
 
     apply_all()
@@ -549,8 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     note_run_dir(None)
     try:
-        if args.command in AGENT_COMMANDS:
-            prepare_agent_process()
+        if args.command in AGENT_COMMANDS:  # libraries already quieted above
+            _patch_libraries()
         return commands[args.command](args)
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)
