@@ -80,7 +80,6 @@ from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats
 from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
-from bdi_rl.trace.events import ACTION, ActionData, TraceLevel, clip_text
 
 __all__ = [
     "ACTIONS",
@@ -142,23 +141,10 @@ class RlBridge:
         self.on_finish()
 
     def register(self, actions: Actions) -> None:
-        """Add every ``.rl_*`` action to ``actions`` (traced as ``action`` events)."""
+        """Add every ``.rl_*`` action to ``actions`` (the mind's tracer records each call as an
+        ``action`` event, with every other host action: ``bdi.mind.TraceListener``)."""
         for name, (arity, returns, method) in ACTIONS.items():
-            _add(actions, name, arity, returns, self._traced(name, method(self)))
-
-    def _traced(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        tracer = self.session.tracer
-
-        def call(*args: Any) -> Any:
-            result = fn(*args)
-            if tracer.level >= TraceLevel.STEP:
-                data: ActionData = {"name": name, "args": [_short(a) for a in args]}
-                if result is not None:
-                    data["result"] = _short(result)
-                tracer.emit(ACTION, data)
-            return result
-
-        return call
+            _add(actions, name, arity, returns, method(self))
 
 
 #: Every ``.rl_*`` action: name -> (number of arguments, whether it returns a value bound to
@@ -187,12 +173,3 @@ ACTIONS: dict[str, tuple[int, bool, Callable[[RlBridge], Callable[..., Any]]]] =
     ".rl_cache_policy": (4, False, lambda b: b.policy_cache.cache_policy),
     ".rl_drop_policy": (2, False, lambda b: b.policy_cache.drop_policy),
 }
-
-
-def _short(value: Any) -> Any:
-    """A trace-sized copy of an action argument: long strings (experience) are clipped."""
-    if isinstance(value, str):
-        return clip_text(value, 200)
-    if isinstance(value, (tuple, list)):
-        return [_short(v) for v in value]
-    return value

@@ -18,7 +18,7 @@ from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
-from bdi_rl.trace.events import EPISODE_END, EVAL, RL_STEP, EpisodeEndData, EvalData, RlStepData, TraceLevel
+from bdi_rl.trace.events import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 #: The annotations of a percept, ``[source(percept)]``.
@@ -159,8 +159,7 @@ class EpisodeSession:
     def reset(self) -> None:
         self._mark_training_start()
         tracer = self.tracer
-        tracer.episode = self.learner.episodes
-        tracer.step = 0
+        tracer.stamp(self.learner.episodes, 0)
         seed = None if self._reset_seeded else self.seed
         self._reset_seeded = True
         self._state = self.env.reset(seed=seed)
@@ -191,14 +190,14 @@ class EpisodeSession:
         s2, r, terminated, truncated = self.env.step(a)
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
-        if tracing:
-            self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
+        if row is not None:  # Q[s] as the action was chosen from it: row[a] is q_before
+            tracer.record.rl_step(s, a, r, s2, terminated or truncated, q_after, learner.epsilon, row)
         if self.on_transition is not None:
             self.on_transition(s, a, r, s2, terminated)
         self._state = s2
         self._return += r
         self._length += 1
-        tracer.step = self._length
+        tracer.stamp(tracer.episode, self._length)
         self._perceive_state(s2)
         outcome = self.env.outcome(r, terminated, truncated)
         if outcome is not None:
@@ -248,8 +247,7 @@ class EpisodeSession:
         self._mark_training_start()
         learner = self.learner
         tracer = self.tracer
-        tracer.episode = learner.episodes
-        tracer.step = 0
+        tracer.stamp(learner.episodes, 0)
         seed = None if self._reset_seeded else self.seed
         self._reset_seeded = True
         hook = self._step_hook if tracer.level >= TraceLevel.STEP else None
@@ -265,40 +263,14 @@ class EpisodeSession:
         self.end_with(result.outcome)
         self._episode_closed(epsilon)
 
-    def _trace_step(
-        self,
-        s: int,
-        a: int,
-        r: float,
-        s2: int,
-        terminated: bool,
-        truncated: bool,
-        q_before: float,
-        q_after: float,
-        row: list[float] | None = None,
-    ) -> None:
-        """One ``rl.step`` event; ``row`` is Q[s] before the update, when the caller has it."""
-        data: RlStepData = {
-            "s": s,
-            "a": a,
-            "r": r,
-            "s2": s2,
-            "done": terminated or truncated,
-            "q_before": q_before,
-            "q_after": q_after,
-            "epsilon": self.learner.epsilon,
-        }
-        if row is not None:
-            data["q"] = row
-        self.tracer.emit(RL_STEP, data)
-
     def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
         """run_episode's per-step hook in episode mode (only installed at step level); it runs
         after the update, so Q[s] as the agent chose from is the row with Q[s,a] put back."""
         row = self.learner.q[s].tolist()
         row[a] = q_before
-        self._trace_step(s, a, r, s2, terminated, truncated, q_before, q_after, row)
-        self.tracer.step += 1
+        tracer = self.tracer
+        tracer.record.rl_step(s, a, r, s2, terminated or truncated, q_after, self.learner.epsilon, row)
+        tracer.stamp(tracer.episode, tracer.step + 1)
 
     # -- schedules and evaluation ------------------------------------------------------
     def set_epsilon(self, value: Any) -> None:

@@ -20,27 +20,39 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
-from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
+from bdi_rl.bdi.runtime.intention import Intention
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text
+from bdi_rl.bdi.runtime.reasoning import applicable_plans
 from bdi_rl.bdi.runtime.syntax import Program
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, has_source, sources
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, ANNOTS_SELF, Struct, has_source, sources
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
 from bdi_rl.bdi.text import source_text, term_text
 from bdi_rl.trace.events import (
-    BELIEF_ADD,
-    BELIEF_DEL,
     CYCLE,
-    GOAL_ADD,
-    INTENTION_END,
     INTENTION_FAIL,
-    INTENTION_START,
+    ActionData,
     BeliefAddData,
-    BeliefDelData,
     CycleData,
     GoalAddData,
+    IntendedMeans,
     IntentionFailData,
+    IntentionsData,
     IntentionStartData,
+    OptionsData,
+    StackData,
     TraceLevel,
     clip_text,
+)
+from bdi_rl.trace.steps import (
+    OP_ACTION,
+    OP_BELIEF_ADD,
+    OP_BELIEF_DEL,
+    OP_END,
+    OP_GOAL,
+    OP_INTENTIONS,
+    OP_OPTIONS,
+    OP_START,
+    StepRecord,
 )
 from bdi_rl.trace.tracer import Tracer
 
@@ -83,43 +95,162 @@ def _source(annots: Iterable[Any]) -> str:
     return source_text(who[0]) if who else "self"
 
 
-class TraceListener(Listener):
-    """The runtime's hooks as ``step``-level events (and ``cycle`` events at ``cycle`` level).
-    Actions are traced where they are registered (``bdi.actions``); failures by :class:`MindHost`."""
+def _action_value(value: Any) -> Any:
+    """An action's argument or result as the trace keeps it: JSON values, long strings
+    (shared experience) clipped, runtime terms as their text."""
+    kind = type(value)
+    if kind is str:
+        return clip_text(value, 200)
+    if kind is tuple or kind is list:
+        return [_action_value(v) for v in value]
+    if value is None or kind is int or kind is float or kind is bool:
+        return value
+    return term_text(value)
 
-    def __init__(self, tracer: Tracer) -> None:
-        self.emit = tracer.emit
+
+class TraceListener(Listener):
+    """The runtime's hooks as step-level events in the tracer's open step record
+    (``bdi_rl.trace.steps``): each is an op and a definition id appended to two lists; a
+    literal, goal, plan or action call seen before costs a dict lookup, never a text.
+    At ``cycle`` level also ``cycle``, ``options`` and ``intentions`` (the Mind Inspector's
+    view: every intention's stack, the events, the plans considered). Failures are traced
+    by :class:`MindHost`."""
+
+    def __init__(self, tracer: Tracer, mind: Agent) -> None:
+        record = tracer.record
+        self.tracer = tracer
+        self.record = record
+        self.ids = record.ids  # all three are cleared in place, never replaced
+        self.op = record.ops.append
+        self.ref = record.refs.append
         self.cycles = tracer.level >= TraceLevel.CYCLE
+        self.wants_options = self.cycles
         self.label = _Labels()
         self.n = 0
+        self.quiet = False
+        self._taking: list[str] = []
+        self.mind = mind
+        record.keyframe = self.keyframe
 
-    def belief_added(self, agent: Any, belief: Any, source: Any) -> None:
-        added: BeliefAddData = {"belief": clip_text(term_text(belief, annots=False)), "source": source_text(source)}
-        self.emit(BELIEF_ADD, added)
+    # -- step level ----------------------------------------------------------------------------
+    def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+        key = (functor, args, annots)
+        ref = self.ids.get(key)
+        if ref is None:
+            ref = self._belief(key)
+        self.op(OP_BELIEF_ADD)
+        self.ref(ref)
 
-    def belief_removed(self, agent: Any, belief: Any, source: Any) -> None:
-        deleted: BeliefDelData = {"belief": clip_text(term_text(belief, annots=False)), "source": source_text(source)}
-        self.emit(BELIEF_DEL, deleted)
+    def on_belief_removed(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+        key = (functor, args, annots)
+        ref = self.ids.get(key)
+        if ref is None:
+            ref = self._belief(key)
+        self.op(OP_BELIEF_DEL)
+        self.ref(ref)
+
+    def on_percept_replaced(self, agent: Any, functor: str, old: tuple | None, new: tuple | None) -> None:
+        ids = self.ids
+        if old is not None:
+            key = (functor, old, ANNOTS_PERCEPT)
+            ref = ids.get(key)
+            self.op(OP_BELIEF_DEL)
+            self.ref(self._belief(key) if ref is None else ref)
+        if new is not None:
+            key = (functor, new, ANNOTS_PERCEPT)
+            ref = ids.get(key)
+            self.op(OP_BELIEF_ADD)
+            self.ref(self._belief(key) if ref is None else ref)
+
+    def _belief(self, key: tuple) -> int:
+        functor, args, annots = key
+        data: BeliefAddData = {
+            "belief": clip_text(term_text(Struct(functor, args), annots=False)),
+            "source": _source(annots),
+        }
+        return self.record.define(key, data)
 
     def goal_added(self, agent: Any, goal: Any, new_intention: bool) -> None:
-        data: GoalAddData = {"goal": clip_text(term_text(goal, annots=False)), "source": _source(goal.annots)}
-        self.emit(GOAL_ADD, data)
+        key: Any = ("!", goal.functor, goal.args, goal.annots)
+        try:
+            ref = self.ids.get(key)
+        except TypeError:
+            ref = key = None
+        if ref is None:
+            data: GoalAddData = {"goal": clip_text(term_text(goal, annots=False)), "source": _source(goal.annots)}
+            ref = self.record.define(key, data)
+        self.op(OP_GOAL)
+        self.ref(ref)
+        if self.cycles:
+            self.stacks(agent)  # a new intention (!!g) shows among the pending events
 
-    def trigger_text(self, op: str, event: Any) -> str:
-        return op + term_text(event, annots=False)
+    def on_push(self, agent: Any, plan: Any, ttype: int, event: Any) -> None:
+        ref = self._started(agent, plan, ttype, event)
+        self.op(OP_START)
+        self.ref(ref)
+        if self.cycles:
+            self.stacks(agent)
 
-    def intention_started(self, agent: Any, plan: str, trigger: str, source: Any) -> None:
-        started: IntentionStartData = {
-            "trigger": clip_text(trigger),
-            "plan": self.label(agent, plan) or plan,
-            "source": source_text(source),
-        }
-        self.emit(INTENTION_START, started)
+    def _started(self, agent: Any, plan: Any, ttype: int, event: Any) -> int:
+        key: Any = (plan.name, ttype, event.functor, event.args, event.annots)
+        try:
+            ref = self.ids.get(key)
+        except TypeError:
+            ref = key = None
+        if ref is None:
+            data: IntentionStartData = {
+                "trigger": clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False)),
+                "plan": self.label(agent, plan.name) or plan.name,
+                "source": _source(event.annots),
+            }
+            ref = self.record.define(key, data)
+        return ref
 
     def intention_ended(self, agent: Any, plan: str) -> None:
-        self.emit(INTENTION_END, {"plan": self.label(agent, plan) or plan})
+        key = ("-", plan)
+        ref = self.ids.get(key)
+        if ref is None:
+            ref = self.record.define(key, {"plan": self.label(agent, plan) or plan})
+        self.op(OP_END)
+        self.ref(ref)
+        if self.cycles:
+            self.stacks(agent)
 
+    def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
+        if self.quiet:
+            return
+        key: Any = (name, args, result)
+        try:
+            ref = self.ids.get(key)
+        except TypeError:  # a list among the values (shared experience): defined each time
+            ref = key = None
+        if ref is None:
+            data: ActionData = {"name": name, "args": [_action_value(a) for a in args]}
+            if result is not None:
+                data["result"] = _action_value(result)
+            ref = self.record.define(key, data)
+        self.op(OP_ACTION)
+        self.ref(ref)
+
+    def keyframe(self, record: StepRecord) -> dict[str, list[int]]:
+        """What the mind believes and intends now, as definition ids (for a record's keyframe)."""
+        ids = self.ids
+        mind = self.mind
+        beliefs = []
+        for (functor, _), group in mind.beliefs.groups.items():
+            for args, annots in group.items():
+                key = (functor, args, annots)
+                ref = ids.get(key)
+                beliefs.append(self._belief(key) if ref is None else ref)
+        intentions = [
+            self._started(mind, frame.plan, frame.ttype, frame.event) for it in _intentions(mind) for frame in it.stack
+        ]
+        return {"beliefs": beliefs, "intentions": intentions}
+
+    # -- cycle level -------------------------------------------------------------------------------
     def cycle(self, agent: Any, n: int) -> None:
+        if self.record.full:
+            self.tracer.flush_record()
         if not self.cycles:
             return
         self.n += 1
@@ -135,8 +266,108 @@ class TraceListener(Listener):
             "depth": len(it.stack) if it is not None else 0,
             "line": line,
             "intentions": len(agent.running) + len(agent.pending_asks) + sum(map(len, agent.waiters.values())),
+            "events": self._taking,
+            "pending": _event_texts(agent.events),
         }
-        self.emit(CYCLE, data)
+        self._taking = []
+        self.record.add(CYCLE, data)  # type: ignore[arg-type]
+        self.stacks(agent)
+
+    def cycle_starting(self, agent: Any) -> None:
+        if self.cycles:
+            self._taking = _event_texts(agent.events)
+
+    def on_select(self, agent: Any, ttype: int, event: Any, selected: Any) -> None:
+        relevant = agent.plans.get((ttype, event.functor, len(event.args))) or []
+        self.quiet = True  # contexts tested again here are not the agent's actions
+        try:
+            applicable = applicable_plans(agent, ttype, event)
+        finally:
+            self.quiet = False
+        trigger = clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False))
+        label = self.label
+        data: OptionsData = {
+            "event": trigger,
+            "relevant": [label(agent, p.name) or p.name for p in relevant],
+            "applicable": [label(agent, p.name) or p.name for p in applicable],
+            "selected": None if selected is None else label(agent, selected.name) or selected.name,
+        }
+        key = ("?", trigger, tuple(data["relevant"]), tuple(data["applicable"]), data["selected"])
+        ref = self.ids.get(key)
+        if ref is None:
+            ref = self.record.define(key, data)
+        self.op(OP_OPTIONS)
+        self.ref(ref)
+
+    def stacks(self, agent: Any) -> None:
+        """Every intention's stack of intended means, as an ``intentions`` event (interned:
+        a loop's stacks repeat, so each costs a lookup)."""
+        current = agent.current
+        suspended = _suspended(agent)
+        stacks = []
+        for it in _intentions(agent):
+            state = "current" if it is current else "suspended" if it.id in suspended else "running"
+            frames = tuple(
+                (f.ttype, f.event.functor, f.event.args, f.event.annots, f.plan.name, _frame_line(f)) for f in it.stack
+            )
+            stacks.append((it.id, state, frames))
+        key: Any = ("stacks", tuple(stacks))
+        try:
+            ref = self.ids.get(key)
+        except TypeError:
+            ref = key = None
+        if ref is None:
+            data: IntentionsData = {"intentions": [self._stack(agent, it) for it in _intentions(agent)]}
+            for stack, (_, state, _) in zip(data["intentions"], stacks, strict=True):
+                stack["state"] = state
+            ref = self.record.define(key, data)
+        self.op(OP_INTENTIONS)
+        self.ref(ref)
+
+    def _stack(self, agent: Any, it: Any) -> StackData:
+        means: list[IntendedMeans] = [
+            {
+                "trigger": clip_text(TRIGGER_TEXT[f.ttype] + term_text(f.event, annots=False)),
+                "plan": self.label(agent, f.plan.name) or f.plan.name,
+                "file": f.plan.file,
+                "line": _frame_line(f),
+            }
+            for f in it.stack
+        ]
+        return {"id": it.id, "means": means, "state": "running"}
+
+
+def _frame_line(frame: Any) -> int:
+    """The line of the instruction ``frame`` runs next (its plan's line once past the end)."""
+    lines = frame.plan.lines
+    return lines[frame.pc] if frame.pc < len(lines) else frame.plan.line
+
+
+def _intentions(mind: Agent) -> list[Any]:
+    """Every intention of the mind: the one running, the queued, the suspended; oldest id first."""
+    seen: dict[int, Any] = {}
+    if mind.current is not None and mind.current.stack:
+        seen[mind.current.id] = mind.current
+    for it in mind.running:
+        seen[it.id] = it
+    for it in _suspended(mind).values():
+        seen[it.id] = it
+    return [seen[k] for k in sorted(seen)]
+
+
+def _suspended(mind: Agent) -> dict[int, Any]:
+    """Intentions that wait (``.wait``, a synchronous ask), by id."""
+    found: dict[int, Any] = {}
+    entries = [*(w for waiting in mind.waiters.values() for w in waiting), *mind.pending_asks.values(), *mind.timers]
+    for entry in entries:
+        for value in entry:
+            if type(value) is Intention:
+                found[value.id] = value
+    return found
+
+
+def _event_texts(events: Iterable[tuple[int, Any]]) -> list[str]:
+    return [clip_text(TRIGGER_TEXT[ttype] + term_text(value, annots=False)) for ttype, value in events]
 
 
 def failure_text(report: dict) -> str:
@@ -257,7 +488,7 @@ def _build(
     try:
         mind = Agent(name, program, actions, host, start=False)
         if tracer is not None and tracer.level >= TraceLevel.STEP:
-            mind.set_listener(TraceListener(tracer))
+            mind.set_listener(TraceListener(tracer, mind))
         mind.add_program(Program(beliefs=own), goals=False)
     except AslSyntaxError as exc:
         raise AslError(str(exc)) from None

@@ -24,13 +24,16 @@ from bdi_rl.trace.events import (
     AGENT_STOP,
     BELIEF_ADD,
     BELIEF_DEL,
+    CYCLE,
     EPISODE_END,
     EVAL,
     INTENTION_END,
     INTENTION_FAIL,
     INTENTION_START,
+    INTENTIONS,
     MSG_RECV,
     MSG_SEND,
+    OPTIONS,
     RL_STEP,
     RUN_RESUME,
     RUN_START,
@@ -58,15 +61,30 @@ class MindState:
     """running plans, oldest first: trigger, plan label, source"""
     rl: dict[str, Any] | None = None
     """the latest ``rl.step`` up to this point (state, action, Q row, epsilon)"""
+    cycle: dict[str, Any] | None = None
+    """``cycle`` level: the latest reasoning cycle (its events taken, the events pending)"""
+    options: dict[str, Any] | None = None
+    """``cycle`` level: the latest plan selection (relevant, applicable, selected plans)"""
+    stacks: list[dict[str, Any]] | None = None
+    """``cycle`` level: every intention's stack of intended means, as last recorded"""
 
     def copy(self) -> "MindState":
-        return MindState(dict(self.beliefs), [dict(i) for i in self.intentions], self.rl)
+        return MindState(
+            dict(self.beliefs), [dict(i) for i in self.intentions], self.rl, self.cycle, self.options, self.stacks
+        )
 
     def apply(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]
         if kind == AGENT_START:  # a new mind (the run was resumed): nothing carries over
             self.beliefs.clear()
             self.intentions.clear()
+            self.cycle = self.options = self.stacks = None
+        elif kind == CYCLE:
+            self.cycle = data
+        elif kind == OPTIONS:
+            self.options = data
+        elif kind == INTENTIONS:
+            self.stacks = data.get("intentions")
         elif kind == BELIEF_ADD:
             self.beliefs[data["belief"]] = data.get("source", "self")
         elif kind == BELIEF_DEL:

@@ -29,12 +29,15 @@ from typing import (
     get_args,
     get_origin,
     get_type_hints,
+    is_typeddict,
 )
 
 import msgspec
 import orjson
 
-SCHEMA = "bdi-rl.trace/1"
+SCHEMA = "bdi-rl.trace/2"
+#: The format before step records (every step-level event a line of its own): still read.
+SCHEMA_V1 = "bdi-rl.trace/1"
 #: numpy scalars (a Q-value, an action index) may reach event data: serialise them as numbers.
 NUMPY = orjson.OPT_SERIALIZE_NUMPY
 #: Longest literal / message text kept in one event (a shared-experience literal is ~12 KB).
@@ -88,6 +91,24 @@ INTENTION_END: Final = "intention.end"
 ACTION: Final = "action"
 RL_STEP: Final = "rl.step"
 CYCLE: Final = "cycle"
+OPTIONS: Final = "options"
+INTENTIONS: Final = "intentions"
+STEPS: Final = "steps"
+
+#: The kinds format 2 keeps in step records (``bdi_rl.trace.steps``), by op code: the code is
+#: the index, so never reorder, only append. Format 1 wrote each as a line of its own.
+RECORD_KINDS: tuple[str, ...] = (
+    BELIEF_ADD,
+    BELIEF_DEL,
+    GOAL_ADD,
+    INTENTION_START,
+    INTENTION_END,
+    ACTION,
+    RL_STEP,
+    CYCLE,
+    OPTIONS,
+    INTENTIONS,
+)
 
 #: The lowest level at which each kind is recorded.
 KIND_LEVEL: dict[str, TraceLevel] = {
@@ -113,6 +134,9 @@ KIND_LEVEL: dict[str, TraceLevel] = {
     ACTION: TraceLevel.STEP,
     RL_STEP: TraceLevel.STEP,
     CYCLE: TraceLevel.CYCLE,
+    OPTIONS: TraceLevel.CYCLE,
+    INTENTIONS: TraceLevel.CYCLE,
+    STEPS: TraceLevel.STEP,
 }
 
 
@@ -285,6 +309,87 @@ class CycleData(TypedDict):
     depth: int
     line: int | None
     intentions: int
+    events: NotRequired[list[str]]
+    """format 2: the events this cycle turned into intentions, in the order it took them"""
+    pending: NotRequired[list[str]]
+    """format 2: the events still waiting when the cycle ended"""
+
+
+class OptionsData(TypedDict):
+    """A plan selection (Jason's "options"): for an event, the plans whose trigger matches
+    (relevant), those whose context holds too (applicable), and the one chosen."""
+
+    event: str
+    relevant: list[str]
+    applicable: list[str]
+    selected: str | None
+
+
+class IntendedMeans(TypedDict):
+    """One frame of an intention: the plan pushed for ``trigger``, and where it is."""
+
+    trigger: str
+    plan: str
+    file: str
+    line: int
+    """of the instruction it runs next (its first, when just pushed)"""
+
+
+class StackData(TypedDict):
+    id: int
+    means: list[IntendedMeans]
+    """the stack, bottom (the intention's first plan) first"""
+    state: str
+    """"running", "current" (the one the cycle runs) or "suspended" (.wait, an ask)"""
+
+
+class IntentionsData(TypedDict):
+    """Every intention's stack of intended means, after a plan was pushed or popped."""
+
+    intentions: list[StackData]
+
+
+class RlColumns(TypedDict):
+    """A record's Q-updates, one row per ``rl.step``: row k's Q[s, a] before the update is
+    ``q[k][a]``; ``done`` lists the rows that ended an episode; ``epsilon[j]`` holds from
+    row ``eps_rows[j]`` on."""
+
+    s: list[int]
+    a: list[int]
+    r: list[float]
+    s2: list[int]
+    done: list[int]
+    q_after: list[float]
+    q: list[list[float]]
+    epsilon: list[float]
+    eps_rows: list[int]
+
+
+class Keyframe(TypedDict):
+    """The mind before a record's first entry, as definition ids."""
+
+    beliefs: list[int]
+    """``belief.add`` definitions: every belief with its source"""
+    intentions: list[int]
+    """``intention.start`` definitions: every running plan, oldest first"""
+
+
+class StepsData(TypedDict):
+    """A step record (format 2): the step-level events of one stretch of an agent's life."""
+
+    ops: list[int]
+    """per event, its kind as an index into RECORD_KINDS"""
+    refs: list[int]
+    """per event, its data: a definition id, or for rl.step / cycle a row of ``rl`` / ``cycles``"""
+    at: list[int]
+    """(entry, episode, step) triples: events from ``entry`` on happened at (episode, step)"""
+    def0: int
+    """the id of ``defs[0]``: each agent's definitions are numbered from 0, without gaps"""
+    defs: list[dict[str, Any]]
+    """new definitions, each the data of the event kind that refers to it"""
+    keyframe: NotRequired[Keyframe]
+    rl: NotRequired[RlColumns]
+    cycles: NotRequired[list[CycleData]]
 
 
 #: Each kind's ``data``.
@@ -311,6 +416,9 @@ KIND_DATA: dict[str, Any] = {
     ACTION: ActionData,
     RL_STEP: RlStepData,
     CYCLE: CycleData,
+    OPTIONS: OptionsData,
+    INTENTIONS: IntentionsData,
+    STEPS: StepsData,
 }
 
 REQUIRED_FIELDS = ("schema", "run", "agent", "seq", "ts", "kind", "episode", "step", "data")
@@ -350,7 +458,7 @@ class CheckedEvent(msgspec.Struct, tag_field="kind", forbid_unknown_fields=True,
     transport"); a Python check per field would cost several times that."""
 
     kind: ClassVar[str]
-    schema: Literal["bdi-rl.trace/1"]  # SCHEMA, checked in C
+    schema: str  # each format's subclass narrows it to its own name, checked in C
     run: str
     agent: str
     seq: int
@@ -363,6 +471,8 @@ def _wire_type(tp: Any) -> Any:
     """``tp`` as it reads back from JSON: a float may be null (orjson writes NaN as null)."""
     if tp is float:
         return float | None
+    if is_typeddict(tp):
+        return _data_struct(tp)
     origin = get_origin(tp)
     if origin not in (list, dict, Union, types.UnionType):
         return tp
@@ -383,21 +493,38 @@ def _data_struct(record: Any) -> type[msgspec.Struct]:
 _DATA_STRUCTS = {kind: _data_struct(record) for kind, record in KIND_DATA.items()}
 #: One decoder per kind for ``data`` alone: what names the field a refused line got wrong.
 _DATA_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _DATA_STRUCTS.items()}
-if _DATA_STRUCTS.keys() != KIND_LEVEL.keys() or get_args(get_type_hints(CheckedEvent)["schema"]) != (SCHEMA,):
-    raise RuntimeError(
-        "trace.events: every kind needs a level in KIND_LEVEL and data in KIND_DATA, "
-        "and CheckedEvent.schema must be SCHEMA"
-    )
-_EVENT = msgspec.json.Decoder(
-    Union[
-        tuple(
-            msgspec.defstruct(
-                f"{struct.__name__}Event", [("data", struct)], bases=(CheckedEvent,), tag=kind, namespace={"kind": kind}
+if _DATA_STRUCTS.keys() != KIND_LEVEL.keys():
+    raise RuntimeError("trace.events: every kind needs a level in KIND_LEVEL and data in KIND_DATA")
+
+#: The kinds a line may have in each format: format 1 wrote every kind it knew as a line;
+#: format 2 writes the record kinds only inside ``steps`` lines.
+LINE_KINDS = {
+    SCHEMA_V1: tuple(kind for kind in KIND_DATA if kind not in (OPTIONS, INTENTIONS, STEPS)),
+    SCHEMA: tuple(kind for kind in KIND_DATA if kind not in RECORD_KINDS),
+}
+
+
+def _event_decoder(schema: str) -> msgspec.json.Decoder:
+    base = msgspec.defstruct(f"Event{schema[-1]}", [("schema", Literal[schema])], bases=(CheckedEvent,), kw_only=True)
+    return msgspec.json.Decoder(
+        Union[
+            tuple(
+                msgspec.defstruct(
+                    f"{_DATA_STRUCTS[kind].__name__}Event{schema[-1]}",
+                    [("data", _DATA_STRUCTS[kind])],
+                    bases=(base,),
+                    tag=kind,
+                    namespace={"kind": kind},
+                )
+                for kind in LINE_KINDS[schema]
             )
-            for kind, struct in _DATA_STRUCTS.items()
-        )
-    ]
-)
+        ]
+    )
+
+
+_EVENT = {schema: _event_decoder(schema) for schema in LINE_KINDS}
+#: How a format-2 line starts, byte for byte as orjson writes it (the schema is written first).
+_V2_PREFIX = b'{"schema":"' + SCHEMA.encode() + b'"'
 
 
 class _NotJson(TraceFormatError):
@@ -406,11 +533,14 @@ class _NotJson(TraceFormatError):
 
 def check_event(line: bytes) -> CheckedEvent:
     """One JSONL line checked against the event schema: every field present with its type and
-    no other, this schema, a known kind, ``data`` an object with the fields of that kind
-    (:data:`KIND_DATA`). The one checker of event lines, for batches received and trace files
-    read back; TraceFormatError with the reason."""
+    no other, a schema bdi-rl reads (format 2, or format 1 of older traces), a kind of that
+    format, ``data`` an object with the fields of that kind (:data:`KIND_DATA`), and a step
+    record's references and definitions sound (:func:`check_record`). The one checker of
+    event lines, for batches received and trace files read back; TraceFormatError with the
+    reason."""
+    schema = SCHEMA if line.startswith(_V2_PREFIX) else SCHEMA_V1
     try:
-        event = _EVENT.decode(line)
+        event = _EVENT[schema].decode(line)
     except msgspec.ValidationError:
         try:
             reason = _refusal(line)
@@ -423,6 +553,8 @@ def check_event(line: bytes) -> CheckedEvent:
     # (our encoder always writes it last).
     if not line.endswith(b"}}"):
         raise TraceFormatError("data must be an object and the last field")
+    if event.kind == STEPS:
+        check_record(event.data)  # type: ignore[attr-defined]
     return event
 
 
@@ -432,9 +564,11 @@ def _refusal(line: bytes) -> str:
         event = _WIRE_EVENT.decode(line)
     except msgspec.ValidationError as exc:
         return f"not a trace event: {exc}"
-    if event.schema != SCHEMA:
-        return f"event schema is not {SCHEMA}"
-    if event.kind not in KIND_LEVEL:
+    if event.schema not in LINE_KINDS:
+        return f"event schema is not {SCHEMA} (or {SCHEMA_V1})"
+    if event.kind not in LINE_KINDS[event.schema]:
+        if event.kind in KIND_LEVEL:
+            return f"a {event.schema} line cannot be of kind {event.kind!r}"
         return f"unknown event kind {event.kind!r}"
     if not bytes(event.data).startswith(b"{"):
         return "data must be an object and the last field"
@@ -443,6 +577,65 @@ def _refusal(line: bytes) -> str:
     except msgspec.ValidationError as exc:  # "... - at `$.s`": the field
         return f"{event.kind} data: {exc}".replace("`$.", "`data.").replace("`$`", "`data`")
     return "not a trace event"  # not reached: the checks above are the decode's
+
+
+#: Record ops whose reference is a row of the record (rl columns, cycles), not a definition.
+_ROW_KINDS = (RL_STEP, CYCLE)
+
+
+def check_record(data: Any) -> None:
+    """What the C decode of a ``steps`` line cannot say: one reference per op, ops known,
+    every reference to a definition or row that exists, stamps in order, and each new
+    definition the data of the kind that uses it (TraceFormatError naming what is wrong).
+    Whether a definition made in an earlier line exists is the reader's check (telemetry
+    writes each agent's lines in order, exactly once)."""
+    ops, refs, at = data.ops, data.refs, data.at
+    n = len(ops)
+    if not n or len(refs) != n:
+        raise TraceFormatError(f"steps data: {len(refs)} refs for {n} ops (one each, at least one)")
+    if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or any(at[i] > at[i + 3] for i in range(0, len(at) - 3, 3)):
+        raise TraceFormatError("steps data: at must be (entry, episode, step) triples from entry 0, in order")
+    rl = data.rl
+    rows = 0
+    if rl is not msgspec.UNSET:
+        rows = len(rl.s)
+        if any(len(column) != rows for column in (rl.a, rl.r, rl.s2, rl.q_after, rl.q)):
+            raise TraceFormatError("steps data: rl columns of different lengths")
+        if len(rl.epsilon) != len(rl.eps_rows) or not rl.eps_rows or rl.eps_rows[0] != 0:
+            raise TraceFormatError("steps data: rl epsilon must be given from row 0")
+        if any(not 0 <= k < rows for k in rl.done):
+            raise TraceFormatError("steps data: rl done names a row that does not exist")
+    cycles = data.cycles if data.cycles is not msgspec.UNSET else ()
+    limit = data.def0 + len(data.defs)
+    if data.def0 < 0:
+        raise TraceFormatError("steps data: def0 must be 0 or more")
+    seen: set[tuple[int, int]] = set()
+    kinds = len(RECORD_KINDS)
+    for op, ref in zip(ops, refs, strict=True):
+        if not 0 <= op < kinds:
+            raise TraceFormatError(f"steps data: unknown op {op}")
+        kind = RECORD_KINDS[op]
+        bound = rows if kind == RL_STEP else len(cycles) if kind == CYCLE else limit
+        if not 0 <= ref < bound:
+            raise TraceFormatError(f"steps data: a {kind} refers to {ref}, which the record does not hold")
+        local = ref - data.def0
+        if kind in _ROW_KINDS or local < 0 or (op, local) in seen:
+            continue
+        seen.add((op, local))
+        _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
+    for row in cycles:
+        _check_definition(CYCLE, row)
+    frame = data.keyframe
+    if frame is not msgspec.UNSET:
+        if any(not 0 <= ref < limit for ref in (*frame.beliefs, *frame.intentions)):
+            raise TraceFormatError("steps data: the keyframe refers to a definition that does not exist")
+
+
+def _check_definition(kind: str, value: Any) -> None:
+    try:
+        msgspec.convert(value, _DATA_STRUCTS[kind])
+    except msgspec.ValidationError as exc:
+        raise TraceFormatError(f"steps data: a {kind} definition: {exc}") from None
 
 
 _LINE = NUMPY | orjson.OPT_APPEND_NEWLINE
@@ -515,7 +708,10 @@ def check_trace(path: Path, run: str | None = None, keep: Collection[str] = ()) 
     return TraceScan(count, good_end, None, next_seq, kept)
 
 
-def read_trace(path: str) -> list[dict[str, Any]]:
-    """Every event of a trace JSONL file, in file order."""
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
+    """Every event of a trace JSONL file, in file order, as format 1 has them: each step
+    record expanded into the events it holds (``bdi_rl.trace.steps``)."""
+    from bdi_rl.trace.steps import expanded  # steps builds on this module
+
     with open(path, "rb") as f:
-        return [orjson.loads(line) for line in f if line.strip()]
+        return expanded(orjson.loads(line) for line in f if line.strip())

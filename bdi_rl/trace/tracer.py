@@ -12,7 +12,8 @@ from typing import Any, BinaryIO, Callable
 
 import orjson
 
-from bdi_rl.trace.events import KIND_LEVEL, NUMPY, SCHEMA, TraceLevel
+from bdi_rl.trace.events import AGENT_START, KIND_LEVEL, NUMPY, RECORD_KINDS, SCHEMA, STEPS, TraceLevel
+from bdi_rl.trace.steps import StepRecord
 from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_body, encode_payload
 
 
@@ -24,6 +25,9 @@ class Tracer:
     up or is unreachable, memory stays bounded: past ``memory_events`` the newer events go
     to a spill file and come back, in order, as acknowledgements free memory. Learning never
     waits for telemetry and no event is dropped.
+
+    Step-level events go to :attr:`record` (``bdi_rl.trace.steps``), which becomes one
+    ``steps`` event before any other event is numbered, so the order of events is kept.
     """
 
     #: Events kept in memory before newer ones spill to disk (~0.5 KB each).
@@ -37,6 +41,9 @@ class Tracer:
         self.closed = False
         self.episode = 0
         self.step = 0
+        self.record = StepRecord()
+        """the open step record (writers on hot paths append to it directly)"""
+        self.record.stamp(0, 0)
         self.pending: deque[dict[str, Any]] = deque()
         self.acked = 0  # every seq below this is written by telemetry
         self.on_ack: Callable[[int], None] | None = None
@@ -62,11 +69,41 @@ class Tracer:
         even if peers still talk to it, so ``emitted`` stays the true count."""
         self.closed = True
 
+    def stamp(self, episode: int, step: int) -> None:
+        """What follows happens at ``episode``, ``step`` (the env's clock)."""
+        self.episode = episode
+        self.step = step
+        record = self.record
+        record.stamp(episode, step)
+        if record.full:
+            self.flush_record()
+
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Record one event if the trace level asks for it: ``kind`` one of the constants of
-        ``bdi_rl.trace.events``, ``data`` as that kind's TypedDict there says (``KIND_DATA``)."""
+        ``bdi_rl.trace.events``, ``data`` as that kind's TypedDict there says (``KIND_DATA``).
+        A kind kept in step records goes to the open record; any other closes it first."""
         if KIND_LEVEL[kind] > self.level or self.closed:
             return
+        if kind in _RECORDED:
+            self.record.add(kind, data)  # type: ignore[arg-type]
+            return
+        self.flush_record()
+        if kind == AGENT_START:
+            self.record.reset()  # a new life: its definitions are numbered from 0
+        self._number(kind, data, self.episode, self.step)
+
+    def flush_record(self) -> None:
+        """Close the open step record into a ``steps`` event, if it holds any."""
+        record = self.record
+        if self.closed:
+            return
+        at = record.at
+        episode, step = at[1], at[2]
+        data = record.close(self.episode, self.step)
+        if data is not None:
+            self._number(STEPS, data, episode, step)
+
+    def _number(self, kind: str, data: Mapping[str, Any], episode: int, step: int) -> None:
         event = {
             "schema": SCHEMA,
             "run": self.run,
@@ -74,8 +111,8 @@ class Tracer:
             "seq": self.seq,
             "ts": time.time(),
             "kind": kind,
-            "episode": self.episode,
-            "step": self.step,
+            "episode": episode,
+            "step": step,
             "data": data,
         }
         if self.spilled or len(self.pending) >= self.memory_events:
@@ -146,3 +183,7 @@ class Tracer:
                 if len(events) == 1 or len(body) <= MAX_BODY_CHARS:
                     return len(events), body
             events = events[: len(events) // 2]
+
+
+#: Kinds that go to step records rather than being numbered one by one.
+_RECORDED = frozenset(RECORD_KINDS)

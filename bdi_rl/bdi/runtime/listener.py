@@ -8,10 +8,49 @@ from __future__ import annotations
 
 from typing import Any
 
-from bdi_rl.bdi.runtime.terms import term_str
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Struct, sources, term_str
+from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 
 class Listener:
+    """The readable hooks (``belief_added`` ...) are what most listeners override. The runtime
+    calls the raw ``on_*`` hooks, whose defaults build the terms and texts and call them; a
+    listener on a hot path (bdi-rl's trace) overrides the raw ones and builds only what it
+    has not seen before."""
+
+    #: Whether the runtime reports plan selections (:meth:`on_select`): they cost a look at
+    #: every relevant plan's context, so only a listener that wants them gets them.
+    wants_options = False
+
+    # -- raw hooks (what the runtime calls) ------------------------------------------------------
+    def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+        """``annots``: the annotations that are new (the event's)."""
+        who = sources(annots)
+        self.belief_added(agent, Struct(functor, args, annots), who[0] if who else SELF)
+
+    def on_belief_removed(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+        """``annots``: the annotations removed."""
+        who = sources(annots)
+        self.belief_removed(agent, Struct(functor, args, annots), who[0] if who else SELF)
+
+    def on_percept_replaced(self, agent: Any, functor: str, old: tuple | None, new: tuple | None) -> None:
+        """The percept ``functor(old)`` was swapped for ``functor(new)`` (None: that half
+        did not change the belief base)."""
+        if old is not None:
+            self.on_belief_removed(agent, functor, old, ANNOTS_PERCEPT)
+        if new is not None:
+            self.on_belief_added(agent, functor, new, ANNOTS_PERCEPT)
+
+    def on_push(self, agent: Any, plan: Any, ttype: int, event: Struct) -> None:
+        """``plan`` (a compiled plan) was selected for the event and pushed."""
+        who = sources(event.annots)
+        self.intention_started(agent, plan.name, self.trigger_text(TRIGGER_TEXT[ttype], event), who[0] if who else SELF)
+
+    def on_select(self, agent: Any, ttype: int, event: Struct, selected: Any) -> None:
+        """A plan was chosen for the event (``selected``: the compiled plan, None when no
+        plan was applicable); only called when :attr:`wants_options`."""
+
+    # -- readable hooks ----------------------------------------------------------------------------
     def belief_added(self, agent: Any, belief: Any, source: Any) -> None:
         """``belief`` (a Struct with the annotations just added) entered the belief base."""
 
@@ -40,6 +79,9 @@ class Listener:
 
     def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
         """An internal action registered by the host, or an environment action, ran."""
+
+    def cycle_starting(self, agent: Any) -> None:
+        """A reasoning cycle is about to run (its events are still pending)."""
 
     def cycle(self, agent: Any, n: int) -> None:
         """Reasoning cycle ``n`` ran."""

@@ -124,6 +124,23 @@ def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
     )
 
 
+def applicable_plans(ag: Agent, ttype: int, value: Struct) -> list[CompiledPlan]:
+    """Every plan for the event whose trigger matches and whose context holds (Jason's
+    applicable options), in source order, bindings undone. For tracing only: selection
+    takes the first and stops there."""
+    found = []
+    trail: list = []
+    for plan in ag.plans.get((ttype, value.functor, len(value.args)), ()):
+        env = plan.blank[:]
+        if plan.match_trigger(value, env, trail):
+            context = plan.context
+            if context is None or context.first(ag, env, trail):
+                found.append(plan)
+        if trail:
+            undo(trail, 0)
+    return found
+
+
 def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)

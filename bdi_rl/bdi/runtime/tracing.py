@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.listener import Listener
-from bdi_rl.bdi.runtime.terms import SELF, Struct, sources
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
+from bdi_rl.bdi.runtime.errors import NoPlan
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Struct
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -21,6 +21,7 @@ def set_listener(ag: Agent, listener: Listener | None) -> None:
     """The one place tracing is decided: with a listener, the belief, goal, plan,
     action and cycle paths are wrapped; without one they are the plain methods."""
     for name in (
+        "_select",
         "_bb_add",
         "_bb_remove",
         "_push",
@@ -47,27 +48,35 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     the class's methods, so removing them restores the untraced paths)."""
     from bdi_rl.bdi.runtime.agent import Agent as cls  # the untraced methods (agent.py imports this module)
 
+    plain_add, plain_remove, plain_push = cls._bb_add, cls._bb_remove, cls._push
+    on_added, on_removed, on_push = listener.on_belief_added, listener.on_belief_removed, listener.on_push
+    groups = agent.beliefs.groups
+
     def bb_add(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
-        new = cls._bb_add(agent, functor, args, annots)
+        new = plain_add(agent, functor, args, annots)
         if new is not None:
-            who = sources(new)
-            listener.belief_added(agent, Struct(functor, args, new), who[0] if who else SELF)
+            on_added(agent, functor, args, new)
         return new
 
     def bb_remove(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
-        removed = cls._bb_remove(agent, functor, args, annots)
+        removed = plain_remove(agent, functor, args, annots)
         if removed is not None:
-            who = sources(removed)
-            listener.belief_removed(agent, Struct(functor, args, removed), who[0] if who else SELF)
+            on_removed(agent, functor, args, removed)
         return removed
 
     def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
-        frame = cls._push(agent, it, plan, env, ttype, value, unwind_to)
-        who = sources(value.annots)
-        listener.intention_started(
-            agent, plan.name, listener.trigger_text(TRIGGER_TEXT[ttype], value), who[0] if who else SELF
-        )
+        frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
+        on_push(agent, plan, ttype, value)
         return frame
+
+    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+        try:
+            chosen = cls._select(agent, ttype, value)
+        except NoPlan:
+            listener.on_select(agent, ttype, value, None)
+            raise
+        listener.on_select(agent, ttype, value, chosen[0])
+        return chosen
 
     def frame_done(it: Intention, frame: Frame) -> None:
         # a failure plan's frame ends the frames of the goal it handled too: all leave
@@ -93,14 +102,29 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
         listener.action_executed(agent, action.functor, action.args, None)
 
     def cycle() -> bool:
+        listener.cycle_starting(agent)
         ran = cls.cycle(agent)
         if ran:
             listener.cycle(agent, agent.cycles)
         return ran
 
+    on_replaced = listener.on_percept_replaced
+
     def replace_percept(functor: str, args: tuple) -> None:
+        group = groups.get((functor, len(args)))
+        if group is not None and len(group) == 1:  # the usual swap of one percept for another:
+            ((old, annots),) = group.items()  # one hook, not two
+            if annots is ANNOTS_PERCEPT:
+                if old == args:
+                    return
+                removed = plain_remove(agent, functor, old, ANNOTS_PERCEPT)
+                added = plain_add(agent, functor, args, ANNOTS_PERCEPT)
+                on_replaced(agent, functor, old if removed is not None else None, args if added is not None else None)
+                return
         cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
 
+    if listener.wants_options:
+        agent.__dict__["_select"] = select
     agent.__dict__.update(
         _bb_add=bb_add,
         _bb_remove=bb_remove,
