@@ -153,7 +153,7 @@ class Learner(Agent):
 
     def reset(self) -> None:
         """``.rl_reset``: a new episode and its first percepts."""
-        self.tracer.episode, self.tracer.step = self.episodes, 0
+        self.tracer.stamp(self.episodes, 0)
         self.forget("outcome")
         self.outcome, self.last_return = None, 0.0
         self.s = self.env.reset()
@@ -178,7 +178,7 @@ class Learner(Agent):
                               "q_before": row[a], "q_after": float(self.q[s, a]), "epsilon": self.epsilon,
                               "q": row})
         self.transitions.append((s, a, r, s2, terminated))
-        self.tracer.step += 1
+        self.tracer.stamp(self.tracer.episode, self.tracer.step + 1)
         self.env_steps += 1
         self.last_return += r
         self.s = s2
@@ -227,7 +227,7 @@ class Learner(Agent):
 
     def run_episode(self) -> None:
         """``.rl_run_episode`` (mode episode): the steps in Python, the percepts at the end."""
-        self.tracer.episode, self.tracer.step = self.episodes, 0
+        self.tracer.stamp(self.episodes, 0)
         self.s = self.env.reset()
         self.outcome, self.last_return = None, 0.0
         while self.outcome is None:

@@ -32,7 +32,7 @@ from bdi_rl.store import atomic_write_bytes, cache_root
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
-FORMAT = "bdi-rl.index/1"
+FORMAT = "bdi-rl.index/2"
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -73,8 +73,8 @@ def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYT
         }
         arrays: dict[str, Any] = {"meta": np.frombuffer(orjson.dumps(meta), dtype=np.uint8)}
         for k, agent in enumerate(index.agents.values()):
-            arrays[f"offsets_{k}"] = np.frombuffer(agent.offsets, dtype=np.int64)
-            arrays[f"rl_{k}"] = np.frombuffer(agent.rl_positions, dtype=np.int64)
+            for name, values in _arrays(agent).items():
+                arrays[f"{name}_{k}"] = np.frombuffer(values, dtype=np.int64)
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         atomic_write_bytes(path, buffer.getvalue())
@@ -124,16 +124,28 @@ def _fingerprint(trace: Path, length: int) -> str:
     return digest.hexdigest()
 
 
+def _arrays(agent: AgentIndex) -> dict[str, array]:
+    return {
+        "offsets": agent.offsets,
+        "firsts": agent.firsts,
+        "snapshot_at": agent.snapshot_at,
+        **{f"latest-{kind}": positions for kind, positions in agent.latest.items()},
+    }
+
+
 def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
     return {
         "name": agent.name,
+        "count": agent.count,
         "episodes": agent.episodes,
         "evals": agent.evals,
         "messages": agent.messages,
         "stopped": agent.stopped,
         "actions": agent.action_names,
-        "snapshots": [_mind(s) for s in agent.snapshots],
+        "snapshots": [_mind(s) if isinstance(s, MindState) else s for s in agent.snapshots],
         "state": _mind(agent.state),
+        "lives": agent.lives,
+        "record_life": [[line, life] for line, life in agent.record_life.items()],
     }
 
 
@@ -157,18 +169,20 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
         if meta["fingerprint"] != _fingerprint(index.trace_path, indexed):
             raise ValueError("the trace's content changed")
         for k, agent_meta in enumerate(meta["agents"]):
-            agent = AgentIndex(
-                str(agent_meta["name"]),
-                array("q", npz[f"offsets_{k}"].astype(np.int64).tobytes()),
-                agent_meta["episodes"],
-                agent_meta["evals"],
-                agent_meta["messages"],
-                array("q", npz[f"rl_{k}"].astype(np.int64).tobytes()),
-                [_mind_from(s) for s in agent_meta["snapshots"]],
-                _mind_from(agent_meta["state"]),
-                bool(agent_meta["stopped"]),
-                _names(agent_meta["actions"]),
-            )
+            agent = AgentIndex(str(agent_meta["name"]))
+            for name, values in _arrays(agent).items():
+                values.frombytes(npz[f"{name}_{k}"].astype(np.int64).tobytes())
+            del agent.snapshot_at[0]  # an AgentIndex starts with the empty mind at 0: the file has it
+            agent.count = int(agent_meta["count"])
+            agent.episodes = agent_meta["episodes"]
+            agent.evals = agent_meta["evals"]
+            agent.messages = agent_meta["messages"]
+            agent.snapshots = [s if isinstance(s, int) else _mind_from(s) for s in agent_meta["snapshots"]]
+            agent.state = _mind_from(agent_meta["state"])
+            agent.stopped = bool(agent_meta["stopped"])
+            agent.action_names = _names(agent_meta["actions"])
+            agent.lives = agent_meta["lives"]
+            agent.record_life = {int(line): int(life) for line, life in agent_meta["record_life"]}
             _check(agent, indexed)
             index.add_agent(agent)
     index.indexed_bytes = indexed
@@ -178,11 +192,22 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
 
 
 def _check(agent: AgentIndex, indexed: int) -> None:
-    """What the index's readers rely on: snapshots and positions agree with the offsets."""
-    if not agent.events or len(agent.snapshots) != (agent.events - 1) // CHECKPOINT + 1:
-        raise ValueError(f"agent {agent.name}: events and snapshots disagree")
-    if agent.offsets[-1] >= indexed or (agent.rl_positions and agent.rl_positions[-1] >= agent.events):
+    """What the index's readers rely on: snapshots, positions and lines agree."""
+    lines = len(agent.offsets)
+    if not lines or len(agent.firsts) != lines or not 0 < agent.count or agent.firsts[-1] >= agent.count:
+        raise ValueError(f"agent {agent.name}: lines and positions disagree")
+    if len(agent.snapshots) != len(agent.snapshot_at) or not agent.snapshot_at or agent.snapshot_at[0] != 0:
+        raise ValueError(f"agent {agent.name}: snapshots and their positions disagree")
+    if agent.offsets[-1] >= indexed or any(p and p[-1] >= agent.count for p in agent.latest.values()):
         raise ValueError(f"agent {agent.name}: positions past the indexed trace")
+    if not isinstance(agent.lives, list) or not all(isinstance(life, list) for life in agent.lives):
+        raise ValueError(f"agent {agent.name}: definitions are not lists")
+    for line, life in agent.record_life.items():
+        if not (0 <= line < lines and 0 <= life < len(agent.lives)):
+            raise ValueError(f"agent {agent.name}: a record's life is not in the index")
+    for snapshot in agent.snapshots:
+        if isinstance(snapshot, int) and snapshot not in agent.record_life:
+            raise ValueError(f"agent {agent.name}: a keyframe snapshot names no record")
     for series in (agent.episodes, agent.evals, agent.messages):
         if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
             raise ValueError(f"agent {agent.name}: a series is not a list of records")

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+from bdi_rl.trace.steps import OP, expand, keyframe_of
 from bdi_rl.trace.events import (
     AGENT_START,
     AGENT_STOP,
@@ -38,6 +39,8 @@ from bdi_rl.trace.events import (
     RUN_RESUME,
     RUN_START,
     RUN_STOP,
+    SCHEMA_V1,
+    STEPS,
     TELEMETRY_RESTART,
 )
 
@@ -101,27 +104,50 @@ class MindState:
                     break
 
 
+#: Kinds whose latest occurrence the mind shows (located at index time, read when asked for).
+LATEST_KINDS = (RL_STEP, CYCLE, OPTIONS, INTENTIONS)
+
+
 @dataclass
 class AgentIndex:
-    """One agent's events: offsets, series and mind snapshots."""
+    """One agent's events: where each is, series, and mind snapshots.
+
+    Positions count the agent's events as format 1 has them (a format-2 step record is as
+    many events as it holds). ``offsets[i]`` is the byte offset of the agent's line ``i`` and
+    ``firsts[i]`` the position of its first event (format 1: ``i`` itself)."""
 
     name: str
     offsets: array = field(default_factory=lambda: array("q"))
+    firsts: array = field(default_factory=lambda: array("q"))
     episodes: list[dict[str, Any]] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    rl_positions: array = field(default_factory=lambda: array("q"))
-    """positions of the ``rl.step`` events (indexed unparsed; read when asked for)"""
-    snapshots: list[MindState] = field(default_factory=list)
-    """``snapshots[k]`` is the mind after event ``k * CHECKPOINT - 1`` (k = 0: empty)"""
+    latest: dict[str, array] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
+    """positions of each kind whose latest occurrence the mind shows (``rl.step`` lines of
+    format 1 are located, not parsed)"""
+    snapshot_at: array = field(default_factory=lambda: array("q", [0]))
+    snapshots: list[Any] = field(default_factory=lambda: [MindState()])
+    """``snapshots[k]`` is the mind before position ``snapshot_at[k]``: a MindState (format 1:
+    every CHECKPOINT events, folded while indexing), or the line index of a format-2 record
+    whose keyframe it is (built when first asked for)"""
+    lives: list[list[Any]] = field(default_factory=list)
+    """format 2: the definitions of each of the agent's lives (a resumed run starts a new one)"""
+    record_life: dict[int, int] = field(default_factory=dict)
+    """format 2: line index of each step record -> its life"""
     state: MindState = field(default_factory=MindState)
+    """format 1: the mind after the last event indexed"""
+    count: int = 0
     stopped: bool = False
     action_names: list[str] | None = None
     """what its actions do ("left", ...), from its ``agent.start`` (learners only)"""
 
     @property
     def events(self) -> int:
-        return len(self.offsets)
+        return self.count
+
+    @property
+    def rl_positions(self) -> array:
+        return self.latest[RL_STEP]
 
 
 class RunIndex:
@@ -169,19 +195,21 @@ class RunIndex:
         return end > 0
 
     def _index_lines(self, chunk: bytes, offset: int) -> None:
-        """The hot loop: ``rl.step`` lines (most of a step-level trace) are located, not parsed."""
+        """The hot loop: format 1's ``rl.step`` lines (most of such a trace) are located, not
+        parsed."""
         by_key = self._agents_by_key
         for line in chunk.splitlines(keepends=True):
             if _RL_STEP in line:
                 start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
                 agent = by_key.get(line[start : line.find(b'"', start)])
                 if agent is not None and start >= len(_AGENT_KEY):
-                    offsets = agent.offsets
-                    n = len(offsets)
+                    n = agent.count
                     if n % CHECKPOINT == 0:
                         self._checkpoint(agent)
-                    agent.rl_positions.append(n)
-                    offsets.append(offset)
+                    agent.latest[RL_STEP].append(n)
+                    agent.offsets.append(offset)
+                    agent.firsts.append(n)
+                    agent.count = n + 1
                     self.lines += 1
                     offset += len(line)
                     continue
@@ -207,14 +235,26 @@ class RunIndex:
             return
         agent = self.agents.get(agent_name)
         if agent is None:
-            agent = self.add_agent(AgentIndex(agent_name, snapshots=[MindState()]))
-        self._checkpoint(agent)
-        if kind == RL_STEP:
-            agent.rl_positions.append(agent.events)
+            agent = self.add_agent(AgentIndex(agent_name))
+        if kind == STEPS:
+            self._index_record(agent, event, offset)
+            return
+        format1 = event.get("schema") == SCHEMA_V1
+        if format1:
+            self._checkpoint(agent)
+        position = agent.count
+        if kind in agent.latest:
+            agent.latest[kind].append(position)
         agent.offsets.append(offset)
-        agent.state.apply(event)
+        agent.firsts.append(position)
+        agent.count = position + 1
+        if format1:
+            agent.state.apply(event)
+        elif kind == AGENT_START:  # a new life: its mind starts empty, its definitions from 0
+            agent.lives.append([])
+            agent.snapshot_at.append(position + 1)
+            agent.snapshots.append(MindState())
         data = event.get("data") or {}
-        position = agent.events - 1
         if kind == EPISODE_END:
             agent.episodes.append(
                 {
@@ -238,6 +278,33 @@ class RunIndex:
         elif kind == AGENT_START and isinstance(data.get("actions"), list):
             agent.action_names = [str(name) for name in data["actions"]]
 
+    def _index_record(self, agent: AgentIndex, event: dict[str, Any], offset: int) -> None:
+        """A format-2 step record: its events are counted and located, not expanded."""
+        data = event["data"]
+        try:
+            ops, defs, def0 = data["ops"], data["defs"], data["def0"]
+            if not agent.lives:
+                agent.lives.append([])  # a trace cut before its agent.start
+            life = agent.lives[-1]
+            if def0 != len(life) or not isinstance(ops, list) or not isinstance(defs, list):
+                raise ValueError
+        except (KeyError, TypeError, ValueError):
+            self.bad_lines += 1
+            return
+        life.extend(defs)
+        position = agent.count
+        line = len(agent.offsets)
+        agent.record_life[line] = len(agent.lives) - 1
+        if "keyframe" in data:
+            agent.snapshot_at.append(position)
+            agent.snapshots.append(line)
+        for op, kind in _LATEST_OPS:
+            if op in ops:
+                agent.latest[kind].extend(position + i for i, o in enumerate(ops) if o == op)
+        agent.offsets.append(offset)
+        agent.firsts.append(position)
+        agent.count = position + len(ops)
+
     def _resumed(self, data: dict[str, Any]) -> None:
         """A resumed run re-runs the episodes after each learner's last checkpoint: the
         series keep what came before that point, and get the re-run episodes anew."""
@@ -256,7 +323,10 @@ class RunIndex:
 
     @staticmethod
     def _checkpoint(agent: AgentIndex) -> None:
-        if agent.events % CHECKPOINT == 0 and agent.events // CHECKPOINT == len(agent.snapshots):
+        """Format 1: a snapshot of the folded mind every CHECKPOINT events."""
+        n = agent.count
+        if n % CHECKPOINT == 0 and n > agent.snapshot_at[-1]:
+            agent.snapshot_at.append(n)
             agent.snapshots.append(agent.state.copy())
 
     # -- random access --------------------------------------------------------------
@@ -266,23 +336,58 @@ class RunIndex:
         start, stop = max(0, start), min(stop, agent.events)
         if start >= stop:
             return []
+        out: list[dict[str, Any]] = []
+        line = bisect.bisect_right(agent.firsts, start) - 1
         with open(self.trace_path, "rb") as f:
-            return [_read_event(f, agent.offsets[i]) for i in range(start, stop)]
+            while len(out) < stop - start:
+                event = _read_event(f, agent.offsets[line])
+                first = agent.firsts[line]
+                if event.get("kind") == STEPS:
+                    defs = agent.lives[agent.record_life[line]]
+                    out += expand(event, defs, max(0, start - first), stop - first)
+                else:
+                    out.append(event)
+                line += 1
+        return out
 
     def mind_at(self, agent_name: str, position: int) -> tuple[MindState, list[dict[str, Any]]]:
         """The mind after the agent's event ``position``, and the events since the previous
         position (what changed, ending with the event at ``position`` itself)."""
         agent = self.agents[agent_name]
         position = max(0, min(position, agent.events - 1))
-        k = min((position + 1) // CHECKPOINT, len(agent.snapshots) - 1)
-        state = agent.snapshots[k].copy()
-        folded = self.events_of(agent_name, k * CHECKPOINT, position + 1)
+        k = bisect.bisect_right(agent.snapshot_at, position + 1) - 1
+        state = self._snapshot(agent, k).copy()
+        folded = self.events_of(agent_name, agent.snapshot_at[k], position + 1)
         for event in folded:
             state.apply(event)
-        i = bisect.bisect_right(agent.rl_positions, position)
-        if i:
-            state.rl = self.events_of(agent_name, agent.rl_positions[i - 1], agent.rl_positions[i - 1] + 1)[0]["data"]
+        for kind, attribute in _LATEST_ATTRIBUTES:
+            positions = agent.latest[kind]
+            i = bisect.bisect_right(positions, position)
+            if i:
+                latest = self.events_of(agent_name, positions[i - 1], positions[i - 1] + 1)[0]["data"]
+                setattr(state, attribute, latest.get("intentions") if kind == INTENTIONS else latest)
+        if not folded:
+            folded = self.events_of(agent_name, position, position + 1)
         return state, folded[-1:]
+
+    def _snapshot(self, agent: AgentIndex, k: int) -> MindState:
+        snapshot = agent.snapshots[k]
+        if isinstance(snapshot, MindState):
+            return snapshot
+        with open(self.trace_path, "rb") as f:
+            event = _read_event(f, agent.offsets[snapshot])
+        frame = keyframe_of(event["data"], agent.lives[agent.record_life[snapshot]])
+        state = MindState()
+        if frame is not None:
+            beliefs, intentions = frame
+            for belief in beliefs:
+                state.beliefs[belief["belief"]] = belief.get("source", "self")
+            state.intentions = [
+                {"trigger": i.get("trigger"), "plan": i.get("plan"), "source": i.get("source", "self")}
+                for i in intentions
+            ]
+        agent.snapshots[k] = state
+        return state
 
     def span_of(self, agent_name: str, episode: int, step: int | None = None) -> tuple[int, int]:
         """Positions of the first and last events of ``step`` of ``episode`` (the whole
@@ -299,8 +404,8 @@ class RunIndex:
             return start, end
         first = last = None
         steps_seen = None
-        for i in range(start, end + 1, 256):
-            for offset, event in enumerate(self.events_of(agent_name, i, min(i + 256, end + 1))):
+        for i in range(start, end + 1, 4096):
+            for offset, event in enumerate(self.events_of(agent_name, i, min(i + 4096, end + 1))):
                 if event.get("episode") != episode:
                     continue
                 steps_seen = event.get("step")
@@ -364,3 +469,7 @@ def _read_spec(path: Path) -> dict[str, Any]:
             return tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError):
         return {}
+
+
+_LATEST_OPS = tuple((OP[kind], kind) for kind in LATEST_KINDS)
+_LATEST_ATTRIBUTES = ((RL_STEP, "rl"), (CYCLE, "cycle"), (OPTIONS, "options"), (INTENTIONS, "stacks"))

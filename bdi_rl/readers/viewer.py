@@ -32,14 +32,18 @@ from bdi_rl.trace.events import (
     ACTION,
     BELIEF_ADD,
     BELIEF_DEL,
+    CYCLE,
     GOAL_ADD,
     INTENTION_END,
     INTENTION_FAIL,
     INTENTION_START,
+    INTENTIONS,
     KIND_LEVEL,
     MSG_RECV,
     MSG_SEND,
+    OPTIONS,
     RL_STEP,
+    STEPS,
 )
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
@@ -64,6 +68,10 @@ KIND_VIEWS = {
     RL_STEP: "rl-step",
     MSG_SEND: "sent",
     MSG_RECV: "received",
+    CYCLE: "reasoning-cycle",
+    OPTIONS: "plan-options",
+    INTENTIONS: "intention-stacks",
+    STEPS: "data",  # readers expand step records into their events: never shown as such
 }
 
 SECURITY_HEADERS = {
@@ -254,7 +262,9 @@ async def api_mind(request: web.Request) -> web.Response:
         previous = position - MAX_EVENTS_PER_CALL
     state, _ = index.mind_at(jid, position)
     before, _ = index.mind_at(jid, previous) if previous >= 0 else (None, None)
-    changes = index.events_of(jid, previous + 1, position + 1)
+    changes = [
+        {**e, "position": k} for k, e in enumerate(index.events_of(jid, previous + 1, position + 1), previous + 1)
+    ]
     current = changes[-1]
     added = {b for b in state.beliefs if before is None or b not in before.beliefs}
     removed = [] if before is None else sorted(b for b in before.beliefs if b not in state.beliefs)

@@ -84,9 +84,9 @@ function renderMind(mind) {
     "event " + mind.position + " of " + mind.events + " · episode " + fmt(mind.episode) + ", step " + fmt(mind.step);
   const ev = mind.event;
   document.getElementById("event").textContent = ev.kind + "\n" + JSON.stringify(ev.data, null, 1);
-  document.getElementById("intentions").replaceChildren(...mind.intentions.map(i =>
-    el("li", {}, el("b", {}, "@" + i.plan), " for ", el("code", {}, i.trigger),
-       i.source && i.source !== "self" ? " (asked by " + shortName(i.source) + ")" : "")));
+  renderIntentions(mind);
+  renderReasoning(mind.cycle);
+  renderOptions(mind.options);
   document.getElementById("belief-count").textContent = "(" + mind.beliefs.length + ")";
   document.getElementById("beliefs").replaceChildren(...mind.beliefs.map(b =>
     el("li", {class: b.new ? "new" : ""}, el("code", {}, b.belief), el("span", {class: "source"}, "source " + b.source))));
@@ -112,6 +112,78 @@ function renderMind(mind) {
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
 }
 
+// The file of a plan as the page shows it: its name (the full path is the title).
+function baseName(path) { return String(path).split(/[\\/]/).pop(); }
+
+function where(file, line) {
+  return el("span", {class: "where", title: file + ":" + line}, baseName(file) + ":" + line);
+}
+
+// Cycle-level traces record every intention's stack of intended means (Jason's view: the
+// innermost, about to run, first); other traces only which plans run, oldest first.
+function renderIntentions(mind) {
+  const stacks = document.getElementById("stacks"), flat = document.getElementById("running-plans");
+  const hasStacks = Array.isArray(mind.stacks);
+  stacks.hidden = !hasStacks;
+  flat.hidden = hasStacks;
+  flat.replaceChildren(...(hasStacks ? [] : mind.intentions.map(i =>
+    el("li", {}, el("b", {}, "@" + i.plan), " for ", el("code", {}, i.trigger),
+       i.source && i.source !== "self" ? " (asked by " + shortName(i.source) + ")" : ""))));
+  if (!hasStacks) { stacks.replaceChildren(); return; }
+  if (!mind.stacks.length) { stacks.replaceChildren(el("p", {class: "none"}, "no intentions")); return; }
+  stacks.replaceChildren(...mind.stacks.map(i => el("div", {class: "stack", "data-state": i.state},
+    el("p", {class: "stack-head"}, "intention " + i.id + " ", el("span", {class: "state"}, i.state),
+       " · " + i.means.length + " intended means"),
+    el("ol", {class: "means", reversed: ""}, ...i.means.slice().reverse().map(m =>
+      el("li", {}, el("b", {}, "@" + m.plan), " ", el("code", {}, m.trigger), " ", where(m.file, m.line)))))));
+}
+
+function triggerItems(triggers) {
+  if (triggers === undefined || triggers === null) return [el("li", {class: "none"}, "not recorded")];
+  if (!triggers.length) return [el("li", {class: "none"}, "none")];
+  return triggers.map(t => el("li", {}, el("code", {}, t)));
+}
+
+// The latest reasoning cycle up to this position: what it ran, the events it took, and
+// those still waiting.
+function renderReasoning(cycle) {
+  document.getElementById("reasoning-panel").hidden = !cycle;
+  if (!cycle) return;
+  document.getElementById("cycle-number").textContent = "(cycle " + cycle.n + ")";
+  document.getElementById("cycle-ran").textContent = (cycle.plan
+    ? "running @" + cycle.plan + (cycle.line === null || cycle.line === undefined ? "" : " at line " + cycle.line) +
+      ", stack depth " + cycle.depth
+    : "no intention ran") + " · " + cycle.intentions + " intentions";
+  document.getElementById("events-taken").replaceChildren(...triggerItems(cycle.events));
+  document.getElementById("events-pending").replaceChildren(...triggerItems(cycle.pending));
+}
+
+function planList(labels, selected) {
+  if (!labels.length) return [el("span", {class: "none"}, "none")];
+  return labels.map(p => el("span", {class: p === selected ? "plan selected" : "plan"}, "@" + p));
+}
+
+// The latest plan selection up to this position (Jason's options): the plans whose trigger
+// matches the event, those whose context holds too, and the one chosen.
+function renderOptions(options) {
+  document.getElementById("options-panel").hidden = !options;
+  if (!options) return;
+  document.getElementById("options-event").textContent = options.event;
+  document.getElementById("options-relevant").replaceChildren(...planList(options.relevant, options.selected));
+  document.getElementById("options-applicable").replaceChildren(...planList(options.applicable, options.selected));
+  document.getElementById("options-selected").replaceChildren(options.selected === null || options.selected === undefined
+    ? el("span", {class: "none"}, "none (no applicable plan)")
+    : el("span", {class: "plan selected"}, "@" + options.selected));
+}
+
+function stackLine(i) {
+  const means = i.means.slice().reverse();
+  const top = means[0];
+  return "#" + i.id + " " + i.state + ": " + (top
+    ? means.map(m => "@" + m.plan).join(" ← ") + " (" + baseName(top.file) + ":" + top.line + ")"
+    : "empty");
+}
+
 // One line for an event's data in the "since the previous position" list, by the view the
 // server names for its kind (/api/kinds: the kinds are the trace module's, never written here).
 const VIEWS = {
@@ -123,6 +195,11 @@ const VIEWS = {
   "rl-step": d => "s=" + d.s + " a=" + d.a + " r=" + d.r + " s'=" + d.s2 + " Q " + fmt(d.q_before) + " → " + fmt(d.q_after),
   "sent": d => "→ " + shortName(d.to) + " " + d.performative + " " + messageText(d, 120),
   "received": d => "← " + shortName(d.from) + " " + d.performative + " " + messageText(d, 120),
+  "plan-options": d => d.event + ": relevant " + (d.relevant || []).map(p => "@" + p).join(" ") +
+    "; applicable " + (d.applicable || []).map(p => "@" + p).join(" ") + "; selected " + (d.selected ? "@" + d.selected : "none"),
+  "intention-stacks": d => (d.intentions || []).map(stackLine).join(" | ") || "no intentions",
+  "reasoning-cycle": d => "cycle " + d.n + (d.plan ? ": @" + d.plan + (d.line !== null && d.line !== undefined ? " line " + d.line : "") : ": idle") +
+    (d.events ? "; took " + (d.events.join(", ") || "nothing") : "") + (d.pending && d.pending.length ? "; pending " + d.pending.join(", ") : ""),
   "data": d => JSON.stringify(d).slice(0, 200),
 };
 
