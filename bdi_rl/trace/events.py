@@ -623,8 +623,7 @@ def check_record(data: Any) -> None:
             continue
         seen.add((op, local))
         _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
-    for row in cycles:
-        _check_definition(CYCLE, row)
+    # ``cycles`` rows were typed by the line's decode already (CycleData structs, not dicts).
     frame = data.keyframe
     if frame is not msgspec.UNSET:
         if any(not 0 <= ref < limit for ref in (*frame.beliefs, *frame.intentions)):
