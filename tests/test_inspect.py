@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bdi_rl.trace.events import read_trace
-from tests.conftest import run_main
+from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
+from tests.conftest import AGENTS, ROOT, run_cli, run_main
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -49,3 +51,49 @@ def test_inspect_bad_input_is_one_line(runs, args, message):
 def test_inspect_an_unknown_run(tmp_path):
     result = run_main("inspect", "nope", "--runs", str(tmp_path), "--agent", "x")
     assert result.returncode == 2 and "nope: not a run directory" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def cycle_run(tmp_path_factory) -> Path:
+    """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s)."""
+    runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
+    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
+                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return _run_named(runs_dir, "frozenlake-4x4")
+
+
+@pytest.mark.slow  # a whole CLI run
+def test_inspect_shows_intention_stacks_events_and_options_at_cycle_level(cycle_run):
+    events = [e for e in read_trace(cycle_run / "trace.jsonl") if e["agent"] == "learner@localhost"]
+    position = [i for i, e in enumerate(events) if e["episode"] == 1 and e["step"] == 2][-1]
+    latest = {kind: next(e["data"] for e in reversed(events[: position + 1]) if e["kind"] == kind)
+              for kind in (INTENTIONS, OPTIONS, CYCLE)}
+    result = run_main("inspect", str(cycle_run), "--agent", "learner", "--episode", "1", "--step", "2")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"event {position} of" in out
+    # Each intention's stack, innermost first, each means at the file:line it runs next.
+    assert "intentions (stacks)" in out
+    [stack] = latest[INTENTIONS]["intentions"]
+    rows = [line.strip("│ ").split() for line in out.splitlines() if "+!" in line and ".asl:" in line]
+    means = [[f"@{m['plan']}", m["trigger"], f"{Path(m['file']).name}:{m['line']}"] for m in reversed(stack["means"])]
+    assert [r[-3:] for r in rows] == means
+    assert rows[0][:2] == [f"#{stack['id']}", stack["state"]]
+    assert means[0][0] == "@navigate" and means[0][2].startswith("episode.asl:")  # lib/episode.asl
+    assert any(m[0] == "@episode" and m[2].startswith("episode.asl:") for m in means)
+    # The latest cycle's events, and the latest plan selection.
+    cycle = latest[CYCLE]
+    assert f"events (cycle {cycle['n']})" in out
+    assert "taken: " + (", ".join(cycle["events"]) or "none") in out
+    assert "pending: " + (", ".join(cycle["pending"]) or "none") in out
+    assert "options (latest plan selection)" in out
+    assert "event +!navigate" in out and "relevant: @navigate" in out and "applicable: @navigate" in out
+    assert "selected: @navigate" in out
+
+
+def test_inspect_keeps_the_plain_intentions_below_cycle_level(runs):
+    result = run_main("inspect", str(_run_named(runs, "tiny")), "--agent", "learner", "--event", "700")
+    assert result.returncode == 0, result.stderr
+    assert "intentions (" in result.stdout and "intentions (stacks)" not in result.stdout
+    assert "options (" not in result.stdout and "events (cycle" not in result.stdout

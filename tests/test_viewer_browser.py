@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
 from bdi_rl.xmpp.server import free_port
-from tests.conftest import MINIMAL_SPEC, ROOT
+from tests.conftest import AGENTS, MINIMAL_SPEC, ROOT, run_cli
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -190,3 +190,95 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     page.uncheck("#hide-experience")
     page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
                            ".some(r => r.textContent.includes('experience('))")
+
+
+@pytest.fixture(scope="module")
+def cycle_run(tmp_path_factory) -> Path:
+    """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s)."""
+    runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
+    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
+                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return _run_named(runs_dir, "frozenlake-4x4")
+
+
+def _latest(events: list[dict], position: int, kind: str) -> dict | None:
+    return next((e["data"] for e in reversed(events[: position + 1]) if e["kind"] == kind), None)
+
+
+def test_the_mind_inspector_shows_jasons_view_of_a_cycle_level_trace(browser, cycle_run):
+    """Intention stacks (innermost first, each at the file:line it runs next), the latest
+    cycle's events and plan options, following the history slider."""
+    events = [e for e in read_trace(cycle_run / "trace.jsonl") if e["agent"] == "learner@localhost"]
+    position = [i for i, e in enumerate(events) if e["episode"] == 1 and e["step"] == 2][-1]
+    stacks, options, cycle = (_latest(events, position, kind) for kind in (INTENTIONS, OPTIONS, CYCLE))
+    assert stacks and options and cycle, "the trace has no cycle-level events"
+    server = Viewer(cycle_run.parent)
+    try:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{server.url}/run/{cycle_run.name}")
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("#jump-episode", "1")
+        page.fill("#jump-step", "2")
+        page.click("#jump button")
+        page.wait_for_function(
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+
+        # Intentions: each one's stack of intended means, the top (about to run) first.
+        assert page.is_visible("#stacks") and page.is_hidden("#running-plans")
+        [stack] = stacks["intentions"]
+        assert page.locator("#stacks .stack-head").all_text_contents() == [
+            f"intention {stack['id']} {stack['state']} · {len(stack['means'])} intended means"]
+        rows = page.locator("#stacks .means li").all_text_contents()
+        assert rows == [f"@{m['plan']} {m['trigger']} {Path(m['file']).name}:{m['line']}"
+                        for m in reversed(stack["means"])]
+        assert rows[0].startswith("@navigate +!navigate episode.asl:")  # navigate is in lib/episode.asl
+        assert any(r.startswith("@episode +!episode episode.asl:") for r in rows)
+        assert any(r.startswith("@train_steps +!train learner.asl:") for r in rows)
+        title = page.get_attribute("#stacks .means li:first-child .where", "title")
+        assert title == f"{stack['means'][-1]['file']}:{stack['means'][-1]['line']}"
+        assert title.endswith(f"/asl/lib/episode.asl:{stack['means'][-1]['line']}")
+
+        # Options: the latest selection, the selected plan highlighted.
+        assert page.is_visible("#options-panel")
+        assert page.text_content("#options-event") == options["event"] == "+!navigate"
+        assert page.locator("#options-relevant .plan").all_text_contents() == ["@" + p for p in options["relevant"]]
+        assert page.locator("#options-applicable .plan").all_text_contents() == ["@" + p for p in options["applicable"]]
+        assert page.locator("#options-relevant .selected").all_text_contents() == ["@navigate"]
+        assert page.locator("#options-applicable .selected").all_text_contents() == ["@navigate"]
+        assert page.text_content("#options-selected") == "@navigate"
+
+        # Events: those the latest cycle took, and those pending.
+        assert page.is_visible("#reasoning-panel")
+        assert page.text_content("#cycle-number") == f"(cycle {cycle['n']})"
+        assert page.locator("#events-taken li").all_text_contents() == (cycle["events"] or ["none"])
+        assert page.locator("#events-pending li").all_text_contents() == (cycle["pending"] or ["none"])
+
+        # The new kinds read as one line each in the list of changes.
+        changes = page.locator("#changes li").all_text_contents()
+        assert page.get_attribute("#changes li:last-child", "value") == str(position)  # numbered as the slider
+        assert any(c.startswith(OPTIONS + " +!navigate: relevant @navigate; applicable @navigate; "
+                                "selected @navigate") for c in changes), changes
+        assert any(c.startswith(INTENTIONS + f" #{stack['id']} ") and "@navigate ← @episode" in c
+                   for c in changes), changes
+
+        # The history slider: before the first cycle-level event there is no stack, so the
+        # plain list of running plans shows, and no options or events.
+        first = next(i for i, e in enumerate(events) if e["kind"] in (INTENTIONS, OPTIONS, CYCLE))
+        page.fill("#position", str(first - 1))
+        page.dispatch_event("#position", "change")
+        page.wait_for_function(
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=first - 1)
+        assert page.is_hidden("#stacks") and page.is_hidden("#options-panel") and page.is_hidden("#reasoning-panel")
+        # ... and back at the step, all of it again.
+        page.fill("#position", str(position))
+        page.dispatch_event("#position", "change")
+        page.wait_for_function(
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+        assert page.locator("#stacks .means li").all_text_contents() == rows
+        assert page.is_visible("#options-panel") and page.is_visible("#reasoning-panel")
+        assert not errors
+    finally:
+        server.stop()

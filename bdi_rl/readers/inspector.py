@@ -85,12 +85,19 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         f"episode {event.get('episode')}, step {event.get('step')}"
     )
     parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(event['data'])}"), title="event")]
-    intentions = Table(show_header=True, box=None)
-    for column in ("plan", "trigger", "asked by"):
-        intentions.add_column(column)
-    for i in view["intentions"]:
-        intentions.add_row(escape(f"@{i['plan']}"), escape(str(i["trigger"])), escape(str(i["source"])))
-    parts.append(Panel(intentions, title=f"intentions ({len(view['intentions'])})"))
+    if view.get("stacks") is not None:
+        parts.append(_stacks_panel(view["stacks"]))
+    else:
+        intentions = Table(show_header=True, box=None)
+        for column in ("plan", "trigger", "asked by"):
+            intentions.add_column(column)
+        for i in view["intentions"]:
+            intentions.add_row(escape(f"@{i['plan']}"), escape(str(i["trigger"])), escape(str(i["source"])))
+        parts.append(Panel(intentions, title=f"intentions ({len(view['intentions'])})"))
+    if view.get("cycle") is not None:
+        parts.append(_cycle_panel(view["cycle"]))
+    if view.get("options") is not None:
+        parts.append(_options_panel(view["options"]))
     beliefs = Table(show_header=True, box=None)
     beliefs.add_column("belief")
     beliefs.add_column("source")
@@ -119,3 +126,64 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         ]
         parts.append(Panel(escape("\n".join(lines)), title="last messages"))
     console.print(Panel(Group(*parts), title=escape(head)))
+
+
+# -- cycle level: Jason's view of the mind ---------------------------------------------------
+def _stacks_panel(stacks: list[dict[str, Any]]) -> Panel:
+    """Every intention's stack of intended means, the innermost (about to run) first, each at
+    the ``file:line`` of its next instruction (the file's name; the viewer shows its path)."""
+    table = Table(show_header=True, box=None)
+    for column in ("intention", "plan", "trigger", "next instruction"):
+        table.add_column(column)
+    for stack in stacks:
+        means = list(reversed(stack.get("means") or []))
+        head = escape(f"#{stack.get('id')} {stack.get('state')}")
+        if not means:
+            table.add_row(head, "", "", "")
+        for k, m in enumerate(means):
+            table.add_row(
+                head if k == 0 else "",
+                escape(f"@{m.get('plan')}"),
+                escape(str(m.get("trigger"))),
+                escape(f"{_base_name(m.get('file'))}:{m.get('line')}"),
+            )
+    if not stacks:
+        return Panel("no intentions", title="intentions (stacks)")
+    return Panel(table, title=f"intentions (stacks): {len(stacks)}")
+
+
+def _base_name(path: Any) -> str:
+    return str(path).replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _cycle_panel(cycle: dict[str, Any]) -> Panel:
+    """The latest reasoning cycle: what it ran, the events it took and those still waiting."""
+    if cycle.get("plan"):
+        line = "" if cycle.get("line") is None else f" at line {cycle['line']}"
+        ran = f"running @{cycle['plan']}{line}, stack depth {cycle.get('depth')}"
+    else:
+        ran = "no current intention"
+    count = cycle.get("intentions")
+    lines = [f"{ran} · {count} intention{'' if count == 1 else 's'}"]
+    for name, key in (("taken", "events"), ("pending", "pending")):
+        triggers = cycle.get(key)
+        lines.append(f"{name}: " + ("not recorded" if triggers is None else ", ".join(map(str, triggers)) or "none"))
+    return Panel(escape("\n".join(lines)), title=f"events (cycle {cycle.get('n')})")
+
+
+def _options_panel(options: dict[str, Any]) -> Panel:
+    """The latest plan selection: relevant and applicable plans, the selected one in bold."""
+    selected = options.get("selected")
+
+    def plans(labels: list[Any]) -> str:
+        marked = [f"[bold reverse]{escape(f'@{p}')}[/]" if p == selected else escape(f"@{p}") for p in labels]
+        return " ".join(marked) or "none"
+
+    chosen = "none (no applicable plan)" if selected is None else f"[bold reverse]{escape(f'@{selected}')}[/]"
+    text = (
+        f"event {escape(str(options.get('event')))}\n"
+        f"relevant: {plans(options.get('relevant') or [])}\n"
+        f"applicable: {plans(options.get('applicable') or [])}\n"
+        f"selected: {chosen}"
+    )
+    return Panel(text, title="options (latest plan selection)")

@@ -105,8 +105,10 @@ function renderMind(mind) {
       q.length ? el("table", {class: "qrow"}, el("thead", {}, el("tr", {}, ...labels.map(t => el("th", {}, t)))), el("tbody", {}, row)) : "");
   }
   document.getElementById("change-count").textContent = "(" + mind.changes.length + " events)";
+  // Numbered by the agent's event position, as the slider counts (not seq: format 2 expands
+  // the events of one trace line, which share its seq).
   document.getElementById("changes").replaceChildren(...mind.changes.map(e =>
-    el("li", {value: String(e.seq)}, el("b", {}, e.kind), " ", el("code", {}, describe(e)))));
+    el("li", {value: String(e.position)}, el("b", {}, e.kind), " ", el("code", {}, describe(e)))));
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
     el("li", {}, viewOf(m.kind) === "sent" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
@@ -153,7 +155,7 @@ function renderReasoning(cycle) {
   document.getElementById("cycle-ran").textContent = (cycle.plan
     ? "running @" + cycle.plan + (cycle.line === null || cycle.line === undefined ? "" : " at line " + cycle.line) +
       ", stack depth " + cycle.depth
-    : "no intention ran") + " · " + cycle.intentions + " intentions";
+    : "no current intention") + " · " + cycle.intentions + (cycle.intentions === 1 ? " intention" : " intentions");
   document.getElementById("events-taken").replaceChildren(...triggerItems(cycle.events));
   document.getElementById("events-pending").replaceChildren(...triggerItems(cycle.pending));
 }
