@@ -13,20 +13,46 @@ from pathlib import Path
 import orjson
 import pytest
 
+from bdi_rl.trace.batch import decode_batch, encode_batch
 from bdi_rl.xmpp.telemetry import TraceLog
-from bdi_rl.trace.events import SCHEMA, TraceFileError, check_trace
+from bdi_rl.trace.events import SCHEMA, SCHEMA_V1, TraceFileError, TraceLevel, check_trace, read_trace
+from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.server import free_port
+from tests import tracelines
 from tests.conftest import MINIMAL_SPEC, run_cli
+from tests.tracelines import end_data
 
 RUN = "FrozenLake-v1__tiny__3__1"
 
 
 def _line(seq: object, agent: str = "a@x", run: str = RUN, **fields: object) -> bytes:
-    s = seq if isinstance(seq, int) else 0  # an rl.step's data as telemetry checks it (RlStepData)
-    data = {"s": s, "a": 0, "r": 0.0, "s2": s + 1, "done": False, "q_before": 0.0, "q_after": 0.0, "epsilon": 1.0}
+    """An episode-level line (episode.end, as telemetry checks it) with ``fields`` replaced."""
+    s = seq if isinstance(seq, int) else 0
     event = {"schema": SCHEMA, "run": run, "agent": agent, "seq": seq, "ts": 1.5,
-             "kind": "rl.step", "episode": 0, "step": seq, "data": data, **fields}
+             "kind": "episode.end", "episode": s, "step": 0, "data": end_data(s), **fields}
     return orjson.dumps(event) + b"\n"
+
+
+def _agent_lines(agent: str, script: str) -> list[bytes]:
+    """An agent's first lines as its tracer writes them: per letter of ``script``, a step
+    record of two env steps ("s", closed as the shipper closes it) or an episode.end ("e")."""
+    tracer = Tracer(RUN, agent, TraceLevel.STEP)
+    for i, what in enumerate(script):
+        if what == "s":
+            tracelines.record(tracer, 2 * i, 2)
+            tracer.flush_record()
+        else:
+            tracer.emit("episode.end", end_data(i))
+    return [tracelines.line(event) for event in tracer.pending]
+
+
+A = _agent_lines("a@x", "sess")  # seq 0-3: steps, episode.end, steps, steps
+B = _agent_lines("b@x", "se")
+
+
+def _steps(seq: int, **fields: object) -> bytes:
+    """A real step record of a@x renumbered ``seq``, with ``fields`` replaced."""
+    return tracelines.line(orjson.loads(A[0]), seq=seq, **fields)
 
 
 def _trace(tmp_path: Path, *lines: bytes) -> Path:
@@ -36,12 +62,15 @@ def _trace(tmp_path: Path, *lines: bytes) -> Path:
     return path
 
 
-GOOD = [_line(0), _line(0, agent="b@x"), _line(1), _line(2), _line(1, agent="b@x")]
+GOOD = [A[0], B[0], A[1], A[2], B[1]]  # a@x's seq 0-2, b@x's 0-1
 
 
 @pytest.mark.parametrize("tail, why", [
-    (_line(3)[:40], "no newline"),  # killed mid-write
-    (_line(3)[:-1], "no newline"),  # the whole event but its newline
+    (A[3][:40], "no newline"),  # killed mid-write
+    (A[3][:300], "no newline"),  # inside a step record
+    (A[3][:-1], "no newline"),  # the whole record but its newline
+    (_line(3)[:-1], "no newline"),  # an episode-level line
+    (A[3][:300] + b"\n", "not JSON"),
     (b'{"schema": "bdi-rl.tr\n', "not JSON"),
     (b"\x00" * 300 + b"\n", "not JSON"),  # a block of zeros after a crash
     (b"\n", "not JSON"),
@@ -55,9 +84,19 @@ def test_a_torn_last_line_is_cut_and_nothing_else(tmp_path, tail, why, caplog):
     assert why in caplog.text and "torn" in caplog.text
 
 
+def _record(change) -> bytes:
+    """a@x's seq-2 step record (ops belief.add, rl.step, belief.add, rl.step) with ``change``
+    applied to its data."""
+    event = orjson.loads(A[2])
+    change(event["data"])
+    return tracelines.line(event)
+
+
 NOT_EVENTS = [
     (b"{oops\n", "not JSON"),  # damaged
     (_line(2)[:30] + b"\n", "not JSON"),  # torn, then more lines were written after it
+    (A[2][:200] + b"\n", "not JSON"),  # a torn step record, then more lines
+    (A[2].replace(b'"ops":[0,6', b'"ops":[0,\x006'), "not JSON"),  # a damaged byte
     (b"\n", "not JSON"),  # a blank line
     (b'{"a": 1}\n', "not a trace event: Object contains unknown field `a`"),
     (b"[1,2]\n", "not a trace event: Expected `object`, got `array`"),
@@ -67,13 +106,25 @@ NOT_EVENTS = [
     (_line("2"), "Expected `int`, got `str` - at `$.seq`"),
     (_line(2, ts=None), "at `$.ts`"),
     (_line(2, extra=1), "unknown field `extra`"),
-    (_line(2, schema="bdi-rl.trace/0"), "event schema is not bdi-rl.trace/1"),
+    (_line(2, schema="bdi-rl.trace/0"), "event schema is not bdi-rl.trace/2 (or bdi-rl.trace/1)"),
     (_line(2, kind="belief.mangled"), "unknown event kind 'belief.mangled'"),
     (_line(2, data=[1]), "data must be an object"),
+    (_line(2, kind="rl.step", data=tracelines.rl_data(2)), "a bdi-rl.trace/2 line cannot be of kind 'rl.step'"),
+    (tracelines.line(orjson.loads(A[2]), schema=SCHEMA_V1), "a bdi-rl.trace/1 line cannot be of kind 'steps'"),
+    (_record(lambda d: d["refs"].pop()), "steps data: 3 refs for 4 ops"),
+    (_record(lambda d: d["ops"].__setitem__(0, 42)), "steps data: unknown op 42"),
+    (_record(lambda d: d["refs"].__setitem__(0, 9)),
+     "steps data: a belief.add refers to 9, which the record does not hold"),
+    (_record(lambda d: d["defs"][0].pop("source")),
+     "steps data: a belief.add definition: Object missing required field `source`"),
+    (_record(lambda d: d["rl"]["r"].pop()), "steps data: rl columns of different lengths"),
+    (_record(lambda d: d.__setitem__("at", [0, 0, 4, 2, 0, 4, 1, 0, 5])), "steps data: at must be"),
     (_line(2, run="FrozenLake-v1__other__3__9"),
      "an event of run 'FrozenLake-v1__other__3__9', not of 'FrozenLake-v1__tiny__3__1'"),
-    (_line(1), "seq 1 of a@x where the trace needs 2"),  # a line written twice
+    (A[1], "seq 1 of a@x where the trace needs 2"),  # a line written twice
+    (A[0], "seq 0 of a@x where the trace needs 2"),  # a step record written twice
     (_line(5), "seq 5 of a@x where the trace needs 2"),  # lines lost
+    (_steps(5), "seq 5 of a@x where the trace needs 2"),
     (_line(1, agent="c@x"), "seq 1 of c@x where the trace needs 0"),
 ]
 
@@ -103,10 +154,28 @@ def test_a_last_line_that_is_json_but_not_the_next_event_is_refused_not_cut(tmp_
 
 def test_check_trace_reads_a_whole_trace(tmp_path):
     path = _trace(tmp_path, *GOOD)
-    scan = check_trace(path, RUN, keep={"rl.step"})
+    scan = check_trace(path, RUN, keep={"steps"})
     assert (scan.events, scan.good_end, scan.torn) == (5, len(b"".join(GOOD)), None)
-    assert scan.kept == [line[:-1] for line in GOOD]
+    assert scan.kept == [line[:-1] for line in (A[0], B[0], A[2])]
+    assert [(e["agent"], e["kind"]) for e in read_trace(path)] == [
+        *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2, *[("b@x", "belief.add"), ("b@x", "rl.step")] * 2,
+        ("a@x", "episode.end"), *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2, ("b@x", "episode.end")]
     assert check_trace(_trace(tmp_path / "empty")).events == 0
+
+
+def test_a_format_1_trace_is_continued_in_format_2(tmp_path):
+    """An old trace (``bdi-rl.trace/1``) is resumed: its lines pass, format-2 lines follow them."""
+    old = [_line(seq, schema=SCHEMA_V1, kind="rl.step", data=tracelines.rl_data(seq), step=seq) for seq in range(3)]
+    path = _trace(tmp_path, *old, _line(3, schema=SCHEMA_V1), b'{"schema":"bdi-rl.trace/1","ru')
+    log = TraceLog(path, RUN)
+    assert log.recovered == 4 and log.next_seq == {"a@x": 4}
+    more = [orjson.loads(_steps(4)), orjson.loads(_line(5))]
+    assert log.accept(decode_batch(encode_batch(RUN, "a@x", more))) == (6, False)
+    log.close()
+    assert check_trace(path, RUN).events == 6
+    assert [e["kind"] for e in read_trace(path)] == [
+        "rl.step", "rl.step", "rl.step", "episode.end", "belief.add", "rl.step", "belief.add", "rl.step",
+        "episode.end"]
 
 
 # -- through the entry points ----------------------------------------------------------------
@@ -140,6 +209,14 @@ def _damage(trace: Path, at: int, bad: bytes) -> list[bytes]:
     return lines
 
 
+def _steps_line(trace: Path, where: float) -> int:
+    """The index of a step record about ``where`` (0 to 1) of the way into ``trace``."""
+    lines = trace.read_bytes().splitlines()
+    records = [i for i, line in enumerate(lines) if b'"kind":"steps"' in line and 10 < i < len(lines) - 10]
+    assert len(records) > 3
+    return records[round(where * (len(records) - 1))]
+
+
 def _snapshot(run_dir: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(run_dir)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(run_dir.rglob("*"))}
@@ -152,7 +229,7 @@ def _snapshot(run_dir: Path) -> dict[str, tuple[int, int]]:
 def test_resume_refuses_a_damaged_middle_line_and_keeps_every_line(finished_run, tmp_path, bad):
     run_dir = _killed_copy(finished_run, tmp_path)
     trace = run_dir / "trace.jsonl"
-    middle = len(trace.read_bytes().splitlines()) // 2
+    middle = _steps_line(trace, 0.5)
     lines = _damage(trace, middle, bad)
     before = _snapshot(run_dir)
     result = run_cli("run", "--resume", str(run_dir), "--no-progress", timeout=120)
@@ -167,11 +244,11 @@ def test_resume_cuts_a_torn_last_line_and_goes_on(finished_run, tmp_path):
     run_dir = _killed_copy(finished_run, tmp_path)
     trace = run_dir / "trace.jsonl"
     whole = trace.read_bytes()
-    with open(trace, "ab") as f:
-        f.write(whole.splitlines()[-1][:50])  # a process killed mid-write
+    with open(trace, "ab") as f:  # a process killed while writing a step record
+        f.write(whole.splitlines()[_steps_line(trace, 1)][:300])
     result = run_cli("run", "--resume", str(run_dir), "--no-progress", timeout=180)
     assert result.returncode == 0, result.stderr
-    assert "ended in a torn line (no newline at its end); cut it off (50 bytes)" in result.stderr
+    assert "ended in a torn line (no newline at its end); cut it off (300 bytes)" in result.stderr
     after = trace.read_bytes()
     assert after.startswith(whole) and b'"kind":"run.resume"' in after[len(whole):]
     check_trace(trace, run_dir.name)  # whole and gapless
@@ -182,7 +259,7 @@ def test_telemetry_run_refuses_a_damaged_middle_line_before_connecting(finished_
     Nothing listens on the port given: a process that tried to connect would wait for it."""
     run_dir = _killed_copy(finished_run, tmp_path)
     trace = run_dir / "trace.jsonl"
-    middle = len(trace.read_bytes().splitlines()) // 3
+    middle = _steps_line(trace, 0.33)
     other = trace.read_bytes().splitlines()[middle].replace(run_dir.name.encode(), b"another-run")
     lines = _damage(trace, middle, other + b"\n")
     before = _snapshot(run_dir)
