@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import typing
 from pathlib import Path
 
 import orjson
@@ -15,8 +16,9 @@ from bdi_rl.bdi.mind import load_mind
 from bdi_rl.readers.viewer import STATIC, create_app
 from bdi_rl.trace import events
 from bdi_rl.trace.batch import decode_batch, encode_batch
-from bdi_rl.trace.events import (KIND_DATA, KIND_LEVEL, SCHEMA, TraceFileError, TraceFormatError, TraceLevel,
-                                 check_trace)
+from bdi_rl.trace.events import (KIND_DATA, KIND_LEVEL, SCHEMA, SCHEMA_V1, TraceFileError, TraceFormatError,
+                                 TraceLevel, check_trace, read_trace)
+from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.telemetry import TraceLog
 from tests.conftest import run_cli, run_named
@@ -25,8 +27,10 @@ from tests.test_team import _team_spec
 
 PACKAGE = Path(events.__file__).resolve().parent.parent
 
-#: The file format "bdi-rl.trace/1", written out: each kind, the level that records it, the
-#: keys of its data (required, optional). Changing any of it changes the format.
+#: The file format "bdi-rl.trace/2", written out: each kind, the level that records it, the
+#: keys of its data (required, optional). Changing any of it changes the format. The
+#: step-level kinds of RECORD_KINDS are written inside ``steps`` lines (by op code: their
+#: order is the format too); format 1 wrote each as a line and knew no options, intentions or steps.
 FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "run.start": ("episode", {"spec", "env", "agents"}, set()),
     "run.stop": ("episode", {"failures"}, set()),
@@ -49,7 +53,20 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "intention.end": ("step", {"plan"}, set()),
     "action": ("step", {"name", "args"}, {"result"}),
     "rl.step": ("step", {"s", "a", "r", "s2", "done", "q_before", "q_after", "epsilon"}, {"q"}),
-    "cycle": ("cycle", {"n", "plan", "depth", "line", "intentions"}, set()),
+    "cycle": ("cycle", {"n", "plan", "depth", "line", "intentions"}, {"events", "pending"}),
+    "options": ("cycle", {"event", "relevant", "applicable", "selected"}, set()),
+    "intentions": ("cycle", {"intentions"}, set()),
+    "steps": ("step", {"ops", "refs", "at", "def0", "defs"}, {"keyframe", "rl", "cycles"}),
+}
+#: The op code of each kind a step record holds.
+RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action", "rl.step", "cycle",
+              "options", "intentions"]
+#: The fields of what ``steps`` data holds besides its definitions.
+STEPS_PARTS = {
+    "rl": {"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"},
+    "keyframe": {"beliefs", "intentions"},
+    "intentions": {"id", "means", "state"},  # each stack of an ``intentions`` event
+    "means": {"trigger", "plan", "file", "line"},  # each frame of a stack
 }
 
 STEP = {"s": 3, "a": 1, "r": 0.0, "s2": 7, "done": False, "q_before": 0.5, "q_after": 0.25, "epsilon": 0.1,
@@ -70,22 +87,58 @@ def test_the_module_defines_the_format_as_it_is():
                  if name.isupper() and isinstance(value, str) and value in KIND_LEVEL}
     assert sorted(constants.values()) == sorted(KIND_LEVEL)  # one constant per kind
     assert all(name == kind.upper().replace(".", "_") for name, kind in constants.items())
+    assert (events.SCHEMA, events.SCHEMA_V1) == ("bdi-rl.trace/2", "bdi-rl.trace/1")
+    assert list(events.RECORD_KINDS) == RECORD_OPS
+    assert set(events.LINE_KINDS[events.SCHEMA]) == set(FORMAT) - set(RECORD_OPS)
+    assert set(events.LINE_KINDS[events.SCHEMA_V1]) == set(FORMAT) - {"options", "intentions", "steps"}
+    hints = typing.get_type_hints(KIND_DATA["steps"])
+    parts = {"rl": hints["rl"], "keyframe": hints["keyframe"],
+             "intentions": typing.get_args(typing.get_type_hints(KIND_DATA["intentions"])["intentions"])[0]}
+    parts["means"] = typing.get_args(typing.get_type_hints(parts["intentions"])["means"])[0]
+    assert {name: set(typing.get_type_hints(record)) for name, record in parts.items()} == STEPS_PARTS
+    assert all(not record.__optional_keys__ for record in parts.values())
 
 
-@pytest.mark.parametrize("data, field", [
-    ({**STEP, "s": "three"}, "`data.s`"),
-    ({**STEP, "q": [0.5, "high"]}, "`data.q[1]`"),
-    ({**STEP, "done": 0}, "`data.done`"),
-    ({k: v for k, v in STEP.items() if k != "a"}, "field `a`"),
-    ({**STEP, "note": 1}, "field `note`"),
+def _steps_data(**changes) -> dict:
+    """A real record's data (a percept, a Q-update), with ``changes``."""
+    tracer = Tracer("r", "a@x", TraceLevel.STEP)
+    tracer.emit(events.BELIEF_ADD, {"belief": "state(3)", "source": "percept"})
+    tracer.emit(events.RL_STEP, STEP)
+    tracer.flush_record()
+    return {**tracer.pending[0]["data"], **changes}
+
+
+END = {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5}
+RL = _steps_data()["rl"]
+
+
+@pytest.mark.parametrize("schema, kind, data, field", [
+    (SCHEMA, "episode.end", {**END, "length": "three"}, "`data.length`"),
+    (SCHEMA, "episode.end", {**END, "goal": [3, "x"]}, "`data.goal[1]`"),
+    (SCHEMA, "episode.end", {k: v for k, v in END.items() if k != "outcome"}, "field `outcome`"),
+    (SCHEMA, "episode.end", {**END, "note": 1}, "field `note`"),
+    (SCHEMA, "steps", _steps_data(rl={**RL, "s": ["three"]}), "`data.rl.s[0]`"),
+    (SCHEMA, "steps", _steps_data(rl={**RL, "q": [[0.5, "high"]]}), "`data.rl.q[0][1]`"),
+    (SCHEMA, "steps", _steps_data(ops="0,6"), "`data.ops`"),
+    (SCHEMA, "steps", _steps_data(defs=[7]), "`data.defs[0]`"),
+    (SCHEMA, "steps", {k: v for k, v in _steps_data().items() if k != "def0"}, "field `def0`"),
+    (SCHEMA, "steps", _steps_data(note=1), "field `note`"),
+    (SCHEMA, "steps", _steps_data(refs=[0]), "2 ops"),  # the record's own check (check_record)
+    # format 1 (old traces): a step-level kind's line checked field by field as ever
+    (SCHEMA_V1, "rl.step", {**STEP, "s": "three"}, "`data.s`"),
+    (SCHEMA_V1, "rl.step", {**STEP, "q": [0.5, "high"]}, "`data.q[1]`"),
+    (SCHEMA_V1, "rl.step", {**STEP, "done": 0}, "`data.done`"),
+    (SCHEMA_V1, "rl.step", {k: v for k, v in STEP.items() if k != "a"}, "field `a`"),
+    (SCHEMA_V1, "rl.step", {**STEP, "note": 1}, "field `note`"),
 ])
-def test_telemetry_refuses_data_that_is_not_its_kinds_naming_kind_and_field(tmp_path, data, field):
-    body = encode_batch("r", "a@x", [_event("rl.step", data)])
-    with pytest.raises(TraceFormatError, match=r"event seq 0: rl\.step data: .*" + re.escape(field)):
+def test_telemetry_refuses_data_that_is_not_its_kinds_naming_kind_and_field(tmp_path, schema, kind, data, field):
+    event = {**_event(kind, data), "schema": schema}
+    body = encode_batch("r", "a@x", [event])
+    with pytest.raises(TraceFormatError, match=rf"event seq 0: {re.escape(kind)} data: .*" + re.escape(field)):
         decode_batch(body)
     path = tmp_path / "trace.jsonl"  # a trace file with such a line is not continued either
-    path.write_bytes(orjson.dumps(_event("rl.step", data)) + b"\n")
-    with pytest.raises(TraceFileError, match=r"trace\.jsonl:1: rl\.step data: .*" + re.escape(field)):
+    path.write_bytes(orjson.dumps(event) + b"\n")
+    with pytest.raises(TraceFileError, match=rf"trace\.jsonl:1: {re.escape(kind)} data: .*" + re.escape(field)):
         TraceLog(path, "r")
 
 
@@ -96,8 +149,11 @@ def test_data_the_writers_build_passes_and_a_non_finite_float_is_written_as_null
                                      "goal": [3, 3]})
     tracer.emit(events.MSG_RECV, {"from": "b@x", "performative": None, "content": "", "rejected": "why"})
     _, body = tracer.next_batch()
-    step, end, _ = decode_batch(body).events
-    assert (step["data"]["q_after"], step["data"]["q"], end["data"]["return"]) == (None, [None, 0.0], None)
+    record, end, _ = decode_batch(body).events
+    assert (record["data"]["rl"]["q_after"], record["data"]["rl"]["q"], end["data"]["return"]) == (
+        [None], [[None, 0.0]], None)
+    step = expanded([record])[0]["data"]
+    assert (step["q_after"], step["q_before"], step["q"]) == (None, 0.0, [None, 0.0])
 
 
 def test_the_minds_events_pass_the_check(tmp_path):
@@ -107,10 +163,13 @@ def test_the_minds_events_pass_the_check(tmp_path):
                                         "@tick +!tick <- .note(9).\n@bad +!bad <- .boom.\n")
     tracer = Tracer("r", "a@x", TraceLevel.CYCLE)
     _run(load_mind(tmp_path / "agent.asl", _actions([]), "a", tracer))
+    tracer.flush_record()
     _, body = tracer.next_batch()
-    written = {e["kind"] for e in decode_batch(body).events}
-    assert written == {"belief.add", "belief.del", "goal.add", "intention.start", "intention.end",
-                       "intention.fail", "cycle"}
+    batch = decode_batch(body)
+    assert set(batch.kinds) == {"steps", "intention.fail"}
+    written = {e["kind"] for e in expanded(batch.events)}  # format 2 traces every internal action (.note)
+    assert written == {"belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action",
+                       "intention.fail", "cycle", "options", "intentions"}
 
 
 @pytest.mark.slow
@@ -125,10 +184,12 @@ def test_every_event_of_a_real_run_is_of_a_known_kind_with_its_data(tmp_path):
     path = run_named(tmp_path / "runs", "team") / "trace.jsonl"
     scan = check_trace(path, keep=KIND_LEVEL)
     assert scan.torn is None and scan.events == len(scan.kept) == len(path.read_bytes().splitlines())
-    kinds = {orjson.loads(line)["kind"] for line in scan.kept}
+    lines = {orjson.loads(line)["kind"] for line in scan.kept}
+    assert "steps" in lines and lines <= set(events.LINE_KINDS[SCHEMA])
+    kinds = {event["kind"] for event in read_trace(path)}  # records expanded (by the one reader)
     assert kinds >= {"run.start", "run.stop", "agent.start", "agent.stop", "episode.end", "eval", "qtable.save",
                      "msg.send", "msg.recv", "belief.add", "belief.del", "goal.add", "intention.start",
-                     "intention.end", "action", "rl.step", "cycle"}
+                     "intention.end", "action", "rl.step", "cycle", "options", "intentions"}
 
 
 async def test_the_viewer_serves_the_kinds_and_its_page_has_a_view_for_each(aiohttp_client, tmp_path):
