@@ -12,7 +12,7 @@ import tempfile
 import types
 import zipfile
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 import numpy as np
 import orjson
@@ -24,7 +24,9 @@ from bdi_rl.rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_c
                                table_checksum, task_change)
 from bdi_rl.rl.envs import make_env
 from bdi_rl.trace.batch import Batch, decode_batch, encode_batch
-from bdi_rl.trace.events import KIND_DATA, KIND_LEVEL, SCHEMA, TraceFormatError
+from bdi_rl.trace.events import KIND_DATA, LINE_KINDS, RECORD_KINDS, SCHEMA, STEPS, TraceFormatError, TraceLevel
+from bdi_rl.trace.steps import expanded
+from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.runtime.terms import Struct, atom
 from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
@@ -76,6 +78,8 @@ def _values(tp):
     origin, args = get_origin(tp), get_args(tp)
     if tp is Any:
         return st.one_of(json_scalars, st.lists(json_scalars, max_size=4))
+    if is_typeddict(tp):
+        return typed_dicts(tp)
     if origin is list:
         return st.lists(_values(args[0]), max_size=4)
     if origin is dict:
@@ -88,37 +92,64 @@ def _values(tp):
 
 def event_data(kind: str):
     """Data of ``kind`` as its writers put it: every field its TypedDict requires, any others it allows."""
-    record = KIND_DATA[kind]
+    return typed_dicts(KIND_DATA[kind])
+
+
+def typed_dicts(record):
+    """Dicts that ``record`` (a TypedDict) allows."""
     fields = {name: _values(tp) for name, tp in get_type_hints(record).items()}
     return st.fixed_dictionaries({k: v for k, v in fields.items() if k in record.__required_keys__},
                                  optional={k: v for k, v in fields.items() if k not in record.__required_keys__})
 
 
+#: The kinds a format-2 line has outside step records (a ``steps`` line is what a Tracer
+#: closes a record into: drawn as the events it holds).
+LINE_ONLY = sorted(kind for kind in LINE_KINDS[SCHEMA] if kind != STEPS)
+
+
 @st.composite
 def batches(draw):
+    """A batch as an agent's tracer writes it: episode-level events and step records (each
+    drawn as the record kinds' events it holds), numbered from ``first``; and the kinds, in
+    order, that reading it back (records expanded) gives."""
     first = draw(st.integers(0, 10**6))
-    kinds = draw(st.lists(st.sampled_from(sorted(KIND_LEVEL)), min_size=1, max_size=30))
-    events = [{"schema": SCHEMA, "run": "run-1", "agent": "a@localhost", "seq": first + i,
-               "ts": draw(st.floats(0, 2e9)), "kind": kind, "episode": draw(st.integers(0, 10**6)),
-               "step": draw(st.integers(0, 10**4)), "data": draw(event_data(kind))}
-              for i, kind in enumerate(kinds)]
-    return events, draw(st.booleans())
+    tracer = Tracer("run-1", "a@localhost", TraceLevel.CYCLE)
+    tracer.seq = first
+    kinds = []
+    for _ in range(draw(st.integers(1, 20))):
+        tracer.stamp(draw(st.integers(0, 10**6)), draw(st.integers(0, 10**4)))
+        if draw(st.booleans()):
+            kind = draw(st.sampled_from(LINE_ONLY))
+            tracer.emit(kind, draw(event_data(kind)))
+            kinds.append(kind)
+            continue
+        for kind in draw(st.lists(st.sampled_from(RECORD_KINDS), min_size=1, max_size=12)):
+            if draw(st.booleans()):
+                tracer.stamp(tracer.episode, tracer.step + 1)
+            tracer.emit(kind, draw(event_data(kind)))
+            kinds.append(kind)
+        tracer.flush_record()
+    events = list(tracer.pending)
+    for event in events:
+        event["ts"] = draw(st.floats(0, 2e9))
+    return events, draw(st.booleans()), kinds
 
 
 @FUZZ
 @given(batches())
 def test_every_batch_we_send_is_read_back_line_for_line(drawn):
-    events, compress = drawn
+    events, compress, kinds = drawn
     batch = decode_batch(encode_batch("run-1", "a@localhost", events, compress=compress))
     assert isinstance(batch, Batch) and batch.first == events[0]["seq"]
     assert [orjson.loads(line) for line in batch.lines] == events
     assert batch.kinds == [e["kind"] for e in events]
+    assert [e["kind"] for e in expanded(batch.events)] == kinds
 
 
 @FUZZ
 @given(batches(), st.data())
 def test_a_damaged_batch_is_refused_with_a_trace_format_error(drawn, data):
-    events, compress = drawn
+    events, compress, _ = drawn
     body = encode_batch("run-1", "a@localhost", events, compress=compress)
     cut = data.draw(st.integers(0, len(body) - 1))
     damaged = data.draw(st.sampled_from([
@@ -133,6 +164,10 @@ def test_a_damaged_batch_is_refused_with_a_trace_format_error(drawn, data):
     else:  # a change that still makes a valid batch (inside a string, say) must decode fully
         assert [orjson.loads(line) for line in batch.lines] == batch.events
         assert all(math.isfinite(e["ts"]) for e in batch.events)
+        try:  # a step record that passed the check expands, or is refused by the reader
+            expanded(batch.events)
+        except TraceFormatError as exc:
+            assert "\n" not in str(exc)
 
 
 @FUZZ
