@@ -11,6 +11,7 @@ from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, lo
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 
 
@@ -32,8 +33,14 @@ def _run(mind, cycles=100_000):
     mind.run(max_cycles=cycles)
 
 
+def _all(tracer) -> list[dict]:
+    """The tracer's events as format 1 has them: its open step record closed, records expanded."""
+    tracer.flush_record()
+    return expanded(tracer.pending)
+
+
 def _events(tracer, kind):
-    return [e["data"] for e in tracer.pending if e["kind"] == kind]
+    return [e["data"] for e in _all(tracer) if e["kind"] == kind]
 
 
 def test_syntax_error_names_file_and_line(tmp_path):
@@ -121,7 +128,7 @@ count(0).
 """, log=log)
     _run(mind)
     assert log == [0, 1]
-    kinds = [(e["kind"], e["data"]) for e in tracer.pending]
+    kinds = [(e["kind"], e["data"]) for e in _all(tracer)]
     assert ("goal.add", {"goal": "start", "source": "self"}) in kinds
     assert ("intention.start", {"trigger": "+!tick", "plan": "tick", "source": "self"}) in kinds
     assert ("intention.end", {"plan": "start"}) in kinds
@@ -138,7 +145,9 @@ def test_below_step_level_the_mind_runs_unwrapped(tmp_path):
     mind, tracer = _mind(tmp_path, "!start.\n+!start <- +b(1); .boom.\n", level=TraceLevel.EPISODE)
     assert mind.listener is None and "_bb_add" not in mind.__dict__
     _run(mind)
+    tracer.flush_record()
     assert {e["kind"] for e in tracer.pending} == {"intention.fail"}  # failures: every level
+    assert not len(tracer.record)
     stepped, _ = _mind(tmp_path, "!start.\n+!start <- true.\n")
     assert isinstance(stepped.listener, TraceListener)
 
@@ -149,7 +158,13 @@ def test_cycle_level_records_every_reasoning_cycle(tmp_path):
     _run(mind)
     cycles = _events(tracer, "cycle")
     assert [c["n"] for c in cycles] == list(range(1, len(cycles) + 1)) and cycles
-    assert all(set(c) == {"n", "plan", "depth", "line", "intentions"} for c in cycles)
+    assert all(set(c) == {"n", "plan", "depth", "line", "intentions", "events", "pending"} for c in cycles)
+    assert cycles[0]["events"] == ["+!start"]  # format 2: the events each cycle took
+    options = _events(tracer, "options")
+    assert {"event": "+!sub", "relevant": ["sub"], "applicable": ["sub"], "selected": "sub"} in options
+    stacks = _events(tracer, "intentions")
+    assert [[m["plan"] for m in it["means"]] for s in stacks for it in s["intentions"]].count(["start", "sub"]) == 1
+    assert stacks[-1] == {"intentions": []}
 
 
 def test_intentions_take_turns(tmp_path):
