@@ -16,6 +16,7 @@ from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 
 
@@ -54,8 +55,10 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
     assert any(t.startswith("state(") for t in texts) and any(t.startswith("pos(") for t in texts)
     assert any(t.startswith("eval(") for t in texts)
     assert (tmp_path / "q.npz").is_file() and learner.env_steps == 1
-    kinds = [e["kind"] for e in tracer.pending]
+    tracer.flush_record()
+    kinds = [e["kind"] for e in expanded(tracer.pending)]
     assert {"rl.step", "eval", "qtable.save", "action"} <= set(kinds)
+    assert {e["kind"] for e in tracer.pending} >= {"steps", "eval", "qtable.save"}  # format 2: step records
 
 
 def _bridge(tmp_path, env_kwargs=None, seed=0, config=None):

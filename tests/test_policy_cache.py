@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import orjson
-
 from bdi_rl.rl.envs import make_env
 from bdi_rl.bdi.policycache import confidence, decode, greedy_sequence
+from bdi_rl.trace.events import read_trace
 from tests.conftest import run_cli
 
 SPEC = """
@@ -49,7 +48,8 @@ def _run(tmp_path: Path, name: str, episodes: int, desc: str, goals: str = "", e
 
 
 def _events(run_dir: Path) -> list[dict]:
-    return [orjson.loads(line) for line in (run_dir / "trace.jsonl").read_bytes().splitlines()]
+    """The run's events, step records expanded (format 2)."""
+    return read_trace(run_dir / "trace.jsonl")
 
 
 def _beliefs(events: list[dict], kind: str, prefix: str) -> list[tuple[int, str]]:
