@@ -118,7 +118,7 @@ RL = _steps_data()["rl"]
     (SCHEMA, "episode.end", {k: v for k, v in END.items() if k != "outcome"}, "field `outcome`"),
     (SCHEMA, "episode.end", {**END, "note": 1}, "field `note`"),
     (SCHEMA, "steps", _steps_data(rl={**RL, "s": ["three"]}), "`data.rl.s[0]`"),
-    (SCHEMA, "steps", _steps_data(rl={**RL, "q": [[0.5, "high"]]}), "`data.rl.q[0][1]`"),
+    (SCHEMA, "steps", _steps_data(rl={**RL, "r": ["high"]}), "`data.rl.r[0]`"),
     (SCHEMA, "steps", _steps_data(ops="0,6"), "`data.ops`"),
     (SCHEMA, "steps", _steps_data(defs=[7]), "`data.defs[0]`"),
     (SCHEMA, "steps", {k: v for k, v in _steps_data().items() if k != "def0"}, "field `def0`"),
@@ -150,9 +150,8 @@ def test_data_the_writers_build_passes_and_a_non_finite_float_is_written_as_null
     tracer.emit(events.MSG_RECV, {"from": "b@x", "performative": None, "content": "", "rejected": "why"})
     _, body = tracer.next_batch()
     record, end, _ = decode_batch(body).events
-    assert (record["data"]["rl"]["q_after"], record["data"]["rl"]["q"], end["data"]["return"]) == (
-        [None], [[None, 0.0]], None)
-    step = expanded([record])[0]["data"]
+    assert (record["data"]["rl"]["q_after"], end["data"]["return"]) == ([None], None)
+    step = expanded([record])[0]["data"]  # Q[s] as the record holds it
     assert (step["q_after"], step["q_before"], step["q"]) == (None, 0.0, [None, 0.0])
 
 
