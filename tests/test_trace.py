@@ -296,7 +296,7 @@ BAD_RECORDS = [
     (lambda d: d["ops"].__setitem__(2, 3),  # intention.start refers to a belief's definition
      "steps data: a intention.start definition: Object contains unknown field `belief`"),
     (lambda d: d["rl"]["s2"].pop(), "steps data: rl columns of different lengths"),
-    (lambda d: d["rl"]["q"].append([0.0]), "steps data: rl columns of different lengths"),
+    (lambda d: d["rl"]["q"].pop(), "steps data: rl columns of different lengths"),  # a Q row short
     (lambda d: d["rl"]["eps_rows"].clear(), "steps data: rl epsilon must be given from row 0"),
     (lambda d: d["rl"]["done"].append(2), "steps data: rl done names a row that does not exist"),
     (lambda d: d["rl"]["s"].__setitem__(0, "zero"), "steps data: Expected `int`, got `str` - at `data.rl.s[0]`"),
