@@ -61,12 +61,12 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
 #: The op code of each kind a step record holds.
 RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action", "rl.step", "cycle",
               "options", "intentions"]
-#: The fields of what ``steps`` data holds besides its definitions.
+#: The fields (required, optional) of what ``steps`` data holds besides its definitions.
 STEPS_PARTS = {
-    "rl": {"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"},
-    "keyframe": {"beliefs", "intentions"},
-    "intentions": {"id", "means", "state"},  # each stack of an ``intentions`` event
-    "means": {"trigger", "plan", "file", "line"},  # each frame of a stack
+    "rl": ({"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"}, set()),
+    "keyframe": ({"beliefs", "intentions"}, set()),
+    "intentions": ({"id", "means", "state"}, set()),  # each stack of an ``intentions`` event
+    "means": ({"trigger", "plan", "file", "line"}, set()),  # each frame of a stack
 }
 
 STEP = {"s": 3, "a": 1, "r": 0.0, "s2": 7, "done": False, "q_before": 0.5, "q_after": 0.25, "epsilon": 0.1,
@@ -95,8 +95,8 @@ def test_the_module_defines_the_format_as_it_is():
     parts = {"rl": hints["rl"], "keyframe": hints["keyframe"],
              "intentions": typing.get_args(typing.get_type_hints(KIND_DATA["intentions"])["intentions"])[0]}
     parts["means"] = typing.get_args(typing.get_type_hints(parts["intentions"])["means"])[0]
-    assert {name: set(typing.get_type_hints(record)) for name, record in parts.items()} == STEPS_PARTS
-    assert all(not record.__optional_keys__ for record in parts.values())
+    assert {name: (set(record.__required_keys__), set(record.__optional_keys__))
+            for name, record in parts.items()} == STEPS_PARTS
 
 
 def _steps_data(**changes) -> dict:
