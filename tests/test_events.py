@@ -63,7 +63,7 @@ RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intent
               "options", "intentions"]
 #: The fields (required, optional) of what ``steps`` data holds besides its definitions.
 STEPS_PARTS = {
-    "rl": ({"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"}, set()),
+    "rl": ({"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"}, {"q_before"}),
     "keyframe": ({"beliefs", "intentions"}, set()),
     "intentions": ({"id", "means", "state"}, set()),  # each stack of an ``intentions`` event
     "means": ({"trigger", "plan", "file", "line"}, set()),  # each frame of a stack

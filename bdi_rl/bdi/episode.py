@@ -17,7 +17,7 @@ from typing import Any, Callable
 from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
-from bdi_rl.rl.qlearning import EvalResult, QLearner, evaluate, run_episode
+from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, evaluate, run_episode
 from bdi_rl.trace.events import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
@@ -104,6 +104,8 @@ class EpisodeSession:
         """how the current episode ended, None while it runs"""
         self._reset_seeded = False
         self._eval_env: EnvAdapter | None = None
+        self._columns = StepColumns()
+        """episode mode at step level: what run_episode records of each step"""
 
     # -- percepts ----------------------------------------------------------------
     def _perceive_state(self, s: int) -> None:
@@ -185,19 +187,23 @@ class EpisodeSession:
         s = self._state
         learner = self.learner
         tracer = self.tracer
-        tracing = tracer.level >= TraceLevel.STEP
-        row = learner.q[s].tolist() if tracing else None
+        row = learner.q[s].tolist() if tracer.level >= TraceLevel.STEP else None
         s2, r, terminated, truncated = self.env.step(a)
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
-        if row is not None:  # Q[s] as the action was chosen from it: row[a] is q_before
-            tracer.record.rl_step(s, a, r, s2, terminated or truncated, q_after, learner.epsilon, row)
-        if self.on_transition is not None:
-            self.on_transition(s, a, r, s2, terminated)
         self._state = s2
         self._return += r
-        self._length += 1
-        tracer.stamp(tracer.episode, self._length)
+        length = self._length = self._length + 1
+        if row is None:
+            tracer.step = length
+        else:  # Q[s] as the action was chosen from it: row[a] is q_before
+            tracer.step = length
+            if tracer.record.rl_step(
+                s, a, r, s2, terminated or truncated, q_after, learner.epsilon, row, tracer.episode, length
+            ):
+                tracer.flush_record()
+        if self.on_transition is not None:
+            self.on_transition(s, a, r, s2, terminated)
         self._perceive_state(s2)
         outcome = self.env.outcome(r, terminated, truncated)
         if outcome is not None:
@@ -250,11 +256,13 @@ class EpisodeSession:
         tracer.stamp(learner.episodes, 0)
         seed = None if self._reset_seeded else self.seed
         self._reset_seeded = True
-        hook = self._step_hook if tracer.level >= TraceLevel.STEP else None
-        if self.on_transition is not None:
-            hook = _observing(self.on_transition, hook)
+        columns = self._columns if tracer.level >= TraceLevel.STEP else None
+        hook = None if self.on_transition is None else _observing(self.on_transition)
         epsilon = learner.epsilon
-        result = run_episode(self.env, learner, learn=True, seed=seed, on_step=hook)
+        result = run_episode(self.env, learner, learn=True, seed=seed, on_step=hook, collect=columns)
+        if columns is not None:
+            tracer.rl_rows(columns, True, epsilon)
+            columns.clear()
         self._return, self._length = result.ret, result.length
         self._state = result.final_state
         self.percepts.forget("outcome", 1)
@@ -262,15 +270,6 @@ class EpisodeSession:
         self._perceive_state(self._state)
         self.end_with(result.outcome)
         self._episode_closed(epsilon)
-
-    def _step_hook(self, s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
-        """run_episode's per-step hook in episode mode (only installed at step level); it runs
-        after the update, so Q[s] as the agent chose from is the row with Q[s,a] put back."""
-        row = self.learner.q[s].tolist()
-        row[a] = q_before
-        tracer = self.tracer
-        tracer.record.rl_step(s, a, r, s2, terminated or truncated, q_after, self.learner.epsilon, row)
-        tracer.stamp(tracer.episode, tracer.step + 1)
 
     # -- schedules and evaluation ------------------------------------------------------
     def set_epsilon(self, value: Any) -> None:
@@ -293,12 +292,10 @@ class EpisodeSession:
         self.percepts.perceive("eval", result.mean_return, result.success_rate)
 
 
-def _observing(observe: TransitionObserver, inner: Callable[..., None] | None) -> Callable[..., None]:
-    """run_episode's per-step hook that also hands each transition to ``observe``."""
+def _observing(observe: TransitionObserver) -> Callable[..., None]:
+    """run_episode's per-step hook that hands each transition to ``observe``."""
 
     def hook(s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
         observe(s, a, r, s2, terminated)
-        if inner is not None:
-            inner(s, a, r, s2, terminated, truncated, q_before, q_after)
 
     return hook

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
+from bdi_rl.bdi.runtime import listener as hooks
 from bdi_rl.bdi.runtime.intention import Intention
+from bdi_rl.bdi.runtime.listener import Recorder
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text
 from bdi_rl.bdi.runtime.reasoning import applicable_plans
 from bdi_rl.bdi.runtime.syntax import Program
@@ -56,6 +58,16 @@ from bdi_rl.trace.steps import (
 )
 from bdi_rl.trace.tracer import Tracer
 
+if (OP_BELIEF_ADD, OP_BELIEF_DEL, OP_GOAL, OP_START, OP_END, OP_ACTION) != (
+    hooks.BELIEF_ADDED,
+    hooks.BELIEF_REMOVED,
+    hooks.GOAL_ADDED,
+    hooks.PLAN_STARTED,
+    hooks.PLAN_ENDED,
+    hooks.ACTION_RAN,
+):
+    raise RuntimeError("bdi.mind: the runtime's event codes must be the trace's record ops")
+
 #: ``intention.fail`` events for the frames of one failed intention, at most.
 FAILED_FRAMES_TRACED = 20
 
@@ -90,9 +102,19 @@ class _Labels:
         return label
 
 
-def _source(annots: Iterable[Any]) -> str:
-    who = sources(annots)
-    return source_text(who[0]) if who else "self"
+def _source(annots: frozenset) -> str:
+    """Whose belief, goal or event: its first source as the trace names it (cached: the same
+    few annotation sets come back every step)."""
+    text = _SOURCES.get(annots)
+    if text is None:
+        who = sources(annots)
+        text = _SOURCES[annots] = source_text(who[0]) if who else "self"
+        if len(_SOURCES) > 4096:
+            _SOURCES.clear()
+    return text
+
+
+_SOURCES: dict[frozenset, str] = {}
 
 
 def _action_value(value: Any) -> Any:
@@ -131,6 +153,10 @@ class TraceListener(Listener):
         self._taking: list[str] = []
         self.mind = mind
         record.keyframe = self.keyframe
+        if not self.cycles:  # at cycle level every change also snapshots the stacks: no shortcut
+            recorder = Recorder()
+            recorder.ids, recorder.ops, recorder.refs = record.ids, record.ops, record.refs
+            self.recorder = recorder
 
     # -- step level ----------------------------------------------------------------------------
     def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
@@ -184,12 +210,12 @@ class TraceListener(Listener):
         if self.cycles:
             self.stacks(agent)  # a new intention (!!g) shows among the pending events
 
-    def on_push(self, agent: Any, plan: Any, ttype: int, event: Any) -> None:
+    def on_push(self, agent: Any, plan: Any, ttype: int, event: Any, intention: Any = None) -> None:
         ref = self._started(agent, plan, ttype, event)
         self.op(OP_START)
         self.ref(ref)
         if self.cycles:
-            self.stacks(agent)
+            self.stacks(agent, intention)
 
     def _started(self, agent: Any, plan: Any, ttype: int, event: Any) -> int:
         key: Any = (plan.name, ttype, event.functor, event.args, event.annots)
@@ -299,13 +325,15 @@ class TraceListener(Listener):
         self.op(OP_OPTIONS)
         self.ref(ref)
 
-    def stacks(self, agent: Any) -> None:
+    def stacks(self, agent: Any, new: Any = None) -> None:
         """Every intention's stack of intended means, as an ``intentions`` event (interned:
-        a loop's stacks repeat, so each costs a lookup)."""
+        a loop's stacks repeat, so each costs a lookup); ``new``: an intention just made,
+        not yet queued."""
         current = agent.current
         suspended = _suspended(agent)
         stacks = []
-        for it in _intentions(agent):
+        intentions = _intentions(agent, new)
+        for it in intentions:
             state = "current" if it is current else "suspended" if it.id in suspended else "running"
             frames = tuple(
                 (f.ttype, f.event.functor, f.event.args, f.event.annots, f.plan.name, _frame_line(f)) for f in it.stack
@@ -317,7 +345,7 @@ class TraceListener(Listener):
         except TypeError:
             ref = key = None
         if ref is None:
-            data: IntentionsData = {"intentions": [self._stack(agent, it) for it in _intentions(agent)]}
+            data: IntentionsData = {"intentions": [self._stack(agent, it) for it in intentions]}
             for stack, (_, state, _) in zip(data["intentions"], stacks, strict=True):
                 stack["state"] = state
             ref = self.record.define(key, data)
@@ -343,9 +371,10 @@ def _frame_line(frame: Any) -> int:
     return lines[frame.pc] if frame.pc < len(lines) else frame.plan.line
 
 
-def _intentions(mind: Agent) -> list[Any]:
-    """Every intention of the mind: the one running, the queued, the suspended; oldest id first."""
-    seen: dict[int, Any] = {}
+def _intentions(mind: Agent, new: Any = None) -> list[Any]:
+    """Every intention of the mind: the one running, the queued, the suspended (and ``new``,
+    one just made); oldest id first."""
+    seen: dict[int, Any] = {} if new is None or not new.stack else {new.id: new}
     if mind.current is not None and mind.current.stack:
         seen[mind.current.id] = mind.current
     for it in mind.running:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -267,6 +267,27 @@ class EpisodeResult:
 
 
 @dataclass
+class StepColumns:
+    """What :func:`run_episode` records of each training step when asked (``collect``),
+    appended in its loop with no call per step: the trace of a step-level run in episode
+    mode costs a few list appends per step."""
+
+    s: list[int] = field(default_factory=list)
+    a: list[int] = field(default_factory=list)
+    r: list[float] = field(default_factory=list)
+    s2: list[int] = field(default_factory=list)
+    q_after: list[float] = field(default_factory=list)
+    """Q[s, a] after the update"""
+    q: list[float] = field(default_factory=list)
+    """Q[s] as each action was chosen from it, row after row (so element ``a[k]`` of row k
+    is Q[s, a] before the update); flat, so a step keeps no list of its own alive"""
+
+    def clear(self) -> None:
+        for column in (self.s, self.a, self.r, self.s2, self.q_after, self.q):
+            column.clear()
+
+
+@dataclass
 class EvalResult:
     """Greedy evaluation over several episodes."""
 
@@ -284,6 +305,7 @@ def run_episode(
     learn: bool = True,
     seed: int | None = None,
     on_step: StepHook | None = None,
+    collect: StepColumns | None = None,
 ) -> EpisodeResult:
     """Play one episode; with ``learn`` update the table and schedules, else act greedily.
 
@@ -299,6 +321,10 @@ def run_episode(
     ret = 0.0
     n = 0
     if learn:
+        collecting = collect is not None
+        if collect is not None:
+            c_s, c_a, c_r, c_s2 = collect.s.append, collect.a.append, collect.r.append, collect.s2.append
+            c_after, c_q = collect.q_after.append, collect.q.extend
         next_u = learner._next_u
         epsilon = learner.epsilon
         alpha = learner.alpha
@@ -322,6 +348,13 @@ def run_episode(
                 row2 = rows[s2].tolist()
                 after = before + alpha * (r + gamma * max(row2) - before)
             rows[s][a] = after
+            if collecting:  # ``row`` is never written to again: it is kept as it is
+                c_s(s)
+                c_a(a)
+                c_r(r)
+                c_s2(s2)
+                c_after(after)
+                c_q(row)
             if on_step is not None:
                 on_step(s, a, r, s2, term, trunc, before, after)
             ret += r

@@ -33,6 +33,7 @@ from typing import (
 )
 
 import msgspec
+import numpy as np
 import orjson
 
 SCHEMA = "bdi-rl.trace/2"
@@ -350,8 +351,10 @@ class IntentionsData(TypedDict):
 
 
 class RlColumns(TypedDict):
-    """A record's Q-updates, one row per ``rl.step``: row k's Q[s, a] before the update is
-    ``q[k][a]``; ``done`` lists the rows that ended an episode; ``epsilon[j]`` holds from
+    """A record's Q-updates, one row per ``rl.step``. ``q`` holds, row after row, Q[s] as
+    each action was chosen from it (each as long as the env has actions: row k is
+    ``q[k*n : (k+1)*n]`` with ``n = len(q) // len(s)``, and Q[s, a] before the update is its
+    element ``a``); ``done`` lists the rows that ended an episode; ``epsilon[j]`` holds from
     row ``eps_rows[j]`` on."""
 
     s: list[int]
@@ -360,9 +363,11 @@ class RlColumns(TypedDict):
     s2: list[int]
     done: list[int]
     q_after: list[float]
-    q: list[list[float]]
+    q: list[float]
     epsilon: list[float]
     eps_rows: list[int]
+    q_before: NotRequired[list[float]]
+    """only in a record whose rows have no Q row (``q`` empty): Q[s, a] before, per row"""
 
 
 class Keyframe(TypedDict):
@@ -580,7 +585,7 @@ def _refusal(line: bytes) -> str:
 
 
 #: Record ops whose reference is a row of the record (rl columns, cycles), not a definition.
-_ROW_KINDS = (RL_STEP, CYCLE)
+_OP_RL, _OP_CYCLE = RECORD_KINDS.index(RL_STEP), RECORD_KINDS.index(CYCLE)
 
 
 def check_record(data: Any) -> None:
@@ -593,36 +598,46 @@ def check_record(data: Any) -> None:
     n = len(ops)
     if not n or len(refs) != n:
         raise TraceFormatError(f"steps data: {len(refs)} refs for {n} ops (one each, at least one)")
-    if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or any(at[i] > at[i + 3] for i in range(0, len(at) - 3, 3)):
+    marks = np.asarray(at, dtype=np.int64)
+    if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or (np.diff(marks[::3]) < 0).any():
         raise TraceFormatError("steps data: at must be (entry, episode, step) triples from entry 0, in order")
     rl = data.rl
     rows = 0
     if rl is not msgspec.UNSET:
         rows = len(rl.s)
-        if any(len(column) != rows for column in (rl.a, rl.r, rl.s2, rl.q_after, rl.q)):
+        without_q = rl.q_before is not msgspec.UNSET
+        if any(len(column) != rows for column in (rl.a, rl.r, rl.s2, rl.q_after)) or (
+            (rl.q or len(rl.q_before) != rows) if without_q else rows and (not rl.q or len(rl.q) % rows)
+        ):
             raise TraceFormatError("steps data: rl columns of different lengths")
         if len(rl.epsilon) != len(rl.eps_rows) or not rl.eps_rows or rl.eps_rows[0] != 0:
             raise TraceFormatError("steps data: rl epsilon must be given from row 0")
-        if any(not 0 <= k < rows for k in rl.done):
+        if rl.done and not (0 <= min(rl.done) and max(rl.done) < rows):
             raise TraceFormatError("steps data: rl done names a row that does not exist")
-    cycles = data.cycles if data.cycles is not msgspec.UNSET else ()
-    limit = data.def0 + len(data.defs)
-    if data.def0 < 0:
+    cycles = len(data.cycles) if data.cycles is not msgspec.UNSET else 0
+    def0 = data.def0
+    limit = def0 + len(data.defs)
+    if def0 < 0:
         raise TraceFormatError("steps data: def0 must be 0 or more")
-    seen: set[tuple[int, int]] = set()
-    kinds = len(RECORD_KINDS)
-    for op, ref in zip(ops, refs, strict=True):
-        if not 0 <= op < kinds:
-            raise TraceFormatError(f"steps data: unknown op {op}")
-        kind = RECORD_KINDS[op]
-        bound = rows if kind == RL_STEP else len(cycles) if kind == CYCLE else limit
-        if not 0 <= ref < bound:
-            raise TraceFormatError(f"steps data: a {kind} refers to {ref}, which the record does not hold")
-        local = ref - data.def0
-        if kind in _ROW_KINDS or local < 0 or (op, local) in seen:
-            continue
-        seen.add((op, local))
-        _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
+    # In numpy: a record holds thousands of entries and telemetry checks every one.
+    o = np.asarray(ops, dtype=np.int64)
+    r = np.asarray(refs, dtype=np.int64)
+    if o.min() < 0 or o.max() >= len(RECORD_KINDS):
+        raise TraceFormatError(f"steps data: unknown op {int(o[(o < 0) | (o >= len(RECORD_KINDS))][0])}")
+    is_rl, is_cycle = o == _OP_RL, o == _OP_CYCLE
+    bound = np.where(is_rl, rows, np.where(is_cycle, cycles, limit))
+    wrong = (r < 0) | (r >= bound)
+    if wrong.any():
+        i = int(wrong.argmax())
+        raise TraceFormatError(
+            f"steps data: a {RECORD_KINDS[int(o[i])]} refers to {int(r[i])}, which the record does not hold"
+        )
+    new = ~(is_rl | is_cycle) & (r >= def0)
+    if new.any():
+        for key in np.unique(o[new] * (limit + 1) + (r[new] - def0)).tolist():
+            op, local = divmod(key, limit + 1)
+            kind = RECORD_KINDS[op]
+            _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
     # ``cycles`` rows were typed by the line's decode already (CycleData structs, not dicts).
     frame = data.keyframe
     if frame is not msgspec.UNSET:

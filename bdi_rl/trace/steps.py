@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
-import msgspec
 
 from bdi_rl.trace.events import AGENT_START, RECORD_KINDS, STEPS, TraceFormatError
 
@@ -65,7 +64,11 @@ class StepRecord:
         self.s2: list[int] = []
         self.done: list[int] = []
         self.q_after: list[float] = []
-        self.q: list[list[float]] = []
+        self.q: list[float] = []
+        self.q_before: list[float] = []
+        """rows without a Q row (a writer that had none): Q[s, a] before, per row"""
+        """the Q rows, one after another (a list of lists would be one more object per step
+        for the garbage collector to scan, as long as the record waits for its ack)"""
         self.epsilon: list[float] = []
         self.eps_rows: list[int] = []
         self.cycles: list[dict[str, Any]] = []
@@ -94,7 +97,7 @@ class StepRecord:
         ref = self.def0 + len(self.defs)
         self.defs.append(data)
         self.keys.append(note)
-        self.def_bytes += len(msgspec.json.encode(data))
+        self.def_bytes += _size(data)
         if key is not None:
             self.ids[key] = ref
         return ref
@@ -109,6 +112,10 @@ class StepRecord:
             self.cycles.append(data)
             return
         if op == OP_RL:
+            row = data.get("q")
+            if not row:  # a writer without the Q row: only Q[s, a] before is known
+                self.q_before.append(data["q_before"])
+                row = []
             self.rl_step(
                 data["s"],
                 data["a"],
@@ -117,31 +124,72 @@ class StepRecord:
                 data["done"],
                 data["q_after"],
                 data["epsilon"],
-                data.get("q") or [],
+                row,
+                self.at[-2],  # the clock stays where it is
+                self.at[-1],
             )
             return
         self.ops.append(op)
         self.refs.append(self.define(None, data))
 
     def rl_step(
-        self, s: int, a: int, r: float, s2: int, done: bool, q_after: float, epsilon: float, row: list[float]
-    ) -> None:
-        """One Q-update; ``row`` is Q[s] as the action was chosen from it (so Q[s, a] before
-        the update is ``row[a]``)."""
+        self,
+        s: int,
+        a: int,
+        r: float,
+        s2: int,
+        done: bool,
+        q_after: float,
+        epsilon: float,
+        row: list[float],
+        episode: int,
+        step: int,
+    ) -> bool:
+        """One Q-update, and the env's clock moving on to ``episode``, ``step`` (what follows
+        happened after it); ``row`` is Q[s] as the action was chosen from it (so Q[s, a]
+        before the update is ``row[a]``). True when the record is full (close it)."""
         k = len(self.s)
-        self.ops.append(OP_RL)
+        ops = self.ops
+        ops.append(OP_RL)
         self.refs.append(k)
         self.s.append(s)
         self.a.append(a)
         self.r.append(r)
         self.s2.append(s2)
         self.q_after.append(q_after)
-        self.q.append(row)
+        self.q += row
         if done:
             self.done.append(k)
+        eps = self.epsilon
+        if not eps or eps[-1] != epsilon:
+            eps.append(epsilon)
+            self.eps_rows.append(k)
+        n = len(ops)
+        self.at += (n, episode, step)
+        return n >= MAX_ENTRIES
+
+    def rl_rows(self, columns: Any, start: int, stop: int, done: bool, epsilon: float, episode: int) -> None:
+        """Rows ``start`` to ``stop`` of an episode's columns (``rl.qlearning.StepColumns``)
+        at once, each stamped with its step; ``done``: the last of them ended the episode."""
+        k0, n0, n = len(self.s), len(self.ops), stop - start
+        self.ops += [OP_RL] * n
+        self.refs += range(k0, k0 + n)
+        self.s += columns.s[start:stop]
+        self.a += columns.a[start:stop]
+        self.r += columns.r[start:stop]
+        self.s2 += columns.s2[start:stop]
+        self.q_after += columns.q_after[start:stop]
+        width = len(columns.q) // len(columns.s)
+        self.q += columns.q[start * width : stop * width]
+        if done:
+            self.done.append(k0 + n - 1)
         if not self.epsilon or self.epsilon[-1] != epsilon:
             self.epsilon.append(epsilon)
-            self.eps_rows.append(k)
+            self.eps_rows.append(k0)
+        marks = [episode] * (3 * n)  # (entry, episode, step) after each row
+        marks[0::3] = range(n0 + 1, n0 + n + 1)
+        marks[2::3] = range(start + 1, stop + 1)
+        self.at += marks
 
     def stamp(self, episode: int, step: int) -> None:
         """Entries from now on belong to ``episode``, ``step``."""
@@ -176,6 +224,7 @@ class StepRecord:
                 "done": self.done[:],
                 "q_after": self.q_after[:],
                 "q": self.q[:],
+                **({"q_before": self.q_before[:]} if self.q_before else {}),
                 "epsilon": self.epsilon[:],
                 "eps_rows": self.eps_rows[:],
             }
@@ -197,6 +246,7 @@ class StepRecord:
             self.done,
             self.q_after,
             self.q,
+            self.q_before,
             self.epsilon,
             self.eps_rows,
             self.cycles,
@@ -210,6 +260,17 @@ class StepRecord:
             self._next_keyframe = self.keyframe(self)
             self.since_keyframe = 0
         return data
+
+
+def _size(data: Any) -> int:
+    """About how many bytes ``data`` takes in the trace (exact enough to bound a record)."""
+    if type(data) is dict:
+        return 16 + sum(len(k) + _size(v) for k, v in data.items())
+    if type(data) is str:
+        return len(data) + 2
+    if type(data) is list:
+        return 2 + sum(_size(v) + 1 for v in data)
+    return 24
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -284,8 +345,14 @@ def expand(event: dict[str, Any], defs: list[Any], start: int = 0, stop: int | N
 
 def rl_row(rl: dict[str, Any], k: int) -> dict[str, Any]:
     """Row ``k`` of a record's rl columns, as format 1's ``rl.step`` data."""
-    row = rl["q"][k]
+    q = rl["q"]
+    width = len(q) // len(rl["s"])
+    row = q[k * width : (k + 1) * width]
     a = rl["a"][k]
+    if "q_before" in rl:  # rows written without their Q row
+        before = rl["q_before"][k]
+    else:
+        before = row[a] if 0 <= a < len(row) else None
     eps_rows = rl["eps_rows"]
     j = len(eps_rows) - 1
     while eps_rows[j] > k:
@@ -296,10 +363,10 @@ def rl_row(rl: dict[str, Any], k: int) -> dict[str, Any]:
         "r": rl["r"][k],
         "s2": rl["s2"][k],
         "done": k in rl["done"],
-        "q_before": row[a] if 0 <= a < len(row) else None,
+        "q_before": before,
         "q_after": rl["q_after"][k],
         "epsilon": rl["epsilon"][j],
-        "q": row,
+        **({"q": row} if row else {}),
     }
 
 

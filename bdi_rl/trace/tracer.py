@@ -12,8 +12,8 @@ from typing import Any, BinaryIO, Callable
 
 import orjson
 
-from bdi_rl.trace.events import AGENT_START, KIND_LEVEL, NUMPY, RECORD_KINDS, SCHEMA, STEPS, TraceLevel
-from bdi_rl.trace.steps import StepRecord
+from bdi_rl.trace.events import AGENT_START, KIND_LEVEL, NUMPY, RECORD_KINDS, RL_STEP, SCHEMA, STEPS, TraceLevel
+from bdi_rl.trace.steps import MAX_ENTRIES, StepRecord
 from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_body, encode_payload
 
 
@@ -78,6 +78,20 @@ class Tracer:
         if record.full:
             self.flush_record()
 
+    def rl_rows(self, columns: Any, done: bool, epsilon: float) -> None:
+        """A whole episode's Q-updates (``rl.qlearning.StepColumns``), in records of at most
+        MAX_ENTRIES entries; the clock ends at the episode's last step."""
+        n = len(columns.s)
+        start = 0
+        while start < n:
+            record = self.record
+            stop = min(n, start + max(1, MAX_ENTRIES - len(record)))
+            record.rl_rows(columns, start, stop, done and stop == n, epsilon, self.episode)
+            start = stop
+            if record.full:
+                self.flush_record()
+        self.step = n
+
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Record one event if the trace level asks for it: ``kind`` one of the constants of
         ``bdi_rl.trace.events``, ``data`` as that kind's TypedDict there says (``KIND_DATA``).
@@ -85,7 +99,10 @@ class Tracer:
         if KIND_LEVEL[kind] > self.level or self.closed:
             return
         if kind in _RECORDED:
-            self.record.add(kind, data)  # type: ignore[arg-type]
+            record = self.record
+            if kind == RL_STEP and record.s and len(data.get("q") or ()) != len(record.q) // len(record.s):
+                self.flush_record()  # rows of one record have Q rows of one width (or none)
+            record.add(kind, data)  # type: ignore[arg-type]
             return
         self.flush_record()
         if kind == AGENT_START:

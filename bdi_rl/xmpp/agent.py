@@ -243,7 +243,7 @@ class TraceShipper(Wakeable):
 
     async def run(self) -> None:
         tracer: Tracer = self.agent.tracer
-        if self.sent < len(tracer.pending) or not tracer.run:
+        if self.sent < len(tracer.pending) or not tracer.run or len(tracer.record):
             timeout = self.flush_seconds
         else:  # all sent: until an ack, the next event, or the deadline to resend the unacked
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
@@ -260,6 +260,7 @@ class TraceShipper(Wakeable):
                 self._on_ack(msg)
             msg = await self.receive(timeout=0)
         if not woken:
+            tracer.flush_record()  # step records close at events; between them, every flush
             await self._ship()
 
     def _on_ack(self, msg: Message) -> None:

@@ -12,6 +12,30 @@ from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Struct, sources, term
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 
+#: Event codes a recorder receives (``Listener.recorder``), in the order bdi-rl's trace keeps
+#: them (``bdi_rl.trace.events.RECORD_KINDS`` starts with the same six).
+BELIEF_ADDED, BELIEF_REMOVED, GOAL_ADDED, PLAN_STARTED, PLAN_ENDED, ACTION_RAN = range(6)
+
+
+class Recorder:
+    """What a listener on a hot path may offer (:attr:`Listener.recorder`): for an event whose
+    key is in ``ids`` the runtime appends its code to ``ops`` and the id to ``refs`` itself,
+    with no call at all; for any other it calls the listener's hook, which records the event
+    and adds its key. The keys, as the runtime builds them:
+
+    - a belief added or removed: ``(functor, args, annots)`` (the annotations added or removed)
+    - a goal: ``("!", functor, args, annots)``
+    - a plan pushed: ``(plan name, trigger type, event functor, event args, event annots)``
+    - a plan's frame done: ``("-", plan name)``
+    - a host action: ``(name, args, result)`` (not recorded by the runtime when not hashable)
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[Any, int] = {}
+        self.ops: list[int] = []
+        self.refs: list[int] = []
+
+
 class Listener:
     """The readable hooks (``belief_added`` ...) are what most listeners override. The runtime
     calls the raw ``on_*`` hooks, whose defaults build the terms and texts and call them; a
@@ -21,6 +45,8 @@ class Listener:
     #: Whether the runtime reports plan selections (:meth:`on_select`): they cost a look at
     #: every relevant plan's context, so only a listener that wants them gets them.
     wants_options = False
+    #: A :class:`Recorder` the runtime appends known events to without calling a hook.
+    recorder: Recorder | None = None
 
     # -- raw hooks (what the runtime calls) ------------------------------------------------------
     def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
@@ -41,8 +67,9 @@ class Listener:
         if new is not None:
             self.on_belief_added(agent, functor, new, ANNOTS_PERCEPT)
 
-    def on_push(self, agent: Any, plan: Any, ttype: int, event: Struct) -> None:
-        """``plan`` (a compiled plan) was selected for the event and pushed."""
+    def on_push(self, agent: Any, plan: Any, ttype: int, event: Struct, intention: Any = None) -> None:
+        """``plan`` (a compiled plan) was selected for the event and pushed on ``intention``
+        (a new intention is not yet among the agent's running ones)."""
         who = sources(event.annots)
         self.intention_started(agent, plan.name, self.trigger_text(TRIGGER_TEXT[ttype], event), who[0] if who else SELF)
 

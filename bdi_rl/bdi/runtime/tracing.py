@@ -8,7 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.listener import Listener
+from bdi_rl.bdi.runtime.listener import (
+    ACTION_RAN,
+    BELIEF_ADDED,
+    BELIEF_REMOVED,
+    GOAL_ADDED,
+    PLAN_ENDED,
+    PLAN_STARTED,
+    Listener,
+    Recorder,
+)
 from bdi_rl.bdi.runtime.errors import NoPlan
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Struct
 
@@ -66,7 +75,7 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
 
     def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
-        on_push(agent, plan, ttype, value)
+        on_push(agent, plan, ttype, value, it)
         return frame
 
     def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
@@ -109,17 +118,16 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
         return ran
 
     on_replaced = listener.on_percept_replaced
+    plain_replace = cls.replace_percept
 
     def replace_percept(functor: str, args: tuple) -> None:
         group = groups.get((functor, len(args)))
         if group is not None and len(group) == 1:  # the usual swap of one percept for another:
-            ((old, annots),) = group.items()  # one hook, not two
+            ((old, annots),) = group.items()  # in place, as untraced, and one hook, not two
             if annots is ANNOTS_PERCEPT:
-                if old == args:
-                    return
-                removed = plain_remove(agent, functor, old, ANNOTS_PERCEPT)
-                added = plain_add(agent, functor, args, ANNOTS_PERCEPT)
-                on_replaced(agent, functor, old if removed is not None else None, args if added is not None else None)
+                if old != args:
+                    plain_replace(agent, functor, args)
+                    on_replaced(agent, functor, old, args)
                 return
         cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
 
@@ -139,6 +147,130 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     )
     for name, cell in agent._cells.items():
         cell[0] = _traced_action(agent, listener, name, cell[0])
+    if listener.recorder is not None:
+        _install_recorder(agent, listener, listener.recorder)
+
+
+def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> None:
+    """The paths that run every env step, recording straight into ``recorder`` when the
+    event's key is known (a dict lookup and two appends; the listener's hook otherwise)."""
+    from bdi_rl.bdi.runtime.agent import Agent as cls
+
+    ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append
+    ops_extend, refs_extend = recorder.ops.extend, recorder.refs.extend
+    plain_add, plain_remove, plain_push = cls._bb_add, cls._bb_remove, cls._push
+    plain_achieve, plain_frame_done, plain_replace = cls.achieve, cls._frame_done, cls.replace_percept
+    groups = agent.beliefs.groups
+    swap = (BELIEF_REMOVED, BELIEF_ADDED)
+
+    def bb_add(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+        new = plain_add(agent, functor, args, annots)
+        if new is not None:
+            known = ids_get((functor, args, new))
+            if known is None:
+                listener.on_belief_added(agent, functor, args, new)
+            else:
+                op(BELIEF_ADDED)
+                ref(known)
+        return new
+
+    def bb_remove(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+        removed = plain_remove(agent, functor, args, annots)
+        if removed is not None:
+            known = ids_get((functor, args, removed))
+            if known is None:
+                listener.on_belief_removed(agent, functor, args, removed)
+            else:
+                op(BELIEF_REMOVED)
+                ref(known)
+        return removed
+
+    def replace_percept(functor: str, args: tuple) -> None:
+        group = groups.get((functor, len(args)))
+        if group is not None and len(group) == 1:  # the usual swap of one percept for another
+            ((old, annots),) = group.items()
+            if annots is ANNOTS_PERCEPT:
+                if old != args:
+                    plain_replace(agent, functor, args)  # in place, as untraced
+                    gone, came = ids_get((functor, old, annots)), ids_get((functor, args, annots))
+                    if gone is None or came is None:
+                        listener.on_percept_replaced(agent, functor, old, args)
+                    else:
+                        ops_extend(swap)
+                        refs_extend((gone, came))
+                return
+        cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
+
+    def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+        frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
+        try:
+            known = ids_get((plan.name, ttype, value.functor, value.args, value.annots))
+        except TypeError:
+            known = None
+        if known is None:
+            listener.on_push(agent, plan, ttype, value, it)
+        else:
+            op(PLAN_STARTED)
+            ref(known)
+        return frame
+
+    def frame_done(it: Intention, frame: Frame) -> None:
+        # a failure plan's frame ends the frames of the goal it handled too: all leave
+        gone = it.stack[frame.unwind_to :] if frame.unwind_to < len(it.stack) - 1 else (frame,)
+        plain_frame_done(agent, it, frame)
+        for ended in reversed(gone):
+            name = ended.plan.name
+            known = ids_get(("-", name))
+            if known is None:
+                listener.intention_ended(agent, name)
+            else:
+                op(PLAN_ENDED)
+                ref(known)
+
+    def achieve(it: Intention, value: Struct) -> int:
+        try:
+            known = ids_get(("!", value.functor, value.args, value.annots))
+        except TypeError:
+            known = None
+        if known is None:
+            listener.goal_added(agent, value, False)
+        else:
+            op(GOAL_ADDED)
+            ref(known)
+        return plain_achieve(agent, it, value)
+
+    agent.__dict__.update(
+        _bb_add=bb_add,
+        _bb_remove=bb_remove,
+        replace_percept=replace_percept,
+        _push=push,
+        _frame_done=frame_done,
+        achieve=achieve,
+    )
+    for name, cell in agent._cells.items():
+        cell[0] = _recorded_action(listener, recorder, agent, name, getattr(cell[0], "__wrapped_action__", cell[0]))
+
+
+def _recorded_action(
+    listener: Listener, recorder: Recorder, agent: Agent, name: str, fn: Callable[..., Any]
+) -> Callable[..., Any]:
+    ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append
+
+    def call(*args: Any) -> Any:
+        result = fn(*args)
+        try:
+            known = ids_get((name, args, result))
+        except TypeError:  # a list among the values: the listener records it
+            known = None
+        if known is None:
+            listener.action_executed(agent, name, args, result)
+        else:
+            op(ACTION_RAN)
+            ref(known)
+        return result
+
+    call.__wrapped_action__ = fn  # type: ignore[attr-defined]
+    return call
 
 
 def _traced_action(agent: Agent, listener: Listener, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
