@@ -153,10 +153,10 @@ class TraceListener(Listener):
         self._taking: list[str] = []
         self.mind = mind
         record.keyframe = self.keyframe
-        if not self.cycles:  # at cycle level every change also snapshots the stacks: no shortcut
-            recorder = Recorder()
-            recorder.ids, recorder.ops, recorder.refs = record.ids, record.ops, record.refs
-            self.recorder = recorder
+        # Known events go straight to the record (at cycle level, not pushes and pops: the
+        # listener snapshots the stacks at each).
+        self.recorder: Recorder = Recorder()
+        self.recorder.ids, self.recorder.ops, self.recorder.refs = record.ids, record.ops, record.refs
 
     # -- step level ----------------------------------------------------------------------------
     def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
@@ -207,8 +207,6 @@ class TraceListener(Listener):
             ref = self.record.define(key, data)
         self.op(OP_GOAL)
         self.ref(ref)
-        if self.cycles:
-            self.stacks(agent)  # a new intention (!!g) shows among the pending events
 
     def on_push(self, agent: Any, plan: Any, ttype: int, event: Any, intention: Any = None) -> None:
         ref = self._started(agent, plan, ttype, event)
@@ -304,23 +302,41 @@ class TraceListener(Listener):
             self._taking = _event_texts(agent.events)
 
     def on_select(self, agent: Any, ttype: int, event: Any, selected: Any) -> None:
+        """Jason's options for the event: the relevant plans, the applicable ones, the one
+        chosen. Selection takes the first applicable plan in source order, so the plans
+        before the chosen one are not applicable and only those after it are tested here."""
         relevant = agent.plans.get((ttype, event.functor, len(event.args))) or []
-        self.quiet = True  # contexts tested again here are not the agent's actions
+        later: list[Any] = []
+        if selected is not None and relevant and relevant[-1] is not selected:
+            self.quiet = self.recorder.paused = True  # contexts tested again: not the agent's actions
+            try:
+                after = relevant.index(selected)
+                later = [p for p in applicable_plans(agent, ttype, event) if relevant.index(p) > after]
+            finally:
+                self.quiet = self.recorder.paused = False
+        key: Any = (
+            "?",
+            ttype,
+            event.functor,
+            event.args,
+            id(relevant),
+            len(relevant),  # plans told since (tellHow) make another key
+            None if selected is None else selected.name,
+            *[p.name for p in later],
+        )
         try:
-            applicable = applicable_plans(agent, ttype, event)
-        finally:
-            self.quiet = False
-        trigger = clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False))
-        label = self.label
-        data: OptionsData = {
-            "event": trigger,
-            "relevant": [label(agent, p.name) or p.name for p in relevant],
-            "applicable": [label(agent, p.name) or p.name for p in applicable],
-            "selected": None if selected is None else label(agent, selected.name) or selected.name,
-        }
-        key = ("?", trigger, tuple(data["relevant"]), tuple(data["applicable"]), data["selected"])
-        ref = self.ids.get(key)
+            ref = self.ids.get(key)
+        except TypeError:
+            ref = key = None
         if ref is None:
+            label = self.label
+            applicable = [] if selected is None else [selected, *later]
+            data: OptionsData = {
+                "event": clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False)),
+                "relevant": [label(agent, p.name) or p.name for p in relevant],
+                "applicable": [label(agent, p.name) or p.name for p in applicable],
+                "selected": None if selected is None else label(agent, selected.name) or selected.name,
+            }
             ref = self.record.define(key, data)
         self.op(OP_OPTIONS)
         self.ref(ref)
@@ -330,23 +346,23 @@ class TraceListener(Listener):
         a loop's stacks repeat, so each costs a lookup); ``new``: an intention just made,
         not yet queued."""
         current = agent.current
-        suspended = _suspended(agent)
-        stacks = []
-        intentions = _intentions(agent, new)
-        for it in intentions:
-            state = "current" if it is current else "suspended" if it.id in suspended else "running"
-            frames = tuple(
-                (f.ttype, f.event.functor, f.event.args, f.event.annots, f.plan.name, _frame_line(f)) for f in it.stack
-            )
-            stacks.append((it.id, state, frames))
-        key: Any = ("stacks", tuple(stacks))
+        suspended = _suspended(agent) if agent.waiters or agent.pending_asks or agent.timers else {}
+        intentions = _intentions(agent, new, suspended)
+        states = [_CURRENT if it is current else _SUSPENDED if it.id in suspended else _RUNNING for it in intentions]
+        key: Any = (
+            "stacks",
+            *[
+                (it.id, state, *[(f.plan.name, f.pc, f.event.functor, f.event.args) for f in it.stack])
+                for it, state in zip(intentions, states, strict=True)
+            ],
+        )
         try:
             ref = self.ids.get(key)
         except TypeError:
             ref = key = None
         if ref is None:
             data: IntentionsData = {"intentions": [self._stack(agent, it) for it in intentions]}
-            for stack, (_, state, _) in zip(data["intentions"], stacks, strict=True):
+            for stack, state in zip(data["intentions"], states, strict=True):
                 stack["state"] = state
             ref = self.record.define(key, data)
         self.op(OP_INTENTIONS)
@@ -371,7 +387,10 @@ def _frame_line(frame: Any) -> int:
     return lines[frame.pc] if frame.pc < len(lines) else frame.plan.line
 
 
-def _intentions(mind: Agent, new: Any = None) -> list[Any]:
+_CURRENT, _RUNNING, _SUSPENDED = "current", "running", "suspended"
+
+
+def _intentions(mind: Agent, new: Any = None, suspended: dict[int, Any] | None = None) -> list[Any]:
     """Every intention of the mind: the one running, the queued, the suspended (and ``new``,
     one just made); oldest id first."""
     seen: dict[int, Any] = {} if new is None or not new.stack else {new.id: new}
@@ -379,9 +398,9 @@ def _intentions(mind: Agent, new: Any = None) -> list[Any]:
         seen[mind.current.id] = mind.current
     for it in mind.running:
         seen[it.id] = it
-    for it in _suspended(mind).values():
+    for it in (_suspended(mind) if suspended is None else suspended).values():
         seen[it.id] = it
-    return [seen[k] for k in sorted(seen)]
+    return [seen[k] for k in sorted(seen)] if len(seen) > 1 else list(seen.values())
 
 
 def _suspended(mind: Agent) -> dict[int, Any]:

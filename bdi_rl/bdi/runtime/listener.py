@@ -34,6 +34,8 @@ class Recorder:
         self.ids: dict[Any, int] = {}
         self.ops: list[int] = []
         self.refs: list[int] = []
+        self.paused = False
+        """True while the listener runs plan code that is not the agent's (nothing recorded)"""
 
 
 class Listener:

@@ -239,14 +239,9 @@ def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> N
             ref(known)
         return plain_achieve(agent, it, value)
 
-    agent.__dict__.update(
-        _bb_add=bb_add,
-        _bb_remove=bb_remove,
-        replace_percept=replace_percept,
-        _push=push,
-        _frame_done=frame_done,
-        achieve=achieve,
-    )
+    agent.__dict__.update(_bb_add=bb_add, _bb_remove=bb_remove, replace_percept=replace_percept, achieve=achieve)
+    if not listener.wants_options:  # at cycle level the listener sees each push and pop (stacks)
+        agent.__dict__.update(_push=push, _frame_done=frame_done)
     for name, cell in agent._cells.items():
         cell[0] = _recorded_action(listener, recorder, agent, name, getattr(cell[0], "__wrapped_action__", cell[0]))
 
@@ -258,6 +253,8 @@ def _recorded_action(
 
     def call(*args: Any) -> Any:
         result = fn(*args)
+        if recorder.paused:
+            return result
         try:
             known = ids_get((name, args, result))
         except TypeError:  # a list among the values: the listener records it
