@@ -1,14 +1,16 @@
 """How a run rides out an ejabberd restart: reconnection delay, backlog, drain rate, loss.
 
 Starts a private ejabberd (as the tests do), one `bdi-rl telemetry` and one `bdi-rl agent`
-process (a step-mode FrozenLake 4x4 learner with step-level tracing, which emits ~60k events/s),
+process (a step-mode FrozenLake 4x4 learner with step-level tracing; it emitted ~60k lines/s
+in trace format 1, where every event was a line, and far fewer in format 2, whose ``steps``
+lines hold up to 4096 events each),
 stops ejabberd once the trace holds ``--after-mb`` MB, starts it again ``--down`` s later, then
 reads the trace back:
 
 - reconnected: seconds from the start of ``ejabberdctl start`` to the learner's and telemetry's
   ``reconnected to the XMPP server`` log lines (stamped as they are read);
-- backlog: events the learner held when it reconnected (all it emitted minus what was written);
-- drain: seconds from the reconnection until telemetry had written every event (the
+- backlog: lines the learner held when it reconnected (all it emitted minus what was written);
+- drain: seconds from the reconnection until telemetry had written every line (the
   learner finishes during the outage with these settings, so its exit marks the end);
 - lost / duplicated: checked against the count the learner says it emitted.
 

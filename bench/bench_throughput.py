@@ -8,7 +8,8 @@ is shared and noisy: compare ratios, not absolute numbers). Each configuration i
     python bench/bench_throughput.py --env FrozenLake-v1 --episodes 2000 --repeat 3
 
 "Tracing off" is the ``episode`` trace level (one event per episode); "on" is ``step``
-(every belief change, goal, intention, action and Q-update).
+(every belief change, goal, intention, action and Q-update, kept in ``steps`` records:
+README, "The trace").
 """
 
 from __future__ import annotations

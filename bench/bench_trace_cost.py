@@ -20,7 +20,8 @@ figure bench_throughput.py and the issue's "on/off" use). Issue 17's targets:
 
 bench_viewer.py measures the same viewer in-process on a team run, with the slider; this one
 times the shipped command's own run through a real ``bdi-rl view``. Temporary run directories
-(the first command's trace is ~400 MB) are deleted as soon as they are measured.
+are deleted as soon as they are measured (the first command's trace was ~410 MB in trace
+format 1, where every event was a line).
 
     python bench/bench_trace_cost.py [--rounds 3] [--episodes 2000] [--taxi-episodes 1000]
 """

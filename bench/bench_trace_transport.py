@@ -2,16 +2,20 @@
 
 Starts a private ejabberd (Debian's, configured by compose/ejabberd.yml, as the tests do), one
 `bdi-rl telemetry` process and K `bdi-rl agent` processes running episode-mode learners with
-step-level tracing (one rl.step event per env step), then reads the trace back: events/s is
-the learners' events over the span between their first and last event, and "lost" compares
-what each agent says it emitted with what the file holds.
+step-level tracing (each env step's Q-update a row of a ``steps`` record), then reads the
+trace back: events/s is the learners' lines over the span between their first and last line
+(a ``steps`` line counts once, however many events it holds: in trace format 1 every event
+was a line), and "lost" compares what each agent says it emitted (``agent.stop``'s
+``emitted``: its lines) with what the file holds.
 
     python bench/bench_trace_transport.py --learners 2 --episodes 3000
 
 ``--flood N`` measures the transport's capacity instead: K ``bench/trace_flood.py`` processes
 each emit N ``rl.step`` events through the real tracer and shipper as fast as acknowledgements
-allow; events/s is every flooder's events over the span from the first emitted event to the
-last acknowledgement (so written to the JSONL), and "lost" is checked the same way.
+allow; events/s is every flooder's lines over the span from the first emitted event to the
+last acknowledgement (so written to the JSONL), and "lost" is checked the same way. In trace
+format 2 the tracer keeps those events in its open step record, which becomes one ``steps``
+line when it closes (see trace_flood.py).
 """
 
 from __future__ import annotations

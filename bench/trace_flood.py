@@ -3,11 +3,15 @@ transport takes them (used by ``bench_trace_transport.py --flood``).
 
 A learner cannot produce 200k events/s while it learns on a shared 2-core machine, so the
 transport's capacity is measured with this emitter: a SPADE agent with the real
-:class:`~bdi_rl.trace.Tracer` and :class:`~bdi_rl.xmpp.agent.TraceShipper`, emitting ``rl.step``
-events shaped like an episode-mode learner's (a Q row each). It keeps at most ``--backlog``
-events unacknowledged (the tracer would spill past its memory bound; this keeps the measure
-about the wire) and prints ``first_emit done emitted`` (unix seconds) when telemetry has
-acknowledged everything.
+:class:`~bdi_rl.trace.tracer.Tracer` and :class:`~bdi_rl.xmpp.agent.TraceShipper`, emitting
+``rl.step`` events shaped like an episode-mode learner's (a Q row each) through
+``Tracer.emit``. In trace format 2 ``rl.step`` is a record kind: each event is a row of the
+tracer's open step record, and the record becomes one ``steps`` line only when it is closed
+(by a line event, or by the shipper before it ships; ``Tracer.emit`` itself does not close a
+full record). It keeps at most ``--backlog`` lines unacknowledged (the tracer would spill past
+its memory bound; this keeps the measure about the wire) and prints ``first_emit done
+emitted`` (unix seconds; ``emitted``: lines numbered) when telemetry has acknowledged
+everything.
 
     python bench/trace_flood.py SPEC --name learner-1 --xmpp localhost:5222 --events 500000
 """
@@ -50,7 +54,8 @@ class FloodAgent(Agent):
 
 
 def _step_data(rng: random.Random) -> RlStepData:
-    """An episode-mode learner's rl.step data (bdi_rl.bdi.actions.RlBridge._trace_step)."""
+    """An episode-mode learner's rl.step data, as a format-1 line held it (format 2 writes the
+    same fields as a row of a step record's ``rl`` columns)."""
     s, q = rng.randrange(64), rng.random()
     return {"s": s, "a": rng.randrange(4), "r": 0.0, "s2": s + 1, "done": False, "q_before": q,
             "q_after": q * 0.99, "epsilon": 0.5, "q": [rng.random() for _ in range(4)]}
