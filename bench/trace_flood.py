@@ -6,9 +6,9 @@ transport's capacity is measured with this emitter: a SPADE agent with the real
 :class:`~bdi_rl.trace.tracer.Tracer` and :class:`~bdi_rl.xmpp.agent.TraceShipper`, emitting
 ``rl.step`` events shaped like an episode-mode learner's (a Q row each) through
 ``Tracer.emit``. In trace format 2 ``rl.step`` is a record kind: each event is a row of the
-tracer's open step record, and the record becomes one ``steps`` line only when it is closed
-(by a line event, or by the shipper before it ships; ``Tracer.emit`` itself does not close a
-full record). It keeps at most ``--backlog`` lines unacknowledged (the tracer would spill past
+tracer's open step record, and the record becomes one ``steps`` line when it is closed (by a
+line event, by the shipper before it ships, or as soon as it holds ``MAX_ENTRIES`` events).
+It keeps at most ``--backlog`` lines unacknowledged (the tracer would spill past
 its memory bound; this keeps the measure about the wire) and prints ``first_emit done
 emitted`` (unix seconds; ``emitted``: lines numbered) when telemetry has acknowledged
 everything.

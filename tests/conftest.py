@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -146,6 +147,12 @@ def cli_run(tmp_path_factory) -> Path:
 
 def run_named(runs: Path, experiment: str) -> Path:
     return next(p for p in runs.iterdir() if f"__{experiment}__" in p.name)
+
+
+def line_seqs(events: list[dict], agent: str) -> list[int]:
+    """The seqs of ``agent``'s trace lines, in order, from its events as read_trace gives them
+    (the events of one step record are consecutive and share its seq)."""
+    return [seq for seq, _ in itertools.groupby(e["seq"] for e in events if e["agent"] == agent)]
 
 
 def beliefs_after(events: list[dict], position: int) -> dict[str, str]:

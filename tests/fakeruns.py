@@ -108,6 +108,7 @@ class Agent:
         self.emit("agent.start", {"jid": self.jid, "asl": self.asl, **data})
 
     def stop(self, **data: Any) -> None:
+        self.tracer.flush_record()  # numbered before agent.stop, as the runner does
         self.emit("agent.stop", {"reason": "finished", **data, "emitted": self.tracer.seq + 1})
         self.tracer.close()
 

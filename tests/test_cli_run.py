@@ -7,12 +7,14 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 
 from bdi_rl.spec import load_spec
 from bdi_rl.rl.checkpoint import load_checkpoint
+
 from bdi_rl.trace.events import read_trace
-from tests.conftest import AGENTS, MINIMAL_SPEC, run_cli
+from tests.conftest import AGENTS, MINIMAL_SPEC, line_seqs, run_cli
 
 STEP_KINDS = {"run.start", "run.stop", "agent.start", "agent.stop", "belief.add", "belief.del",
               "goal.add", "intention.start", "intention.end", "action", "rl.step",
@@ -56,7 +58,8 @@ def test_trace_has_every_kind_and_gapless_seqs(frozenlake_run):
     events = read_trace(frozenlake_run / "trace.jsonl")
     assert STEP_KINDS <= {e["kind"] for e in events}
     seqs = defaultdict(list)
-    for event in events:
+    for line in (frozenlake_run / "trace.jsonl").read_bytes().splitlines():  # a step record is one seq
+        event = orjson.loads(line)
         seqs[event["agent"]].append(event["seq"])
     assert set(seqs) == {"learner@localhost", "telemetry@localhost"}
     for agent, numbers in seqs.items():
@@ -130,8 +133,8 @@ def test_several_learners_share_one_run(tmp_path, write_spec):
     assert set(summary["agents"]) == {"learner-1", "learner-2", "learner-3"}
     events = read_trace(run_dir / "trace.jsonl")
     for name in ("learner-1", "learner-2", "learner-3"):
-        mine = [e["seq"] for e in events if e["agent"] == f"{name}@localhost"]
-        assert mine == list(range(len(mine))) and len(mine) > 500
+        mine = line_seqs(events, f"{name}@localhost")
+        assert mine == list(range(len(mine))) and sum(e["agent"] == f"{name}@localhost" for e in events) > 500
         assert (run_dir / "qtables" / f"{name}.npz").is_file()
 
 
@@ -186,7 +189,7 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     q, meta = checkpoint.q, checkpoint.meta
     assert meta["episodes"] == summary["agents"]["learner"]["episodes"]
     events = read_trace(run_dir / "trace.jsonl")
-    seqs = [e["seq"] for e in events if e["agent"] == "learner@localhost"]
+    seqs = line_seqs(events, "learner@localhost")
     assert seqs == list(range(len(seqs)))
     assert events[-1]["kind"] == "run.stop"
 

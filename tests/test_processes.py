@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bdi_rl.xmpp.agent import TraceShipper
 from bdi_rl.trace.events import read_trace
-from tests.conftest import MINIMAL_SPEC
+from tests.conftest import MINIMAL_SPEC, line_seqs
 
 SPEC = MINIMAL_SPEC.replace('name = "learner"', 'name = "proc"\ncount = 2') + """
 [telemetry]
@@ -24,7 +24,7 @@ def _assert_every_event_once(events: list[dict], names: list[str]) -> None:
     """Each agent's seqs are gapless and as many as the agent says it emitted."""
     for name in names:
         jid = f"{name}@localhost"
-        seqs = [e["seq"] for e in events if e["agent"] == jid]
+        seqs = line_seqs(events, jid)  # a step record is one line, one seq
         assert seqs == list(range(len(seqs))), jid
         stop = [e for e in events if e["agent"] == jid and e["kind"] == "agent.stop"]
         assert stop and stop[0]["data"]["emitted"] == len(seqs), jid
@@ -138,7 +138,7 @@ def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
     """Identical containers (compose --scale) each get their own agent of the group."""
     spec = write_spec(SPEC.replace('name = "proc"', 'name = "scaled"')
                       .replace("telemetry-procs", "telemetry-scaled")
-                      .replace("episodes = 20", "episodes = 400"))  # outlive the slowest claimer
+                      .replace("episodes = 20", "episodes = 2000"))  # outlive the slowest claimer
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]

@@ -18,7 +18,8 @@ import pytest
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.events import read_trace
-from tests.conftest import run_cli
+from bdi_rl.trace.steps import expanded
+from tests.conftest import line_seqs, run_cli
 
 #: Episodes of the resumable run: enough that it is still training when the test kills it
 #: (bdi-rl's runtime does ~600 of these 6-step episodes in 0.2 s).
@@ -48,7 +49,7 @@ def _complete_events(trace: Path) -> list[dict]:
     """The events of whole lines: a process killed mid-write leaves a torn last line, which
     ``--resume`` cuts (its events were never acknowledged, so they are sent again)."""
     lines = trace.read_bytes().split(b"\n")[:-1]  # the part after the last newline is torn
-    return [orjson.loads(line) for line in lines if line]
+    return expanded(orjson.loads(line) for line in lines if line)  # step records as their events
 
 
 def _saved_episodes(trace: Path) -> list[int]:
@@ -103,7 +104,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     events = read_trace(run_dir / "trace.jsonl")
     assert events[: len(before)] == before  # nothing written before is touched
     for agent in {e["agent"] for e in events}:
-        seqs = [e["seq"] for e in events if e["agent"] == agent]
+        seqs = line_seqs(events, agent)
         assert seqs == list(range(len(seqs))), agent  # gapless and unique
     resume = next(i for i, e in enumerate(events) if e["kind"] == "run.resume")
     assert events[resume]["data"]["agents"] == {"learner@localhost": checkpointed}

@@ -17,7 +17,7 @@ from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.crashlog import CRASH_LOG
 from bdi_rl.trace.events import read_trace
 from bdi_rl.xmpp.server import free_port
-from tests.conftest import MINIMAL_SPEC
+from tests.conftest import MINIMAL_SPEC, line_seqs
 
 #: compose's grace period between SIGTERM and SIGKILL
 GRACE = 10.0
@@ -57,7 +57,8 @@ def _assert_interrupted_learner(run_dir: Path, name: str) -> None:
     """What Ctrl-C leaves: the learner's table saved, its trace flushed up to agent.stop."""
     assert (run_dir / "qtables" / f"{name}.npz").is_file()
     events = [e for e in read_trace(run_dir / "trace.jsonl") if e["agent"] == f"{name}@localhost"]
-    assert [e["seq"] for e in events] == list(range(len(events)))
+    seqs = line_seqs(events, f"{name}@localhost")
+    assert seqs == list(range(len(seqs)))
     assert events[-1]["kind"] == "agent.stop" and events[-1]["data"]["reason"] == "interrupted"
 
 

@@ -81,13 +81,12 @@ def test_a_record_is_stamped_with_each_step_and_closed_when_full():
     for k in range(steps.MAX_ENTRIES):
         tracer.stamp(3, k)
         tracer.emit("rl.step", _step(k))
-    assert not tracer.pending and len(tracer.record) == steps.MAX_ENTRIES
-    tracer.stamp(3, steps.MAX_ENTRIES)  # the next step finds the record full: it closes
-    (event,) = tracer.pending
+    (event,) = tracer.pending  # the record closed as soon as it was full
     assert event["kind"] == "steps" and (event["episode"], event["step"]) == (3, 0)
     assert len(event["data"]["ops"]) == steps.MAX_ENTRIES and not len(tracer.record)
     assert [(e["episode"], e["step"], e["data"]["s"]) for e in expanded(tracer.pending)] == [
         (3, k, k) for k in range(steps.MAX_ENTRIES)]
+    tracer.stamp(3, steps.MAX_ENTRIES)
     tracer.emit("rl.step", _step(0))
     tracer.flush_record()
     assert (tracer.pending[-1]["episode"], tracer.pending[-1]["step"]) == (3, steps.MAX_ENTRIES)
@@ -439,8 +438,8 @@ def test_backlog_spills_to_disk_and_comes_back_in_order():
     """Telemetry unreachable: memory stays bounded, nothing is dropped, order is kept; a big
     step record spilled comes back whole, as the same events."""
     tracer = Tracer("r", "a@x", TraceLevel.STEP, memory_events=100)
-    _backlog(tracer)
-    assert len(tracer.pending) == 100 and tracer.spilled == 501
+    _backlog(tracer)  # a step record counts as the events it holds
+    assert tracer.held <= 100 and len(tracer.pending) + tracer.spilled == 601 and tracer.spilled > 500
     reference = Tracer("r", "a@x", TraceLevel.STEP)  # the same events, never spilled
     _backlog(reference)
     tracer.set_run("named-later")
@@ -448,7 +447,7 @@ def test_backlog_spills_to_disk_and_comes_back_in_order():
     while not tracer.all_acked:
         _, body = tracer.next_batch()
         events = decode_batch(body).events
-        assert events and len(tracer.pending) <= 100
+        assert events and (tracer.held <= 100 or len(tracer.pending) == 1)  # a bigger line comes alone
         shipped.extend(events)
         tracer.ack(events[-1]["seq"] + 1)
     assert [e["seq"] for e in shipped] == list(range(601))

@@ -29,6 +29,7 @@ from slixmpp.exceptions import IqError, IqTimeout
 from bdi_rl.xmpp.agent import PERCEIVED
 from bdi_rl.xmpp.runner import team_percepts, trusted_jids
 from bdi_rl.spec import load_spec
+from bdi_rl.trace.steps import expanded
 from tests.conftest import ROOT, run_cli
 from tests.test_agent import _run
 from tests.test_processes import _kill_running, _start
@@ -162,9 +163,8 @@ class Outsider(slixmpp.ClientXMPP):
 def _events(runs: Path) -> list[dict]:
     """The trace written so far (telemetry appends while we read: complete lines only)."""
     events = []
-    for path in runs.glob("*/trace.jsonl"):
-        for line in path.read_bytes().split(b"\n")[:-1]:
-            events.append(orjson.loads(line))
+    for path in runs.glob("*/trace.jsonl"):  # step records expanded into their events
+        events += expanded(orjson.loads(line) for line in path.read_bytes().split(b"\n")[:-1])
     return events
 
 

@@ -1,11 +1,14 @@
 """An index over one run directory's trace, for the viewer, ``inspect`` and exporters.
 
-The trace is append-only JSONL (``bdi_rl.trace``), possibly still growing. The index reads it
-once, from where it stopped last time, and keeps per agent: the byte offset of every event
-(so any event is one seek away), the episode and evaluation series (learning curves), the
-messages, and every ``CHECKPOINT`` events a snapshot of the mind (beliefs and intentions).
-The mind at any position is a snapshot plus at most ``CHECKPOINT`` events folded on top,
-never a rescan. It never writes to the run directory.
+The trace is append-only JSONL (``bdi_rl.trace``), possibly still growing, in format 2 (step
+records) or format 1 (a line per event), or both (an old run resumed). The index reads it
+once, from where it stopped last time, and keeps per agent: the byte offset of every line and
+the position of its first event (any event is one seek and at most one record's expansion
+away), the episode and evaluation series (learning curves), the messages, and snapshots of
+the mind: format 1's every ``CHECKPOINT`` events (folded while indexing), format 2's at the
+records' keyframes (read when first needed; a record is counted from its ``ops``, never
+expanded while indexing). The mind at any position is a snapshot plus the events since it
+folded on top, never a rescan. It never writes to the run directory.
 """
 
 from __future__ import annotations

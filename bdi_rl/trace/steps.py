@@ -65,10 +65,10 @@ class StepRecord:
         self.done: list[int] = []
         self.q_after: list[float] = []
         self.q: list[float] = []
-        self.q_before: list[float] = []
-        """rows without a Q row (a writer that had none): Q[s, a] before, per row"""
         """the Q rows, one after another (a list of lists would be one more object per step
         for the garbage collector to scan, as long as the record waits for its ack)"""
+        self.q_before: list[float] = []
+        """rows without a Q row (a writer that had none): Q[s, a] before, per row"""
         self.epsilon: list[float] = []
         self.eps_rows: list[int] = []
         self.cycles: list[dict[str, Any]] = []

@@ -30,7 +30,8 @@ class Tracer:
     ``steps`` event before any other event is numbered, so the order of events is kept.
     """
 
-    #: Events kept in memory before newer ones spill to disk (~0.5 KB each).
+    #: Events kept in memory before newer ones spill to disk (a step record counts as the
+    #: events it holds: ~0.1 KB each, a line event ~0.5 KB).
     MEMORY_EVENTS = 200_000
 
     def __init__(self, run: str, agent: str, level: TraceLevel, memory_events: int = MEMORY_EVENTS) -> None:
@@ -51,7 +52,8 @@ class Tracer:
         self.on_emit: Callable[[], None] | None = None
         """called at the next event, then cleared (wakes an idle shipper)"""
         self.memory_events = memory_events
-        self.spilled = 0  # events in the spill file, not yet back in memory
+        self.held = 0  # events in ``pending``, a step record counted as the events it holds
+        self.spilled = 0  # lines in the spill file, not yet back in memory
         self._spill: BinaryIO | None = None
         self._spill_read = 0
 
@@ -103,6 +105,8 @@ class Tracer:
             if kind == RL_STEP and record.s and len(data.get("q") or ()) != len(record.q) // len(record.s):
                 self.flush_record()  # rows of one record have Q rows of one width (or none)
             record.add(kind, data)  # type: ignore[arg-type]
+            if record.full:
+                self.flush_record()
             return
         self.flush_record()
         if kind == AGENT_START:
@@ -132,10 +136,12 @@ class Tracer:
             "step": step,
             "data": data,
         }
-        if self.spilled or len(self.pending) >= self.memory_events:
+        weight = _weight(event)
+        if self.spilled or (self.pending and self.held + weight > self.memory_events):
             self._spill_event(event)
         else:
             self.pending.append(event)
+            self.held += weight
         self.seq += 1
         if self.on_emit is not None:
             wake, self.on_emit = self.on_emit, None
@@ -151,14 +157,19 @@ class Tracer:
     def _refill(self) -> None:
         """Bring spilled events back once acknowledgements have freed half the memory."""
         spill = self._spill
-        if spill is None or not self.spilled or len(self.pending) > self.memory_events // 2:
+        if spill is None or not self.spilled or self.held > self.memory_events // 2:
             return
         spill.seek(self._spill_read)
-        room = self.memory_events - len(self.pending)
-        for _ in range(min(room, self.spilled)):
+        while self.spilled:
+            line_start = spill.tell()
             event = orjson.loads(spill.readline())
+            weight = _weight(event)
+            if self.pending and self.held + weight > self.memory_events:
+                spill.seek(line_start)  # not now: it comes back at the next acknowledgement
+                break
             event["run"] = self.run  # the run may have been named after the event was spilled
             self.pending.append(event)
+            self.held += weight
             self.spilled -= 1
         self._spill_read = spill.tell()
         if not self.spilled:
@@ -175,7 +186,7 @@ class Tracer:
             popleft = pending.popleft
             dropped = min(len(pending), max(0, upto - pending[0]["seq"]))
             for _ in range(dropped):
-                popleft()
+                self.held -= _weight(popleft())
         if upto > self.acked:
             self.acked = upto
             if self.on_ack is not None:
@@ -204,3 +215,8 @@ class Tracer:
 
 #: Kinds that go to step records rather than being numbered one by one.
 _RECORDED = frozenset(RECORD_KINDS)
+
+
+def _weight(event: dict[str, Any]) -> int:
+    """How many events a line holds (a step record: its entries)."""
+    return len(event["data"]["ops"]) if event["kind"] == STEPS else 1

@@ -44,6 +44,7 @@ from bdi_rl.trace.events import (
     AgentStartData,
     MessageText,
     MsgRecvData,
+    TraceLevel,
     clip_text,
 )
 from bdi_rl.trace.tracer import Tracer
@@ -240,6 +241,8 @@ class TraceShipper(Wakeable):
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
+    #: Longest sleep at step level, where the open step record may be filling.
+    RECORD_WAIT = 1.0
 
     async def run(self) -> None:
         tracer: Tracer = self.agent.tracer
@@ -249,6 +252,8 @@ class TraceShipper(Wakeable):
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
             # never comes, while a duplicate's does)
             timeout = self.IDLE_WAIT if tracer.all_acked else self.RESEND_AFTER
+            if tracer.level >= TraceLevel.STEP:  # step records fill without waking the shipper:
+                timeout = min(timeout, self.RECORD_WAIT)  # look again soon, for the live viewer
             tracer.on_emit = self.wake
         msg = await self.receive(timeout=timeout)
         tracer.on_emit = None

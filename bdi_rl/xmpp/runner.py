@@ -631,6 +631,7 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         stop: dict[str, Any] = {"reason": agent.failure or "finished"}
         if _is_learner(agent) and agent.bridge.stats.replayed_steps:
             stop["replayed_steps"] = agent.bridge.stats.replayed_steps
+        agent.tracer.flush_record()  # its open step record is numbered before agent.stop
         stop["emitted"] = agent.tracer.seq + 1
         agent.tracer.emit(AGENT_STOP, stop)
         agent.tracer.close()
