@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Coroutine, NoReturn, Sequence, TypeVar
 
+from bdi_rl import __version__
+
 T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -82,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="bdi-rl",
         description="BDI (AgentSpeak) agents that learn with tabular Q-learning over XMPP.",
     )
+    parser.add_argument("--version", action="version", version=f"bdi-rl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = sub.add_parser("run", help="run an experiment on one machine (embedded XMPP server)")
     run.add_argument("spec", nargs="?", help="experiment spec (.toml), or the name of a shipped one")

@@ -408,7 +408,15 @@ def resolve_spec_path(name: str) -> Path:
             raise SpecError(f"{name}: is a directory, not a spec file")
     except OSError as exc:  # a name too long for the file system, a loop of symlinks ...
         raise SpecError(f"{_short(name)}: cannot use this path: {exc.strerror}") from None
-    raise SpecError(f"{name}: no such spec file")
+    raise SpecError(f"{name}: no such spec file (shipped specs: {', '.join(shipped_spec_names())})")
+
+
+def shipped_spec_names() -> list[str]:
+    """The specs shipped with bdi-rl, by the name ``bdi-rl run NAME`` takes."""
+    try:
+        return sorted(p.stem for p in packaged_specs_dir().glob("*.toml"))
+    except OSError:
+        return []
 
 
 def resolve_asl(asl: str, spec_dir: Path) -> Path:

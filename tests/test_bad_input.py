@@ -412,7 +412,10 @@ def test_the_console_script_says_the_same_one_line(tmp_path):
     """As a separate process too: one line on stderr, no traceback, status 2."""
     result = run_cli("run", str(tmp_path / "absent.toml"), "--runs", str(tmp_path / "runs"))
     assert result.returncode == 2
-    assert result.stderr.strip() == f"bdi-rl: error: {tmp_path / 'absent.toml'}: no such spec file"
+    assert result.stderr.strip() == (
+        f"bdi-rl: error: {tmp_path / 'absent.toml'}: no such spec file (shipped specs: "
+        "cliffwalking, frozenlake-4x4, frozenlake-8x8, frozenlake-team, taxi, taxi-team)"
+    )
     assert not (tmp_path / "runs").exists()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bdi_rl.spec import SpecError, load_spec
-from tests.conftest import AGENTS, MINIMAL_SPEC
+from tests.conftest import AGENTS, MINIMAL_SPEC, run_main
 
 
 def test_minimal_spec_gets_defaults(write_spec):
@@ -97,3 +97,19 @@ def test_shipped_specs_load(name):
     spec = load_spec(AGENTS / f"{name}.toml")
     assert spec.name == name
     assert spec.eval_episodes >= (1000 if "frozenlake" in name else 100)
+
+
+def test_a_spec_name_that_is_not_shipped_lists_the_shipped_ones():
+    """``bdi-rl run taxy``: one line naming every spec ``run`` takes by name, and nothing made."""
+    result = run_main("run", "taxy", "--runs", "/nonexistent/runs")
+    assert result.returncode == 2
+    names = sorted(p.stem for p in AGENTS.glob("*.toml"))
+    assert len(names) >= 5
+    assert result.stderr.strip() == f"bdi-rl: error: taxy: no such spec file (shipped specs: {', '.join(names)})"
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version
+
+    result = run_main("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"bdi-rl {version('bdi-rl')}"

@@ -3,12 +3,17 @@ safety, read-only."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import shutil
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from bdi_rl.trace.events import read_trace
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.xmpp.server import free_port
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -202,3 +207,34 @@ async def test_why_an_episode_mode_learner_took_each_action(aiohttp_client, runs
         choice = mind["choice"]
         assert choice["labels"] == ["left", "down", "right", "up"] and word in choice["why"], choice
         assert choice["action"] == choice["labels"][events[position]["data"]["a"]]
+
+
+async def test_a_closed_page_ends_its_live_stream_quietly(runs, tmp_path, caplog):
+    """A tab closed on a live run: the stream ends, and nothing lands in the run's terminal
+    (it printed aiohttp's ClientConnectionResetError traceback there). A real server and a
+    socket closed as a browser closes it."""
+    source = _run_named(runs, "tiny")
+    run_dir = tmp_path / "runs" / source.name
+    shutil.copytree(source, run_dir)
+    (run_dir / "summary.json").unlink()  # the run is still going: no summary, no run.stop yet
+    trace = run_dir / "trace.jsonl"
+    lines = [line for line in trace.read_bytes().splitlines(keepends=True) if b'"kind":"run.stop"' not in line]
+    trace.write_bytes(b"".join(lines))
+    runner = web.AppRunner(create_app(run_dir.parent, live_poll=0.02))
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        with caplog.at_level(logging.DEBUG):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"GET /api/runs/{run_dir.name}/live HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+            assert b"event: update" in await reader.read(4096)
+            writer.close()  # the tab goes
+            for _ in range(10):  # the run goes on: the server has more to send, to nobody
+                with open(trace, "ab") as f:
+                    f.write(lines[-1])
+                await asyncio.sleep(0.05)
+    finally:
+        await runner.cleanup()
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not errors, [r.getMessage() for r in errors]

@@ -322,10 +322,19 @@ async def api_messages(request: web.Request) -> web.Response:
 
 
 async def api_live(request: web.Request) -> web.StreamResponse:
-    """Server-sent events: one ``update`` each time the run's trace grows, until it ends."""
+    """Server-sent events: one ``update`` each time the run's trace grows, until it ends or
+    the page goes (a closed tab is no error: nothing is logged)."""
     index = _index(request)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
+    try:
+        await _stream_updates(request, index, response)
+    except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the page was closed
+        pass
+    return response
+
+
+async def _stream_updates(request: web.Request, index: RunIndex, response: web.StreamResponse) -> None:
     last = -1
     poll = request.app[LIVE_POLL]
     indexer = request.app[INDEXER]
@@ -342,9 +351,8 @@ async def api_live(request: web.Request) -> web.StreamResponse:
             }
             await response.write(b"event: update\ndata: " + orjson.dumps(payload) + b"\n\n")
         if not index.live and index.complete:
-            break
+            return
         await asyncio.sleep(poll)
-    return response
 
 
 async def start_viewer(runs_dir: Path, host: str, port: int) -> web.AppRunner:
