@@ -187,6 +187,10 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     page.wait_for_function("() => Number(document.getElementById('sequence').dataset.arrows) > 0")
     rows = page.locator("#messages tbody tr").all_text_contents()
     assert rows and not any("experience(" in r for r in rows)  # hidden by default
+    arrows = int(page.locator("#sequence").get_attribute("data-arrows"))
+    total = page.locator("#message-total").text_content()
+    # the diagram says when it draws fewer messages than the header counts
+    assert arrows == min(len(rows), 80) and (("draws the last 80" in total) == (len(rows) > 80)), total
     page.uncheck("#hide-experience")
     page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
                            ".some(r => r.textContent.includes('experience('))")

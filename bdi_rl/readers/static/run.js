@@ -243,10 +243,13 @@ async function showPosition(position) {
   if (token === state.pending) renderMind(mind);
 }
 
+// Messages the sequence diagram draws (the newest): more would be unreadable at this width.
+const DIAGRAM_MESSAGES = 80;
+
 function renderSequence() {
   if (!state.run || !state.messages) return;
   const canvas = document.getElementById("sequence");
-  drawSequence(canvas, Object.keys(state.run.agents), state.messages.slice(-80));
+  drawSequence(canvas, Object.keys(state.run.agents), state.messages.slice(-DIAGRAM_MESSAGES));
   canvas.parentElement.scrollTop = canvas.parentElement.scrollHeight;  // the newest in view
 }
 
@@ -257,8 +260,10 @@ function messagesURL() {
 function renderMessages(data) {
   state.messages = data.messages;
   renderSequence();
+  const shown = data.messages.length;
   document.getElementById("message-total").textContent = data.total + " messages" +
-    (data.total > data.messages.length ? " (the last " + data.messages.length + " shown)" : "");
+    (data.total > shown ? " (the last " + shown + " in the table)" : "") +
+    (shown > DIAGRAM_MESSAGES ? "; the diagram draws the last " + DIAGRAM_MESSAGES : "");
   const t0 = state.run && state.run.started ? state.run.started : 0;
   document.querySelector("#messages tbody").replaceChildren(...data.messages.map(m =>
     el("tr", {}, el("td", {}, fmt((m.ts || 0) - t0, 2)), el("td", {}, shortName(m.from)), el("td", {}, "→"),
