@@ -169,11 +169,25 @@ class ExperimentSpec(_Table):
         return _convert(merged, LearningConfig, where)
 
     def to_dict(self) -> dict[str, Any]:
-        return _drop_none(msgspec.to_builtins(self))
+        """The resolved spec as a run directory keeps it: a plan file shipped with bdi-rl by
+        its shipped name (``learner.asl``, found again wherever bdi-rl is installed), any
+        other by its absolute path."""
+        resolved = _drop_none(msgspec.to_builtins(self))
+        for group in resolved.get("agents", ()):
+            group["asl"] = _shipped_name(group["asl"])
+        return resolved
 
     def agent_names(self, role: str) -> list[str]:
         """Names of every agent with ``role``, in spec order."""
         return [name for g in self.agents if g.role == role for name in g.agent_names()]
+
+
+def _shipped_name(asl: str) -> str:
+    """``asl`` relative to the shipped plan libraries when it is one of them."""
+    try:
+        return Path(asl).resolve().relative_to(packaged_asl_dir().resolve()).as_posix()
+    except (ValueError, OSError):
+        return asl
 
 
 def _drop_none(value: Any) -> Any:

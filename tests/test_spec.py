@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bdi_rl.spec import SpecError, load_spec
@@ -113,3 +115,23 @@ def test_version_is_the_installed_distributions():
 
     result = run_main("--version")
     assert result.returncode == 0 and result.stdout.strip() == f"bdi-rl {version('bdi-rl')}"
+
+
+def test_the_run_keeps_a_shipped_plan_by_its_name_and_finds_it_again(tmp_path, write_spec):
+    """A run's spec.toml names a shipped plan file as ``learner.asl``, not by a path inside
+    the installed package (which another install would not have); a user's own plan file
+    keeps its absolute path. Both load back to the same files."""
+    import tomli_w
+
+    spec = load_spec(AGENTS / "frozenlake-4x4.toml")
+    written = spec.to_dict()
+    assert written["agents"][0]["asl"] == "learner.asl"
+    shipped = Path(spec.agents[0].asl).parent
+    own = tmp_path / "mine.asl"
+    own.write_text((shipped / "learner.asl").read_text().replace('include("lib/', f'include("{shipped}/lib/'))
+    mine = load_spec(write_spec(MINIMAL_SPEC.replace('name = "learner"', f'name = "learner"\nasl = "{own}"')))
+    assert mine.to_dict()["agents"][0]["asl"] == str(own.resolve())
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "spec.toml").write_text(tomli_w.dumps(written))
+    assert load_spec(run_dir / "spec.toml").agents[0].asl == spec.agents[0].asl

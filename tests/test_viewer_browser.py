@@ -194,6 +194,11 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     page.uncheck("#hide-experience")
     page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
                            ".some(r => r.textContent.includes('experience('))")
+    # the coordinator has no env: its position says so instead of "episode 0, step 0"
+    coordinator = next(v for v in page.locator("#agent option").all_inner_texts() if "coord" in v)
+    page.select_option("#agent", label=coordinator)
+    page.wait_for_function("() => document.getElementById('where').textContent.includes('no env')")
+    assert "episode 0, step 0" not in page.text_content("#where")
 
 
 @pytest.fixture(scope="module")

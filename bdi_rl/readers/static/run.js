@@ -80,8 +80,11 @@ function renderAgents(run) {
 }
 
 function renderMind(mind) {
-  document.getElementById("where").textContent =
-    "event " + mind.position + " of " + mind.events + " · episode " + fmt(mind.episode) + ", step " + fmt(mind.step);
+  // An agent without an env (a coordinator) has no episodes and no steps: say so, not "episode 0".
+  const agent = state.run && state.run.agents[mind.agent];
+  const clock = agent && agent.episodes.length === 0 && !mind.rl
+    ? " · no env (no episodes)" : " · episode " + fmt(mind.episode) + ", step " + fmt(mind.step);
+  document.getElementById("where").textContent = "event " + mind.position + " of " + mind.events + clock;
   const ev = mind.event;
   document.getElementById("event").textContent = ev.kind + "\n" + JSON.stringify(ev.data, null, 1);
   renderIntentions(mind);
