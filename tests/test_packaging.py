@@ -40,4 +40,10 @@ def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     run_dir = Path(result.stdout.strip().splitlines()[-1])
-    assert str(target / "bdi_rl" / "asl" / "learner.asl") in (run_dir / "spec.toml").read_text()
+    # the run names the shipped plan as shipped, and the installed copy finds it again
+    assert 'asl = "learner.asl"' in (run_dir / "spec.toml").read_text()
+    found = subprocess.run(
+        [sys.executable, "-c", "import sys; from bdi_rl.spec import load_spec; "
+         "print(load_spec(sys.argv[1]).agents[0].asl)", str(run_dir / "spec.toml")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == str((target / "bdi_rl" / "asl" / "learner.asl").resolve())
