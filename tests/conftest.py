@@ -145,6 +145,17 @@ def cli_run(tmp_path_factory) -> Path:
     return run_named(base / "runs", "team")
 
 
+@pytest.fixture(scope="session")
+def cycle_run(tmp_path_factory) -> Path:
+    """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s), for the
+    Mind Inspector's tests in the viewer and in ``inspect``."""
+    runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
+    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
+                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return run_named(runs_dir, "frozenlake-4x4")
+
+
 def run_named(runs: Path, experiment: str) -> Path:
     return next(p for p in runs.iterdir() if f"__{experiment}__" in p.name)
 
@@ -166,9 +177,9 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
     return beliefs
 
 
-#: What makes a test slow: a real ejabberd, the full CLI run of the ``cli_run`` fixture, or
+#: What makes a test slow: a real ejabberd, the CLI runs of ``cli_run`` and ``cycle_run``, or
 #: a telemetry agent fed hostile batches over XMPP (it waits out each refusal).
-SLOW_FIXTURES = {"ejabberd", "cli_run", "batches_received"}
+SLOW_FIXTURES = {"ejabberd", "cli_run", "cycle_run", "batches_received"}
 #: Modules whose every test runs whole experiments or several processes.
 SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "test_trust",
                 "test_viewer_browser", "test_packaging", "test_claim", "test_stop_and_errors",

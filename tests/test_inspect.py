@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
-from tests.conftest import AGENTS, ROOT, run_cli, run_main
+from tests.conftest import run_main
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -53,17 +53,6 @@ def test_inspect_an_unknown_run(tmp_path):
     assert result.returncode == 2 and "nope: not a run directory" in result.stderr
 
 
-@pytest.fixture(scope="module")
-def cycle_run(tmp_path_factory) -> Path:
-    """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s)."""
-    runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
-    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
-                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    return _run_named(runs_dir, "frozenlake-4x4")
-
-
-@pytest.mark.slow  # a whole CLI run
 def test_inspect_shows_intention_stacks_events_and_options_at_cycle_level(cycle_run):
     events = [e for e in read_trace(cycle_run / "trace.jsonl") if e["agent"] == "learner@localhost"]
     position = [i for i, e in enumerate(events) if e["episode"] == 1 and e["step"] == 2][-1]

@@ -15,7 +15,7 @@ from playwright.sync_api import sync_playwright
 
 from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
 from bdi_rl.xmpp.server import free_port
-from tests.conftest import AGENTS, MINIMAL_SPEC, ROOT, run_cli
+from tests.conftest import MINIMAL_SPEC, ROOT
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
@@ -199,16 +199,6 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     page.select_option("#agent", label=coordinator)
     page.wait_for_function("() => document.getElementById('where').textContent.includes('no env')")
     assert "episode 0, step 0" not in page.text_content("#where")
-
-
-@pytest.fixture(scope="module")
-def cycle_run(tmp_path_factory) -> Path:
-    """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s)."""
-    runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
-    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
-                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    return _run_named(runs_dir, "frozenlake-4x4")
 
 
 def _latest(events: list[dict], position: int, kind: str) -> dict | None:

@@ -194,10 +194,8 @@ class EpisodeSession:
         self._state = s2
         self._return += r
         length = self._length = self._length + 1
-        if row is None:
-            tracer.step = length
-        else:  # Q[s] as the action was chosen from it: row[a] is q_before
-            tracer.step = length
+        tracer.step = length
+        if row is not None:  # Q[s] as the action was chosen from it: row[a] is q_before
             if tracer.record.rl_step(
                 s, a, r, s2, terminated or truncated, q_after, learner.epsilon, row, tracer.episode, length
             ):

@@ -149,7 +149,6 @@ class TraceListener(Listener):
         self.wants_options = self.cycles
         self.label = _Labels()
         self.n = 0
-        self.quiet = False
         self._taking: list[str] = []
         self.mind = mind
         record.keyframe = self.keyframe
@@ -241,8 +240,6 @@ class TraceListener(Listener):
             self.stacks(agent)
 
     def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
-        if self.quiet:
-            return
         key: Any = (name, args, result)
         try:
             ref = self.ids.get(key)
@@ -308,12 +305,12 @@ class TraceListener(Listener):
         relevant = agent.plans.get((ttype, event.functor, len(event.args))) or []
         later: list[Any] = []
         if selected is not None and relevant and relevant[-1] is not selected:
-            self.quiet = self.recorder.paused = True  # contexts tested again: not the agent's actions
+            self.recorder.paused = True  # contexts tested again: not the agent's actions
             try:
                 after = relevant.index(selected)
                 later = [p for p in applicable_plans(agent, ttype, event) if relevant.index(p) > after]
             finally:
-                self.quiet = self.recorder.paused = False
+                self.recorder.paused = False
         key: Any = (
             "?",
             ttype,

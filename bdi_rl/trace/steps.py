@@ -55,8 +55,6 @@ class StepRecord:
         """definitions made since the record opened (ids ``def0`` ...)"""
         self.def0 = 0
         self.def_bytes = 0
-        self.keys: list[Any] = []
-        """per definition id: what the keyframe provider needs (a belief's text, a plan label)"""
         # rl columns
         self.s: list[int] = []
         self.a: list[int] = []
@@ -83,7 +81,6 @@ class StepRecord:
     def reset(self) -> None:
         """A new agent life (``agent.start``): definitions start again from 0."""
         self.ids.clear()
-        self.keys.clear()
         self.defs.clear()
         self.def0 = 0
         self.def_bytes = 0
@@ -91,12 +88,11 @@ class StepRecord:
         self._next_keyframe = None
 
     # -- writing ----------------------------------------------------------------------------
-    def define(self, key: Hashable, data: Any, note: Any = None) -> int:
-        """A new definition (``data``: the event data it stands for) under ``key``;
-        ``note`` is kept for the keyframe provider. Returns its id."""
+    def define(self, key: Hashable, data: Any) -> int:
+        """A new definition (``data``: the event data it stands for) under ``key`` (None: a
+        definition no later event can share). Returns its id."""
         ref = self.def0 + len(self.defs)
         self.defs.append(data)
-        self.keys.append(note)
         self.def_bytes += _size(data)
         if key is not None:
             self.ids[key] = ref

@@ -54,110 +54,20 @@ def set_listener(ag: Agent, listener: Listener | None) -> None:
 
 def _install_listener(agent: Agent, listener: Listener) -> None:
     """Wrap the agent's event paths with calls to ``listener`` (instance attributes shadow
-    the class's methods, so removing them restores the untraced paths)."""
+    the class's methods, so removing them restores the untraced paths).
+
+    The paths that run every env step record straight into the listener's
+    :class:`Recorder` when it knows the event's key (a dict lookup and two appends) and
+    call the listener's hook otherwise; a listener without a recorder gets an empty one,
+    so every event reaches its hooks."""
     from bdi_rl.bdi.runtime.agent import Agent as cls  # the untraced methods (agent.py imports this module)
 
-    plain_add, plain_remove, plain_push = cls._bb_add, cls._bb_remove, cls._push
-    on_added, on_removed, on_push = listener.on_belief_added, listener.on_belief_removed, listener.on_push
-    groups = agent.beliefs.groups
-
-    def bb_add(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
-        new = plain_add(agent, functor, args, annots)
-        if new is not None:
-            on_added(agent, functor, args, new)
-        return new
-
-    def bb_remove(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
-        removed = plain_remove(agent, functor, args, annots)
-        if removed is not None:
-            on_removed(agent, functor, args, removed)
-        return removed
-
-    def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
-        frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
-        on_push(agent, plan, ttype, value, it)
-        return frame
-
-    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
-        try:
-            chosen = cls._select(agent, ttype, value)
-        except NoPlan:
-            listener.on_select(agent, ttype, value, None)
-            raise
-        listener.on_select(agent, ttype, value, chosen[0])
-        return chosen
-
-    def frame_done(it: Intention, frame: Frame) -> None:
-        # a failure plan's frame ends the frames of the goal it handled too: all leave
-        gone = it.stack[frame.unwind_to :] if frame.unwind_to < len(it.stack) - 1 else (frame,)
-        cls._frame_done(agent, it, frame)
-        for ended in reversed(gone):
-            listener.intention_ended(agent, ended.plan.name)
-
-    def drop(it: Intention, report: dict) -> None:
-        cls._drop(agent, it, report)
-        listener.intention_failed(agent, report)
-
-    def achieve(it: Intention, value: Struct) -> int:
-        listener.goal_added(agent, value, False)
-        return cls.achieve(agent, it, value)
-
-    def post_goal(value: Struct) -> None:
-        listener.goal_added(agent, value, True)
-        cls.post_goal(agent, value)
-
-    def act(action: Struct) -> None:
-        cls.act(agent, action)
-        listener.action_executed(agent, action.functor, action.args, None)
-
-    def cycle() -> bool:
-        listener.cycle_starting(agent)
-        ran = cls.cycle(agent)
-        if ran:
-            listener.cycle(agent, agent.cycles)
-        return ran
-
-    on_replaced = listener.on_percept_replaced
-    plain_replace = cls.replace_percept
-
-    def replace_percept(functor: str, args: tuple) -> None:
-        group = groups.get((functor, len(args)))
-        if group is not None and len(group) == 1:  # the usual swap of one percept for another:
-            ((old, annots),) = group.items()  # in place, as untraced, and one hook, not two
-            if annots is ANNOTS_PERCEPT:
-                if old != args:
-                    plain_replace(agent, functor, args)
-                    on_replaced(agent, functor, old, args)
-                return
-        cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
-
-    if listener.wants_options:
-        agent.__dict__["_select"] = select
-    agent.__dict__.update(
-        _bb_add=bb_add,
-        _bb_remove=bb_remove,
-        _push=push,
-        _frame_done=frame_done,
-        _drop=drop,
-        achieve=achieve,
-        post_goal=post_goal,
-        act=act,
-        cycle=cycle,
-        replace_percept=replace_percept,
-    )
-    for name, cell in agent._cells.items():
-        cell[0] = _traced_action(agent, listener, name, cell[0])
-    if listener.recorder is not None:
-        _install_recorder(agent, listener, listener.recorder)
-
-
-def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> None:
-    """The paths that run every env step, recording straight into ``recorder`` when the
-    event's key is known (a dict lookup and two appends; the listener's hook otherwise)."""
-    from bdi_rl.bdi.runtime.agent import Agent as cls
-
+    recorder = listener.recorder or Recorder()
     ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append
     ops_extend, refs_extend = recorder.ops.extend, recorder.refs.extend
+    # At cycle level the listener sees every push and pop (it snapshots the stacks at each).
+    no_ids: dict[Any, int] = {}
+    frame_ids_get = no_ids.get if listener.wants_options else ids_get
     plain_add, plain_remove, plain_push = cls._bb_add, cls._bb_remove, cls._push
     plain_achieve, plain_frame_done, plain_replace = cls.achieve, cls._frame_done, cls.replace_percept
     groups = agent.beliefs.groups
@@ -187,11 +97,11 @@ def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> N
 
     def replace_percept(functor: str, args: tuple) -> None:
         group = groups.get((functor, len(args)))
-        if group is not None and len(group) == 1:  # the usual swap of one percept for another
-            ((old, annots),) = group.items()
+        if group is not None and len(group) == 1:  # the usual swap of one percept for another:
+            ((old, annots),) = group.items()  # in place, as untraced, and one hook, not two
             if annots is ANNOTS_PERCEPT:
                 if old != args:
-                    plain_replace(agent, functor, args)  # in place, as untraced
+                    plain_replace(agent, functor, args)
                     gone, came = ids_get((functor, old, annots)), ids_get((functor, args, annots))
                     if gone is None or came is None:
                         listener.on_percept_replaced(agent, functor, old, args)
@@ -204,7 +114,7 @@ def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> N
     def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
         try:
-            known = ids_get((plan.name, ttype, value.functor, value.args, value.annots))
+            known = frame_ids_get((plan.name, ttype, value.functor, value.args, value.annots))
         except TypeError:
             known = None
         if known is None:
@@ -220,7 +130,7 @@ def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> N
         plain_frame_done(agent, it, frame)
         for ended in reversed(gone):
             name = ended.plan.name
-            known = ids_get(("-", name))
+            known = frame_ids_get(("-", name))
             if known is None:
                 listener.intention_ended(agent, name)
             else:
@@ -239,16 +149,56 @@ def _install_recorder(agent: Agent, listener: Listener, recorder: Recorder) -> N
             ref(known)
         return plain_achieve(agent, it, value)
 
-    agent.__dict__.update(_bb_add=bb_add, _bb_remove=bb_remove, replace_percept=replace_percept, achieve=achieve)
-    if not listener.wants_options:  # at cycle level the listener sees each push and pop (stacks)
-        agent.__dict__.update(_push=push, _frame_done=frame_done)
+    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+        try:
+            chosen = cls._select(agent, ttype, value)
+        except NoPlan:
+            listener.on_select(agent, ttype, value, None)
+            raise
+        listener.on_select(agent, ttype, value, chosen[0])
+        return chosen
+
+    def drop(it: Intention, report: dict) -> None:
+        cls._drop(agent, it, report)
+        listener.intention_failed(agent, report)
+
+    def post_goal(value: Struct) -> None:
+        listener.goal_added(agent, value, True)
+        cls.post_goal(agent, value)
+
+    def act(action: Struct) -> None:
+        cls.act(agent, action)
+        listener.action_executed(agent, action.functor, action.args, None)
+
+    def cycle() -> bool:
+        listener.cycle_starting(agent)
+        ran = cls.cycle(agent)
+        if ran:
+            listener.cycle(agent, agent.cycles)
+        return ran
+
+    if listener.wants_options:
+        agent.__dict__["_select"] = select
+    agent.__dict__.update(
+        _bb_add=bb_add,
+        _bb_remove=bb_remove,
+        _push=push,
+        _frame_done=frame_done,
+        _drop=drop,
+        achieve=achieve,
+        post_goal=post_goal,
+        act=act,
+        cycle=cycle,
+        replace_percept=replace_percept,
+    )
     for name, cell in agent._cells.items():
-        cell[0] = _recorded_action(listener, recorder, agent, name, getattr(cell[0], "__wrapped_action__", cell[0]))
+        cell[0] = _traced_action(listener, recorder, agent, name, cell[0])
 
 
-def _recorded_action(
+def _traced_action(
     listener: Listener, recorder: Recorder, agent: Agent, name: str, fn: Callable[..., Any]
 ) -> Callable[..., Any]:
+    """A host action that records its call (into ``recorder`` when it knows the key)."""
     ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append
 
     def call(*args: Any) -> Any:
@@ -264,16 +214,6 @@ def _recorded_action(
         else:
             op(ACTION_RAN)
             ref(known)
-        return result
-
-    call.__wrapped_action__ = fn  # type: ignore[attr-defined]
-    return call
-
-
-def _traced_action(agent: Agent, listener: Listener, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        result = fn(*args)
-        listener.action_executed(agent, name, args, result)
         return result
 
     call.__wrapped_action__ = fn  # type: ignore[attr-defined]
