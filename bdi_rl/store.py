@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 TRACE_FILE = "trace.jsonl"
 SPEC_FILE = "spec.toml"
 SUMMARY_FILE = "summary.json"
@@ -136,3 +138,59 @@ def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
         (candidate / QTABLE_DIR).mkdir()
         return candidate
     raise RuntimeError(f"cannot create a run directory under {runs}")
+
+
+# -- sweeps ------------------------------------------------------------------------------
+#: Where a runs directory keeps its sweep records (a dot name: never taken for a run).
+SWEEPS_DIR = ".sweeps"
+SWEEP_ID = re.compile(r"sweep-[0-9]{8}-[0-9]{6}(-[0-9]{1,3})?")
+
+
+class Sweep(msgspec.Struct, forbid_unknown_fields=True):
+    """N runs of one spec that differ only in their seed (``bdi-rl serve`` starts them).
+
+    ``runs[k]`` is the run id of ``seeds[k]`` once its run directory exists (None while it
+    is queued or if it never started), so readers can overlay and aggregate a sweep."""
+
+    id: str
+    spec: str
+    """the spec's experiment name"""
+    seeds: list[int]
+    runs: list[str | None]
+    created: float
+    overrides: dict[str, Any] = {}
+    """what the sweep set over the spec (episodes, trace ...)"""
+
+
+def new_sweep_id(runs: Path, started: float | None = None) -> str:
+    """``sweep-YYYYmmdd-HHMMSS`` (UTC), with a suffix when one of that second exists."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started if started is not None else time.time()))
+    for n in range(1000):
+        candidate = f"sweep-{stamp}" if n == 0 else f"sweep-{stamp}-{n}"
+        if not (runs / SWEEPS_DIR / f"{candidate}.json").exists():
+            return candidate
+    raise RuntimeError(f"cannot name a sweep under {runs}")
+
+
+def write_sweep(runs: Path, sweep: Sweep) -> None:
+    """Save (or update) a sweep record atomically."""
+    atomic_write_bytes(runs / SWEEPS_DIR / f"{sweep.id}.json", msgspec.json.encode(sweep))
+
+
+def read_sweep(runs: Path, sweep_id: str) -> Sweep | None:
+    """The sweep of that id, or None (no such id, or a record that is not one)."""
+    if not SWEEP_ID.fullmatch(sweep_id):
+        return None
+    try:
+        return msgspec.json.decode((runs / SWEEPS_DIR / f"{sweep_id}.json").read_bytes(), type=Sweep)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def read_sweeps(runs: Path) -> list[Sweep]:
+    """Every readable sweep record of ``runs``, newest first."""
+    folder = runs / SWEEPS_DIR
+    if not folder.is_dir():
+        return []
+    found = [read_sweep(runs, p.stem) for p in folder.glob("sweep-*.json")]
+    return sorted((s for s in found if s is not None), key=lambda s: s.created, reverse=True)
