@@ -6,13 +6,16 @@ async function loadRuns() {
   body.replaceChildren();
   for (const run of data.runs) {
     const link = el("a", {href: "/run/" + encodeURIComponent(run.run)}, run.run);
-    const best = run.best_eval ? fmt(run.best_eval.mean_return) : "-";
+    const evaluated = run.final_eval;  // the learners' latest evaluations, averaged
+    const evalReturn = evaluated ? fmt(evaluated.mean_return) : "-";
+    const evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
     const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
     body.append(el("tr", {class: run.live ? "live" : ""},
       el("td", {}, link), el("td", {}, (run.live ? "live" : "finished") +
         (run.indexing === null ? "" : " · indexing " + Math.floor(run.indexing * 100) + " %")), el("td", {}, run.env || "-"),
       el("td", {}, run.experiment || "-"), el("td", {}, run.agents.map(shortName).join(", ")),
-      el("td", {}, run.episodes), el("td", {}, best), el("td", {}, started)));
+      el("td", {}, run.learners), el("td", {}, run.episodes),
+      el("td", {class: "num"}, evalReturn), el("td", {class: "num"}, evalSuccess), el("td", {}, started)));
   }
   document.getElementById("empty").hidden = data.runs.length > 0;
   const busy = data.runs.some(r => r.live || r.indexing !== null);
