@@ -150,7 +150,12 @@ class ExperimentSpec(_Table):
     trace: Literal["episode", "step", "cycle"] = "step"
     """Trace level: ``episode`` < ``step`` < ``cycle``."""
     eval_episodes: Annotated[int, Meta(ge=0, le=MAX_EVAL_EPISODES)] = 100
-    """Greedy evaluation episodes after training (they never update the Q-table)."""
+    """Greedy evaluation episodes after training, and at each ``eval_every`` (they never
+    update the Q-table)."""
+    eval_every: Annotated[int, Meta(ge=0, le=MAX_EPISODES)] = 0
+    """Training episodes between two evaluations during training (0: only the final one).
+    Each runs ``eval_episodes`` greedy episodes on its own env (same seed each time), so the
+    evaluation curve compares like with like; their time is not counted as training time."""
     checkpoint_every: Annotated[int, Meta(ge=0, le=MAX_EPISODES)] = 1000
     """Episodes between two Q-table checkpoints of a learner (0: only the final one). Each
     costs an fsync; on a short-episode env (FrozenLake 4x4, ~6k episodes/s) every 100 took
@@ -340,6 +345,8 @@ def _validate(spec: ExperimentSpec) -> None:
         raise SpecError(
             f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; got {spec.seed} with {learners} learners"
         )
+    if spec.eval_every and not spec.eval_episodes:
+        raise SpecError("eval_every: evaluating during training needs eval_episodes of at least 1")
     if len(spec.env.goals) > 1 and spec.env.goal_every < 1:
         raise SpecError(
             f"env.goal_every: must be at least 1 when env.goals lists several goals, got {spec.env.goal_every}"

@@ -190,7 +190,7 @@ class Learner(Agent):
     def end_episode(self) -> None:
         """``.rl_end_episode``'s bookkeeping: episode.end and the percepts after it."""
         data = {"return": self.last_return, "length": self.tracer.step, "outcome": self.outcome,
-                "epsilon": self.epsilon}
+                "epsilon": self.epsilon, "success": self.env.success(self.outcome, self.last_return)}
         self.emit("episode.end", {**data, "goal": self.goal} if self.goal is not None else data)
         self.episodes += 1
         self.epsilon = self.config.epsilon_at(self.episodes)
@@ -240,7 +240,7 @@ class Learner(Agent):
 
     def evaluate(self) -> tuple[float, float]:
         """``.rl_evaluate``: greedy episodes that change nothing; the eval event and percept."""
-        returns, lengths = [], []
+        returns, lengths, wins = [], [], 0
         for _ in range(self.run.spec.eval_episodes):
             s, total, length, over = self.env.reset(), 0.0, 0, False
             while not over:
@@ -248,10 +248,11 @@ class Learner(Agent):
                 total, length, over = total + r, length + 1, terminated or truncated
             returns.append(total)
             lengths.append(length)
+            wins += self.env.success(self.env.outcome(r, terminated, truncated), total)
         mean = round(sum(returns) / len(returns), 4)
-        success = round(sum(r > 0 for r in returns) / len(returns), 4)
+        success = round(wins / len(returns), 4)
         self.emit("eval", {"episodes": len(returns), "mean_return": mean, "success_rate": success,
-                           "mean_length": round(sum(lengths) / len(lengths), 4)})
+                           "mean_length": round(sum(lengths) / len(lengths), 4), "after_episodes": self.episodes})
         self.perceive("eval", mean, success)
         self.act(".rl_evaluate")
         return mean, success

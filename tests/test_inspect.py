@@ -86,3 +86,11 @@ def test_inspect_keeps_the_plain_intentions_below_cycle_level(runs):
     assert result.returncode == 0, result.stderr
     assert "intentions (" in result.stdout and "intentions (stacks)" not in result.stdout
     assert "options (" not in result.stdout and "events (cycle" not in result.stdout
+
+
+def test_event_data_prints_without_floating_point_noise():
+    """The issue saw ``epsilon 0.7150000000000001``: 12 significant digits, nothing lost."""
+    from bdi_rl.readers.inspector import _tidy
+
+    assert _tidy({"epsilon": 0.7150000000000001, "q": [0.1 + 0.2, 1 / 3], "s": 3}) == {
+        "epsilon": 0.715, "q": [0.3, 0.333333333333], "s": 3}

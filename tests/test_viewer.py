@@ -24,7 +24,11 @@ async def test_runs_list_describes_each_run(aiohttp_client, runs):
     rows = {row["experiment"]: row for row in (await response.json())["runs"]}
     tiny = rows["tiny"]
     assert tiny["env"] == "FrozenLake-v1" and tiny["agents"] == ["learner@localhost"]
-    assert tiny["episodes"] == 20 and not tiny["live"] and tiny["best_eval"]["mean_return"] is not None
+    assert tiny["episodes"] == 20 and tiny["learners"] == 1 and not tiny["live"]
+    evaluated = tiny["final_eval"]  # return and success side by side, never one for the other
+    assert isinstance(evaluated["mean_return"], float) and 0.0 <= evaluated["success_rate"] <= 1.0
+    team = rows["team"]  # 3 learners of 60 episodes each: episodes per learner, not summed
+    assert team["episodes"] == 60 and team["learners"] == 3 and team["final_eval"]["learners"] == 3
     assert tiny["run"] == _run_named(runs, "tiny").name
 
 

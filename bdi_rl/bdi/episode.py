@@ -54,7 +54,9 @@ class LearnerStats:
     qtable: str | None = None
     train_started: float | None = None
     train_seconds: float = 0.0
-    """wall time from the first reset to the last training episode"""
+    """wall time from the first reset to the last training episode, evaluations left out"""
+    eval_seconds: float = 0.0
+    """wall time of the evaluations during training"""
     replayed_steps: int = 0
     """teammates' transitions this learner learned from (team learning)"""
     resumed_env_steps: int = 0
@@ -74,6 +76,7 @@ class EpisodeSession:
         episodes: int,
         eval_episodes: int,
         seed: int,
+        eval_every: int = 0,
         goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None,
         goal_every: int = 0,
     ) -> None:
@@ -83,6 +86,8 @@ class EpisodeSession:
         self.percepts = percepts
         self.episodes_target = episodes
         self.eval_episodes = eval_episodes
+        self.eval_every = eval_every
+        """training episodes between evaluations during training (0: none)"""
         self.seed = seed
         self.goals = goals or []
         """moving goals: (cell, env) per goal; the env in use is the current goal's"""
@@ -151,7 +156,7 @@ class EpisodeSession:
         """Training ended (or was interrupted): fix ``train_seconds`` for the throughput."""
         stats = self.stats
         if stats.train_started is not None and not stats.train_seconds:
-            stats.train_seconds = time.perf_counter() - stats.train_started
+            stats.train_seconds = time.perf_counter() - stats.train_started - stats.eval_seconds
 
     def _mark_training_start(self) -> None:
         if self.stats.train_started is None:
@@ -229,6 +234,7 @@ class EpisodeSession:
             "length": self._length,
             "outcome": self.outcome or "stopped",
             "epsilon": epsilon,
+            "success": self.env.success(self.outcome, self._return),
         }
         if self.goals:
             data["goal"] = list(self.current_goal or ())
@@ -238,6 +244,10 @@ class EpisodeSession:
         perceive("epsilon", round(learner.epsilon, 6))
         perceive("episodes_done", learner.episodes)
         self._select_goal()  # plans choose the next episode's plan knowing its goal
+        if self.eval_every and learner.episodes % self.eval_every == 0 and learner.episodes < self.episodes_target:
+            started = time.perf_counter()  # the final evaluation is the plans' (!evaluate)
+            self.evaluate()
+            stats.eval_seconds += time.perf_counter() - started
         for listener in self.after_episode:
             listener()
         if self.on_episode is not None:
@@ -285,6 +295,7 @@ class EpisodeSession:
             "mean_return": result.mean_return,
             "success_rate": result.success_rate,
             "mean_length": result.mean_length,
+            "after_episodes": self.learner.episodes,
         }
         self.tracer.emit(EVAL, data)
         self.percepts.perceive("eval", result.mean_return, result.success_rate)

@@ -74,7 +74,7 @@ class Dashboard:
             ret, succ, eps = self.curves[jid]
             x = np.arange(1, len(agent.episodes) + 1)
             returns = np.array([e["return"] or 0.0 for e in agent.episodes])
-            wins = np.array([1.0 if e["outcome"] == "goal" else 0.0 for e in agent.episodes])
+            wins = np.array([1.0 if e["success"] else 0.0 for e in agent.episodes])
             epsilons = np.array([e["epsilon"] if e["epsilon"] is not None else np.nan for e in agent.episodes])
             ret.setData(x, rolling_mean(returns))
             succ.setData(x, rolling_mean(wins))

@@ -1,7 +1,8 @@
 """``bdi-rl export``: a run's learning curves as CSV or TensorBoard scalars.
 
 TensorBoard tags follow CleanRL (``charts/episodic_return``, ``charts/episodic_length``,
-``charts/epsilon``, ``charts/SPS``, ``eval/episodic_return``) with the agent's cumulative
+``charts/epsilon``, ``charts/SPS``, ``eval/episodic_return``; and ``charts/success``,
+``eval/success_rate`` by the env kind's rule of success, ``rl.success``) with the agent's cumulative
 env steps as the step, so bdi-rl runs sit beside other RL runs in one TensorBoard.
 Reads the run through :class:`~bdi_rl.readers.runindex.RunIndex`; never writes into the run.
 """
@@ -28,6 +29,7 @@ CSV_COLUMNS = (
     "episodic_return",
     "episodic_length",
     "outcome",
+    "success",
     "epsilon",
     "success_rate",
     "wall_time",
@@ -39,7 +41,8 @@ class ExportError(ValueError):
 
 
 def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """One row per training episode and per evaluation, per agent, in trace order."""
+    """One row per training episode and per evaluation, per agent, in trace order.
+    ``success`` is the episode's (1 or 0), ``success_rate`` the evaluation's."""
     index = open_index(run_dir, default_cache_dir())
     for jid, agent in sorted(index.agents.items()):
         name = jid.split("@", 1)[0]
@@ -57,6 +60,7 @@ def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
                 "episodic_return": episode["return"],
                 "episodic_length": episode["length"],
                 "outcome": episode["outcome"],
+                "success": int(episode["success"]),
                 "epsilon": episode["epsilon"],
                 "success_rate": None,
                 "wall_time": episode["ts"],
@@ -79,9 +83,10 @@ def _eval_row(run: str, agent: str, ev: dict[str, Any], steps: int) -> dict[str,
         "episodic_return": ev.get("mean_return"),
         "episodic_length": ev.get("mean_length"),
         "outcome": None,
+        "success": None,
         "epsilon": None,
         "success_rate": ev.get("success_rate"),
-        "wall_time": None,
+        "wall_time": ev.get("ts"),
     }
 
 
@@ -126,9 +131,12 @@ def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
             agent, step, wall = row["agent"], row["global_step"], row["wall_time"]
             if row["kind"] == "eval":
                 scalar(agent, "eval/episodic_return", row["episodic_return"], step, wall)
+                if row["success_rate"] is not None:
+                    scalar(agent, "eval/success_rate", row["success_rate"], step, wall)
                 continue
             scalar(agent, "charts/episodic_return", row["episodic_return"], step, wall)
             scalar(agent, "charts/episodic_length", row["episodic_length"], step, wall)
+            scalar(agent, "charts/success", row["success"], step, wall)
             if row["epsilon"] is not None:
                 scalar(agent, "charts/epsilon", row["epsilon"], step, wall)
             t0, s0 = first.setdefault(agent, (wall, step))

@@ -32,7 +32,7 @@ from bdi_rl.store import atomic_write_bytes, cache_root
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
-FORMAT = "bdi-rl.index/2"
+FORMAT = "bdi-rl.index/3"  # 3: episodes carry success, agents their env kind
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -142,6 +142,7 @@ def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
         "messages": agent.messages,
         "stopped": agent.stopped,
         "actions": agent.action_names,
+        "env_family": agent.env_family,
         "snapshots": [_mind(s) if isinstance(s, MindState) else s for s in agent.snapshots],
         "state": _mind(agent.state),
         "lives": agent.lives,
@@ -181,6 +182,7 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
             agent.state = _mind_from(agent_meta["state"])
             agent.stopped = bool(agent_meta["stopped"])
             agent.action_names = _names(agent_meta["actions"])
+            agent.env_family = str(agent_meta["env_family"])
             agent.lives = agent_meta["lives"]
             agent.record_life = {int(line): int(life) for line, life in agent_meta["record_life"]}
             _check(agent, indexed)

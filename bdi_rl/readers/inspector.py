@@ -77,6 +77,18 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
     }
 
 
+def _tidy(value: Any) -> Any:
+    """Floats with their binary noise trimmed for display (epsilon 0.7150000000000001 prints
+    as 0.715); 12 significant digits are kept."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: _tidy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tidy(v) for v in value]
+    return value
+
+
 def print_mind(view: dict[str, Any], file: Any = None) -> None:
     console = Console(file=file or sys.stdout, width=120, highlight=False)
     event = view["event"]
@@ -84,7 +96,7 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         f"{view['agent']}  event {view['position']} of {view['events']}  "
         f"episode {event.get('episode')}, step {event.get('step')}"
     )
-    parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(event['data'])}"), title="event")]
+    parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(_tidy(event['data']))}"), title="event")]
     if view.get("stacks") is not None:
         parts.append(_stacks_panel(view["stacks"]))
     else:

@@ -33,7 +33,8 @@ def rolling_mean(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
 
 
 def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
-    """One entry per learner of every run: its returns, successes and epsilons per episode."""
+    """One entry per learner of every run: its returns, successes (by the env kind's rule)
+    and epsilons per episode, and its greedy evaluations (after how many episodes)."""
     curves = []
     for run_dir in run_dirs:
         index = open_index(run_dir, default_cache_dir())
@@ -45,8 +46,11 @@ def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
                     "run": run_dir.name,
                     "agent": jid.split("@", 1)[0],
                     "returns": np.array([e["return"] or 0.0 for e in agent.episodes]),
-                    "success": np.array([1.0 if e["outcome"] == "goal" else 0.0 for e in agent.episodes]),
+                    "success": np.array([1.0 if e["success"] else 0.0 for e in agent.episodes]),
                     "epsilon": np.array([e["epsilon"] if e["epsilon"] is not None else np.nan for e in agent.episodes]),
+                    "evals": [
+                        (ev["after_episodes"], ev.get("mean_return"), ev.get("success_rate")) for ev in agent.evals
+                    ],
                 }
             )
     return curves
@@ -59,6 +63,17 @@ def _band(ax: Any, series: list[np.ndarray], label: str, color: str) -> None:
     x = np.arange(1, n + 1)
     ax.plot(x, stack.mean(axis=0), color=color, lw=2, label=label)
     ax.fill_between(x, stack.min(axis=0), stack.max(axis=0), color=color, alpha=0.2, lw=0)
+
+
+def _evaluations(ax_ret: Any, ax_succ: Any, evals: list[tuple[int, Any, Any]], color: Any, first: bool) -> None:
+    """Greedy evaluations over training (``eval_every``, and the final one) as marked lines."""
+    if not evals:
+        return
+    x = [e[0] for e in evals]
+    label = "greedy evaluation" if first else None
+    style = {"color": color, "marker": "o", "markersize": 3.5, "lw": 1.2, "ls": "--", "label": label}
+    ax_ret.plot(x, [np.nan if e[1] is None else e[1] for e in evals], **style)
+    ax_succ.plot(x, [np.nan if e[2] is None else e[2] for e in evals], **style)
 
 
 def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
@@ -115,6 +130,7 @@ def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
             label=label,
         )
         ax_eps.plot(np.arange(1, len(c["epsilon"]) + 1), c["epsilon"], color=colors(i % 10), lw=0.8)
+        _evaluations(ax_ret, ax_succ, c["evals"], colors(i % 10), first=i == 0)
     _band(ax_ret, [rolling_mean(c["returns"]) for c in curves], "mean (min-max band)", "black")
     _band(ax_succ, [rolling_mean(c["success"]) for c in curves], "mean (min-max band)", "tab:green")
     ax_ret.set(title=f"Episodic return (rolling mean of {WINDOW})", xlabel="episode", ylabel="return")

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from bdi_rl.rl.success import family_of_env_id, is_success
 from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
 from bdi_rl.trace.steps import OP, expand, keyframe_of
 from bdi_rl.trace.events import (
@@ -138,6 +139,8 @@ class AgentIndex:
     record_life: dict[int, int] = field(default_factory=dict)
     """format 2: line index of each step record -> its life"""
     state: MindState = field(default_factory=MindState)
+    env_family: str = "generic"
+    """the env kind its ``agent.start`` named (success of episodes that do not carry it)"""
     """format 1: the mind after the last event indexed"""
     count: int = 0
     stopped: bool = False
@@ -265,21 +268,27 @@ class RunIndex:
                     "return": data.get("return"),
                     "length": data.get("length"),
                     "outcome": data.get("outcome"),
+                    "success": _episode_success(agent, data),
                     "epsilon": data.get("epsilon"),
                     "ts": event.get("ts"),
                     "position": position,
                 }
             )
         elif kind == EVAL:
-            agent.evals.append({**data, "after_episodes": len(agent.episodes), "position": position})
+            agent.evals.append(
+                {"after_episodes": len(agent.episodes), **data, "ts": event.get("ts"), "position": position}
+            )
         elif kind == MSG_SEND or kind == MSG_RECV:
             agent.messages.append(
                 {"kind": kind, "ts": event.get("ts"), "position": position, "episode": event.get("episode"), **data}
             )
         elif kind == AGENT_STOP:
             agent.stopped = True
-        elif kind == AGENT_START and isinstance(data.get("actions"), list):
-            agent.action_names = [str(name) for name in data["actions"]]
+        elif kind == AGENT_START:
+            if isinstance(data.get("actions"), list):
+                agent.action_names = [str(name) for name in data["actions"]]
+            if isinstance(data.get("env"), str):
+                agent.env_family = family_of_env_id(data["env"])
 
     def _index_record(self, agent: AgentIndex, event: dict[str, Any], offset: int) -> None:
         """A format-2 step record: its events are counted and located, not expanded."""
@@ -441,22 +450,46 @@ class RunIndex:
         """The runs-list row: what ran, how far, how well."""
         spec = _read_spec(self.run_dir / SPEC_FILE)
         start = next((e for e in self.run_events if e["kind"] == RUN_START), None)
-        evals = [ev for agent in self.agents.values() for ev in agent.evals]
-        best = max(evals, key=lambda ev: ev.get("mean_return", float("-inf")), default=None)
+        learners = [a for a in self.agents.values() if a.episodes or a.evals]
+        finals = [a.evals[-1] for a in learners if a.evals]
         return {
             "run": self.run_dir.name,
             "env": (spec.get("env") or {}).get("id"),
             "experiment": spec.get("name"),
             "agents": sorted(self.agents),
-            "episodes": sum(len(a.episodes) for a in self.agents.values()),
-            "best_eval": None
-            if best is None
-            else {"mean_return": best.get("mean_return"), "success_rate": best.get("success_rate")},
+            "learners": len(learners),
+            "episodes": max((len(a.episodes) for a in learners), default=0),
+            "final_eval": _mean_eval(finals),
             "started": start["ts"] if start else None,
             "live": self.live,
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
         }
+
+
+def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The learners' latest evaluations averaged: return and success side by side, never
+    one standing in for the other (the runs list had them mixed in one column)."""
+    returns = [e["mean_return"] for e in evals if isinstance(e.get("mean_return"), (int, float))]
+    rates = [e["success_rate"] for e in evals if isinstance(e.get("success_rate"), (int, float))]
+    if not returns:
+        return None
+    return {
+        "mean_return": sum(returns) / len(returns),
+        "success_rate": sum(rates) / len(rates) if rates else None,
+        "learners": len(returns),
+    }
+
+
+def _episode_success(agent: AgentIndex, data: dict[str, Any]) -> bool:
+    """The episode's stored ``success``, or (older traces) the env kind's rule applied."""
+    stored = data.get("success")
+    if isinstance(stored, bool):
+        return stored
+    episode_return = data.get("return")
+    return is_success(
+        agent.env_family, data.get("outcome"), episode_return if isinstance(episode_return, (int, float)) else None
+    )
 
 
 def _read_event(f: BinaryIO, offset: int) -> dict[str, Any]:

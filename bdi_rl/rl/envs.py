@@ -15,6 +15,8 @@ import gymnasium as gym
 from gymnasium.spaces import Discrete
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
+from bdi_rl.rl.success import is_success
+
 __all__ = ["DEFAULT_MAX_EPISODE_STEPS", "EnvAdapter", "EnvError", "make_env"]
 
 #: Limit applied when an env has no TimeLimit of its own and none was asked for
@@ -168,6 +170,10 @@ class EnvAdapter:
         if truncated:
             return "timeout"
         return None
+
+    def success(self, outcome: str | None, episode_return: float) -> bool:
+        """Whether an episode succeeded, by this env kind's one rule (``rl.success``)."""
+        return is_success(self.family, outcome, episode_return)
 
     # -- geometry --------------------------------------------------------------------
 

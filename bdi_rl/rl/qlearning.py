@@ -294,7 +294,7 @@ class EvalResult:
     episodes: int
     mean_return: float
     success_rate: float
-    """fraction of episodes with a positive return"""
+    """fraction of successful episodes, by the env kind's rule (``rl.success``)"""
     mean_length: float
 
 
@@ -397,7 +397,7 @@ def evaluate(env: EnvAdapter, learner: QLearner, episodes: int, seed: int | None
     for i in range(episodes):
         res = run_episode(env, learner, learn=False, seed=seed if i == 0 else None)
         total += res.ret
-        wins += res.ret > 0
+        wins += env.success(res.outcome, res.ret)
         steps += res.length
     return EvalResult(
         episodes=episodes,

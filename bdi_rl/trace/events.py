@@ -195,6 +195,7 @@ EpisodeEndData = TypedDict(
         "outcome": str,
         "epsilon": float,
         "goal": NotRequired[list[int]],  # moving goals: the episode's goal cell
+        "success": NotRequired[bool],  # by the env kind's rule (rl.success); older traces lack it
     },
 )
 
@@ -203,7 +204,10 @@ class EvalData(TypedDict):
     episodes: int
     mean_return: float
     success_rate: float
+    """by the env kind's rule (rl.success)"""
     mean_length: float
+    after_episodes: NotRequired[int]
+    """training episodes done when it ran (``eval_every``); older traces lack it"""
 
 
 class QtableSaveData(TypedDict):

@@ -563,6 +563,7 @@ def make_agent(
         Percepts(),
         episodes=plan.episodes,
         eval_episodes=spec.eval_episodes,
+        eval_every=spec.eval_every,
         seed=plan.seed,
         goals=plan.goals,
         goal_every=spec.env.goal_every,

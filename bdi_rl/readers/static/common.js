@@ -37,4 +37,10 @@ function fmt(value, digits) {
   return String(value);
 }
 
+// JSON for display: binary floating-point noise trimmed (epsilon 0.7150000000000001 shows as
+// 0.715); 12 significant digits are kept, so no value a trace means to hold is lost.
+function tidyJSON(value, indent) {
+  return JSON.stringify(value, (key, v) => typeof v === "number" && !Number.isInteger(v) ? Number(v.toPrecision(12)) : v, indent);
+}
+
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];

@@ -86,7 +86,7 @@ function renderMind(mind) {
     ? " · no env (no episodes)" : " · episode " + fmt(mind.episode) + ", step " + fmt(mind.step);
   document.getElementById("where").textContent = "event " + mind.position + " of " + mind.events + clock;
   const ev = mind.event;
-  document.getElementById("event").textContent = ev.kind + "\n" + JSON.stringify(ev.data, null, 1);
+  document.getElementById("event").textContent = ev.kind + "\n" + tidyJSON(ev.data, 1);
   renderIntentions(mind);
   renderReasoning(mind.cycle);
   renderOptions(mind.options);
@@ -196,7 +196,7 @@ const VIEWS = {
   "goal": d => "!" + d.goal + (d.source && d.source !== "self" ? " (asked by " + shortName(d.source) + ")" : ""),
   "intention-start": d => "@" + d.plan + " for " + d.trigger,
   "intention-end": d => "@" + d.plan + (d.error ? ": " + d.error : ""),
-  "internal-action": d => d.name + "(" + (d.args || []).map(a => JSON.stringify(a)).join(", ") + ")" + (d.result !== undefined ? " = " + JSON.stringify(d.result) : ""),
+  "internal-action": d => d.name + "(" + (d.args || []).map(a => tidyJSON(a)).join(", ") + ")" + (d.result !== undefined ? " = " + tidyJSON(d.result) : ""),
   "rl-step": d => "s=" + d.s + " a=" + d.a + " r=" + d.r + " s'=" + d.s2 + " Q " + fmt(d.q_before) + " → " + fmt(d.q_after),
   "sent": d => "→ " + shortName(d.to) + " " + d.performative + " " + messageText(d, 120),
   "received": d => "← " + shortName(d.from) + " " + d.performative + " " + messageText(d, 120),
@@ -205,7 +205,7 @@ const VIEWS = {
   "intention-stacks": d => (d.intentions || []).map(stackLine).join(" | ") || "no intentions",
   "reasoning-cycle": d => "cycle " + d.n + (d.plan ? ": @" + d.plan + (d.line !== null && d.line !== undefined ? " line " + d.line : "") : ": idle") +
     (d.events ? "; took " + (d.events.join(", ") || "nothing") : "") + (d.pending && d.pending.length ? "; pending " + d.pending.join(", ") : ""),
-  "data": d => JSON.stringify(d).slice(0, 200),
+  "data": d => tidyJSON(d).slice(0, 200),
 };
 
 function viewOf(kind) { return (state.kinds[kind] || {}).view || "data"; }
