@@ -166,14 +166,20 @@ def line_seqs(events: list[dict], agent: str) -> list[int]:
     return [seq for seq, _ in itertools.groupby(e["seq"] for e in events if e["agent"] == agent)]
 
 
-def beliefs_after(events: list[dict], position: int) -> dict[str, str]:
-    """What the trace says the agent believed after its event ``position`` (folded from 0)."""
-    beliefs: dict[str, str] = {}
+def beliefs_after(events: list[dict], position: int) -> dict[str, list[str]]:
+    """What the trace says the agent believed after its event ``position`` (folded from 0):
+    each belief's sources in the order they came; it goes with its last source."""
+    beliefs: dict[str, list[str]] = {}
     for event in events[: position + 1]:
+        data = event["data"]
+        named = data.get("sources") or [data.get("source")] if event["kind"] in (BELIEF_ADD, BELIEF_DEL) else []
         if event["kind"] == BELIEF_ADD:
-            beliefs[event["data"]["belief"]] = event["data"]["source"]
-        elif event["kind"] == BELIEF_DEL:
-            beliefs.pop(event["data"]["belief"], None)
+            held = beliefs.setdefault(data["belief"], [])
+            held.extend(s for s in named if s not in held)
+        elif event["kind"] == BELIEF_DEL and data["belief"] in beliefs:
+            beliefs[data["belief"]] = [s for s in beliefs[data["belief"]] if s not in named]
+            if not beliefs[data["belief"]]:
+                del beliefs[data["belief"]]
     return beliefs
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from bdi_rl.bdi.runtime.terms import Struct
+from bdi_rl.bdi.runtime.terms import Struct, atom
 from bdi_rl.bdi.text import term_text
 from bdi_rl.rl.checkpoint import save_checkpoint
 from bdi_rl.rl.envs import make_env
@@ -141,7 +141,7 @@ class Learner(Agent):
         if self.goal is not None:
             self.perceive("goal", *self.goal)
         spec = self.run.spec
-        self.perceive("mode", mode)
+        self.perceive("mode", atom(mode))  # an atom, as EpisodeSession perceives it: mode(episode)
         self.perceive("env", spec.env.id)
         self.perceive("episodes_target", spec.episodes)
         self.perceive("eval_episodes", spec.eval_episodes)

@@ -254,3 +254,30 @@ def test_a_plan_file_is_parsed_once_per_text(tmp_path):
     changed, _ = _mind(tmp_path, "n(5).\n!go.\n+!go : n(X) <- .note(X).\n", log=log)
     _run(changed)
     assert log == [1, 1, 5]
+
+
+def test_a_belief_told_by_several_agents_keeps_every_source_in_the_trace(tmp_path):
+    """Issue 18: a belief told by four learners showed one source. Folding the trace gives
+    all of them, and the belief goes only when its last teller untells it (Jason)."""
+    from bdi_rl.readers.runindex import MindState
+
+    mind, tracer = _mind(tmp_path, "noted.\n")
+    hazard = Struct("hazard", (1, 2))
+    for peer in ("l1@x", "l2@x", "l3@x"):
+        mind.deliver(peer, "tell", hazard)
+    _run(mind)
+    mind.deliver("l2@x", "untell", hazard)
+    _run(mind)
+    state, seen = MindState(), []
+    for event in _all(tracer):
+        state.apply(event)
+        seen.append(list(state.beliefs.get("hazard(1, 2)", [])))
+    assert ["l1@x", "l2@x", "l3@x"] in seen
+    assert state.beliefs["hazard(1, 2)"] == ["l1@x", "l3@x"]
+    for peer in ("l1@x", "l3@x"):
+        mind.deliver(peer, "untell", hazard)
+    _run(mind)
+    state = MindState()
+    for event in _all(tracer):
+        state.apply(event)
+    assert "hazard(1, 2)" not in state.beliefs and "hazard(1, 2)" not in belief_texts(mind)

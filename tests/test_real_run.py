@@ -69,7 +69,7 @@ async def test_the_viewer_reads_a_real_run(cli_run, aiohttp_client):
     for position in (0, len(events) // 2, len(events) - 1):
         mind = await (await client.get(f"/api/runs/{cli_run.name}/agents/{learner}/mind?pos={position}")).json()
         assert mind["event"] == {**events[position], "position": position}
-        assert {b["belief"]: b["source"] for b in mind["beliefs"]} == beliefs_after(events, position)
+        assert {b["belief"]: b["sources"] for b in mind["beliefs"]} == beliefs_after(events, position)
     talk = await (await client.get(f"/api/runs/{cli_run.name}/messages?hide=experience")).json()
     assert {"ready", "train"} <= {m["content"] for m in talk["messages"]}
     grid = await (await client.get(f"/api/runs/{cli_run.name}/agents/vlearner-1/qtable")).json()

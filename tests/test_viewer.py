@@ -43,7 +43,7 @@ async def test_mind_at_any_position_is_what_the_trace_says(aiohttp_client, runs)
         mind = await response.json()
         assert {k: v for k, v in mind["event"].items() if k != "position"} == events[position]
         assert mind["event"]["position"] == position
-        assert {b["belief"]: b["source"] for b in mind["beliefs"]} == _beliefs_after(events, position)
+        assert {b["belief"]: b["sources"] for b in mind["beliefs"]} == _beliefs_after(events, position)
     # Between two positions: what was added is marked new, what went is listed as removed.
     response = await client.get(f"/api/runs/{run_dir.name}/agents/learner/mind?pos=900&prev=800")
     mind = await response.json()
@@ -211,6 +211,24 @@ async def test_why_an_episode_mode_learner_took_each_action(aiohttp_client, runs
         choice = mind["choice"]
         assert choice["labels"] == ["left", "down", "right", "up"] and word in choice["why"], choice
         assert choice["action"] == choice["labels"][events[position]["data"]["a"]]
+        # its beliefs are the previous episode's: the inspector says so (issue 18)
+        (note,) = mind["notes"]
+        episode = events[position]["episode"]
+        assert note.startswith("Episode mode") and (f"episode {episode - 1} ended" in note or episode == 0)
+    step_mode = _run_named(runs, "tiny")  # a step-mode learner perceives every step: no note
+    mind = await (await client.get(f"/api/runs/{step_mode.name}/agents/learner/mind?episode=3&step=1")).json()
+    assert mind["beliefs"] and mind["notes"] == []
+
+
+async def test_an_episode_level_trace_says_why_it_shows_no_beliefs(aiohttp_client, runs, tmp_path):
+    from tests.fakeruns import learner_run
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text((_run_named(runs, "tiny") / "spec.toml").read_text())
+    run_dir = learner_run(tmp_path / "runs", spec, trace="episode", episodes=5)
+    client = await aiohttp_client(create_app(tmp_path / "runs"))
+    mind = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/mind")).json()
+    assert mind["beliefs"] == [] and "traced at level episode" in mind["notes"][0]
 
 
 async def test_a_closed_page_ends_its_live_stream_quietly(runs, tmp_path, caplog):

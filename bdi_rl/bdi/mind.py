@@ -193,6 +193,9 @@ class TraceListener(Listener):
             "belief": clip_text(term_text(Struct(functor, args), annots=False)),
             "source": _source(annots),
         }
+        who = sources(annots)
+        if len(who) > 1:  # several at once: a keyframe's belief, or the removal of all of them
+            data["sources"] = [source_text(s) for s in who]
         return self.record.define(key, data)
 
     def goal_added(self, agent: Any, goal: Any, new_intention: bool) -> None:

@@ -32,7 +32,7 @@ from bdi_rl.store import atomic_write_bytes, cache_root
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
-FORMAT = "bdi-rl.index/3"  # 3: episodes carry success, agents their env kind
+FORMAT = "bdi-rl.index/4"  # 3: episodes carry success, agents their env kind; 4: beliefs their sources
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -224,5 +224,7 @@ def _names(value: Any) -> list[str] | None:
 def _mind_from(value: dict[str, Any]) -> MindState:
     beliefs, intentions = value["beliefs"], value["intentions"]
     if not isinstance(beliefs, dict) or not isinstance(intentions, list):
+        raise ValueError("a mind snapshot is not beliefs and intentions")
+    if not all(isinstance(s, list) for s in beliefs.values()):
         raise ValueError("a mind snapshot is not beliefs and intentions")
     return MindState(beliefs, intentions)

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
 from bdi_rl.trace.events import MSG_SEND
@@ -74,6 +75,7 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
         "rl": state.rl,
         "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
         "messages": messages,
+        "notes": mind_notes(index.trace_level, state.beliefs, current[0]),
     }
 
 
@@ -113,9 +115,10 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
     beliefs = Table(show_header=True, box=None)
     beliefs.add_column("belief")
     beliefs.add_column("source")
-    for text, source in sorted(view["beliefs"].items()):
-        beliefs.add_row(escape(text), escape(source))
+    for text, sources in sorted(view["beliefs"].items()):
+        beliefs.add_row(escape(text), escape(", ".join(sources)))
     parts.append(Panel(beliefs, title=f"beliefs ({len(view['beliefs'])})"))
+    parts.extend(Panel(escape(note), title="note") for note in view["notes"])
     rl = view["rl"]
     if rl is not None:
         line = (

@@ -62,8 +62,9 @@ _RUN_KINDS = frozenset({RUN_START, RUN_STOP, RUN_RESUME, TELEMETRY_RESTART})
 class MindState:
     """What an agent believed and intended after one of its events."""
 
-    beliefs: dict[str, str] = field(default_factory=dict)
-    """belief text -> source"""
+    beliefs: dict[str, list[str]] = field(default_factory=dict)
+    """belief text -> its sources, in the order they told it (Jason: one belief, several
+    sources; it goes when its last source does)"""
     intentions: list[dict[str, Any]] = field(default_factory=list)
     """running plans, oldest first: trigger, plan label, source"""
     rl: dict[str, Any] | None = None
@@ -77,7 +78,12 @@ class MindState:
 
     def copy(self) -> "MindState":
         return MindState(
-            dict(self.beliefs), [dict(i) for i in self.intentions], self.rl, self.cycle, self.options, self.stacks
+            {b: list(s) for b, s in self.beliefs.items()},
+            [dict(i) for i in self.intentions],
+            self.rl,
+            self.cycle,
+            self.options,
+            self.stacks,
         )
 
     def apply(self, event: dict[str, Any]) -> None:
@@ -93,9 +99,15 @@ class MindState:
         elif kind == INTENTIONS:
             self.stacks = data.get("intentions")
         elif kind == BELIEF_ADD:
-            self.beliefs[data["belief"]] = data.get("source", "self")
+            held = self.beliefs.setdefault(data["belief"], [])
+            held.extend(s for s in _sources(data) if s not in held)
         elif kind == BELIEF_DEL:
-            self.beliefs.pop(data["belief"], None)
+            known = self.beliefs.get(data["belief"])
+            if known is not None:
+                gone = _sources(data)
+                known[:] = [s for s in known if s not in gone]
+                if not known:
+                    del self.beliefs[data["belief"]]
         elif kind == INTENTION_START:
             self.intentions.append(
                 {"trigger": data.get("trigger"), "plan": data.get("plan"), "source": data.get("source", "self")}
@@ -393,7 +405,7 @@ class RunIndex:
         if frame is not None:
             beliefs, intentions = frame
             for belief in beliefs:
-                state.beliefs[belief["belief"]] = belief.get("source", "self")
+                state.beliefs[belief["belief"]] = _sources(belief)
             state.intentions = [
                 {"trigger": i.get("trigger"), "plan": i.get("plan"), "source": i.get("source", "self")}
                 for i in intentions
@@ -446,6 +458,12 @@ class RunIndex:
             return False
         return RUN_RESUME in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
 
+    @property
+    def trace_level(self) -> str | None:
+        """The level the run was traced at (its ``spec.toml``), None when that is unreadable."""
+        level = _read_spec(self.run_dir / SPEC_FILE).get("trace")
+        return level if isinstance(level, str) else None
+
     def overview(self) -> dict[str, Any]:
         """The runs-list row: what ran, how far, how well."""
         spec = _read_spec(self.run_dir / SPEC_FILE)
@@ -465,6 +483,12 @@ class RunIndex:
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
         }
+
+
+def _sources(data: dict[str, Any]) -> list[str]:
+    """A belief event's sources: all of them when it names several, else its one."""
+    several = data.get("sources")
+    return [str(s) for s in several] if isinstance(several, list) and several else [data.get("source", "self")]
 
 
 def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from aiohttp import web
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
+from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
@@ -277,7 +278,9 @@ async def api_mind(request: web.Request) -> web.Response:
             "episode": current.get("episode"),
             "step": current.get("step"),
             "event": current,
-            "beliefs": [{"belief": b, "source": s, "new": b in added} for b, s in sorted(state.beliefs.items())],
+            "beliefs": [
+                {"belief": b, "source": s[0], "sources": s, "new": b in added} for b, s in sorted(state.beliefs.items())
+            ],
             "removed": removed,
             "intentions": state.intentions,
             "stacks": state.stacks,
@@ -287,6 +290,7 @@ async def api_mind(request: web.Request) -> web.Response:
             "choice": explain_step(state.rl, agent.action_names) if state.rl else None,
             "changes": changes[-200:],
             "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
+            "notes": mind_notes(index.trace_level, state.beliefs, current),
         }
     )
 

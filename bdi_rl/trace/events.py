@@ -266,11 +266,15 @@ class BeliefAddData(TypedDict):
     belief: str
     source: str
     """whose belief: "self", "percept" or the telling agent's JID"""
+    sources: NotRequired[list[str]]
+    """every source, when there are several (a belief told by four learners; its removal
+    when the last source goes); ``source`` is the first of them"""
 
 
 class BeliefDelData(TypedDict):
     belief: str
     source: str
+    sources: NotRequired[list[str]]
 
 
 class GoalAddData(TypedDict):

@@ -92,7 +92,9 @@ function renderMind(mind) {
   renderOptions(mind.options);
   document.getElementById("belief-count").textContent = "(" + mind.beliefs.length + ")";
   document.getElementById("beliefs").replaceChildren(...mind.beliefs.map(b =>
-    el("li", {class: b.new ? "new" : ""}, el("code", {}, b.belief), el("span", {class: "source"}, "source " + b.source))));
+    el("li", {class: b.new ? "new" : ""}, el("code", {}, b.belief),
+      el("span", {class: "source"}, (b.sources.length > 1 ? "sources " : "source ") + b.sources.map(shortName).join(", ")))));
+  document.getElementById("mind-notes").replaceChildren(...(mind.notes || []).map(n => el("p", {class: "note"}, n)));
   document.getElementById("removed").replaceChildren(...mind.removed.map(b => el("li", {}, el("code", {}, b))));
   const rl = mind.rl;
   const box = document.getElementById("rl");
