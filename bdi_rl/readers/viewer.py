@@ -19,16 +19,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 from aiohttp import web
 
+from bdi_rl.readers import curves, vendor
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.store import TRACE_FILE
+from bdi_rl.store import TRACE_FILE, read_sweep, read_sweeps
 from bdi_rl.trace.events import (
     ACTION,
     BELIEF_ADD,
@@ -96,7 +98,9 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
         [
             web.get("/", _page("index.html")),
             web.get("/run/{run}", _page("run.html")),
+            web.get("/compare", _page("compare.html")),
             web.get("/static/{name}", _static),
+            web.get("/static/vendor/{name}", _vendor),
             web.get("/favicon.ico", _no_icon),
             web.get("/api/kinds", api_kinds),
             web.get("/api/runs", api_runs),
@@ -105,6 +109,8 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
             web.get("/api/runs/{run}/messages", api_messages),
             web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
             web.get("/api/runs/{run}/live", api_live),
+            web.get("/api/curves", api_curves),
+            web.get("/api/sweeps", api_sweeps),
         ]
     )
     return app
@@ -161,14 +167,38 @@ async def _static(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / name)
 
 
+#: How long a browser may keep the charting library (it changes only with the installed plotly).
+VENDOR_CACHE = "public, max-age=604800"
+
+
+async def _vendor(request: web.Request) -> web.StreamResponse:
+    """plotly.js from the installed wheel, its CSS and the prelude that lets it run under
+    the CSP (``readers.vendor``); nothing else."""
+    name = request.match_info["name"]
+    headers = {"Cache-Control": VENDOR_CACHE}
+    if name == "plotly.min.js":
+        return web.FileResponse(vendor.PLOTLY_JS, headers=headers)
+    if name == "plotly.css":
+        return web.Response(text=vendor.plotly_css(), content_type="text/css", headers=headers)
+    if name == "plotly-csp.js":
+        return web.Response(text=vendor.prelude_js(), content_type="text/javascript", headers=headers)
+    raise _not_found("no such file")
+
+
 # -- lookups (every name from a URL is checked against what exists) ----------------------
-def _run_dir(request: web.Request) -> Path:
-    run = request.match_info["run"]
-    runs = request.app[RUNS_DIR]
+def _existing_run(runs: Path, run: str) -> Path | None:
+    """The run directory of that id under ``runs``, or None (no such run, or not an id)."""
     if not _RUN_ID.fullmatch(run) or run in (".", ".."):
-        raise _not_found("no such run")
+        return None
     path = runs / run
     if path.parent != runs or not (path / TRACE_FILE).is_file():
+        return None
+    return path
+
+
+def _run_dir(request: web.Request) -> Path:
+    path = _existing_run(request.app[RUNS_DIR], request.match_info["run"])
+    if path is None:
         raise _not_found("no such run")
     return path
 
@@ -243,6 +273,58 @@ async def api_run(request: web.Request) -> web.Response:
             "stopped": agent.stopped,
         }
     return _json({**index.overview(), "agents": agents})
+
+
+#: Most runs one compare page overlays.
+MAX_COMPARED = 64
+
+
+def _compared_runs(request: web.Request) -> list[Path]:
+    """The runs of ``?runs=id1,id2`` (each must exist: 404 otherwise) or of ``?sweep=id``
+    (those started so far)."""
+    runs = request.app[RUNS_DIR]
+    if "sweep" in request.query:
+        sweep = read_sweep(runs, request.query["sweep"])
+        if sweep is None:
+            raise _not_found("no such sweep")
+        found = [_existing_run(runs, r) for r in sweep.runs if r]
+        return [p for p in found if p is not None]
+    names = [n for n in request.query.get("runs", "").split(",") if n]
+    if not names:
+        raise _bad_request("say runs=id1,id2,... or sweep=id")
+    if len(names) > MAX_COMPARED:
+        raise _bad_request(f"runs: at most {MAX_COMPARED}")
+    paths = [_existing_run(runs, n) for n in dict.fromkeys(names)]
+    if any(p is None for p in paths):
+        raise _not_found("no such run")
+    return [p for p in paths if p is not None]
+
+
+def _choice(request: web.Request, key: str, choices: tuple[str, ...]) -> str:
+    value = request.query.get(key, choices[0])
+    if value not in choices:
+        raise _bad_request(f"{key}: one of {', '.join(choices)}")
+    return value
+
+
+async def api_curves(request: web.Request) -> web.Response:
+    """Learning curves of one or more runs and their aggregate (``readers.curves``):
+    ``runs=`` or ``sweep=``, ``x=episodes|steps|time``, ``smooth=N`` (0: raw),
+    ``method=rolling|ema``, ``across=runs|agents``."""
+    paths = _compared_runs(request)
+    x_axis = _choice(request, "x", curves.X_AXES)
+    method = _choice(request, "method", curves.METHODS)
+    across = _choice(request, "across", curves.ACROSS)
+    window = min(_int_param(request, "smooth", 100), 100_000)
+    indexer = request.app[INDEXER]
+    series = [curves.run_series(indexer.get(p)) for p in paths]  # copied here, worked out in a thread
+    payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across)
+    return _json(payload)
+
+
+async def api_sweeps(request: web.Request) -> web.Response:
+    """Every sweep record of the runs directory, newest first."""
+    return _json({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
 
 
 async def api_mind(request: web.Request) -> web.Response:
