@@ -196,6 +196,8 @@ def aggregate(grid: Array, seed: int = BOOTSTRAP_SEED) -> dict[str, Array]:
     n = present.sum(axis=0)
     out = {key: np.full(grid.shape[1], np.nan) for key in ("mean", "min", "max", "iqm", "ci_low", "ci_high")}
     some = n > 0
+    if not some.any():
+        return {"n": n.astype(np.float64), **out}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out["mean"][some] = np.nanmean(grid[:, some], axis=0)

@@ -1,58 +1,125 @@
-// Line charts on a canvas: no charting library is needed for a few series of a few thousand
-// points, and none has to be shipped.
+// Learning curves on plotly.js (served by the viewer from the installed plotly wheel, under
+// the page's CSP: readers/vendor.py). Every number comes from /api/curves (readers/curves.py);
+// this file only draws. The Q-table grid and the message-flow diagram below stay on a canvas.
 "use strict";
 
-function rolling(values, window) {
-  const out = [];
-  let sum = 0;
-  for (let i = 0; i < values.length; i++) {
-    sum += values[i];
-    if (i >= window) sum -= values[i - window];
-    out.push(sum / Math.min(i + 1, window));
-  }
-  return out;
+const X_TITLES = {episodes: "episodes", steps: "env steps", time: "wall time (s since the run's start)"};
+const CHART_CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"]};
+
+// The chart controls of the page (x-axis, smoothing), as /api/curves parameters.
+function curveParams() {
+  const x = document.getElementById("x-axis").value;
+  const smooth = Math.max(0, Math.floor(Number(document.getElementById("smooth").value) || 0));
+  const method = document.getElementById("smooth-method").value;
+  return "x=" + encodeURIComponent(x) + "&smooth=" + smooth + "&method=" + encodeURIComponent(method);
 }
 
-function drawChart(canvas, series, options) {
-  // series: [{points: [[x, y], ...], color, band: [[x, lo, hi], ...]}]
-  const ctx = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, pad = {l: 48, r: 10, t: 10, b: 24};
-  ctx.clearRect(0, 0, w, h);
-  let xs = [], ys = [];
-  for (const s of series) {
-    for (const [x, y] of s.points) { xs.push(x); ys.push(y); }
-    for (const [x, lo, hi] of s.band || []) { xs.push(x); ys.push(lo, hi); }
-  }
-  if (!xs.length) { ctx.fillStyle = "#888"; ctx.fillText("no episodes yet", w / 2 - 40, h / 2); return; }
-  let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
-  if (options && options.yMin !== undefined) y0 = Math.min(y0, options.yMin);
-  if (options && options.yMax !== undefined) y1 = Math.max(y1, options.yMax);
-  if (x1 === x0) x1 = x0 + 1;
-  if (y1 === y0) y1 = y0 + 1;
-  const X = x => pad.l + (x - x0) / (x1 - x0) * (w - pad.l - pad.r);
-  const Y = y => h - pad.b - (y - y0) / (y1 - y0) * (h - pad.t - pad.b);
-  ctx.strokeStyle = "#ccc"; ctx.fillStyle = "#555"; ctx.lineWidth = 1; ctx.font = "11px sans-serif";
-  for (let i = 0; i <= 4; i++) {
-    const y = y0 + (y1 - y0) * i / 4;
-    ctx.beginPath(); ctx.moveTo(pad.l, Y(y)); ctx.lineTo(w - pad.r, Y(y)); ctx.stroke();
-    ctx.fillText(fmt(y, 2), 2, Y(y) + 4);
-  }
-  ctx.fillText(fmt(x0, 0), pad.l, h - 6);
-  ctx.fillText(fmt(x1, 0) + " episodes", w - pad.r - 90, h - 6);
-  for (const s of series) {
-    if (s.band && s.band.length) {
-      ctx.fillStyle = s.color + "33";
-      ctx.beginPath();
-      s.band.forEach(([x, lo], i) => i ? ctx.lineTo(X(x), Y(lo)) : ctx.moveTo(X(x), Y(lo)));
-      for (let i = s.band.length - 1; i >= 0; i--) ctx.lineTo(X(s.band[i][0]), Y(s.band[i][2]));
-      ctx.closePath(); ctx.fill();
+// Fetches /api/curves?<query>&<controls> and hands the answer to draw(data); again when a
+// control changes, and each time refresh() is called (live runs). Only the latest answer is drawn.
+class CurvePanel {
+  constructor(query, draw) {
+    this.query = query;
+    this.draw = draw;
+    this.pending = null;
+    this.drawn = 0;
+    for (const id of ["x-axis", "smooth", "smooth-method"]) {
+      document.getElementById(id).addEventListener("change", () => this.refresh());
     }
-    ctx.strokeStyle = s.color; ctx.lineWidth = 1.5;
-    ctx.beginPath();
-    s.points.forEach(([x, y], i) => i ? ctx.lineTo(X(x), Y(y)) : ctx.moveTo(X(x), Y(y)));
-    ctx.stroke();
   }
-  canvas.dataset.points = String(series.reduce((n, s) => n + s.points.length, 0));
+
+  async refresh() {
+    const token = this.pending = {};
+    const data = await getJSON("/api/curves?" + this.query + "&" + curveParams());
+    if (token !== this.pending) return null;
+    this.draw(data);
+    document.body.dataset.charts = String(++this.drawn);  // tests wait for a new drawing
+    return data;
+  }
+}
+
+function xTitle(data) {
+  const smoothing = data.smooth > 1 ? (data.method === "ema" ? "EMA of span " : "rolling mean of ") + data.smooth : "raw";
+  return X_TITLES[data.x] + " · " + smoothing;
+}
+
+// One plot: its traces, round ticks (plotly's), values on hover, zoom by dragging (double
+// click: back). data-traces / data-points say what is drawn (points: of the curves proper).
+function plotCurves(id, traces, data, yTitle, yRange) {
+  const div = document.getElementById(id);
+  const layout = {
+    margin: {l: 56, r: 12, t: 12, b: 60}, height: 300,
+    hovermode: "x", showlegend: true, legend: {orientation: "h", x: 0, y: 0, yref: "container", yanchor: "bottom"},
+    xaxis: {title: {text: xTitle(data)}, zeroline: false, hoverformat: data.x === "episodes" ? ",d" : ",.4~g"},
+    yaxis: {title: {text: yTitle}, hoverformat: ".4~g", range: yRange, zeroline: false},
+    uirevision: data.x,  // a zoom survives live updates and smoothing, not a change of x-axis
+  };
+  if (!traces.length) layout.annotations = [{text: "no episodes yet", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5}];
+  const rows = Math.ceil(traces.filter(t => t.showlegend !== false).length / 3);  // the legend, below
+  layout.margin.b += 20 * rows;
+  layout.height += 20 * rows;
+  Plotly.react(div, traces, layout, CHART_CONFIG);
+  div.dataset.traces = String(traces.length);
+  div.dataset.points = String(traces.filter(t => t.meta === "curve").reduce((n, t) => n + t.x.length, 0));
+}
+
+function line(x, y, name, color, extra) {
+  return Object.assign({type: "scatter", mode: "lines", x, y, name, line: {color, width: 1.5}, meta: "curve"}, extra || {});
+}
+
+// A filled band between lo and hi (points where either is missing are left out).
+function band(x, lo, hi, name, color, meta) {
+  const keep = x.map((_, i) => i).filter(i => lo[i] !== null && hi[i] !== null);
+  const xs = keep.map(i => x[i]), top = keep.map(i => hi[i]), bottom = keep.map(i => lo[i]);
+  return {type: "scatter", mode: "lines", x: xs.concat(xs.slice().reverse()), y: top.concat(bottom.reverse()),
+          fill: "toself", fillcolor: color, line: {width: 0}, name, hoverinfo: "skip", meta};
+}
+
+// The aggregate of one metric: mean with its min-max band; with enough samples the IQM and
+// its 95 % bootstrap confidence interval (rliable's statistics).
+// A few points (evaluations only at the end) draw as markers with error bars, not as bands.
+function aggregateTraces(agg, label) {
+  if (!agg || !agg.x.length) return [];
+  const few = agg.x.length < 3;
+  const bars = (mid, lo, hi) => ({type: "data", symmetric: false, visible: few, color: "#777777",
+    array: mid.map((v, i) => v === null || hi[i] === null ? null : hi[i] - v),
+    arrayminus: mid.map((v, i) => v === null || lo[i] === null ? null : v - lo[i])});
+  const mode = few ? "lines+markers" : "lines";
+  const traces = [band(agg.x, agg.min, agg.max, "min-max of " + label, "rgba(120,120,120,0.15)", "band"),
+                  line(agg.x, agg.mean, "mean of " + label, "#555555", {mode, error_y: bars(agg.mean, agg.min, agg.max),
+                       line: {color: "#555555", width: 2, dash: "dash"}, meta: "mean"})];
+  if (agg.iqm.some(v => v !== null)) {
+    traces.push(band(agg.x, agg.ci_low, agg.ci_high, "IQM 95 % CI", "rgba(0,0,0,0.22)", "ci"),
+                line(agg.x, agg.iqm, "IQM of " + label, "#000000", {mode, error_y: bars(agg.iqm, agg.ci_low, agg.ci_high),
+                     line: {color: "#000000", width: 2.5}, marker: {size: 9, symbol: "square"}, meta: "iqm"}));
+  }
+  return traces;
+}
+
+function evalLine(agent, metric, name, color, group) {
+  return line(agent.eval.x, agent.eval[metric], name, color,
+              {mode: "lines+markers", line: {color, width: 1.5, dash: "dot"}, marker: {size: 7, symbol: "diamond"}, meta: "eval", legendgroup: group});
+}
+
+// The run page: one colour per learner; evaluations (greedy, no learning) next to training.
+function drawRunCharts(data) {
+  const run = data.runs[0] || {agents: []};
+  const ret = [], success = [], eps = [];
+  run.agents.forEach((a, i) => {
+    const color = PALETTE[i % PALETTE.length], name = shortName(a.agent);
+    ret.push(line(a.train.x, a.train.return, name, color, {legendgroup: name}));
+    success.push(line(a.train.x, a.train.success, name, color, {legendgroup: name}));
+    eps.push(line(a.train.x, a.train.epsilon, name, color, {legendgroup: name}));
+    if (a.eval.x.length) {
+      ret.push(evalLine(a, "return", name + " eval", color, name));
+      success.push(evalLine(a, "success", name + " eval", color, name));
+    }
+  });
+  plotCurves("chart-return", ret, data, "episodic return");
+  plotCurves("chart-success", success, data, "success rate", [-0.02, 1.02]);
+  plotCurves("chart-epsilon", eps, data, "epsilon", [-0.02, 1.02]);
+  const agg = data.aggregate.metrics;
+  plotCurves("chart-band", aggregateTraces(agg.return, "learners").concat(aggregateTraces(agg.eval_return, "evaluations")),
+             data, "return across learners");
 }
 
 // Viridis-like ramp from dark blue (low) to yellow (high).

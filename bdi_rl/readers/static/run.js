@@ -2,15 +2,7 @@
 
 const RUN = decodeURIComponent(location.pathname.split("/").pop());
 const API = "/api/runs/" + encodeURIComponent(RUN);
-const state = {run: null, agent: null, position: 0, previous: -1, pending: null, colors: {}, kinds: {}};
-
-function sample(points, most) {
-  if (points.length <= most) return points;
-  const step = points.length / most, out = [];
-  for (let i = 0; i < most; i++) out.push(points[Math.floor(i * step)]);
-  out.push(points[points.length - 1]);
-  return out;
-}
+const state = {run: null, agent: null, position: 0, previous: -1, pending: null, curves: null, kinds: {}};
 
 function renderSummary(run) {
   document.title = "bdi-rl " + run.run;
@@ -32,36 +24,11 @@ function renderSummary(run) {
     el("p", {}, (run.env || "?") + " · " + (run.experiment || "?") + " · " + run.events + " events"), table);
 }
 
-function renderCharts(run) {
-  const learners = Object.entries(run.agents).filter(([, a]) => a.episodes.length);
-  const ret = [], success = [], eps = [];
-  learners.forEach(([jid, a], i) => {
-    const color = state.colors[jid] = PALETTE[i % PALETTE.length];
-    const returns = a.episodes.map(e => e.return ?? 0);
-    const wins = a.episodes.map(e => e.outcome === "goal" ? 1 : 0);
-    const x = a.episodes.map((e, k) => k + 1);
-    ret.push({color, points: sample(rolling(returns, 100).map((y, k) => [x[k], y]), 1500)});
-    success.push({color, points: sample(rolling(wins, 100).map((y, k) => [x[k], y]), 1500)});
-    eps.push({color, points: sample(a.episodes.map((e, k) => [x[k], e.epsilon ?? 0]), 1500)});
-  });
-  drawChart(document.getElementById("chart-return"), ret);
-  drawChart(document.getElementById("chart-success"), success, {yMin: 0, yMax: 1});
-  drawChart(document.getElementById("chart-epsilon"), eps, {yMin: 0, yMax: 1});
-  const curves = learners.map(([, a]) => rolling(a.episodes.map(e => e.return ?? 0), 100));
-  const n = Math.min(...curves.map(c => c.length), Infinity);
-  const mean = [], band = [];
-  for (let k = 0; curves.length && k < n; k++) {
-    const values = curves.map(c => c[k]);
-    mean.push([k + 1, values.reduce((s, v) => s + v, 0) / values.length]);
-    band.push([k + 1, Math.min(...values), Math.max(...values)]);
-  }
-  drawChart(document.getElementById("chart-band"), [{color: "#333333", points: sample(mean, 1500), band: sample(band, 1500)}]);
-  const box = document.getElementById("legend");
-  box.replaceChildren(...learners.map(([jid]) => {
-    const swatch = el("span", {class: "swatch"});
-    swatch.style.background = state.colors[jid];
-    return el("span", {class: "key"}, swatch, shortName(jid));
-  }));
+// The learning curves (charts.js): fetched from /api/curves again at each refresh of a live
+// run. A failure there is logged and leaves the rest of the page working.
+function renderCharts() {
+  state.curves = state.curves || new CurvePanel("runs=" + encodeURIComponent(RUN) + "&across=agents", drawRunCharts);
+  return state.curves.refresh().catch(error => console.error("learning curves: " + error.message));
 }
 
 function renderAgents(run) {
@@ -293,7 +260,8 @@ async function showQTable() {
 
 async function refresh() {
   const run = state.run = await getJSON(API);
-  renderSummary(run); renderCharts(run); renderAgents(run);
+  renderSummary(run); renderAgents(run);
+  await renderCharts();
   renderMessages(await getJSON(messagesURL()));
   return run;
 }

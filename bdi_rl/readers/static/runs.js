@@ -1,5 +1,33 @@
 "use strict";
 
+// Runs ticked for the compare page (kept across the list's refreshes).
+const selected = new Set();
+
+function updateCompare() {
+  document.getElementById("compare").disabled = selected.size < 1;
+}
+
+function pick(run) {
+  const box = el("input", {type: "checkbox", class: "pick", value: run, title: "compare " + run});
+  box.checked = selected.has(run);
+  box.addEventListener("change", () => {
+    if (box.checked) selected.add(run); else selected.delete(run);
+    updateCompare();
+  });
+  return box;
+}
+
+// Each sweep: its spec, seeds, how many runs have started, and a link to its compare page.
+async function loadSweeps() {
+  const data = await getJSON("/api/sweeps");
+  document.getElementById("sweeps-section").hidden = data.sweeps.length === 0;
+  document.getElementById("sweeps").replaceChildren(...data.sweeps.map(s => {
+    const started = s.runs.filter(r => r).length;
+    return el("li", {}, el("a", {href: "/compare?sweep=" + encodeURIComponent(s.id)}, s.id), " · " + s.spec +
+      " · seeds " + s.seeds.join(", ") + " · " + started + " of " + s.runs.length + " runs started");
+  }));
+}
+
 async function loadRuns() {
   const data = await getJSON("/api/runs");
   const body = document.querySelector("#runs tbody");
@@ -11,7 +39,7 @@ async function loadRuns() {
     const evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
     const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
     body.append(el("tr", {class: run.live ? "live" : ""},
-      el("td", {}, link), el("td", {}, (run.live ? "live" : "finished") +
+      el("td", {}, pick(run.run)), el("td", {}, link), el("td", {}, (run.live ? "live" : "finished") +
         (run.indexing === null ? "" : " · indexing " + Math.floor(run.indexing * 100) + " %")), el("td", {}, run.env || "-"),
       el("td", {}, run.experiment || "-"), el("td", {}, run.agents.map(shortName).join(", ")),
       el("td", {}, run.learners), el("td", {}, run.episodes),
@@ -24,7 +52,10 @@ async function loadRuns() {
 }
 
 async function loop() {
-  const live = await loadRuns();
+  const [live] = await Promise.all([loadRuns(), loadSweeps()]);
   setTimeout(loop, live ? 2000 : 10000);
 }
+document.getElementById("compare").addEventListener("click", () => {
+  location.href = "/compare?runs=" + [...selected].map(encodeURIComponent).join(",");
+});
 loop();

@@ -1,0 +1,68 @@
+// The compare page: several runs (?runs=id1,id2) or a sweep (?sweep=id) overlaid, with their
+// aggregate (charts.js draws, /api/curves computes). Polls every 2 s while any run is live.
+"use strict";
+
+const PARAMS = new URLSearchParams(location.search);
+const QUERY = PARAMS.has("sweep") ? "sweep=" + encodeURIComponent(PARAMS.get("sweep"))
+  : "runs=" + encodeURIComponent(PARAMS.get("runs") || "");
+const POLL_MS = 2000;
+
+// Short names for the legend: the parts of the run ids (env__experiment__seed__time) that
+// differ between the runs compared.
+function runLabels(runs) {
+  const parts = runs.map(r => r.run.split("__"));
+  const differ = (parts[0] || []).map((_, k) => parts.some(p => p[k] !== parts[0][k]));
+  return runs.map((r, i) => parts[i].filter((_, k) => differ[k]).join("__") || r.run);
+}
+
+function runTraces(data, metric, evaluation) {
+  const traces = [], labels = runLabels(data.runs);
+  data.runs.forEach((run, i) => {
+    const color = PALETTE[i % PALETTE.length];
+    run.agents.forEach((a, j) => {
+      const name = labels[i] + (run.agents.length > 1 ? " " + shortName(a.agent) : "");
+      const extra = {legendgroup: run.run, showlegend: j === 0, opacity: 0.75, line: {color, width: 1.2}};
+      traces.push(evaluation
+        ? line(a.eval.x, a.eval[metric], name, color, Object.assign(extra, {mode: "lines+markers", marker: {size: 6}}))
+        : line(a.train.x, a.train[metric], name, color, extra));
+    });
+  });
+  return traces;
+}
+
+function drawCompareCharts(data) {
+  const agg = data.aggregate.metrics, unit = data.across === "runs" ? "runs" : "learners";
+  plotCurves("chart-return", runTraces(data, "return", false).concat(aggregateTraces(agg.return, unit)), data, "episodic return");
+  plotCurves("chart-success", runTraces(data, "success", false).concat(aggregateTraces(agg.success, unit)), data,
+             "success rate", [-0.02, 1.02]);
+  plotCurves("chart-eval-return", runTraces(data, "return", true).concat(aggregateTraces(agg.eval_return, unit)), data,
+             "evaluation return");
+  plotCurves("chart-eval-success", runTraces(data, "success", true).concat(aggregateTraces(agg.eval_success, unit)), data,
+             "evaluation success rate", [-0.02, 1.02]);
+  document.getElementById("live").hidden = !data.live;
+  const links = data.runs.map(r => el("a", {href: "/run/" + encodeURIComponent(r.run)}, r.run));
+  const what = document.getElementById("compare-what");
+  what.replaceChildren(data.runs.length + " runs" + (PARAMS.has("sweep") ? " of sweep " + PARAMS.get("sweep") : "") +
+    (data.aggregate.samples >= data.aggregate.iqm_min_samples ? "" : " (the IQM needs " + data.aggregate.iqm_min_samples + " or more)") + ": ",
+    ...links.flatMap((a, i) => i ? [", ", a] : [a]));
+}
+
+async function poll(panel) {
+  let data = null;
+  try {
+    data = await panel.refresh();
+    document.getElementById("compare-error").textContent = "";
+  } catch (error) {  // an unknown run or sweep (404): said once, not polled again
+    document.getElementById("compare-error").textContent = "cannot load the curves: " + error.message;
+    return;
+  }
+  if (data === null || data.live) setTimeout(() => poll(panel), POLL_MS);  // null: a newer request won
+}
+
+function start() {
+  document.getElementById("compare-title").textContent = PARAMS.has("sweep") ? "sweep " + PARAMS.get("sweep") : "compare runs";
+  document.title = "bdi-rl " + document.getElementById("compare-title").textContent;
+  const panel = new CurvePanel(QUERY + "&across=runs", drawCompareCharts);
+  poll(panel).then(() => { document.body.dataset.ready = "1"; });
+}
+start();
