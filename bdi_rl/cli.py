@@ -16,7 +16,7 @@ import math
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Coroutine, NoReturn, Sequence, TypeVar
+from typing import Any, Callable, Coroutine, NoReturn, Sequence, TypeVar
 
 from bdi_rl import __version__
 
@@ -99,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    # bdi-rl serve's children: print the run directory on stdout as soon as it exists
+    run.add_argument("--announce-run-dir", action="store_true", help=argparse.SUPPRESS)
     run.add_argument(
         "--view", action="store_true", help="serve the web viewer during the run (spec [viewer]; Ctrl-C stops it after)"
     )
@@ -156,6 +158,15 @@ def _parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="bind address (default 127.0.0.1; anything else exposes your traces)"
     )
     view.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
+    serve = sub.add_parser("serve", help="the viewer as a control surface: start, queue and stop runs and seed sweeps")
+    serve.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="bind address (default 127.0.0.1; anything else exposes your traces)"
+    )
+    serve.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
+    serve.add_argument(
+        "--jobs", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
+    )
     inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
     inspect.add_argument("run", help="run directory, or a run id under --runs")
     inspect.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -321,10 +332,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.view or spec.viewer.enabled:
         host, port = spec.viewer.host, args.view_port or spec.viewer.port
         viewer = _start_viewer(loop, args.runs, host, port)
+    on_run_dir: Callable[[Path], None] | None = None
+    if args.announce_run_dir:  # for bdi-rl serve, which learns its children's run ids so
+        from bdi_rl.control.jobs import announce_run_dir
+
+        on_run_dir = announce_run_dir
     with progress_bar(enabled=not args.no_progress) as on_progress:
         # Ctrl-C / SIGTERM: learners stop, traces are flushed, Q-tables and summary saved.
         result = _until_signalled(
-            loop, run_experiment(spec, args.runs, on_progress, resume=args.resume, plans=plans, xmpp_password=password)
+            loop,
+            run_experiment(
+                spec,
+                args.runs,
+                on_progress,
+                resume=args.resume,
+                plans=plans,
+                xmpp_password=password,
+                on_run_dir=on_run_dir,
+            ),
         )
     print_summary(result.summary)
     if result.summary.get("interrupted"):
@@ -418,6 +443,20 @@ def cmd_view(args: argparse.Namespace) -> int:
     print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)", flush=True)
     try:
         serve(args.runs, args.host, args.port)
+    except OSError as exc:
+        raise BadInput(f"--host/--port: cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
+    from bdi_rl.control.app import serve
+
+    _check_runs(args.runs)
+    args.runs.mkdir(parents=True, exist_ok=True)
+    try:
+        serve(args.runs, args.host, args.port, args.jobs or os.cpu_count() or 1)
     except OSError as exc:
         raise BadInput(f"--host/--port: cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     return EXIT_OK
@@ -548,6 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "agent": cmd_agent,
         "telemetry": cmd_telemetry,
         "view": cmd_view,
+        "serve": cmd_serve,
         "inspect": cmd_inspect,
         "plot": cmd_plot,
         "export": cmd_export,

@@ -432,6 +432,7 @@ async def run_experiment(
     resume: Path | None = None,
     plans: list[AgentPlan] | None = None,
     xmpp_password: str | None = None,
+    on_run_dir: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary.
 
@@ -439,7 +440,9 @@ async def run_experiment(
     interrupted run directory to continue (its spec is ``spec``): learners start from their
     latest checkpoints and the trace goes on where it stopped. ``plans``: what
     :func:`prepare_experiment` returned (it is called when None). ``xmpp_password``: the
-    agents' password on an external server (the embedded one gets a random one)."""
+    agents' password on an external server (the embedded one gets a random one).
+    ``on_run_dir``: called with the run directory as soon as it exists (``bdi-rl serve``
+    learns its children's run ids so)."""
     from bdi_rl.crashlog import note_run_dir
     from bdi_rl.xmpp.telemetry import TelemetryAgent
     from bdi_rl.xmpp.server import EmbeddedXmppServer
@@ -467,6 +470,8 @@ async def run_experiment(
             if isinstance(plan, LearnerPlan)
         }
     note_run_dir(run_dir)
+    if on_run_dir is not None:
+        on_run_dir(run_dir)
     run = run_dir.name
 
     server = None
