@@ -1,0 +1,188 @@
+"""The charts in a real browser (Debian's chromium, driven by Playwright): plotly.js served by
+the viewer draws the run page's and the compare page's curves under the strict CSP, with no
+violation and no script error; the x-axis and smoothing controls redraw them; hover shows values."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from bdi_rl.store import Sweep, write_sweep
+from tests.conftest import MINIMAL_SPEC
+from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, Viewer
+
+pytestmark = pytest.mark.slow  # a browser and a viewer process
+
+SWEEP = "sweep-20261123-220000"
+SEEDS = 4
+EPISODES = 40
+
+
+@pytest.fixture(scope="module")
+def chart_runs(tmp_path_factory) -> tuple[Path, list[str]]:
+    """Four runs of one spec (seeds 0-3, tests/fakeruns.py) and their sweep record."""
+    from tests.fakeruns import learner_run
+
+    base = tmp_path_factory.mktemp("charts")
+    spec = base / "tiny.toml"
+    spec.write_text(MINIMAL_SPEC)
+    runs = base / "runs"
+    ids = [learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name
+           for k in range(SEEDS)]
+    write_sweep(runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS)), runs=ids, created=time.time()))
+    return runs, ids
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def viewer(chart_runs):
+    server = Viewer(chart_runs[0])
+    yield server
+    server.stop()
+
+
+class Watched:
+    """A page whose console errors, script errors and CSP violations are collected."""
+
+    def __init__(self, browser) -> None:
+        self.page: Page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        self.problems: list[str] = []
+        self.page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
+                     if m.type in ("error", "warning") or "CSP" in m.text else None)
+        self.page.on("pageerror", lambda exc: self.problems.append(f"pageerror: {exc}"))
+        # Playwright's init script is not subject to the page's CSP: it only listens.
+        self.page.add_init_script("document.addEventListener('securitypolicyviolation', e => "
+                                  "(window.__violations = window.__violations || []).push(e.violatedDirective))")
+
+    def violations(self) -> list[str]:
+        return self.page.evaluate("window.__violations || []")
+
+
+def _traces(page: Page, chart: str) -> list[dict]:
+    """What plotly drew in a chart: each trace's kind (meta), name and points."""
+    return page.evaluate(
+        "id => document.getElementById(id).data.map(t => ({meta: t.meta, name: t.name, x: t.x, y: t.y}))", chart)
+
+
+def _redraw(page: Page, action) -> None:
+    """Do ``action`` and wait until the charts are drawn anew."""
+    drawn = int(page.get_attribute("body", "data-charts") or 0)
+    action()
+    page.wait_for_function("n => Number(document.body.dataset.charts) > n", arg=drawn)
+
+
+def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
+    _, ids = chart_runs
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(f"{viewer.url}/run/{ids[0]}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_selector("#chart-return .main-svg")
+
+    # plotly.js drew every chart: one curve per learner (one point per episode) and its evaluation
+    ret = _traces(page, "chart-return")
+    assert [t["meta"] for t in ret] == ["curve", "eval"]
+    assert len(ret[0]["x"]) == EPISODES and ret[0]["x"][0] == 1 and ret[1]["x"] == [EPISODES]
+    assert int(page.get_attribute("#chart-return", "data-points")) == EPISODES
+    assert page.locator("#chart-return .scatterlayer .trace").count() == 2
+    assert [t["meta"] for t in _traces(page, "chart-success")] == ["curve", "eval"]
+    assert [t["meta"] for t in _traces(page, "chart-epsilon")] == ["curve"]
+    assert {"band", "mean"} <= {t["meta"] for t in _traces(page, "chart-band")}
+    assert page.locator("#chart-return .modebar").count() == 1  # zoom, pan, reset, PNG
+
+    # smoothing: 0 is the raw returns (0 or 1 on FrozenLake), a window averages them
+    smoothed = ret[0]["y"]
+    page.fill("#smooth", "0")
+    _redraw(page, lambda: page.dispatch_event("#smooth", "change"))
+    raw = _traces(page, "chart-return")[0]["y"]
+    assert set(raw) <= {0, 1} and raw != smoothed and any(0 < v < 1 for v in smoothed)
+    _redraw(page, lambda: page.select_option("#smooth-method", "ema"))
+    assert _traces(page, "chart-return")[0]["y"] == raw  # window 0: raw for either method
+    page.fill("#smooth", "5")
+    _redraw(page, lambda: page.dispatch_event("#smooth", "change"))
+    assert _traces(page, "chart-return")[0]["y"] not in (raw, smoothed)
+
+    # the x-axis: env steps (cumulative episode lengths) reach further than episodes
+    episodes_range = page.evaluate("document.getElementById('chart-return').layout.xaxis.range")
+    assert episodes_range[1] < EPISODES * 1.2  # plotly pads a little for the markers
+    _redraw(page, lambda: page.select_option("#x-axis", "steps"))
+    page.wait_for_function("() => document.getElementById('chart-return')._fullLayout.xaxis.range[1] > %d"
+                           % (EPISODES * 2))  # a FrozenLake episode takes several steps
+    steps = _traces(page, "chart-return")
+    assert steps[0]["x"][-1] > EPISODES and steps[1]["x"] == [steps[0]["x"][-1]]
+    assert "env steps" in page.text_content("#chart-return .g-xtitle")
+    _redraw(page, lambda: page.select_option("#x-axis", "time"))
+    assert "wall time" in page.text_content("#chart-return .g-xtitle")
+
+    # hover: the values under the mouse
+    box = page.locator("#chart-epsilon .nsewdrag").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => document.querySelector('#chart-epsilon .hoverlayer').textContent.length > 0")
+    hover = page.text_content("#chart-epsilon .hoverlayer")
+    assert any(ch.isdigit() for ch in hover), hover
+
+    # round tick labels, none repeated (the canvas charts read "0.01, 0.01")
+    ticks = page.locator("#chart-success .ytick text").all_text_contents()
+    assert ticks and len(set(ticks)) == len(ticks), ticks
+
+    assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())
+
+
+def test_compare_page_overlays_runs_with_iqm(browser, viewer, chart_runs):
+    _, ids = chart_runs
+    for url in (f"/compare?runs={','.join(ids)}", f"/compare?sweep={SWEEP}"):
+        watched = Watched(browser)
+        page = watched.page
+        page.goto(viewer.url + url)
+        page.wait_for_selector("body[data-ready='1']")
+        traces = _traces(page, "chart-return")
+        kinds = [t["meta"] for t in traces]
+        assert kinds.count("curve") == SEEDS  # each run
+        assert kinds.count("iqm") == 1 and kinds.count("ci") == 1 and kinds.count("band") == 1 and "mean" in kinds
+        iqm = next(t for t in traces if t["meta"] == "iqm")
+        assert len(iqm["x"]) == EPISODES and all(v is not None for v in iqm["y"])
+        ci = next(t for t in traces if t["meta"] == "ci")
+        assert len(ci["x"]) == 2 * EPISODES  # a band: up along the top, back along the bottom
+        assert page.locator("#chart-return .scatterlayer .trace").count() == len(traces)
+        evals = [t["meta"] for t in _traces(page, "chart-eval-return")]
+        assert evals.count("curve") == SEEDS and "iqm" in evals
+        assert len(page.locator("#compare-what a").all()) == SEEDS
+        # the x-axis control works here too
+        _redraw(page, lambda p=page: p.select_option("#x-axis", "steps"))
+        assert next(t for t in _traces(page, "chart-return") if t["meta"] == "iqm")["x"][-1] > EPISODES
+        assert not watched.problems and not watched.violations(), (url, watched.problems, watched.violations())
+
+
+def test_runs_list_picks_runs_to_compare(browser, viewer, chart_runs):
+    _, ids = chart_runs
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(viewer.url + "/")
+    page.wait_for_selector("#runs tbody tr")
+    assert page.is_disabled("#compare")
+    for run in ids[:3]:
+        page.check(f"input.pick[value='{run}']")
+    page.click("#compare")
+    page.wait_for_selector("body[data-ready='1']")
+    names = [t["name"] for t in _traces(page, "chart-return") if t["meta"] == "curve"]
+    assert sorted(n.split("__")[0] for n in names) == ["0", "1", "2"]  # what differs: the seed (and time)
+    page.go_back()
+    page.wait_for_selector("#sweeps li a")
+    page.click(f"#sweeps a:text('{SWEEP}')")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.text_content("#compare-title") == f"sweep {SWEEP}"
+    page.goto(viewer.url + "/compare?runs=../etc")
+    page.wait_for_function("() => document.getElementById('compare-error').textContent.includes('404')")
+    problems = [p for p in watched.problems if "404" not in p]  # the refused name's own 404
+    assert not problems and not watched.violations(), (problems, watched.violations())
