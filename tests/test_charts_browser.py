@@ -186,3 +186,36 @@ def test_runs_list_picks_runs_to_compare(browser, viewer, chart_runs):
     page.wait_for_function("() => document.getElementById('compare-error').textContent.includes('404')")
     problems = [p for p in watched.problems if "404" not in p]  # the refused name's own 404
     assert not problems and not watched.violations(), (problems, watched.violations())
+
+
+def test_compare_page_follows_a_live_run(browser, chart_runs, tmp_path):
+    """A run still being written (no run.stop, no summary yet) grows on the compare page
+    without a reload; the page stops polling once it has ended."""
+    import shutil
+
+    runs, ids = chart_runs
+    live_runs = tmp_path / "runs"
+    shutil.copytree(runs / ids[1], live_runs / ids[1])
+    growing = live_runs / ids[0]
+    growing.mkdir()
+    shutil.copy(runs / ids[0] / "spec.toml", growing / "spec.toml")
+    lines = (runs / ids[0] / "trace.jsonl").read_bytes().splitlines(keepends=True)
+    first = lines[:22]  # run.start, agent.start and 20 episodes
+    (growing / "trace.jsonl").write_bytes(b"".join(first))
+    server = Viewer(live_runs)
+    try:
+        watched = Watched(browser)
+        page = watched.page
+        page.goto(f"{server.url}/compare?runs={ids[0]},{ids[1]}")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.is_visible("#live")
+        curve = "() => document.getElementById('chart-return').data.find(t => t.meta === 'curve').x.length"
+        assert page.evaluate(curve) == 20
+        with (growing / "trace.jsonl").open("ab") as trace:
+            trace.write(b"".join(lines[22:]))
+        shutil.copy(runs / ids[0] / "summary.json", growing / "summary.json")
+        page.wait_for_function(f"() => ({curve})() === {EPISODES}", timeout=20000)
+        page.wait_for_function("() => document.getElementById('live').hidden", timeout=20000)
+        assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())
+    finally:
+        server.stop()
