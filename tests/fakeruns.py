@@ -135,7 +135,8 @@ class Learner(Agent):
 
     def begin(self, mode: str, beliefs: list[tuple[str, str]]) -> None:
         """agent.start, the plan file's beliefs, then the percepts of the start."""
-        self.start(env=self.env.env_id, actions=self.env.action_names)
+        world = self.env.world()
+        self.start(env=self.env.env_id, actions=self.env.action_names, **({"world": world} if world else {}))
         for belief, source in beliefs:
             self.add(belief, source)
         if self.goal is not None:

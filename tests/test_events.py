@@ -36,7 +36,7 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "run.stop": ("episode", {"failures"}, set()),
     "run.resume": ("episode", {"agents"}, set()),
     "telemetry.restart": ("episode", {"recovered_events"}, set()),
-    "agent.start": ("episode", {"jid", "asl"}, {"env", "actions"}),
+    "agent.start": ("episode", {"jid", "asl"}, {"env", "actions", "world"}),
     "agent.stop": ("episode", {"reason", "emitted"}, {"replayed_steps"}),
     "episode.end": ("episode", {"return", "length", "outcome", "epsilon"}, {"goal", "success"}),
     "eval": ("episode", {"episodes", "mean_return", "success_rate", "mean_length"}, {"after_episodes"}),

@@ -17,7 +17,16 @@ from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
 from bdi_rl.rl.success import is_success
 
-__all__ = ["DEFAULT_MAX_EPISODE_STEPS", "EnvAdapter", "EnvError", "make_env"]
+__all__ = [
+    "DEFAULT_MAX_EPISODE_STEPS",
+    "EnvAdapter",
+    "EnvError",
+    "make_env",
+    "taxi_decode",
+    "taxi_encode",
+    "world_cell",
+    "world_state",
+]
 
 #: Limit applied when an env has no TimeLimit of its own and none was asked for
 #: (CliffWalking-v1 is registered without one): an untrained greedy policy can walk
@@ -219,6 +228,40 @@ class EnvAdapter:
             self._arrivals = table
         return self._arrivals.get(s2, [])
 
+    def world(self) -> dict[str, Any] | None:
+        """The map of a grid world as the trace records it in ``agent.start`` (``WorldData``),
+        so a reader draws the episode without rebuilding the env; None for other envs.
+
+        ``map`` holds one string per row, a letter per cell: FrozenLake's resolved ``desc``
+        (S F H G, custom and generated maps included); CliffWalking's S, C (cliff), G and
+        ``.``; Taxi's stations R G Y B and ``.``, with ``walls`` the [row, col] cells that
+        have a wall on their east side (Taxi's fixed layout)."""
+        base: Any = self.env.unwrapped
+        if self.family == "frozenlake":
+            rows = [b"".join(row).decode() for row in base.desc.tolist()]
+            return {"family": "frozenlake", "rows": len(rows), "cols": len(rows[0]), "map": rows}
+        if self.family == "cliffwalking":
+            n_rows, n_cols = (int(v) for v in base.shape)
+            cliff = base._cliff
+            cells = [["C" if cliff[y][x] else "." for x in range(n_cols)] for y in range(n_rows)]
+            start = int(base.start_state_index)
+            cells[start // n_cols][start % n_cols] = "S"
+            cells[n_rows - 1][n_cols - 1] = "G"
+            return {"family": "cliffwalking", "rows": n_rows, "cols": n_cols, "map": ["".join(r) for r in cells]}
+        if self.family == "taxi":
+            desc = [b"".join(row).decode() for row in base.desc.tolist()]
+            n_rows, n_cols = len(desc) - 2, (len(desc[0]) - 1) // 2
+            cells = [[desc[y + 1][2 * x + 1].strip() or "." for x in range(n_cols)] for y in range(n_rows)]
+            walls = [[y, x] for y in range(n_rows) for x in range(n_cols - 1) if desc[y + 1][2 * x + 2] == "|"]
+            return {
+                "family": "taxi",
+                "rows": n_rows,
+                "cols": n_cols,
+                "map": ["".join(r) for r in cells],
+                "walls": walls,
+            }
+        return None
+
     # -- identity --------------------------------------------------------------------
 
     def state_space_signature(self) -> dict[str, Any]:
@@ -324,3 +367,40 @@ def make_env(
         raise
     except Exception as exc:  # noqa: BLE001 - reset() or the spaces of a third-party env
         raise EnvError(f'env "{env_id}" with kwargs {_short(kw)} does not work: {_one_line(exc)}') from exc
+
+
+#: Taxi's passenger locations and destinations index these stations (Gymnasium's ``locs``).
+TAXI_STATIONS = "RGYB"
+
+
+def taxi_decode(s: int) -> tuple[int, int, int, int]:
+    """(taxi_row, taxi_col, passenger location, destination) of a Taxi state, as
+    Gymnasium's ``TaxiEnv.decode`` does it (passenger location 4: in the taxi)."""
+    s, destination = divmod(s, 4)
+    s, passenger = divmod(s, 5)
+    row, col = divmod(s, 5)
+    return row, col, passenger, destination
+
+
+def taxi_encode(row: int, col: int, passenger: int, destination: int) -> int:
+    """The Taxi state of those coordinates (``TaxiEnv.encode``)."""
+    return ((row * 5 + col) * 5 + passenger) * 4 + destination
+
+
+def world_cell(world: dict[str, Any], s: int) -> dict[str, Any]:
+    """Where state ``s`` is on ``world``'s map (:meth:`EnvAdapter.world`): ``x`` (column) and
+    ``y`` (row); for Taxi also the passenger location and destination, decoded."""
+    if world["family"] == "taxi":
+        row, col, passenger, destination = taxi_decode(s)
+        return {"x": col, "y": row, "passenger": passenger, "destination": destination}
+    y, x = divmod(s, int(world["cols"]))
+    return {"x": x, "y": y}
+
+
+def world_state(world: dict[str, Any], x: int, y: int, like: dict[str, Any] | None = None) -> int:
+    """The state at cell (x, y); for Taxi, with the passenger and destination of ``like``
+    (a :func:`world_cell`), since a Taxi cell is many states."""
+    if world["family"] == "taxi":
+        like = like or {}
+        return taxi_encode(y, x, int(like.get("passenger", 0)), int(like.get("destination", 0)))
+    return y * int(world["cols"]) + x

@@ -170,6 +170,19 @@ class TelemetryRestartData(TypedDict):
     recovered_events: int
 
 
+class WorldData(TypedDict):
+    """A grid world's map (``rl.envs.EnvAdapter.world``), so readers draw episodes on it."""
+
+    family: str
+    """frozenlake, cliffwalking or taxi"""
+    rows: int
+    cols: int
+    map: list[str]
+    """a string per row, a letter per cell (FrozenLake S F H G; CliffWalking S C G .; Taxi R G Y B .)"""
+    walls: NotRequired[list[list[int]]]
+    """Taxi: [row, col] of each cell with a wall on its east side"""
+
+
 class AgentStartData(TypedDict):
     jid: str
     asl: str
@@ -177,6 +190,8 @@ class AgentStartData(TypedDict):
     """learners: the env id"""
     actions: NotRequired[list[str]]
     """learners: what each action index does ("left", ...)"""
+    world: NotRequired[WorldData]
+    """learners on a grid world: its map (traces before it lack it: readers rebuild it from the spec)"""
 
 
 class AgentStopData(TypedDict):

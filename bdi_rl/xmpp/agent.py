@@ -675,9 +675,14 @@ class LearnerAgent(TracedBdiAgent):
         self.bridge.register(actions)
 
     def start_data(self) -> AgentStartData:
-        """Also the env and its action names, so a trace reader can say "left", not "0"."""
+        """Also the env, its action names (a trace reader says "left", not "0") and, for a
+        grid world, its map (readers draw the agent's episodes on it)."""
         env = self.bridge.session.env
-        return {**super().start_data(), "env": env.env_id, "actions": env.action_names}
+        data: AgentStartData = {**super().start_data(), "env": env.env_id, "actions": env.action_names}
+        world = env.world()
+        if world is not None:
+            data["world"] = world  # type: ignore[typeddict-item]
+        return data
 
     def prepare_mind(self, mind: Mind) -> None:
         self.bridge.start(mind, self.mode)
