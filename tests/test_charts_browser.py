@@ -92,11 +92,11 @@ def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
 
     # plotly.js drew every chart: one curve per learner (one point per episode) and its evaluation
     ret = _traces(page, "chart-return")
-    assert [t["meta"] for t in ret] == ["curve", "eval"]
+    assert [t["meta"] for t in ret] == ["curve", "evaluation"]
     assert len(ret[0]["x"]) == EPISODES and ret[0]["x"][0] == 1 and ret[1]["x"] == [EPISODES]
     assert int(page.get_attribute("#chart-return", "data-points")) == EPISODES
     assert page.locator("#chart-return .scatterlayer .trace").count() == 2
-    assert [t["meta"] for t in _traces(page, "chart-success")] == ["curve", "eval"]
+    assert [t["meta"] for t in _traces(page, "chart-success")] == ["curve", "evaluation"]
     assert [t["meta"] for t in _traces(page, "chart-epsilon")] == ["curve"]
     assert {"band", "mean"} <= {t["meta"] for t in _traces(page, "chart-band")}
     assert page.locator("#chart-return .modebar").count() == 1  # zoom, pan, reset, PNG
@@ -116,7 +116,7 @@ def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
     # the x-axis: env steps (cumulative episode lengths) reach further than episodes
     episodes_range = page.evaluate("document.getElementById('chart-return').layout.xaxis.range")
     assert episodes_range[1] < EPISODES * 1.2  # plotly pads a little for the markers
-    _redraw(page, lambda: page.select_option("#x-axis", "steps"))
+    _redraw(page, lambda: page.select_option("#x-axis", "env_steps"))
     page.wait_for_function("() => document.getElementById('chart-return')._fullLayout.xaxis.range[1] > %d"
                            % (EPISODES * 2))  # a FrozenLake episode takes several steps
     steps = _traces(page, "chart-return")
@@ -159,7 +159,7 @@ def test_compare_page_overlays_runs_with_iqm(browser, viewer, chart_runs):
         assert evals.count("curve") == SEEDS and "iqm" in evals
         assert len(page.locator("#compare-what a").all()) == SEEDS
         # the x-axis control works here too
-        _redraw(page, lambda p=page: p.select_option("#x-axis", "steps"))
+        _redraw(page, lambda p=page: p.select_option("#x-axis", "env_steps"))
         assert next(t for t in _traces(page, "chart-return") if t["meta"] == "iqm")["x"][-1] > EPISODES
         assert not watched.problems and not watched.violations(), (url, watched.problems, watched.violations())
 

@@ -88,16 +88,16 @@ def test_resampling_on_env_steps_and_wall_time():
     evals = [{"after_episodes": 2, "mean_return": 0.5, "success_rate": 0.5, "ts": 103.5}]
     series = curves.agent_series("a@localhost", episodes, evals, started=99.0)
     assert list(series.episode_x["episodes"]) == [1, 2, 3, 4]
-    assert list(series.episode_x["steps"]) == [10, 30, 60, 100]  # cumulative episode lengths
+    assert list(series.episode_x["env_steps"]) == [10, 30, 60, 100]  # cumulative episode lengths
     assert list(series.episode_x["time"]) == [1, 3, 5, 7]  # seconds since the run's start
     assert list(series.train["success"]) == [0, 1, 0, 1]  # no stored success: the goal
-    assert list(series.eval_x["steps"]) == [30] and list(series.eval_x["time"]) == [4.5]
+    assert list(series.eval_x["env_steps"]) == [30] and list(series.eval_x["time"]) == [4.5]
     # a stored success wins over the outcome (one definition per env kind, in the index)
     stored = curves.agent_series("a", [{**episodes[0], "success": True}], [], 99.0)
     assert list(stored.train["success"]) == [1]
 
     other = (np.array([20.0, 40.0, 80.0]), np.array([0.0, 2.0, 4.0]))
-    xs, grid = curves.resample([(series.episode_x["steps"], series.train["return"]), other], points=100)
+    xs, grid = curves.resample([(series.episode_x["env_steps"], series.train["return"]), other], points=100)
     assert list(xs) == [10, 20, 30, 40, 60, 80, 100]  # every x of theirs
     assert grid[0] == pytest.approx([0, 0.5, 1, 4 / 3, 2, 2.5, 3])  # linear in between
     assert np.isnan(grid[1][0]) and np.isnan(grid[1][-1])  # not begun, not reached
@@ -140,7 +140,7 @@ async def test_curves_of_chosen_runs(aiohttp_client, sweep_runs):
     smoothed = await (await client.get(f"/api/curves?runs={ids[0]}&smooth=10&method=ema")).json()
     s_train = smoothed["runs"][0]["agents"][0]["train"]
     assert s_train["x"] == train["x"] and s_train["return"] != train["return"]  # seed 0 reaches the goal
-    steps = await (await client.get(f"/api/curves?runs={ids[0]}&x=steps")).json()
+    steps = await (await client.get(f"/api/curves?runs={ids[0]}&x=env_steps")).json()
     x_steps = steps["runs"][0]["agents"][0]["train"]["x"]
     assert x_steps == sorted(x_steps) and x_steps[-1] > EPISODES
     assert steps["runs"][0]["agents"][0]["eval"]["x"] == [x_steps[-1]]  # after the last episode

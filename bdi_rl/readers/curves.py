@@ -27,7 +27,7 @@ Array = npt.NDArray[np.float64]
 
 #: x-axes a curve can be drawn on: episodes done, env steps (cumulative episode lengths),
 #: wall time (seconds since the run's start).
-X_AXES = ("episodes", "steps", "time")
+X_AXES = ("episodes", "env_steps", "time")
 #: Smoothing: a trailing rolling mean over the window, or an EMA of that span.
 METHODS = ("rolling", "ema")
 #: What an aggregate is taken over: runs (a run's learners averaged first) or learners.
@@ -85,7 +85,7 @@ def agent_series(
     eval_steps = np.array([steps[k - 1] if 0 < k <= len(steps) else 0.0 for k in after], dtype=np.float64)
     return AgentSeries(
         agent=agent,
-        episode_x={"episodes": count, "steps": steps, "time": times},
+        episode_x={"episodes": count, "env_steps": steps, "time": times},
         train={
             "return": np.nan_to_num(_floats([e.get("return") for e in episodes]), nan=0.0),
             "success": np.array([_success(e) for e in episodes], dtype=np.float64),
@@ -93,7 +93,7 @@ def agent_series(
         },
         eval_x={
             "episodes": after.astype(np.float64),
-            "steps": eval_steps,
+            "env_steps": eval_steps,
             "time": _floats([e.get("ts") for e in evals]) - started,
         },
         evals={

@@ -29,7 +29,9 @@ from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
+from bdi_rl.readers.pattern import PatternError, parse_pattern
 from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.search import Scope, search
 from bdi_rl.store import TRACE_FILE, read_sweep, read_sweeps
 from bdi_rl.trace.events import (
     ACTION,
@@ -108,6 +110,7 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
             web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
             web.get("/api/runs/{run}/messages", api_messages),
             web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
+            web.get("/api/runs/{run}/search", api_search),
             web.get("/api/runs/{run}/live", api_live),
             web.get("/api/curves", api_curves),
             web.get("/api/sweeps", api_sweeps),
@@ -309,7 +312,7 @@ def _choice(request: web.Request, key: str, choices: tuple[str, ...]) -> str:
 
 async def api_curves(request: web.Request) -> web.Response:
     """Learning curves of one or more runs and their aggregate (``readers.curves``):
-    ``runs=`` or ``sweep=``, ``x=episodes|steps|time``, ``smooth=N`` (0: raw),
+    ``runs=`` or ``sweep=``, ``x=episodes|env_steps|time``, ``smooth=N`` (0: raw),
     ``method=rolling|ema``, ``across=runs|agents``."""
     paths = _compared_runs(request)
     x_axis = _choice(request, "x", curves.X_AXES)
@@ -386,6 +389,20 @@ async def api_qtable(request: web.Request) -> web.Response:
     except QGridError as exc:
         return _json({"error": str(exc)})
     return _json(dataclasses.asdict(grid))
+
+
+async def api_search(request: web.Request) -> web.Response:
+    """When each belief matching ``belief=PATTERN`` was first added and removed, per agent
+    and source (``agent=NAME``: one agent's; ``readers.search``); a bad pattern is a 400."""
+    index = _index(request)
+    jid = _agent(index, request.query["agent"]) if request.query.get("agent") else None
+    try:
+        pattern = parse_pattern(request.query.get("belief", ""))
+    except PatternError as exc:
+        raise _bad_request(f"belief: {exc}") from None
+    scope = Scope.of(index, jid)  # copied here, searched in a thread while indexing goes on
+    result = await asyncio.to_thread(search, scope, pattern)
+    return _json({**result.to_dict(), "agent": jid, "indexing": index.indexing})
 
 
 async def api_messages(request: web.Request) -> web.Response:

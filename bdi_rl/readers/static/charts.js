@@ -3,7 +3,7 @@
 // this file only draws. The Q-table grid and the message-flow diagram below stay on a canvas.
 "use strict";
 
-const X_TITLES = {episodes: "episodes", steps: "env steps", time: "wall time (s since the run's start)"};
+const X_TITLES = {episodes: "episodes", env_steps: "env steps", time: "wall time (s since the run's start)"};
 const CHART_CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"]};
 
 // The chart controls of the page (x-axis, smoothing), as /api/curves parameters.
@@ -97,7 +97,7 @@ function aggregateTraces(agg, label) {
 
 function evalLine(agent, metric, name, color, group) {
   return line(agent.eval.x, agent.eval[metric], name, color,
-              {mode: "lines+markers", line: {color, width: 1.5, dash: "dot"}, marker: {size: 7, symbol: "diamond"}, meta: "eval", legendgroup: group});
+              {mode: "lines+markers", line: {color, width: 1.5, dash: "dot"}, marker: {size: 7, symbol: "diamond"}, meta: "evaluation", legendgroup: group});
 }
 
 // The run page: one colour per learner; evaluations (greedy, no learning) next to training.
