@@ -1,0 +1,466 @@
+"""``bdi-rl serve``: the control surface's API, its guard, its queue and its real child runs.
+
+The fast tests drive the app with aiohttp's test client (refusals spawn no child) and the
+queue with stand-in children; the slow ones start a real ``bdi-rl serve`` process whose
+children are real ``bdi-rl run`` runs of frozenlake-4x4 (a few seconds each)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from bdi_rl.control.app import MAX_BODY, TOKEN_HEADER, create_control_app, own_origins
+from bdi_rl.control.jobs import ANNOUNCE, QUEUED, RUNNING, STOPPED, JobQueue
+from bdi_rl.readers.viewer import SECURITY_HEADERS
+from bdi_rl.spec import shipped_spec_names
+from bdi_rl.store import Sweep, read_sweep, read_sweeps, write_sweep
+from bdi_rl.xmpp.server import free_port
+from tests.conftest import AGENTS
+
+TOKEN = "t0ken-for-tests"
+SPEC_TEXT = (AGENTS / "frozenlake-4x4.toml").read_text()
+
+
+# -- the app, through aiohttp's test client ------------------------------------------------
+@pytest.fixture
+async def control(tmp_path):
+    """The control app over an empty runs directory, on a known port (its origin)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    port = free_port()
+    queue = JobQueue(runs, max_running=1)
+    app = create_control_app(runs, queue, TOKEN, "127.0.0.1", port)
+    client = TestClient(TestServer(app, host="127.0.0.1", port=port))
+    await client.start_server()
+    client.runs, client.queue, client.origin = runs, queue, f"http://127.0.0.1:{port}"
+    yield client
+    await client.close()
+
+
+def _headers(client, token=TOKEN, origin="own"):
+    headers = {}
+    if token is not None:
+        headers[TOKEN_HEADER] = token
+    if origin == "own":
+        headers["Origin"] = client.origin
+    elif origin is not None:
+        headers["Origin"] = origin
+    return headers
+
+
+def _nothing_created(client) -> None:
+    assert client.queue.jobs == {}
+    assert sorted(p.name for p in client.runs.iterdir()) == []  # no run dir, .specs or .sweeps
+
+
+REFUSALS = {
+    "no token": {"token": None},
+    "wrong token": {"token": "x" + TOKEN},
+    "foreign origin": {"origin": "http://evil.example:8765"},
+    "same host, other port": {"origin": "http://127.0.0.1:1"},
+    "missing origin": {"origin": None},
+    "null origin": {"origin": "null"},
+}
+GOOD_START = {"spec": "frozenlake-4x4", "episodes": 50, "trace": "episode"}
+
+
+@pytest.mark.parametrize("how", REFUSALS)
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/control/runs", GOOD_START),
+        ("/api/control/sweeps", {**GOOD_START, "seeds": 3}),
+        ("/api/control/runs", {"toml": SPEC_TEXT}),
+        ("/api/control/jobs/1/stop", {}),
+    ],
+)
+async def test_a_refused_request_changes_nothing(control, how, path, body):
+    response = await control.post(path, json=body, headers=_headers(control, **REFUSALS[how]))
+    assert response.status == 403
+    assert set(await response.json()) == {"error"}
+    assert response.headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+    _nothing_created(control)
+    assert read_sweeps(control.runs) == []
+
+
+async def test_the_viewer_stays_read_only(control):
+    for path in ("/", "/api/runs", "/api/control/jobs"):
+        response = await control.request("PUT", path, headers=_headers(control, token=None))
+        assert response.status == 403
+    response = await control.delete("/api/runs", headers=_headers(control))
+    assert response.status == 405  # with the token, still no such route
+    _nothing_created(control)
+
+
+BAD_REQUESTS = [
+    (b"{not json", "malformed"),
+    (b"[1, 2]", "Expected `object`"),
+    (b'{"spec": "frozenlake-4x4", "seed": "1"}', "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "seed": true}', "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "seed": 1.5}', "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "seed": -1}', "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "seed": 4294967296}', "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "seed": 1' + b"0" * 5000 + b"}", "$.seed"),
+    (b'{"spec": "frozenlake-4x4", "episodes": 0}', "$.episodes"),
+    (b'{"spec": "frozenlake-4x4", "trace": "everything"}', "$.trace"),
+    (b'{"spec": "frozenlake-4x4", "path": "/etc"}', "unknown field"),
+    (b'{"spec": "nosuchspec"}', "no shipped spec 'nosuchspec' (shipped: "),
+    (b'{"spec": "../agents/frozenlake-4x4"}', "no shipped spec"),
+    (b'{"spec": "frozenlake-4x4", "toml": "name = 1"}', "not both"),
+    (b"{}", "not both"),
+    (b'{"spec": "frozenlake-4x4", "seeds": 2}', "start a sweep"),
+    (b'{"toml": "name = "}', "spec: not valid TOML"),
+    (b'{"toml": "name = \\"x\\"\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"Bad Name\\""}', "agents[0].name"),
+    (b'{"toml": "name = \\"x\\"\\nepisodes = -3\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"a\\""}', "episodes"),
+]
+
+
+@pytest.mark.parametrize("body, message", BAD_REQUESTS)
+async def test_bad_input_is_a_400_with_one_line(control, body, message):
+    response = await control.post("/api/control/runs", data=body, headers=_headers(control))
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert message in error and "\n" not in error and "Traceback" not in error
+    _nothing_created(control)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({**GOOD_START, "seeds": 65}, "$.seeds"),
+        ({**GOOD_START, "seeds": 0}, "$.seeds"),
+        ({**GOOD_START, "seed": 4294967295, "seeds": 2}, "goes past"),
+    ],
+)
+async def test_a_sweep_out_of_range_is_refused(control, body, message):
+    response = await control.post("/api/control/sweeps", json=body, headers=_headers(control))
+    assert response.status == 400 and message in (await response.json())["error"]
+    _nothing_created(control)
+
+
+async def test_a_huge_body_is_refused(control):
+    body = json.dumps({"toml": "# " + "x" * MAX_BODY}).encode()
+    response = await control.post("/api/control/runs", data=body, headers=_headers(control))
+    assert response.status == 400 and "larger than" in (await response.json())["error"]
+
+    async def chunks():  # no Content-Length: the bound holds while reading
+        for _ in range(MAX_BODY // 65536 + 2):
+            yield b" " * 65536
+
+    response = await control.post("/api/control/runs", data=chunks(), headers=_headers(control))
+    assert response.status == 400 and "larger than" in (await response.json())["error"]
+    _nothing_created(control)
+
+
+def _with_group_line(line: str) -> str:
+    return SPEC_TEXT.replace('asl = "learner.asl"', line)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (_with_group_line('asl = "/etc/passwd"'), "agents[0].asl: an uploaded spec may name only a shipped plan file"),
+        (_with_group_line('asl = "../asl/learner.asl"'), "agents[0].asl"),
+        (_with_group_line('asl = "lib/episode.asl"'), "agents[0].asl"),
+        (_with_group_line('asl = "learner.asl"\nwarm_start = "/tmp"'), "agents[0].warm_start: not allowed"),
+        (_with_group_line('asl = "learner.asl"\nwarm_start = "runs/x"'), "agents[0].warm_start: not allowed"),
+        (SPEC_TEXT.replace('id = "FrozenLake-v1"', 'id = "os:system"'), "env.id"),
+        (SPEC_TEXT + '\n[xmpp]\nserver = "example.org:5222"\n', "xmpp.server"),
+        (SPEC_TEXT + "\n[viewer]\nenabled = true\n", "viewer.enabled"),
+    ],
+)
+async def test_an_uploaded_spec_names_no_path(control, text, message):
+    for path, extra in (("/api/control/runs", {}), ("/api/control/sweeps", {"seeds": 2})):
+        response = await control.post(path, json={"toml": text, **extra}, headers=_headers(control))
+        assert response.status == 400
+        assert message in (await response.json())["error"]
+    _nothing_created(control)
+    assert not (control.runs / ".specs").exists() and not (control.runs / ".sweeps").exists()
+
+
+async def test_stopping_no_such_job_is_a_404(control):
+    for job in ("1", "x", "9" * 40):
+        response = await control.post(f"/api/control/jobs/{job}/stop", headers=_headers(control))
+        assert response.status == 404
+    _nothing_created(control)
+
+
+async def test_the_page_and_the_reading_api(control):
+    page = await control.get("/control")
+    assert page.status == 200 and "control.js" in await page.text()
+    assert page.headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+    for name in ("control.js", "control.css"):
+        assert (await control.get(f"/static/{name}")).status == 200
+    specs = await (await control.get("/api/control/specs")).json()
+    assert [s["name"] for s in specs["specs"]] == shipped_spec_names()
+    assert specs["max_sweep"] == 64
+    jobs = await (await control.get("/api/control/jobs")).json()
+    assert jobs == {"jobs": [], "running": 0, "max_running": 1}
+    assert (await control.get("/")).status == 200  # the viewer is all there
+
+
+def test_own_origins():
+    assert own_origins("127.0.0.1", 8765) == {
+        "http://127.0.0.1:8765",
+        "http://localhost:8765",
+        "http://[::1]:8765",
+    }
+    assert own_origins("192.168.1.5", 80) == {"http://192.168.1.5:80"}
+    assert "http://localhost:9" in own_origins("0.0.0.0", 9)
+
+
+# -- the queue, with stand-in children (fast) ----------------------------------------------
+class StandInQueue(JobQueue):
+    """A queue whose children make a directory and announce it as ``bdi-rl run`` does, then
+    wait for a file (or SIGINT) to finish: its scheduling, stopping and sweep records are
+    the real ones."""
+
+    def __init__(self, runs: Path, max_running: int, release: Path) -> None:
+        super().__init__(runs, max_running, grace=5)
+        self.release = release
+
+    def command(self, job):
+        script = (
+            "import os, pathlib, signal, sys, time\n"
+            f"d = pathlib.Path({str(self.runs)!r}) / 'run-{job.seed}'\n"
+            "d.mkdir()\n"
+            f"print({ANNOUNCE!r} + str(d), flush=True)\n"
+            "try:\n"
+            f"    while not pathlib.Path({str(self.release)!r}).exists(): time.sleep(0.02)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('bdi-rl: interrupted', file=sys.stderr); sys.exit(130)\n"
+            f"sys.exit({job.seed} % 7 == 6)\n"  # seed 6 fails
+        )
+        return [sys.executable, "-c", script]
+
+
+async def _until(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+async def test_the_queue_runs_at_most_n_and_fills_the_sweep_record(tmp_path):
+    runs, release = tmp_path / "runs", tmp_path / "release"
+    runs.mkdir()
+    queue = StandInQueue(runs, 1, release)
+    sweep = Sweep("sweep-20260101-000000", "x", [4, 5, 6], [None, None, None], 0.0)
+    write_sweep(runs, sweep)
+    jobs = [queue.new_job("x", Path("x.toml"), s, sweep=sweep.id, sweep_index=k) for k, s in enumerate(sweep.seeds)]
+    queue.submit(jobs, sweep)
+    assert [j.state for j in jobs] == [RUNNING, QUEUED, QUEUED]
+    await _until(lambda: jobs[0].run is not None)
+    assert jobs[0].run == "run-4" and read_sweep(runs, sweep.id).runs == ["run-4", None, None]
+    release.touch()
+    await _until(lambda: all(j.ended for j in jobs))
+    assert [(j.state, j.exit_code, j.run) for j in jobs] == [
+        ("finished", 0, "run-4"),
+        ("finished", 0, "run-5"),
+        ("failed", 1, "run-6"),
+    ]
+    assert jobs[2].error == "exit status 1"  # no stderr line: the status says it
+    assert read_sweep(runs, sweep.id).runs == ["run-4", "run-5", "run-6"]
+
+
+async def test_stop_cancels_a_queued_job_and_interrupts_a_running_one(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    queue = StandInQueue(runs, 1, tmp_path / "never")
+    first, second = queue.new_job("x", Path("x"), 1), queue.new_job("x", Path("x"), 2)
+    queue.submit([first, second])
+    assert queue.stop(second.id).state == STOPPED  # queued: cancelled, never started
+    await _until(lambda: first.run is not None)
+    queue.stop(first.id)
+    assert first.to_json()["stopping"]
+    await _until(lambda: first.ended is not None)
+    assert (first.state, first.exit_code, first.error) == ("stopped", 130, None)
+    assert second.run is None and not (runs / "run-2").exists()
+    with pytest.raises(KeyError):
+        queue.stop(99)
+
+
+async def test_shutdown_stops_every_child(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    queue = StandInQueue(runs, 2, tmp_path / "never")
+    jobs = [queue.new_job("x", Path("x"), s) for s in (1, 2, 3)]
+    queue.submit(jobs)
+    await _until(lambda: all(j.run for j in jobs[:2]))
+    await queue.shutdown()
+    assert [j.state for j in jobs] == [STOPPED] * 3
+    assert all(j.proc.returncode is not None for j in jobs[:2])
+
+
+# -- a real bdi-rl serve and real runs (slow) ----------------------------------------------
+class Serve:
+    """``bdi-rl serve`` as a user starts it; the token from the line it prints."""
+
+    def __init__(self, runs: Path, jobs: int = 1) -> None:
+        self.port = free_port()
+        self.runs = runs
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bdi_rl", "serve", "--runs", str(runs), "--port", str(self.port),
+             "--jobs", str(jobs)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith(f"bdi-rl serve: http://127.0.0.1:{self.port}/control#token="), line
+        self.page_url = line.split(": ", 1)[1].strip()
+        self.token = self.page_url.split("#token=", 1)[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def post(self, path: str, body: dict | None = None) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body or {}).encode(), method="POST",
+            headers={TOKEN_HEADER: self.token, "Origin": self.url, "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.load(response)
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.load(exc)
+
+    def jobs(self) -> list[dict]:
+        with urllib.request.urlopen(self.url + "/api/control/jobs", timeout=30) as response:
+            return json.load(response)["jobs"]
+
+    def wait(self, predicate, timeout: float = 180) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while True:
+            jobs = self.jobs()
+            if predicate(jobs):
+                return jobs
+            assert time.monotonic() < deadline, f"timed out: {jobs}"
+            time.sleep(0.2)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def serve(tmp_path):
+    server = Serve(tmp_path / "runs")
+    yield server
+    server.stop()
+
+
+def _summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+SMALL = {"episodes": 100, "trace": "episode"}
+
+
+@pytest.mark.slow
+def test_a_sweep_of_three_seeds_with_one_job_slot(serve):
+    status, started = serve.post("/api/control/sweeps", {"spec": "frozenlake-4x4", "seed": 10, "seeds": 3, **SMALL})
+    assert status == 201, started
+    sweep_id = started["sweep"]
+    states = [j["state"] for j in serve.jobs()]
+    assert states == ["running", "queued", "queued"]
+    jobs = serve.wait(lambda jobs: all(j["state"] not in ("queued", "running") for j in jobs))
+    assert [(j["state"], j["exit_code"], j["seed"]) for j in jobs] == [("finished", 0, s) for s in (10, 11, 12)]
+    sweep = read_sweep(serve.runs, sweep_id)
+    assert sweep.seeds == [10, 11, 12] and sweep.overrides == SMALL and sweep.spec == "frozenlake-4x4"
+    assert sweep.runs == [j["run"] for j in jobs]
+    run_dirs = sorted(p for p in serve.runs.iterdir() if not p.name.startswith("."))
+    assert sorted(p.name for p in run_dirs) == sorted(sweep.runs)
+    for run_dir, seed in zip(sorted(run_dirs, key=lambda p: sweep.runs.index(p.name)), (10, 11, 12), strict=True):
+        assert f"__{seed}__" in run_dir.name
+        summary = _summary(run_dir)
+        assert not summary.get("interrupted")
+    with urllib.request.urlopen(f"{serve.url}/api/curves?sweep={sweep_id}", timeout=30) as response:
+        assert response.status == 200  # the overlay page's data for it
+
+
+@pytest.mark.slow
+def test_stopping_a_running_job_leaves_an_interrupted_run(serve):
+    status, started = serve.post("/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 10_000_000,
+                                                       "trace": "episode"})
+    assert status == 201
+    job = started["jobs"][0]["id"]
+    serve.wait(lambda jobs: jobs[0]["run"] is not None)
+    time.sleep(1.5)  # some episodes
+    status, stopped = serve.post(f"/api/control/jobs/{job}/stop")
+    assert status == 200 and stopped["job"]["stopping"]
+    jobs = serve.wait(lambda jobs: jobs[0]["state"] != "running", timeout=60)
+    assert (jobs[0]["state"], jobs[0]["exit_code"]) == ("stopped", 130)
+    summary = _summary(serve.runs / jobs[0]["run"])
+    assert summary["interrupted"] is True
+
+
+@pytest.mark.slow
+def test_an_uploaded_spec_runs_and_is_kept(serve):
+    text = SPEC_TEXT.replace("eval_episodes = 1000", "eval_episodes = 10")
+    status, started = serve.post("/api/control/runs", {"toml": text, "seed": 3, **SMALL})
+    assert status == 201, started
+    assert started["jobs"][0]["spec"] == "frozenlake-4x4 (uploaded)"
+    jobs = serve.wait(lambda jobs: jobs[0]["state"] not in ("queued", "running"))
+    assert jobs[0]["state"] == "finished", jobs
+    kept = list((serve.runs / ".specs").iterdir())
+    assert len(kept) == 1 and kept[0].read_text() == text
+    saved = (serve.runs / jobs[0]["run"] / "spec.toml").read_text()
+    assert 'asl = "learner.asl"' in saved and "eval_episodes = 10" in saved
+
+
+@pytest.mark.slow
+def test_a_run_that_fails_says_why(serve):
+    text = SPEC_TEXT.replace('id = "FrozenLake-v1"', 'id = "NoSuchEnv-v0"')
+    status, started = serve.post("/api/control/runs", {"toml": text, **SMALL})
+    assert status == 201, started  # the loader cannot know; the run's own checks do
+    jobs = serve.wait(lambda jobs: jobs[0]["state"] not in ("queued", "running"))
+    assert (jobs[0]["state"], jobs[0]["exit_code"], jobs[0]["run"]) == ("failed", 2, None)
+    assert jobs[0]["error"].startswith("bdi-rl: error:") and "NoSuchEnv" in jobs[0]["error"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_serve_stops_its_runs_then_exits(tmp_path):
+    server = Serve(tmp_path / "runs", jobs=2)
+    try:
+        for seed in (1, 2, 3):
+            status, _ = server.post("/api/control/runs", {"spec": "frozenlake-4x4", "seed": seed,
+                                                          "episodes": 10_000_000, "trace": "episode"})
+            assert status == 201
+        jobs = server.wait(lambda jobs: all(j["run"] for j in jobs[:2]))
+        children = [p for p in _children(server.proc.pid)]
+        assert len(children) == 2
+        time.sleep(1)
+    finally:
+        assert server.stop() == 0
+    for job in jobs[:2]:
+        assert _summary(server.runs / job["run"])["interrupted"] is True
+    assert [p.name for p in server.runs.iterdir() if not p.name.startswith(".")].__len__() == 2
+    assert not any(_alive(pid) for pid in children)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
