@@ -175,6 +175,12 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--event", type=_COUNT, help="the agent's event number (default: its last)")
     where.add_argument("--episode", type=_COUNT, help="an episode (with --step: a step of it)")
     inspect.add_argument("--step", type=_COUNT, help="a step of --episode")
+    search = sub.add_parser("search", help="when beliefs matching a pattern were first added and removed, by whom")
+    search.add_argument("run", help="run directory, or a run id under --runs")
+    search.add_argument("pattern", help="hazard, hazard(_, _), hazard(3, Y) ... (README: Search)")
+    search.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    search.add_argument("--agent", help="only this agent's beliefs (learner-1, or a bare JID)")
+    search.add_argument("--limit", type=_number(int, 1), default=500, help="most hits printed (default: 500)")
     plot = sub.add_parser("plot", help="learning curves across agents and seeds, and a Q heatmap (PNG/SVG/PDF)")
     plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
     plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -471,6 +477,22 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from bdi_rl.readers.indexcache import default_cache_dir, open_index
+    from bdi_rl.readers.inspector import find_run, resolve_agent
+    from bdi_rl.readers.pattern import PatternError, parse_pattern
+    from bdi_rl.readers.search import format_result, search_run
+
+    try:
+        pattern = parse_pattern(args.pattern)
+    except PatternError as exc:
+        raise BadInput(f"PATTERN: {exc}") from None
+    index = open_index(find_run(args.run, args.runs), default_cache_dir())
+    agent = resolve_agent(index, args.agent) if args.agent is not None else None
+    print(format_result(search_run(index, pattern, agent, args.limit)))
+    return EXIT_OK
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from bdi_rl.readers.inspector import find_run
     from bdi_rl.readers.plots import plot_runs
@@ -589,6 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "view": cmd_view,
         "serve": cmd_serve,
         "inspect": cmd_inspect,
+        "search": cmd_search,
         "plot": cmd_plot,
         "export": cmd_export,
         "dashboard": cmd_dashboard,
