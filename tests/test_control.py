@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -464,3 +465,35 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+async def test_a_full_queue_takes_no_more(control, monkeypatch):
+    monkeypatch.setattr(control.queue, "queued", lambda: 1024)
+    response = await control.post("/api/control/runs", json=GOOD_START, headers=_headers(control))
+    assert response.status == 400 and "queue is full" in (await response.json())["error"]
+    _nothing_created(control)
+
+
+async def test_a_token_that_is_not_ascii_is_refused(control):
+    response = await control.post(
+        "/api/control/runs", json=GOOD_START, headers={**_headers(control), TOKEN_HEADER: "tök\udcff".encode(
+            "utf-8", "surrogateescape").decode("latin-1")})
+    assert response.status == 403
+    _nothing_created(control)
+
+
+# -- the command line ------------------------------------------------------------------------
+def test_serve_refuses_a_bad_runs_directory_or_port(tmp_path):
+    from tests.conftest import run_main
+
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    result = run_main("serve", "--runs", str(not_a_dir))
+    assert result.returncode == 2 and result.stderr.startswith("bdi-rl: error: --runs ") and "not a directory" in result.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = run_main("serve", "--runs", str(tmp_path / "runs"), "--port", str(busy.getsockname()[1]))
+    assert result.returncode == 2 and "cannot listen" in result.stderr and result.stderr.count("\n") == 1
+    result = run_main("serve", "--jobs", "0")
+    assert result.returncode == 2 and "--jobs" in result.stderr

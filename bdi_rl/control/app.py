@@ -40,6 +40,8 @@ TOKEN_HEADER = "X-BDI-RL-Token"
 MAX_BODY = 2 * MAX_SPEC_BYTES + 4096
 #: Most seeds in one sweep.
 MAX_SWEEP = 64
+#: Most jobs waiting at once (a page left starting sweeps must not fill the memory).
+MAX_QUEUED = 1024
 
 JOBS = web.AppKey("jobs", JobQueue)
 TOKEN = web.AppKey("token", str)
@@ -119,7 +121,7 @@ async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
         own = origin in request.app[ORIGINS] or (request.app[ANY_HOST] and origin == f"http://{request.host}")
         if not own:
             raise _refused("foreign origin: state-changing requests come from this server's page")
-        given = request.headers.get(TOKEN_HEADER, "").encode()
+        given = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "replace")
         if not hmac.compare_digest(given, request.app[TOKEN].encode()):
             raise _refused(f"missing or wrong token ({TOKEN_HEADER}): open the URL bdi-rl serve printed")
     return await handler(request)
@@ -168,6 +170,8 @@ async def _start_request(request: web.Request) -> StartRequest:
         raise _bad_request(" ".join(str(exc).split())[:300]) from None
     if (start.spec is None) == (start.toml is None):
         raise _bad_request('give "spec" (a shipped spec\'s name) or "toml" (a spec\'s text), not both')
+    if request.app[JOBS].queued() + start.seeds > MAX_QUEUED:
+        raise _bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
     return start
 
 

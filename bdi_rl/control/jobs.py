@@ -103,6 +103,9 @@ class JobQueue:
     def running(self) -> int:
         return sum(job.state == RUNNING for job in self.jobs.values())
 
+    def queued(self) -> int:
+        return len(self._pending)
+
     def _schedule(self) -> None:
         while self._pending and not self._closed and self.running() < self.max_running:
             job = self._pending.popleft()
