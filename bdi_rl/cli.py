@@ -185,6 +185,13 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
     plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     plot.add_argument("-o", "--output", type=Path, required=True, help="image file (.png, .svg, .pdf)")
+    render = sub.add_parser("render", help="an episode on its grid world as a video (GIF or MP4), from the trace")
+    render.add_argument("run", help="run directory, or a run id under --runs")
+    render.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    render.add_argument("--agent", required=True, help="a learner (learner-1, or a bare JID)")
+    render.add_argument("--episode", type=_COUNT, required=True, help="the episode to draw")
+    render.add_argument("-o", "--output", type=Path, required=True, help="video file (.gif or .mp4)")
+    render.add_argument("--fps", type=_number(float, 0, 60, low_open=True), default=4.0, help="frames a second (default: 4)")
     export = sub.add_parser("export", help="a run's curves as CSV or TensorBoard scalars (CleanRL tags)")
     export.add_argument("run", help="run directory, or a run id under --runs")
     export.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -493,6 +500,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from bdi_rl.readers.indexcache import default_cache_dir, open_index
+    from bdi_rl.readers.inspector import find_run, resolve_agent
+    from bdi_rl.readers.render import write_video
+
+    index = open_index(find_run(args.run, args.runs), default_cache_dir())
+    frames = write_video(index, resolve_agent(index, args.agent), args.episode, args.output, args.fps)
+    print(f"{args.output}: {frames} frames")
+    return EXIT_OK
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from bdi_rl.readers.inspector import find_run
     from bdi_rl.readers.plots import plot_runs
@@ -563,6 +581,7 @@ USER_ERRORS = (
     ("bdi_rl.rl.checkpoint", "CheckpointError"),
     ("bdi_rl.bdi.policycache", "PolicyFileError"),
     ("bdi_rl.readers.qgrid", "QGridError"),
+    ("bdi_rl.readers.world", "WorldError"),
     ("bdi_rl.store", "RunsDirError"),
     ("bdi_rl.trace.events", "TraceFormatError"),
     ("bdi_rl.xmpp.server", "XmppServerError"),
@@ -613,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "inspect": cmd_inspect,
         "search": cmd_search,
         "plot": cmd_plot,
+        "render": cmd_render,
         "export": cmd_export,
         "dashboard": cmd_dashboard,
         "qtable": cmd_qtable,

@@ -23,7 +23,7 @@ import msgspec
 import orjson
 from aiohttp import web
 
-from bdi_rl.readers import curves, vendor
+from bdi_rl.readers import curves, render, vendor, world
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
@@ -110,6 +110,8 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
             web.get("/api/runs/{run}/agents/{agent}/mind", api_mind),
             web.get("/api/runs/{run}/messages", api_messages),
             web.get("/api/runs/{run}/agents/{agent}/qtable", api_qtable),
+            web.get("/api/runs/{run}/agents/{agent}/world", api_world),
+            web.get("/api/runs/{run}/agents/{agent}/render", api_render),
             web.get("/api/runs/{run}/search", api_search),
             web.get("/api/runs/{run}/live", api_live),
             web.get("/api/curves", api_curves),
@@ -403,6 +405,36 @@ async def api_search(request: web.Request) -> web.Response:
     scope = Scope.of(index, jid)  # copied here, searched in a thread while indexing goes on
     result = await asyncio.to_thread(search, scope, pattern)
     return _json({**result.to_dict(), "agent": jid, "indexing": index.indexing})
+
+
+async def api_world(request: web.Request) -> web.Response:
+    """An episode on the agent's grid world (``readers.world``): ``episode=N`` (404 if the
+    trace has none), ``step=K`` the frame whose beliefs and Q-values to draw; ``{"error":
+    why}`` for an agent without a world view."""
+    index = _index(request)
+    jid = _agent(index, request.match_info["agent"])
+    episode, frame = _int_param(request, "episode", 0), _int_param(request, "step", 0)
+    try:
+        return _json(await asyncio.to_thread(world.episode_world, index, jid, episode, frame))
+    except world.WorldError as exc:
+        if str(exc).startswith("episode:"):
+            raise _not_found(str(exc)) from None
+        return _json({"error": str(exc)})
+
+
+async def api_render(request: web.Request) -> web.Response:
+    """The episode as a GIF (``readers.render``, as ``bdi-rl render`` draws it)."""
+    index = _index(request)
+    jid = _agent(index, request.match_info["agent"])
+    episode = _int_param(request, "episode", 0)
+    try:
+        gif = await asyncio.to_thread(render.render_episode, index, jid, episode, "gif")
+    except world.WorldError as exc:
+        raise _not_found(str(exc)) from None
+    name = f"{jid.split('@', 1)[0]}-episode-{episode}.gif"
+    return web.Response(
+        body=gif, content_type="image/gif", headers={"Content-Disposition": f'inline; filename="{name}"'}
+    )
 
 
 async def api_messages(request: web.Request) -> web.Response:

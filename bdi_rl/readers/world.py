@@ -1,0 +1,255 @@
+"""An agent's episode on its grid world, from the trace: the map, where the agent was at each
+step, the cells its beliefs name, and its greedy action and max Q per cell as known then.
+
+Shared by the viewer's world panel and episode player (``/api/.../world``) and by
+``bdi-rl render`` (``readers.render``). The map comes from the learner's ``agent.start``
+(``WorldData``); traces written before it had one get it rebuilt from the run's ``spec.toml``.
+Q-values are rebuilt from the trace's rl rows (each ``rl.step`` holds the row it chose from
+and the value after its update): the latest row seen per state up to the selected event, which
+is what the agent knew of that state when it last stood there (priors, replayed experience
+and adopted policies change rows between visits without a row of their own).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import tomllib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
+from bdi_rl.store import SPEC_FILE
+from bdi_rl.trace.events import AGENT_START, RL_STEP
+
+#: Events read from the trace at a time.
+_CHUNK = 4096
+#: Beliefs that name a cell, and what the map draws them as: a hazard told or found, a goal
+#: (told with its reward, or the episode's goal percept), where the agent believes it is.
+_CELL_BELIEF = re.compile(r"(hazard|goal_at|goal|pos)\((-?\d+),\s*(-?\d+)(?:,[^()]*)?\)")
+_BELIEF_KINDS = {"hazard": "hazard", "goal_at": "goal", "goal": "goal", "pos": "pos"}
+
+
+class WorldError(ValueError):
+    """Why there is no world view: one line naming the field (``agent``, ``episode``, ``env``)."""
+
+
+def world_of(index: RunIndex, jid: str) -> tuple[dict[str, Any], str]:
+    """The agent's map and where it came from ("trace" or "spec"); WorldError if it has none."""
+    first = index.events_of(jid, 0, 1)
+    if first and first[0]["kind"] == AGENT_START and isinstance(first[0]["data"].get("world"), dict):
+        return first[0]["data"]["world"], "trace"
+    if index.agents[jid].action_names is None:
+        raise WorldError(f"agent: {jid.split('@', 1)[0]} is not a learner (no env): no world view")
+    try:
+        env_spec = tomllib.loads((index.run_dir / SPEC_FILE).read_text())["env"]
+        env = make_env(env_spec["id"], env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError, EnvError) as exc:
+        raise WorldError(f"env: no world recorded and none rebuilt from {SPEC_FILE} ({exc})") from None
+    try:
+        world = env.world()
+    finally:
+        env.close()
+    if world is None:
+        raise WorldError(f"env: no world view for this env ({env.env_id})")
+    return world, "spec"
+
+
+def apply_step(rows: dict[int, list[float | None]], data: dict[str, Any], n_actions: int) -> None:
+    """Fold one ``rl.step`` into the rows known per state: the row it chose from, its update."""
+    s, a = int(data["s"]), int(data["a"])
+    q = data.get("q")
+    row: list[float | None] = list(q) if isinstance(q, list) else rows.get(s) or [None] * n_actions
+    if 0 <= a < len(row):
+        row[a] = data["q_after"]
+    rows[s] = row
+
+
+@dataclass
+class _Rows:
+    """The rows known after every rl.step before ``upto``, kept between requests so a player
+    moving forward reads each row once."""
+
+    upto: int = 0
+    rows: dict[int, list[float | None]] = field(default_factory=dict)
+
+
+_ROWS: OrderedDict[tuple[Path, str], _Rows] = OrderedDict()
+_ROWS_KEPT = 8
+
+
+def q_rows(index: RunIndex, jid: str, position: int, n_actions: int) -> dict[int, list[float | None]]:
+    """The latest row seen per state in the rl.steps at or before ``position`` (a copy)."""
+    key = (index.trace_path, jid)
+    known = _ROWS.pop(key, None)
+    if known is None or known.upto > position + 1:
+        known = _Rows()
+    _ROWS[key] = known
+    while len(_ROWS) > _ROWS_KEPT:
+        _ROWS.popitem(last=False)
+    positions = index.agents[jid].rl_positions
+    lo, hi = bisect.bisect_left(positions, known.upto), bisect.bisect_right(positions, position)
+    if lo < hi:
+        for start in range(positions[lo], positions[hi - 1] + 1, _CHUNK):
+            stop = min(start + _CHUNK, positions[hi - 1] + 1)
+            for event in index.events_of(jid, start, stop):
+                if event["kind"] == RL_STEP:
+                    apply_step(known.rows, event["data"], n_actions)
+    known.upto = max(known.upto, position + 1)
+    return {s: list(row) for s, row in known.rows.items()}
+
+
+def q_cells(
+    rows: dict[int, list[float | None]], world: dict[str, Any], like: dict[str, Any] | None
+) -> dict[str, list[list[Any]]]:
+    """Max Q and greedy action per cell (None where the state was never seen, and no greedy
+    action where its known values are all equal); Taxi's cells for ``like``'s passenger and
+    destination."""
+    best: list[list[float | None]] = []
+    greedy: list[list[int | None]] = []
+    for y in range(int(world["rows"])):
+        best.append([])
+        greedy.append([])
+        for x in range(int(world["cols"])):
+            row = rows.get(world_state(world, x, y, like))
+            values = [(v, a) for a, v in enumerate(row or ()) if isinstance(v, (int, float))]
+            if not values:
+                best[y].append(None)
+                greedy[y].append(None)
+                continue
+            top = max(v for v, _ in values)
+            best[y].append(top)
+            flat = top - min(v for v, _ in values) < 1e-9
+            greedy[y].append(None if flat else next(a for v, a in values if v == top))
+    return {"max": best, "greedy": greedy}
+
+
+def episode_steps(index: RunIndex, jid: str, episode: int) -> tuple[list[dict[str, Any]], int, int]:
+    """The ``rl.step`` events of ``episode`` with their positions, and the episode's span."""
+    try:
+        first, last = index.span_of(jid, episode)
+    except KeyError as exc:
+        raise WorldError(f"episode: {exc.args[0]}") from None
+    steps = []
+    for start in range(first, last + 1, _CHUNK):
+        for k, event in enumerate(index.events_of(jid, start, min(start + _CHUNK, last + 1)), start):
+            if event["kind"] == RL_STEP and event.get("episode") == episode:
+                steps.append({**event["data"], "position": k})
+    return steps, first, last
+
+
+def cell_beliefs(beliefs: dict[str, list[str]], world: dict[str, Any]) -> list[dict[str, Any]]:
+    """The beliefs that name a cell of the map, with who told them."""
+    out = []
+    for text, sources in beliefs.items():
+        match = _CELL_BELIEF.fullmatch(text)
+        if match is None:
+            continue
+        x, y = int(match[2]), int(match[3])
+        if 0 <= x < int(world["cols"]) and 0 <= y < int(world["rows"]):
+            out.append({"kind": _BELIEF_KINDS[match[1]], "x": x, "y": y, "belief": text, "sources": list(sources)})
+    return out
+
+
+def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = None) -> dict[str, Any]:
+    """Everything the world panel and the video draw of one episode: the map, the steps, a
+    frame per position of the agent (``steps + 1``: the start, then after each step, each with
+    the inspector position showing it), and, at ``frame`` (default 0), the cells the agent's
+    beliefs name and the Q-values it knew. WorldError naming what is missing."""
+    agent = index.agents[jid]
+    world, world_source = world_of(index, jid)
+    world = {**world, "map": list(world["map"])}
+    steps, first, last = episode_steps(index, jid, episode)
+    names = agent.action_names or []
+    n_actions = len(names) or 1 + max((int(s["a"]) for s in steps), default=0)
+    entry = next(e for e in agent.episodes if e["episode"] == episode)
+    goal = _episode_goal(index, jid, last)
+    if goal is not None and world["family"] == "frozenlake":  # moving goals: this episode's G
+        world["map"] = [row.replace("G", "F") for row in world["map"]]
+        gx, gy = goal
+        if 0 <= gy < len(world["map"]) and 0 <= gx < len(world["map"][gy]):
+            world["map"][gy] = world["map"][gy][:gx] + "G" + world["map"][gy][gx + 1 :]
+    out_steps, frames, total = [], [], 0.0
+    for i, s in enumerate(steps):
+        total += float(s["r"] or 0.0)
+        a = int(s["a"])
+        out_steps.append(
+            {
+                "step": i,
+                "s": s["s"],
+                "a": a,
+                "action": names[a] if a < len(names) else f"a{a}",
+                "r": s["r"],
+                "s2": s["s2"],
+                "cell": world_cell(world, int(s["s"])),
+                "cell2": world_cell(world, int(s["s2"])),
+                "position": s["position"],
+                "q": s.get("q"),
+                "q_after": s["q_after"],
+                "return": total,
+            }
+        )
+    if steps:
+        frames.append(_frame(0, world, int(steps[0]["s"]), max(first, steps[0]["position"] - 1), None, 0.0))
+        for i, s in enumerate(out_steps, 1):
+            position = out_steps[i]["position"] - 1 if i < len(out_steps) else last
+            frames.append(_frame(i, world, int(s["s2"]), position, s, s["return"]))
+    selected = min(max(frame or 0, 0), len(frames) - 1) if frames else None
+    payload: dict[str, Any] = {
+        "agent": jid,
+        "episode": episode,
+        "world": world,
+        "world_source": world_source,
+        "actions": names,
+        "return": entry.get("return"),
+        "outcome": entry.get("outcome"),
+        "length": entry.get("length"),
+        "goal": goal,
+        "steps": out_steps,
+        "frames": frames,
+        "frame": selected,
+        "note": None,
+        "beliefs": [],
+        "q": None,
+    }
+    if not frames:
+        level = index.trace_level or "?"
+        payload["note"] = (
+            f"the trace holds no steps of this episode (trace level {level}: steps are recorded at level step)"
+        )
+        return payload
+    assert selected is not None
+    position = frames[selected]["position"]
+    mind, _ = index.mind_at(jid, position)
+    payload["beliefs"] = cell_beliefs(mind.beliefs, world)
+    rows = q_rows(index, jid, position, n_actions)
+    payload["q"] = {
+        **q_cells(rows, world, frames[selected]["cell"]),
+        "source": f"rebuilt from the trace's rl rows up to event {position} (the latest row seen per state)",
+        "position": position,
+    }
+    return payload
+
+
+def _frame(
+    i: int, world: dict[str, Any], state: int, position: int, step: dict[str, Any] | None, total: float
+) -> dict[str, Any]:
+    return {
+        "frame": i,
+        "state": state,
+        "cell": world_cell(world, state),
+        "position": position,
+        "action": step["action"] if step else None,
+        "r": step["r"] if step else None,
+        "return": total,
+    }
+
+
+def _episode_goal(index: RunIndex, jid: str, end: int) -> list[int] | None:
+    """Moving goals: the episode's goal cell, as its ``episode.end`` records it."""
+    event = index.events_of(jid, end, end + 1)
+    goal = event[0]["data"].get("goal") if event else None
+    return [int(goal[0]), int(goal[1])] if isinstance(goal, list) and len(goal) == 2 else None
