@@ -176,7 +176,7 @@ def test_runs_list_picks_runs_to_compare(browser, viewer, chart_runs):
     page.click("#compare")
     page.wait_for_selector("body[data-ready='1']")
     names = [t["name"] for t in _traces(page, "chart-return") if t["meta"] == "curve"]
-    assert sorted(n.split("__")[0] for n in names) == ["0", "1", "2"]  # what differs: the seed (and time)
+    assert sorted(names) == ["seed 0", "seed 1", "seed 2"]
     page.go_back()
     page.wait_for_selector("#sweeps li a")
     page.click(f"#sweeps a:text('{SWEEP}')")

@@ -7,10 +7,14 @@ const QUERY = PARAMS.has("sweep") ? "sweep=" + encodeURIComponent(PARAMS.get("sw
   : "runs=" + encodeURIComponent(PARAMS.get("runs") || "");
 const POLL_MS = 2000;
 
-// Short names for the legend: the parts of the run ids (env__experiment__seed__time) that
-// differ between the runs compared.
+// Short names for the legend: "seed N" for runs of one env and experiment with distinct
+// seeds (a sweep), else the parts of the run ids (env__experiment__seed__time) that differ.
 function runLabels(runs) {
   const parts = runs.map(r => r.run.split("__"));
+  const seeds = parts.map(p => p[2]);
+  if (parts.every(p => p.length === 4 && p[0] === parts[0][0] && p[1] === parts[0][1]) && new Set(seeds).size === seeds.length) {
+    return seeds.map(s => "seed " + s);
+  }
   const differ = (parts[0] || []).map((_, k) => parts.some(p => p[k] !== parts[0][k]));
   return runs.map((r, i) => parts[i].filter((_, k) => differ[k]).join("__") || r.run);
 }
