@@ -191,7 +191,9 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--agent", required=True, help="a learner (learner-1, or a bare JID)")
     render.add_argument("--episode", type=_COUNT, required=True, help="the episode to draw")
     render.add_argument("-o", "--output", type=Path, required=True, help="video file (.gif or .mp4)")
-    render.add_argument("--fps", type=_number(float, 0, 60, low_open=True), default=4.0, help="frames a second (default: 4)")
+    render.add_argument(
+        "--fps", type=_number(float, 0, 60, low_open=True), default=4.0, help="frames a second (default: 4)"
+    )
     export = sub.add_parser("export", help="a run's curves as CSV or TensorBoard scalars (CleanRL tags)")
     export.add_argument("run", help="run directory, or a run id under --runs")
     export.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
