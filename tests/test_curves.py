@@ -106,6 +106,20 @@ def test_resampling_on_env_steps_and_wall_time():
     assert len(xs) == 50 and xs[0] == 0 and xs[-1] == 999 and grid[0] == pytest.approx(xs)
 
 
+def test_evaluations_align_by_the_episode_count_they_follow():
+    """On env steps each run reaches its evaluation after 100 episodes at another x: they are
+    aggregated as one column (at their mean x), not as points of one run each."""
+    a = (np.array([100.0, 200.0]), np.array([950.0, 2000.0]), np.array([0.5, 0.7]))
+    b = (np.array([100.0, 200.0]), np.array([1050.0, 2100.0]), np.array([0.3, 0.9]))
+    c = (np.array([100.0]), np.array([1000.0]), np.array([0.4]))  # a live run, not yet at 200
+    xs, grid = curves.align_evaluations([a, b, c])
+    assert xs == pytest.approx([1000.0, 2050.0])
+    assert grid[:, 0] == pytest.approx([0.5, 0.3, 0.4]) and np.isnan(grid[2, 1])
+    out = curves.aggregate(grid)
+    assert list(out["n"]) == [3, 2] and out["mean"][0] == pytest.approx(0.4)
+    assert not np.isnan(out["iqm"][0]) and np.isnan(out["iqm"][1])
+
+
 def test_thinning_keeps_first_and_last():
     assert list(curves.thin(5, 10)) == [0, 1, 2, 3, 4]
     kept = curves.thin(10_000, 1000)
@@ -135,6 +149,10 @@ async def test_curves_of_chosen_runs(aiohttp_client, sweep_runs):
     assert ret["min"][-1] == pytest.approx(min(column)) and ret["max"][-1] == pytest.approx(max(column))
     assert all(lo <= m <= hi for lo, m, hi in zip(ret["ci_low"], ret["iqm"], ret["ci_high"], strict=True))
     assert agg["metrics"]["eval_return"]["x"] == [EPISODES]
+    on_steps = await (await client.get(f"/api/curves?runs={','.join(ids)}&x=env_steps")).json()
+    evals = on_steps["aggregate"]["metrics"]["eval_success"]  # one column: the evaluations after 40 episodes
+    at = [r["agents"][0]["eval"]["x"][0] for r in on_steps["runs"]]
+    assert evals["n"] == [SEEDS] and evals["x"] == [pytest.approx(sum(at) / SEEDS)]
 
     # smoothing changes the values, not their x; env steps and wall time change the x
     smoothed = await (await client.get(f"/api/curves?runs={ids[0]}&smooth=10&method=ema")).json()

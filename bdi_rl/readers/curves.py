@@ -34,8 +34,8 @@ METHODS = ("rolling", "ema")
 ACROSS = ("runs", "agents")
 TRAIN_METRICS = ("return", "success", "epsilon")
 EVAL_METRICS = ("return", "success")
-#: Metrics aggregated, by their name in the aggregate.
-AGGREGATED = ("return", "success", "eval_return", "eval_success")
+#: Training metrics aggregated (evaluations' are too, as eval_return and eval_success).
+TRAIN_AGGREGATED = ("return", "success")
 #: Fewest samples for an IQM and its confidence interval (below, the mean says as much).
 IQM_MIN_SAMPLES = 3
 BOOTSTRAP_RESAMPLES = 2000
@@ -159,6 +159,23 @@ def resample(curves: list[tuple[Array, Array]], points: int) -> tuple[Array, Arr
     return xs, grid
 
 
+def align_evaluations(evals: list[tuple[Array, Array, Array]]) -> tuple[Array, Array]:
+    """Evaluations ``(after_episodes, x, y)`` side by side by the episode count they were
+    taken after (runs of a sweep evaluate on one schedule): each column's x is the mean of
+    theirs (on env steps or wall time the runs got there at different points), the grid has
+    a row per series, NaN where one has no evaluation at that count."""
+    keys = np.unique(np.concatenate([k for k, _, _ in evals])) if evals else np.empty(0)
+    grid = np.full((len(evals), len(keys)), np.nan)
+    where = np.full_like(grid, np.nan)
+    for row, (k, x, y) in enumerate(evals):
+        cols = np.searchsorted(keys, k)
+        grid[row, cols], where[row, cols] = y, x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        xs = np.nanmean(where, axis=0) if len(evals) else keys
+    return np.asarray(xs, dtype=np.float64), grid
+
+
 # -- statistics ------------------------------------------------------------------------
 def iqm(values: npt.ArrayLike, axis: int = 0) -> Any:
     """Interquartile mean: the mean of the middle 50 % (scipy's 25 % trimmed mean)."""
@@ -247,8 +264,10 @@ def curves_payload(
     if across not in ACROSS:
         raise ValueError(f"across: {across!r} is not one of {', '.join(ACROSS)}")
     shown = []
-    # per metric: one list of (run number, x, y) per learner, smoothed at full resolution
-    full: dict[str, list[tuple[int, Array, Array]]] = {m: [] for m in AGGREGATED}
+    # per metric: one (run number, x, y) per learner, smoothed at full resolution; for the
+    # evaluations (run number, after_episodes, x, y)
+    full: dict[str, list[tuple[int, Array, Array]]] = {m: [] for m in TRAIN_AGGREGATED}
+    evaluated: dict[str, list[tuple[int, Array, Array, Array]]] = {f"eval_{m}": [] for m in EVAL_METRICS}
     for k, run in enumerate(runs):
         agents = []
         for a in run.agents:
@@ -260,17 +279,18 @@ def curves_payload(
                     "eval": {"x": _listed(ex), **{m: _listed(a.evals[m]) for m in EVAL_METRICS}},
                 }
             )
-            for metric in ("return", "success"):
+            for metric in TRAIN_AGGREGATED:
                 if len(x):
                     full[metric].append((k, x, smooth(a.train[metric], window, method)))
+            for metric in EVAL_METRICS:
                 if len(ex):
-                    full[f"eval_{metric}"].append((k, ex, a.evals[metric]))
+                    evaluated[f"eval_{metric}"].append((k, a.eval_x["episodes"], ex, a.evals[metric]))
         shown.append({"run": run.run, "live": run.live, "agents": agents})
     summary: dict[str, Any] = {}
-    for metric, curves in full.items():
-        xs, grid = resample([(x, y) for _, x, y in curves], bins)
-        owners = [k for k, _, _ in curves]
-        if across == "runs" and curves:  # one sample per run: the mean of its learners
+    aligned = {m: (resample([(x, y) for _, x, y in c], bins), [k for k, _, _ in c]) for m, c in full.items()}
+    aligned |= {m: (align_evaluations([e[1:] for e in c]), [e[0] for e in c]) for m, c in evaluated.items()}
+    for metric, ((xs, grid), owners) in aligned.items():
+        if across == "runs" and owners:  # one sample per run: the mean of its learners
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 grid = np.array(
@@ -278,9 +298,9 @@ def curves_payload(
                 )
         summary[metric] = {"x": _listed(xs), **{key: _listed(v) for key, v in aggregate(grid).items()}}
     samples = (
-        len({k for curves in full.values() for k, _, _ in curves})
+        len({k for _, owners in aligned.values() for k in owners})
         if across == "runs"
-        else max((len(c) for c in full.values()), default=0)
+        else max((len(owners) for _, owners in aligned.values()), default=0)
     )
     return {
         "x": x_axis,
