@@ -215,6 +215,18 @@ async function showPosition(position) {
   if (token === state.pending) renderMind(mind);
 }
 
+// The inspector on ``agent`` at its event ``position``, that event shown as the change (search.js's hits).
+function inspectAt(agent, position) {
+  if (agent !== state.agent) {
+    state.agent = agent;
+    document.getElementById("agent").value = agent;
+    renderAgents(state.run);
+    showQTable();
+  }
+  state.position = position;
+  return showPosition(position);
+}
+
 // Messages the sequence diagram draws (the newest): more would be unreadable at this width.
 const DIAGRAM_MESSAGES = 80;
 
