@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.readers.world import WorldError, apply_step, episode_world, q_cells, q_rows
+from bdi_rl.readers.world import MOVES, WorldError, apply_step, episode_world, q_cells, q_rows
 from bdi_rl.store import atomic_write_bytes
 
 #: Output formats by file extension.
@@ -34,17 +34,6 @@ _TILES = {
     "taxi": {".": "#f4f1e8", "R": "#f4c7c3", "G": "#c6e8c0", "Y": "#fbeaa5", "B": "#c3d6f4"},
 }
 _STATION_INK = {"R": "#c0392b", "G": "#27ae60", "Y": "#b7950b", "B": "#2e6fd8"}
-#: (dx, dy) per action name (y grows downwards); pickup/dropoff draw a letter instead.
-ARROWS = {
-    "left": (-1, 0),
-    "west": (-1, 0),
-    "right": (1, 0),
-    "east": (1, 0),
-    "up": (0, -1),
-    "north": (0, -1),
-    "down": (0, 1),
-    "south": (0, 1),
-}
 
 
 def render_episode(index: RunIndex, jid: str, episode: int, fmt: str, fps: float = 4.0) -> bytes:
@@ -162,10 +151,10 @@ def _station(world: dict[str, Any], letter: str) -> tuple[int, int]:
 
 def _arrow(pen: ImageDraw.ImageDraw, x: int, y: int, action: str, font: Any) -> None:
     cx, cy = (x + 0.5) * CELL, (y + 0.5) * CELL
-    if action not in ARROWS:
+    if action not in MOVES:
         pen.text((cx + 8, cy + 6), action[:1].upper(), fill="#1b4f72", font=font)
         return
-    dx, dy = ARROWS[action]
+    dx, dy = MOVES[action]
     tip = (cx + dx * 16, cy + dy * 16)
     pen.line([(cx - dx * 8, cy - dy * 8), tip], fill="#1b4f72", width=2)
     side = (-dy * 5, dx * 5)

@@ -31,6 +31,18 @@ _CHUNK = 4096
 #: (told with its reward, or the episode's goal percept), where the agent believes it is.
 _CELL_BELIEF = re.compile(r"(hazard|goal_at|goal|pos)\((-?\d+),\s*(-?\d+)(?:,[^()]*)?\)")
 _BELIEF_KINDS = {"hazard": "hazard", "goal_at": "goal", "goal": "goal", "pos": "pos"}
+#: (dx, dy) of each move by its action's name (y grows downwards); Taxi's pickup and dropoff
+#: move nothing.
+MOVES = {
+    "left": (-1, 0),
+    "west": (-1, 0),
+    "right": (1, 0),
+    "east": (1, 0),
+    "up": (0, -1),
+    "north": (0, -1),
+    "down": (0, 1),
+    "south": (0, 1),
+}
 
 
 class WorldError(ValueError):
@@ -204,6 +216,7 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
         "world": world,
         "world_source": world_source,
         "actions": names,
+        "moves": [MOVES.get(name) for name in names],
         "return": entry.get("return"),
         "outcome": entry.get("outcome"),
         "length": entry.get("length"),

@@ -84,6 +84,7 @@ function renderMind(mind) {
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
     el("li", {}, viewOf(m.kind) === "sent" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
+  if (typeof worldOnMind === "function") worldOnMind(mind);  // world.js: the map follows the inspector
 }
 
 // The file of a plan as the page shows it: its name (the full path is the title).
