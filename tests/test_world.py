@@ -228,3 +228,22 @@ async def test_world_api(aiohttp_client, runs):
     response = await client.get(f"/api/runs/{run}/agents/learner/render?episode=3")
     assert response.status == 200 and response.content_type == "image/gif"
     assert (await response.read()).startswith(b"GIF8")
+
+
+@pytest.mark.slow
+def test_a_real_run_records_its_world_and_draws_it(tmp_path):
+    """A real run (the CLI, agents and telemetry over XMPP): telemetry accepts the world in
+    agent.start, and an episode of the trace draws on it."""
+    from tests.conftest import AGENTS, ROOT, run_cli
+
+    result = run_cli("run", str(AGENTS / "taxi.toml"), "--episodes", "2", "--trace", "step",
+                     "--runs", str(tmp_path), "--no-progress", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    run_dir = run_named(tmp_path, "taxi")
+    index = _index(run_dir)
+    jid = next(j for j, a in index.agents.items() if a.episodes)
+    assert _events(run_dir, jid)[0]["data"]["world"]["family"] == "taxi"
+    payload = episode_world(index, jid, 1)
+    assert payload["world_source"] == "trace" and len(payload["frames"]) == payload["length"] + 1
+    for step, frame in zip(payload["steps"], payload["frames"][1:]):
+        assert frame["cell"] == world_cell(payload["world"], step["s2"])
