@@ -37,19 +37,21 @@ class CurvePanel {
   }
 }
 
-function xTitle(data) {
+function xTitle(data, raw) {
+  if (raw) return X_TITLES[data.x];
   const smoothing = data.smooth > 1 ? (data.method === "ema" ? "EMA of span " : "rolling mean of ") + data.smooth : "raw";
   return X_TITLES[data.x] + " · " + smoothing;
 }
 
 // One plot: its traces, round ticks (plotly's), values on hover, zoom by dragging (double
 // click: back). data-traces / data-points say what is drawn (points: of the curves proper).
-function plotCurves(id, traces, data, yTitle, yRange) {
+// raw: values never smoothed (evaluations), so the x-axis title names no smoothing.
+function plotCurves(id, traces, data, yTitle, yRange, raw) {
   const div = document.getElementById(id);
   const layout = {
     margin: {l: 56, r: 12, t: 12, b: 60}, height: 300,
     hovermode: "x", showlegend: true, legend: {orientation: "h", x: 0, y: 0, yref: "container", yanchor: "bottom"},
-    xaxis: {title: {text: xTitle(data)}, zeroline: false, hoverformat: data.x === "episodes" ? ",d" : ",.4~g"},
+    xaxis: {title: {text: xTitle(data, raw)}, zeroline: false, hoverformat: data.x === "episodes" ? ",d" : ",.4~g"},
     yaxis: {title: {text: yTitle}, hoverformat: ".4~g", range: yRange, zeroline: false},
     uirevision: data.x,  // a zoom survives live updates and smoothing, not a change of x-axis
   };

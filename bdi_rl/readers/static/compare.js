@@ -40,9 +40,9 @@ function drawCompareCharts(data) {
   plotCurves("chart-success", runTraces(data, "success", false).concat(aggregateTraces(agg.success, unit)), data,
              "success rate", [-0.02, 1.02]);
   plotCurves("chart-eval-return", runTraces(data, "return", true).concat(aggregateTraces(agg.eval_return, unit)), data,
-             "evaluation return");
+             "evaluation return", undefined, true);
   plotCurves("chart-eval-success", runTraces(data, "success", true).concat(aggregateTraces(agg.eval_success, unit)), data,
-             "evaluation success rate", [-0.02, 1.02]);
+             "evaluation success rate", [-0.02, 1.02], true);
   document.getElementById("live").hidden = !data.live;
   const links = data.runs.map(r => el("a", {href: "/run/" + encodeURIComponent(r.run)}, r.run));
   const what = document.getElementById("compare-what");
