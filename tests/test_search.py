@@ -165,6 +165,23 @@ def test_format_1_gives_the_same_answers(runs, tmp_path, pattern):
     assert found(old, pattern) == found(run_dir, pattern)
 
 
+def test_records_laid_out_otherwise_are_read_whole(runs, tmp_path):
+    """The fast path reads ``ops`` and ``refs`` where the writer puts them (first in
+    ``data``); a record whose data keys come in another order is parsed whole instead."""
+    run_dir = run_named(runs, "team")
+    copy = tmp_path / run_dir.name
+    shutil.copytree(run_dir, copy)
+    lines = []
+    for line in (run_dir / TRACE_FILE).read_bytes().splitlines():
+        event = orjson.loads(line)
+        event["data"] = dict(reversed(event["data"].items()))
+        lines.append(orjson.dumps(event) + b"\n")
+    (copy / TRACE_FILE).write_bytes(b"".join(lines))
+    assert b'"data":{"ops":[' not in (copy / TRACE_FILE).read_bytes()
+    for pattern in ("hazard(_, _)", "experience", "pos"):
+        assert found(copy, pattern) == found(run_dir, pattern)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["state(_)", "outcome", "failures(X)", "episode(3)"])
 def test_the_format_1_fixture_and_the_same_run_made_now_agree(pair, pattern):

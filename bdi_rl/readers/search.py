@@ -176,17 +176,9 @@ def _search_records(
         table = _matching(defs, pattern, matches)
         if not table.any():
             continue  # nothing this life defined matches: its records are not read
-        ops_parts, refs_parts = [], []
-        for line in lines:
-            ops_text, refs_text = _ops_refs(mm, int(agent.offsets[line]))
-            ops_parts.append(ops_text)
-            refs_parts.append(refs_text)
-        ops = _numbers(b",".join(ops_parts))
-        refs = _numbers(b",".join(refs_parts))
         ends = np.append(agent.firsts[1:], agent.count)
         lengths = [int(ends[line] - agent.firsts[line]) for line in lines]
-        if len(ops) != sum(lengths) or len(refs) != len(ops):
-            raise ValueError(f"{agent.name}: its step records hold other events than the index counted")
+        ops, refs = _life_columns(mm, [int(agent.offsets[line]) for line in lines], sum(lengths))
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         belief = np.flatnonzero(ops <= max(OP_BELIEF_ADD, OP_BELIEF_DEL))
         ids = refs[belief]
@@ -208,12 +200,24 @@ def _search_records(
             found.note(agent.name, defs[int(refs[entry])], kind, position, int(agent.offsets[line]), within)
 
 
-def _ops_refs(mm: mmap.mmap, offset: int) -> tuple[bytes, bytes]:
-    """A step record's ops and refs as the bytes of two number lists, without their brackets
-    (the writer puts them first in ``data``); the whole line parsed only when it does not."""
+def _life_columns(mm: mmap.mmap, offsets: list[int], events: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ops and refs of the records at ``offsets``, each joined into one array. Read as
+    the writer lays a record out (``ops`` then ``refs`` first in ``data``), or, should that
+    not give the ``events`` the index counted, from each record parsed whole."""
+    for whole in (False, True):
+        parts = [_ops_refs(mm, offset, whole) for offset in offsets]
+        ops = _numbers(b",".join(p[0] for p in parts))
+        refs = _numbers(b",".join(p[1] for p in parts))
+        if len(ops) == len(refs) == events:
+            return ops, refs
+    raise ValueError(f"step records at byte {offsets[0]}: other events than the index counted")
+
+
+def _ops_refs(mm: mmap.mmap, offset: int, whole: bool = False) -> tuple[bytes, bytes]:
+    """A record's ops and refs as the bytes of two number lists, without their brackets."""
     end = mm.find(b"\n", offset)
     end = len(mm) if end < 0 else end
-    at = mm.find(_OPS, offset, end)
+    at = -1 if whole else mm.find(_OPS, offset, end)
     if at >= 0:
         ops_end = mm.find(b"]", at + len(_OPS), end)
         if ops_end >= 0 and mm[ops_end + 1 : ops_end + 1 + len(_REFS)] == _REFS:
