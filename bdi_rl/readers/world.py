@@ -16,14 +16,18 @@ import bisect
 import re
 import tomllib
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
 from bdi_rl.store import SPEC_FILE
-from bdi_rl.trace.events import AGENT_START, RL_STEP
+from bdi_rl.trace.events import AGENT_START, RL_STEP, STEPS
+from bdi_rl.trace.steps import OP_RL, rl_row
 
 #: Events read from the trace at a time.
 _CHUNK = 4096
@@ -102,16 +106,39 @@ def q_rows(index: RunIndex, jid: str, position: int, n_actions: int) -> dict[int
     _ROWS[key] = known
     while len(_ROWS) > _ROWS_KEPT:
         _ROWS.popitem(last=False)
-    positions = index.agents[jid].rl_positions
-    lo, hi = bisect.bisect_left(positions, known.upto), bisect.bisect_right(positions, position)
-    if lo < hi:
-        for start in range(positions[lo], positions[hi - 1] + 1, _CHUNK):
-            stop = min(start + _CHUNK, positions[hi - 1] + 1)
-            for event in index.events_of(jid, start, stop):
-                if event["kind"] == RL_STEP:
-                    apply_step(known.rows, event["data"], n_actions)
+    for data in _rl_rows(index, jid, known.upto, position):
+        apply_step(known.rows, data, n_actions)
     known.upto = max(known.upto, position + 1)
     return {s: list(row) for s, row in known.rows.items()}
+
+
+def _rl_rows(index: RunIndex, jid: str, start: int, position: int) -> Iterator[dict[str, Any]]:
+    """The data of the agent's ``rl.step`` events at positions ``start`` to ``position``, in
+    order, read from the step records' rl columns (no record is expanded: a long run's rows
+    are read in a fraction of the time its events would take)."""
+    agent = index.agents[jid]
+    positions = agent.rl_positions
+    lo, hi = bisect.bisect_left(positions, start), bisect.bisect_right(positions, position)
+    if lo >= hi:
+        return
+    first, last = positions[lo], positions[hi - 1]
+    line = bisect.bisect_right(agent.firsts, first) - 1
+    with open(index.trace_path, "rb") as f:
+        while line < len(agent.offsets) and agent.firsts[line] <= last:
+            f.seek(agent.offsets[line])
+            event = orjson.loads(f.readline())
+            at = agent.firsts[line]
+            line += 1
+            if event.get("kind") == RL_STEP:  # format 1: a line each
+                yield event["data"]
+                continue
+            rl = event["data"].get("rl") if event.get("kind") == STEPS else None
+            if not rl:
+                continue
+            ops, refs = event["data"]["ops"], event["data"]["refs"]
+            for i in range(max(0, first - at), min(len(ops), last - at + 1)):
+                if ops[i] == OP_RL:
+                    yield rl_row(rl, refs[i])
 
 
 def q_cells(
