@@ -247,3 +247,29 @@ def test_a_real_run_records_its_world_and_draws_it(tmp_path):
     assert payload["world_source"] == "trace" and len(payload["frames"]) == payload["length"] + 1
     for step, frame in zip(payload["steps"], payload["frames"][1:]):
         assert frame["cell"] == world_cell(payload["world"], step["s2"])
+
+
+class Corridor(gym.Env):
+    """Three states in a row, walk right to the end: Discrete, but no grid world."""
+
+    observation_space = gym.spaces.Discrete(3)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.s = 0
+        return 0, {}
+
+    def step(self, a):
+        self.s = max(0, min(2, self.s + (1 if a else -1)))
+        return self.s, float(self.s == 2), self.s == 2, False, {}
+
+
+def test_an_env_without_a_map_has_no_world_view(tmp_path):
+    spec = tmp_path / "corridor.toml"
+    spec.write_text(MINIMAL_SPEC.replace(FROZENLAKE, 'id = "tests.test_world:Corridor"\nmax_episode_steps = 20')
+                    .replace("episodes = 20", "episodes = 2"))
+    run_dir = learner_run(tmp_path / "runs", spec, trace="step")
+    assert "world" not in _events(run_dir)[0]["data"]
+    with pytest.raises(WorldError, match=r"^env: no world view for this env \(tests.test_world:Corridor\)"):
+        episode_world(_index(run_dir), LEARNER, 0)

@@ -15,6 +15,9 @@ from tests.conftest import run_named
 from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, Viewer
 
 LEARNER = "learner@localhost"
+#: Collects the page's securitypolicyviolation events (an init script: the page's CSP does not apply to it).
+CSP_PROBE = """window.cspViolations = [];
+document.addEventListener("securitypolicyviolation", e => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));"""
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +50,7 @@ def _open(browser, viewer, run: str, episode: int, problems: list[str]):
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" and
             "search.js" not in msg.text else None)  # another panel's script, not ours
+    page.add_init_script(script=CSP_PROBE)
     page.goto(f"{viewer.url}/run/{run}")
     page.wait_for_selector("body[data-ready='1']")
     page.fill("#jump-episode", str(episode))
@@ -54,6 +58,10 @@ def _open(browser, viewer, run: str, episode: int, problems: list[str]):
     page.click("#jump button")
     page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '0'")
     return page
+
+
+def _violations(page, problems: list[str]) -> list[str]:
+    return problems + [f"CSP: {v}" for v in page.evaluate("() => window.cspViolations || []")]
 
 
 def _cell(frame: dict) -> str:
@@ -77,10 +85,13 @@ def test_world_panel_draws_the_map_and_the_agent(browser, viewer, runs):
     }""")
     assert start[:3] == [0xb8, 0xdc, 0xb0] and hole[:3] == [0x2f, 0x40, 0x50]
     assert "episode " + str(episode) in page.text_content("#world-note")
-    assert page.get_attribute("#world-video", "href").endswith(f"/render?episode={episode}")
+    href = page.get_attribute("#world-video", "href")
+    assert href.endswith(f"/render?episode={episode}")
+    video = page.request.get(viewer.url + href)
+    assert video.ok and video.headers["content-type"] == "image/gif" and video.body().startswith(b"GIF8")
     beliefs = page.text_content("#world-beliefs")
     assert "pos(" in beliefs and "source percept" in beliefs
-    assert problems == []
+    assert _violations(page, problems) == []
     page.close()
 
 
@@ -101,7 +112,7 @@ def test_play_moves_the_agent_and_the_inspector(browser, viewer, runs):
     x, y = end["cell"]["x"], end["cell"]["y"]
     page.wait_for_function(f"() => document.getElementById('beliefs').textContent.includes('pos({x}, {y})')")
     assert f"episode {episode}" in page.text_content("#where")
-    assert problems == []
+    assert _violations(page, problems) == []
     page.close()
 
 
@@ -123,5 +134,5 @@ def test_step_forward_moves_exactly_one_step(browser, viewer, runs):
     page.click("#world-back")
     page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '2'")
     assert page.get_attribute("#world-canvas", "data-agent-cell") == _cell(frames[2])
-    assert problems == []
+    assert _violations(page, problems) == []
     page.close()
