@@ -15,6 +15,7 @@ import pytest
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.viewer import create_app
 from bdi_rl.readers.world import WorldError, cell_beliefs, episode_world
+from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.rl.envs import make_env, taxi_decode, taxi_encode, world_cell
 from bdi_rl.trace.events import AGENT_START, RL_STEP, read_trace
 from tests.conftest import MINIMAL_SPEC, beliefs_after, run_named
@@ -194,6 +195,10 @@ def test_an_episode_level_trace_says_it_has_no_steps(worlds):
     payload = episode_world(_index(run_named(worlds, "coarse")), LEARNER, 2)
     assert payload["world"]["map"][0] == "SFFF" and payload["steps"] == [] and payload["frames"] == []
     assert "no steps" in payload["note"] and "episode" in payload["note"]
+    assert payload["q"]["source"].startswith("the latest Q-table checkpoint (4 episodes)")
+    q = load_checkpoint(run_named(worlds, "coarse") / "qtables" / "learner.npz").q
+    assert [[None if max(q[4 * y + x]) == min(q[4 * y + x]) else int(q[4 * y + x].argmax()) for x in range(4)]
+            for y in range(4)] == payload["q"]["greedy"]
 
 
 def test_unknown_episode_and_agents_without_a_world(runs):

@@ -25,7 +25,8 @@ import orjson
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
-from bdi_rl.store import SPEC_FILE
+from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 from bdi_rl.trace.events import AGENT_START, RL_STEP, STEPS
 from bdi_rl.trace.steps import OP_RL, rl_row
 
@@ -260,6 +261,7 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
         payload["note"] = (
             f"the trace holds no steps of this episode (trace level {level}: steps are recorded at level step)"
         )
+        payload["q"] = _checkpoint_q(index, jid, world)
         return payload
     assert selected is not None
     position = frames[selected]["position"]
@@ -272,6 +274,24 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
         "position": position,
     }
     return payload
+
+
+def _checkpoint_q(index: RunIndex, jid: str, world: dict[str, Any]) -> dict[str, Any] | None:
+    """Without rl rows: the agent's latest Q-table checkpoint, said to be that (not this
+    episode's); Taxi's cells for the passenger at R bound for G. None without a checkpoint."""
+    try:
+        checkpoint = load_checkpoint(index.run_dir / QTABLE_DIR / f"{jid.split('@', 1)[0]}.npz")
+    except CheckpointError:
+        return None
+    q = checkpoint.q
+    if q.shape[0] != int(world["rows"]) * int(world["cols"]) and world["family"] != "taxi":
+        return None
+    rows: dict[int, list[float | None]] = {s: [float(v) for v in q[s]] for s in range(q.shape[0])}
+    return {
+        **q_cells(rows, world, {"passenger": 0, "destination": 1}),
+        "source": f"the latest Q-table checkpoint ({checkpoint.episodes} episodes), not this episode's",
+        "position": None,
+    }
 
 
 def _frame(
