@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 import tomllib
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -96,21 +97,23 @@ class _Rows:
 
 _ROWS: OrderedDict[tuple[Path, str], _Rows] = OrderedDict()
 _ROWS_KEPT = 8
+_ROWS_LOCK = threading.Lock()
 
 
 def q_rows(index: RunIndex, jid: str, position: int, n_actions: int) -> dict[int, list[float | None]]:
     """The latest row seen per state in the rl.steps at or before ``position`` (a copy)."""
-    key = (index.trace_path, jid)
-    known = _ROWS.pop(key, None)
-    if known is None or known.upto > position + 1:
-        known = _Rows()
-    _ROWS[key] = known
-    while len(_ROWS) > _ROWS_KEPT:
-        _ROWS.popitem(last=False)
-    for data in _rl_rows(index, jid, known.upto, position):
-        apply_step(known.rows, data, n_actions)
-    known.upto = max(known.upto, position + 1)
-    return {s: list(row) for s, row in known.rows.items()}
+    with _ROWS_LOCK:  # the viewer answers in threads; the kept rows are shared
+        key = (index.trace_path, jid)
+        known = _ROWS.pop(key, None)
+        if known is None or known.upto > position + 1:
+            known = _Rows()
+        _ROWS[key] = known
+        while len(_ROWS) > _ROWS_KEPT:
+            _ROWS.popitem(last=False)
+        for data in _rl_rows(index, jid, known.upto, position):
+            apply_step(known.rows, data, n_actions)
+        known.upto = max(known.upto, position + 1)
+        return {s: list(row) for s, row in known.rows.items()}
 
 
 def _rl_rows(index: RunIndex, jid: str, start: int, position: int) -> Iterator[dict[str, Any]]:
