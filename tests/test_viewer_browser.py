@@ -194,6 +194,15 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     page.uncheck("#hide-experience")
     page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
                            ".some(r => r.textContent.includes('experience('))")
+    # experience messages are long: their labels are cut to their arrow, never past the canvas
+    canvas = page.locator("#sequence")
+    assert 0 < int(canvas.get_attribute("data-labels-right")) <= int(canvas.get_attribute("width"))
+    page.goto(viewer.url + "/")  # `bdi-rl view` has no control surface: the runs list links none
+    page.wait_for_selector("#runs tbody tr")
+    page.wait_for_timeout(300)
+    assert page.locator("#control-link").is_hidden()
+    page.goto(f"{viewer.url}/run/{run_dir.name}")
+    page.wait_for_selector("body[data-ready='1']")
     # the coordinator has no env: its position says so instead of "episode 0, step 0"
     coordinator = next(v for v in page.locator("#agent option").all_inner_texts() if "coord" in v)
     page.select_option("#agent", label=coordinator)

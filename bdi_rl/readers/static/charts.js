@@ -164,6 +164,17 @@ function drawQGrid(canvas, grid) {
 }
 
 // Sequence diagram: one lane per agent, one arrow per message, oldest at the top.
+// ``text`` cut with an ellipsis to at most ``width`` pixels (the table below has it whole).
+function fitText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let lo = 0, hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (ctx.measureText(text.slice(0, mid) + "…").width <= width) lo = mid; else hi = mid - 1;
+  }
+  return text.slice(0, lo) + "…";
+}
+
 function drawSequence(canvas, agents, messages) {
   const rowHeight = 22, top = 40, laneWidth = Math.max(140, Math.floor(canvas.width / Math.max(1, agents.length)));
   canvas.width = Math.max(canvas.width, laneWidth * agents.length);
@@ -179,7 +190,7 @@ function drawSequence(canvas, agents, messages) {
     ctx.beginPath(); ctx.moveTo(x, 24); ctx.lineTo(x, canvas.height); ctx.stroke();
   });
   ctx.setLineDash([]);
-  let drawn = 0;
+  let drawn = 0, widest = 0;
   messages.forEach((m, k) => {
     const x0 = lane[m.from], x1 = lane[m.to], y = top + rowHeight * k;
     if (x0 === undefined || x1 === undefined) return;
@@ -189,9 +200,13 @@ function drawSequence(canvas, agents, messages) {
     ctx.beginPath(); ctx.moveTo(x1, y); ctx.lineTo(x1 - 7 * dir, y - 4); ctx.lineTo(x1 - 7 * dir, y + 4); ctx.closePath();
     ctx.fillStyle = ctx.strokeStyle; ctx.fill();
     ctx.fillStyle = "#222";
-    const label = m.performative + " " + messageText(m, 60);
-    ctx.fillText(label, Math.min(x0, x1) + 6, y - 4);
+    const left = Math.min(x0, x1) + 6;  // a label fits its arrow (a self-message its lane), never the canvas edge
+    const room = Math.min(Math.max(Math.abs(x1 - x0), laneWidth) - 12, canvas.width - left - 4);
+    const label = fitText(ctx, m.performative + " " + messageText(m, 60), room);
+    ctx.fillText(label, left, y - 4);
     drawn++;
+    widest = Math.max(widest, left + ctx.measureText(label).width);
   });
   canvas.dataset.arrows = String(drawn);
+  canvas.dataset.labelsRight = String(Math.ceil(widest));  // for the browser test: labels stay on the canvas
 }

@@ -59,3 +59,6 @@ document.getElementById("compare").addEventListener("click", () => {
   location.href = "/compare?runs=" + [...selected].map(encodeURIComponent).join(",");
 });
 loop();
+
+// The control page exists under `bdi-rl serve` only: `bdi-rl view` shows no link to it.
+fetch("/api/control/jobs").then(r => { document.getElementById("control-link").hidden = !r.ok; }, () => {});
