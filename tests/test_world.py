@@ -278,3 +278,28 @@ def test_an_env_without_a_map_has_no_world_view(tmp_path):
     assert "world" not in _events(run_dir)[0]["data"]
     with pytest.raises(WorldError, match=r"^env: no world view for this env \(tests.test_world:Corridor\)"):
         episode_world(_index(run_dir), LEARNER, 0)
+
+
+def test_a_format_1_trace_draws_on_the_map_its_spec_rebuilds(tmp_path):
+    """A trace of bdi-rl before step records and recorded worlds (tests/data/trace-v1): the
+    map from its spec, the steps from its rl.step lines, Q rows from them."""
+    from tests.test_trace_v1 import v1_run
+
+    run_dir = v1_run("Taxi-v4__taxi__1__1795458474", tmp_path)
+    events = _events(run_dir)
+    index = _index(run_dir)
+    payload = episode_world(index, LEARNER, 3, 7)
+    assert payload["world_source"] == "spec" and payload["world"]["family"] == "taxi"
+    rl = [e["data"] for e in events if e["kind"] == RL_STEP and e["episode"] == 3]
+    assert [s["s2"] for s in payload["steps"]] == [d["s2"] for d in rl] and len(payload["frames"]) == len(rl) + 1
+    position = payload["frames"][7]["position"]
+    seen = {}
+    for event in events[: position + 1]:
+        if event["kind"] == RL_STEP:
+            d = event["data"]
+            seen[d["s"]] = [*d["q"][: d["a"]], d["q_after"], *d["q"][d["a"] + 1:]]
+    like = payload["frames"][7]["cell"]
+    for y in range(5):
+        for x in range(5):
+            row = seen.get(taxi_encode(y, x, like["passenger"], like["destination"]))
+            assert payload["q"]["max"][y][x] == (max(row) if row else None)
