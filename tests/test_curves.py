@@ -172,6 +172,7 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
     client = await aiohttp_client(create_app(runs))
     data = await (await client.get(f"/api/curves?sweep={SWEEP}")).json()
     assert [r["run"] for r in data["runs"]] == ids  # the queued seed has no run yet
+    assert data["waiting"] == 1 and not data["live"]  # the page keeps following the sweep for it
     ret = data["aggregate"]["metrics"]["return"]
     assert data["aggregate"]["samples"] == SEEDS and all(v is not None for v in ret["iqm"])
     sweeps = await (await client.get("/api/sweeps")).json()

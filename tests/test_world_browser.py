@@ -108,7 +108,7 @@ def test_play_moves_the_agent_and_the_inspector(browser, viewer, runs):
     end = frames[-1]
     page.wait_for_function(f"() => document.getElementById('position').value === '{end['position']}'")
     assert page.get_attribute("#world-canvas", "data-agent-cell") == _cell(end)
-    assert f"step {last} of {last}" in page.text_content("#world-frame")
+    assert f"move {last} of {last}" in page.text_content("#world-frame")
     x, y = end["cell"]["x"], end["cell"]["y"]
     page.wait_for_function(f"() => document.getElementById('beliefs').textContent.includes('pos({x}, {y})')")
     assert f"episode {episode}" in page.text_content("#where")
@@ -127,7 +127,7 @@ def test_step_forward_moves_exactly_one_step(browser, viewer, runs):
         page.wait_for_function(f"() => document.getElementById('position').value === '{frames[k]['position']}'")
         assert page.get_attribute("#world-canvas", "data-agent-cell") == _cell(frames[k])
         step = world["steps"][k - 1]
-        assert f"step {k} of {len(frames) - 1} · {step['action']}" in page.text_content("#world-frame")
+        assert f"move {k} of {len(frames) - 1} · {step['action']}" in page.text_content("#world-frame")
         # the Q-learner panel shows the step that led here
         page.wait_for_function(
             f"() => document.getElementById('rl').textContent.includes('state {step['s']} →')")

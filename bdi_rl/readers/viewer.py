@@ -284,16 +284,17 @@ async def api_run(request: web.Request) -> web.Response:
 MAX_COMPARED = 64
 
 
-def _compared_runs(request: web.Request) -> list[Path]:
+def _compared_runs(request: web.Request) -> tuple[list[Path], int]:
     """The runs of ``?runs=id1,id2`` (each must exist: 404 otherwise) or of ``?sweep=id``
-    (those started so far)."""
+    (those started so far), and how many of the sweep's seeds have no trace yet (queued, or
+    just starting: the page keeps following the sweep until they come)."""
     runs = request.app[RUNS_DIR]
     if "sweep" in request.query:
         sweep = read_sweep(runs, request.query["sweep"])
         if sweep is None:
             raise _not_found("no such sweep")
-        found = [_existing_run(runs, r) for r in sweep.runs if r]
-        return [p for p in found if p is not None]
+        found = [_existing_run(runs, r) if r else None for r in sweep.runs]
+        return [p for p in found if p is not None], sum(p is None for p in found)
     names = [n for n in request.query.get("runs", "").split(",") if n]
     if not names:
         raise _bad_request("say runs=id1,id2,... or sweep=id")
@@ -302,7 +303,7 @@ def _compared_runs(request: web.Request) -> list[Path]:
     paths = [_existing_run(runs, n) for n in dict.fromkeys(names)]
     if any(p is None for p in paths):
         raise _not_found("no such run")
-    return [p for p in paths if p is not None]
+    return [p for p in paths if p is not None], 0
 
 
 def _choice(request: web.Request, key: str, choices: tuple[str, ...]) -> str:
@@ -316,7 +317,7 @@ async def api_curves(request: web.Request) -> web.Response:
     """Learning curves of one or more runs and their aggregate (``readers.curves``):
     ``runs=`` or ``sweep=``, ``x=episodes|env_steps|time``, ``smooth=N`` (0: raw),
     ``method=rolling|ema``, ``across=runs|agents``."""
-    paths = _compared_runs(request)
+    paths, waiting = _compared_runs(request)
     x_axis = _choice(request, "x", curves.X_AXES)
     method = _choice(request, "method", curves.METHODS)
     across = _choice(request, "across", curves.ACROSS)
@@ -324,7 +325,7 @@ async def api_curves(request: web.Request) -> web.Response:
     indexer = request.app[INDEXER]
     series = [curves.run_series(indexer.get(p)) for p in paths]  # copied here, worked out in a thread
     payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across)
-    return _json(payload)
+    return _json({**payload, "waiting": waiting})
 
 
 async def api_sweeps(request: web.Request) -> web.Response:

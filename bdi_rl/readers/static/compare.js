@@ -1,5 +1,6 @@
 // The compare page: several runs (?runs=id1,id2) or a sweep (?sweep=id) overlaid, with their
-// aggregate (charts.js draws, /api/curves computes). Polls every 2 s while any run is live.
+// aggregate (charts.js draws, /api/curves computes). Polls every 2 s while any run is live
+// or, for a sweep, while some of its seeds have not started.
 "use strict";
 
 const PARAMS = new URLSearchParams(location.search);
@@ -43,10 +44,11 @@ function drawCompareCharts(data) {
              "evaluation return", undefined, true);
   plotCurves("chart-eval-success", runTraces(data, "success", true).concat(aggregateTraces(agg.eval_success, unit)), data,
              "evaluation success rate", [-0.02, 1.02], true);
-  document.getElementById("live").hidden = !data.live;
+  document.getElementById("live").hidden = !data.live && !data.waiting;
   const links = data.runs.map(r => el("a", {href: "/run/" + encodeURIComponent(r.run)}, r.run));
   const what = document.getElementById("compare-what");
   what.replaceChildren(data.runs.length + " runs" + (PARAMS.has("sweep") ? " of sweep " + PARAMS.get("sweep") : "") +
+    (data.waiting ? " (" + data.waiting + " more not started yet)" : "") +
     (data.aggregate.samples >= data.aggregate.iqm_min_samples ? "" : " (the IQM needs " + data.aggregate.iqm_min_samples + " or more)") + ": ",
     ...links.flatMap((a, i) => i ? [", ", a] : [a]));
 }
@@ -60,7 +62,8 @@ async function poll(panel) {
     document.getElementById("compare-error").textContent = "cannot load the curves: " + error.message;
     return;
   }
-  if (data === null || data.live) setTimeout(() => poll(panel), POLL_MS);  // null: a newer request won
+  // null: a newer request won; waiting: a sweep's seeds still queued or starting
+  if (data === null || data.live || data.waiting) setTimeout(() => poll(panel), POLL_MS);
 }
 
 function start() {

@@ -125,7 +125,9 @@ function drawWorld() {
     canvas.dataset.frame = String(world.frame);
     canvas.dataset.frames = String(data.frames.length);
     canvas.dataset.position = String(frame.position);
-    document.getElementById("world-frame").textContent = "step " + world.frame + " of " + (data.frames.length - 1) +
+    // moves, not the trace's step stamps: the inspector's "step K" counts as the trace does (from 0 at
+    // the first Q-update in both modes; a step-mode agent's percepts after move k are stamped k)
+    document.getElementById("world-frame").textContent = "move " + world.frame + " of " + (data.frames.length - 1) +
       (frame.action ? " · " + frame.action + ", reward " + fmt(frame.r) + ", return " + fmt(frame.return) : " · start") +
       " · event " + frame.position;
   }
