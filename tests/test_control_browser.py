@@ -54,7 +54,8 @@ def test_start_a_sweep_stop_one_run_and_the_others_finish(browser, serve):
     page.select_option("#trace", "episode")
     page.fill("#sweep-size", "3")
     page.click("#start-sweep")
-    page.wait_for_function("document.querySelector('#start-result').textContent.startsWith('sweep ')")
+    # a function, not an expression: playwright evaluates a bare expression with eval, which the CSP refuses
+    page.wait_for_function("() => document.querySelector('#start-result').textContent.startsWith('sweep ')")
     page.wait_for_selector("#queue tbody tr[data-job='3']")
     states = page.eval_on_selector_all("#queue tbody tr[data-job]", "rows => rows.map(r => r.dataset.state)")
     assert states == ["running", "queued", "queued"]

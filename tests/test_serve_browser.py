@@ -55,7 +55,7 @@ def test_a_sweep_from_the_browser_live_curves_stop_one_world_view(browser, tmp_p
         control.goto(serve.page_url)
         control.wait_for_selector("body[data-ready='1']")
         control.select_option("#spec-name", "frozenlake-8x8")
-        control.wait_for_function("document.querySelector('#spec-text').value.includes('frozenlake-8x8')")
+        control.wait_for_function("() => document.querySelector('#spec-text').value.includes('frozenlake-8x8')")
         control.fill("#episodes", str(EPISODES))
         control.fill("#sweep-size", str(SEEDS))
         control.click("#start-sweep")

@@ -138,10 +138,14 @@ def test_hostile_trace_text_is_shown_as_text(browser, viewer, runs):
     assert page.locator("#beliefs script, #beliefs img").count() == 0
 
 
+#: Long enough (~15 s here) that the run is still going when the viewer has started and the page loaded.
+LIVE_EPISODES = 60_000
+
+
 def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
     runs_dir = tmp_path / "runs"
     spec = tmp_path / "live.toml"
-    spec.write_text(MINIMAL_SPEC.replace("episodes = 20", "episodes = 20000")
+    spec.write_text(MINIMAL_SPEC.replace("episodes = 20", f"episodes = {LIVE_EPISODES}")
                     .replace('name = "tiny"', 'name = "live"'))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     run = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs_dir),
@@ -171,7 +175,7 @@ def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
         assert run.returncode == 0, err
         page.wait_for_function("() => document.getElementById('live').hidden", timeout=30000)
         summary = json.loads((traces[0].parent / "summary.json").read_text())
-        assert summary["agents"]["learner"]["episodes"] == 20000
+        assert summary["agents"]["learner"]["episodes"] == LIVE_EPISODES
     finally:
         if run.poll() is None:
             run.kill()

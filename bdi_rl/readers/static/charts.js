@@ -118,7 +118,7 @@ function drawRunCharts(data) {
   });
   plotCurves("chart-return", ret, data, "episodic return");
   plotCurves("chart-success", success, data, "success rate", [-0.02, 1.02]);
-  plotCurves("chart-epsilon", eps, data, "epsilon", [-0.02, 1.02]);
+  plotCurves("chart-epsilon", eps, data, "epsilon", [-0.02, 1.02], true);  // never smoothed
   const agg = data.aggregate.metrics;
   plotCurves("chart-band", aggregateTraces(agg.return, "learners").concat(aggregateTraces(agg.eval_return, "evaluations")),
              data, "return across learners");

@@ -15,7 +15,7 @@ function renderSummary(run) {
     const last = a.evals.length ? a.evals[a.evals.length - 1] : null;
     return el("tr", {}, el("td", {}, shortName(jid)), el("td", {}, a.episodes.length),
       el("td", {}, a.events), el("td", {}, last ? fmt(last.mean_return) : "-"),
-      el("td", {}, last ? fmt(last.success_rate) : "-"), el("td", {}, a.stopped ? "stopped" : "running"));
+      el("td", {}, last ? fmt(last.success_rate) : "-"), el("td", {}, a.stopped ? "ended" : "running"));
   });
   const table = el("table", {id: "agents"},
     el("thead", {}, el("tr", {}, ...["agent", "episodes", "events", "eval mean return", "eval success", "state"].map(t => el("th", {}, t)))),
