@@ -308,13 +308,13 @@ async def test_shutdown_stops_every_child(tmp_path):
 class Serve:
     """``bdi-rl serve`` as a user starts it; the token from the line it prints."""
 
-    def __init__(self, runs: Path, jobs: int = 1) -> None:
+    def __init__(self, runs: Path, jobs: int = 1, cwd: Path | None = None) -> None:
         self.port = free_port()
         self.runs = runs
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bdi_rl", "serve", "--runs", str(runs), "--port", str(self.port),
+        self.proc = subprocess.Popen(  # -P: as the console script, the installed package
+            [sys.executable, "-P", "-m", "bdi_rl", "serve", "--runs", str(runs), "--port", str(self.port),
              "--jobs", str(jobs)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
         line = self.proc.stdout.readline()
         assert line.startswith(f"bdi-rl serve: http://127.0.0.1:{self.port}/control#token="), line
         self.page_url = line.split(": ", 1)[1].strip()
@@ -414,6 +414,24 @@ def test_an_uploaded_spec_runs_and_is_kept(serve):
     assert len(kept) == 1 and kept[0].read_text() == text
     saved = (serve.runs / jobs[0]["run"] / "spec.toml").read_text()
     assert 'asl = "learner.asl"' in saved and "eval_episodes = 10" in saved
+
+
+@pytest.mark.slow
+def test_runs_are_the_installed_bdi_rl_whatever_directory_serve_was_started_in(tmp_path):
+    """``python -m bdi_rl`` puts the working directory first: a ``bdi_rl`` there (an old
+    checkout) would have run instead of the installed package."""
+    decoy = tmp_path / "bdi_rl"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("")
+    (decoy / "__main__.py").write_text("import sys; sys.exit('a bdi_rl in the working directory ran')\n")
+    serve = Serve(tmp_path / "runs", cwd=tmp_path)
+    try:
+        status, started = serve.post("/api/control/runs", {"spec": "frozenlake-4x4", **SMALL})
+        assert status == 201, started
+        jobs = serve.wait(lambda jobs: jobs[0]["state"] not in ("queued", "running"))
+        assert jobs[0]["state"] == "finished", jobs
+    finally:
+        serve.stop()
 
 
 @pytest.mark.slow

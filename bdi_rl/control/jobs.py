@@ -116,7 +116,9 @@ class JobQueue:
 
     def command(self, job: Job) -> list[str]:
         """``bdi-rl run`` as the terminal would run it, plus the announcement of its run dir."""
-        cmd = [sys.executable, "-m", "bdi_rl", "run", str(job.spec_path), "--runs", str(self.runs)]
+        # -P: the installed bdi_rl, never a ``bdi_rl`` directory that happens to be in serve's
+        # working directory (``python -m`` would put it first, as the console script does not)
+        cmd = [sys.executable, "-P", "-m", "bdi_rl", "run", str(job.spec_path), "--runs", str(self.runs)]
         cmd += ["--seed", str(job.seed)]
         if job.episodes is not None:
             cmd += ["--episodes", str(job.episodes)]
