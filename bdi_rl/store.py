@@ -160,6 +160,9 @@ class Sweep(msgspec.Struct, forbid_unknown_fields=True):
     created: float
     overrides: dict[str, Any] = {}
     """what the sweep set over the spec (episodes, trace ...)"""
+    cancelled: list[int] = []
+    """indexes of seeds stopped before their run started: they never will (readers stop
+    waiting for them)"""
 
 
 def new_sweep_id(runs: Path, started: float | None = None) -> str:

@@ -292,6 +292,26 @@ async def test_stop_cancels_a_queued_job_and_interrupts_a_running_one(tmp_path):
         queue.stop(99)
 
 
+async def test_a_cancelled_seed_is_recorded_so_the_compare_page_stops_waiting_for_it(tmp_path, aiohttp_client):
+    from bdi_rl.readers.viewer import create_app
+
+    runs, release = tmp_path / "runs", tmp_path / "release"
+    runs.mkdir()
+    queue = StandInQueue(runs, 1, release)
+    sweep = Sweep("sweep-20260101-000000", "x", [4, 5], [None, None], 0.0)
+    write_sweep(runs, sweep)
+    jobs = [queue.new_job("x", Path("x.toml"), s, sweep=sweep.id, sweep_index=k) for k, s in enumerate(sweep.seeds)]
+    queue.submit(jobs, sweep)
+    queue.stop(jobs[1].id)  # queued: it will never run
+    assert read_sweep(runs, sweep.id).cancelled == [1]
+    client = await aiohttp_client(create_app(runs))
+    assert (await (await client.get(f"/api/curves?sweep={sweep.id}")).json())["waiting"] == 1  # seed 4 starting
+    release.touch()
+    await _until(lambda: jobs[0].ended is not None)
+    (runs / "run-4" / "trace.jsonl").touch()  # the stand-in's run has its trace: nothing left to wait for
+    assert (await (await client.get(f"/api/curves?sweep={sweep.id}")).json())["waiting"] == 0
+
+
 async def test_shutdown_stops_every_child(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -178,7 +178,7 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
     sweeps = await (await client.get("/api/sweeps")).json()
     assert sweeps["sweeps"] == [{"id": SWEEP, "spec": "tiny", "seeds": list(range(SEEDS + 1)),
                                  "runs": [*ids, None], "created": pytest.approx(time.time(), abs=600),
-                                 "overrides": {}}]
+                                 "overrides": {}, "cancelled": []}]
 
 
 @pytest.mark.parametrize("query", ["runs=nosuchrun", "runs={ok},nosuchrun", "runs=../{ok}", "runs=..",

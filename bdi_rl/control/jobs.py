@@ -167,9 +167,13 @@ class JobQueue:
         if run_dir.parent != self.runs:  # never: the child was told --runs
             return
         job.run = run_dir.name
+        self._update_sweep(job, lambda sweep, k: sweep.runs.__setitem__(k, job.run))
+
+    def _update_sweep(self, job: Job, change: Any) -> None:
+        """Apply ``change(sweep, index)`` to the job's sweep record and save it."""
         sweep = self.sweeps.get(job.sweep or "")
         if sweep is not None and job.sweep_index is not None:
-            sweep.runs[job.sweep_index] = job.run
+            change(sweep, job.sweep_index)
             try:
                 write_sweep(self.runs, sweep)
             except OSError as exc:
@@ -181,6 +185,7 @@ class JobQueue:
         if job.state == QUEUED:
             self._pending.remove(job)
             job.state, job.ended = STOPPED, time.time()
+            self._update_sweep(job, lambda sweep, k: sweep.cancelled.append(k))
         elif job.state == RUNNING and not job.stop_requested:
             job.stop_requested = True
             if job.proc is not None:

@@ -294,7 +294,8 @@ def _compared_runs(request: web.Request) -> tuple[list[Path], int]:
         if sweep is None:
             raise _not_found("no such sweep")
         found = [_existing_run(runs, r) if r else None for r in sweep.runs]
-        return [p for p in found if p is not None], sum(p is None for p in found)
+        waiting = sum(p is None and k not in sweep.cancelled for k, p in enumerate(found))
+        return [p for p in found if p is not None], waiting
     names = [n for n in request.query.get("runs", "").split(",") if n]
     if not names:
         raise _bad_request("say runs=id1,id2,... or sweep=id")
