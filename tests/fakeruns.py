@@ -241,7 +241,7 @@ class Learner(Agent):
 
     def evaluate(self) -> tuple[float, float]:
         """``.rl_evaluate``: greedy episodes that change nothing; the eval event and percept."""
-        returns, lengths, wins = [], [], 0
+        returns, lengths, wins, started = [], [], 0, time.perf_counter()
         for _ in range(self.run.spec.eval_episodes):
             s, total, length, over = self.env.reset(), 0.0, 0, False
             while not over:
@@ -253,7 +253,8 @@ class Learner(Agent):
         mean = round(sum(returns) / len(returns), 4)
         success = round(wins / len(returns), 4)
         self.emit("eval", {"episodes": len(returns), "mean_return": mean, "success_rate": success,
-                           "mean_length": round(sum(lengths) / len(lengths), 4), "after_episodes": self.episodes})
+                           "mean_length": round(sum(lengths) / len(lengths), 4), "after_episodes": self.episodes,
+                           "seconds": round(time.perf_counter() - started, 6)})
         self.perceive("eval", mean, success)
         self.act(".rl_evaluate")
         return mean, success

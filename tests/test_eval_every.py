@@ -14,7 +14,7 @@ from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import SpecError, load_spec
-from bdi_rl.trace.events import EPISODE_END, EVAL, TraceLevel
+from bdi_rl.trace.events import AGENT_START, EPISODE_END, EVAL, TraceLevel
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 
@@ -65,3 +65,17 @@ def test_eval_every_without_evaluation_episodes_is_refused(tmp_path):
                     '[[agents]]\nname = "learner"\nasl = "learner.asl"\n')
     with pytest.raises(SpecError, match=r"s\.toml: eval_every: .*eval_episodes of at least 1"):
         load_spec(spec)
+
+
+def test_the_multi_process_summary_leaves_evaluations_during_training_out_of_training_time():
+    """The telemetry role's summary (``bdi-rl telemetry``, compose) times training from the
+    events: an evaluation between episodes is not training; the final one is after it."""
+    from bdi_rl.xmpp.telemetry import AgentStats
+
+    stats = AgentStats()
+    events = [(AGENT_START, 100.0, {}), (EPISODE_END, 104.0, {"length": 5}),
+              (EVAL, 107.0, {"seconds": 3.0}), (EPISODE_END, 110.0, {"length": 5}),
+              (EVAL, 112.0, {"seconds": 2.0})]
+    for kind, ts, data in events:
+        stats.add({"kind": kind, "ts": ts, "data": data})
+    assert stats.train_seconds == 7.0 and stats.env_steps == 10

@@ -39,7 +39,7 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "agent.start": ("episode", {"jid", "asl"}, {"env", "actions", "world"}),
     "agent.stop": ("episode", {"reason", "emitted"}, {"replayed_steps"}),
     "episode.end": ("episode", {"return", "length", "outcome", "epsilon"}, {"goal", "success"}),
-    "eval": ("episode", {"episodes", "mean_return", "success_rate", "mean_length"}, {"after_episodes"}),
+    "eval": ("episode", {"episodes", "mean_return", "success_rate", "mean_length"}, {"after_episodes", "seconds"}),
     "qtable.save": ("episode", {"path", "episodes"}, set()),
     "qtable.load": ("episode", {"path", "episodes", "checksum", "epsilon", "task_change"}, set()),
     "msg.send": ("episode", {"to", "performative", "content"}, {"content_chars"}),

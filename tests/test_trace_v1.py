@@ -57,7 +57,7 @@ def pair(request, tmp_path_factory) -> tuple[Path, Path]:
 #: evaluation's ``after_episodes``; the index derives both for these older traces, and the
 #: index test below holds the derived values to the written ones. A learner's ``world`` (its
 #: map, in ``agent.start``): the world view rebuilds it from the spec (tests/test_world.py).
-_ADDED_SINCE = {"success", "after_episodes", "world"}
+_ADDED_SINCE = {"success", "after_episodes", "seconds", "world"}
 
 
 def _same_event(e: dict) -> tuple:
@@ -93,8 +93,8 @@ def test_the_index_and_the_mind_at_every_position_agree(pair):
     assert x.events == y.events and list(x.rl_positions) == list(y.rl_positions)
     strip = [{k: v for k, v in e.items() if k != "ts"} for e in x.episodes]
     assert strip == [{k: v for k, v in e.items() if k != "ts"} for e in y.episodes]
-    assert [{k: v for k, v in e.items() if k != "ts"} for e in x.evals] == [
-        {k: v for k, v in e.items() if k != "ts"} for e in y.evals
+    assert [{k: v for k, v in e.items() if k not in ("ts", "seconds")} for e in x.evals] == [
+        {k: v for k, v in e.items() if k not in ("ts", "seconds")} for e in y.evals
     ]
     for position in [*range(0, x.events, 37), x.events - 1]:
         (a, ca), (b, cb) = old.mind_at(LEARNER, position), new.mind_at(LEARNER, position)

@@ -245,9 +245,7 @@ class EpisodeSession:
         perceive("episodes_done", learner.episodes)
         self._select_goal()  # plans choose the next episode's plan knowing its goal
         if self.eval_every and learner.episodes % self.eval_every == 0 and learner.episodes < self.episodes_target:
-            started = time.perf_counter()  # the final evaluation is the plans' (!evaluate)
-            self.evaluate()
-            stats.eval_seconds += time.perf_counter() - started
+            self.evaluate()  # the final evaluation is the plans' (!evaluate)
         for listener in self.after_episode:
             listener()
         if self.on_episode is not None:
@@ -288,14 +286,19 @@ class EpisodeSession:
         if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
             env = self.env
             self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+        started = time.perf_counter()
         result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
+        seconds = time.perf_counter() - started
         self.stats.eval = result
+        if self.learner.episodes < self.episodes_target:  # during training: not training time
+            self.stats.eval_seconds += seconds
         data: EvalData = {
             "episodes": result.episodes,
             "mean_return": result.mean_return,
             "success_rate": result.success_rate,
             "mean_length": result.mean_length,
             "after_episodes": self.learner.episodes,
+            "seconds": round(seconds, 6),
         }
         self.tracer.emit(EVAL, data)
         self.percepts.perceive("eval", result.mean_return, result.success_rate)

@@ -223,6 +223,8 @@ class EvalData(TypedDict):
     mean_length: float
     after_episodes: NotRequired[int]
     """training episodes done when it ran (``eval_every``); older traces lack it"""
+    seconds: NotRequired[float]
+    """its wall time (summaries leave evaluations during training out of training time)"""
 
 
 class QtableSaveData(TypedDict):

@@ -129,8 +129,7 @@ def summary_from_trace(
     for jid in agents:
         s = stats[jid]
         steps += s.env_steps
-        if s.started is not None and s.last_episode is not None:
-            train_seconds = max(train_seconds, s.last_episode - s.started)
+        train_seconds = max(train_seconds, s.train_seconds)
         if jid.split("@", 1)[0] in coordinators:
             per_agent[jid.split("@", 1)[0]] = {"role": "coordinator"}
             continue

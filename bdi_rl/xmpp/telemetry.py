@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
@@ -60,6 +60,16 @@ class AgentStats:
     eval: dict[str, Any] | None = None
     qtable: str | None = None
     stop: dict[str, Any] | None = None
+    evaluated: list[tuple[float, float]] = field(default_factory=list)
+    """(when, seconds) of each evaluation: those during training are not training time"""
+
+    @property
+    def train_seconds(self) -> float:
+        """From the agent's start to its last episode, evaluations in between left out."""
+        if self.started is None or self.last_episode is None:
+            return 0.0
+        end = self.last_episode
+        return end - self.started - sum(seconds for ts, seconds in self.evaluated if ts <= end)
 
     def add(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]
@@ -71,6 +81,9 @@ class AgentStats:
             self.last_episode = event["ts"]
         elif kind == EVAL:
             self.eval = {k: data.get(k) for k in ("episodes", "mean_return", "success_rate")}
+            seconds = data.get("seconds")
+            if isinstance(seconds, (int, float)):
+                self.evaluated.append((event["ts"], float(seconds)))
         elif kind == QTABLE_SAVE:
             self.qtable = data.get("path")
         elif kind == AGENT_STOP:
