@@ -1,4 +1,6 @@
-"""Reinforcement learning: the Q-learner, env adapters, Q-table checkpoints, moving goals.
+"""Reinforcement learning: the Q-learner, env adapters, Q-table checkpoints, moving goals, and
+for shared worlds the cooperative matrix games (PettingZoo ParallelEnvs) and the learners of
+agents acting in one world (independent and hysteretic Q-learning).
 
-numpy, gymnasium and msgspec only: nothing here knows of SPADE, XMPP or AgentSpeak.
+numpy, gymnasium, pettingzoo and msgspec only: nothing here knows of SPADE, XMPP or AgentSpeak.
 """
