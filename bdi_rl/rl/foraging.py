@@ -65,6 +65,8 @@ import numpy as np
 from gymnasium.spaces import Discrete
 from pettingzoo import ParallelEnv
 
+from bdi_rl.rl.sharedworld import checked_joint_action
+
 __all__ = [
     "ENV_ID",
     "INNER_KWARGS",
@@ -233,23 +235,13 @@ class LevelBasedForaging(ParallelEnv[str, int, int]):
     def step(
         self, actions: dict[str, int]
     ) -> tuple[dict[str, int], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
-        name = self.metadata["name"]
-        if not self.agents:
-            raise RuntimeError(f"{name}: step() outside an episode; call reset() first")
-        if set(actions) != set(self.agents):
-            raise ValueError(f"{name}: need one action from each of {self.agents}, got {actions!r}")
-        joint = []
-        for agent in self.possible_agents:
-            a, space = actions[agent], self._action_spaces[agent]
-            if not space.contains(a):
-                raise ValueError(f"{name}: {agent}'s action {a!r} is not in {space}")
-            joint.append(int(a))
+        joint = checked_joint_action(self, actions)
         raw, rewards, done, _, _ = self._inner.step(joint)
         self._steps += 1
         eaten = int(self._inner.field.sum()) == 0
         truncated = bool(done) and not eaten
         if done != (eaten or self._steps >= MAX_STEPS):
-            raise RuntimeError(f"{name}: lbforaging ended at step {self._steps} with the food {eaten=}")
+            raise RuntimeError(f"{self.metadata['name']}: lbforaging ended at step {self._steps}: food {eaten=}")
         agents = self.agents
         if done:
             self.agents = []

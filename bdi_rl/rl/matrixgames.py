@@ -21,6 +21,8 @@ import numpy as np
 from gymnasium.spaces import Discrete
 from pettingzoo import ParallelEnv
 
+from bdi_rl.rl.sharedworld import checked_joint_action
+
 __all__ = ["CLIMBING_PAYOFF", "ClimbingGame", "MatrixGame", "PenaltyGame", "penalty_payoff"]
 
 #: Claus & Boutilier (1998), Table 3: row = player_0's action, column = player_1's.
@@ -75,16 +77,7 @@ class MatrixGame(ParallelEnv[str, int, int]):
     def step(
         self, actions: dict[str, int]
     ) -> tuple[dict[str, int], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
-        if not self.agents:
-            raise RuntimeError(f"{self.metadata['name']}: step() outside an episode; call reset() first")
-        if set(actions) != set(self.agents):
-            raise ValueError(f"{self.metadata['name']}: need one action from each of {self.agents}, got {actions!r}")
-        joint = []
-        for agent in self.possible_agents:
-            a, space = actions[agent], self._action_spaces[agent]
-            if not space.contains(a):
-                raise ValueError(f"{self.metadata['name']}: {agent}'s action {a!r} is not in {space}")
-            joint.append(int(a))
+        joint = checked_joint_action(self, actions)
         reward = float(self.payoff[joint[0], joint[1]])
         agents, self.agents = self.agents, []
         return (

@@ -35,6 +35,7 @@ __all__ = [
     "JointEpisodeResult",
     "JointStep",
     "WorldLearner",
+    "checked_joint_action",
     "greedy_actions",
     "joint_step",
     "make_world_learner",
@@ -48,6 +49,24 @@ RULES: Final = ("independent", "hysteretic")
 #: ``beta`` of a hysteretic learner when not told: a tenth of ``alpha``, Matignon et al.'s
 #: ratio (alpha 0.1, beta 0.01).
 DEFAULT_BETA_RATIO: Final = 0.1
+
+
+def checked_joint_action(env: ParallelEnv, actions: dict[str, int]) -> list[int]:
+    """``actions`` in ``possible_agents`` order, once each is known to be one of its agent's
+    (a world steps on every live agent's action or not at all); what every shipped
+    ParallelEnv's ``step`` checks first."""
+    name = env.metadata["name"]
+    if not env.agents:
+        raise RuntimeError(f"{name}: step() outside an episode; call reset() first")
+    if set(actions) != set(env.agents):
+        raise ValueError(f"{name}: need one action from each of {env.agents}, got {actions!r}")
+    joint = []
+    for agent in env.possible_agents:
+        a, space = actions[agent], env.action_space(agent)
+        if not space.contains(a):
+            raise ValueError(f"{name}: {agent}'s action {a!r} is not in {space}")
+        joint.append(int(a))
+    return joint
 
 
 @dataclass
