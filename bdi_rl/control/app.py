@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import secrets
-import signal
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,15 @@ from msgspec import Meta
 
 from bdi_rl.control.jobs import JobQueue
 from bdi_rl.control.specs import MAX_SPEC_BYTES, RequestError, shipped_spec, shipped_specs, uploaded_spec
-from bdi_rl.readers.viewer import STATIC, create_app
+from bdi_rl.readers.viewer import (
+    STATIC,
+    bad_request,
+    create_app,
+    json_response,
+    not_found,
+    start_app,
+    stop_signals,
+)
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED
 from bdi_rl.store import Sweep, new_sweep_id, write_sweep
 
@@ -107,10 +114,6 @@ def _refused(message: str) -> web.HTTPForbidden:
     return web.HTTPForbidden(text=orjson.dumps({"error": message}).decode(), content_type="application/json")
 
 
-def _bad_request(message: str) -> web.HTTPBadRequest:
-    return web.HTTPBadRequest(text=orjson.dumps({"error": message}).decode(), content_type="application/json")
-
-
 @web.middleware
 async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
     """Only reading is open: anything else needs this server's origin and the token."""
@@ -132,20 +135,18 @@ async def _control_page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "control.html")
 
 
-def _json(value: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(value), status=status, content_type="application/json")
-
-
 async def api_specs(request: web.Request) -> web.Response:
     """The shipped specs (name and TOML text), and the limits the page should know."""
     specs = [{"name": name, "toml": text} for name, text in shipped_specs().items()]
-    return _json({"specs": specs, "max_sweep": MAX_SWEEP, "max_seed": MAX_SEED, "max_spec_bytes": MAX_SPEC_BYTES})
+    return json_response(
+        {"specs": specs, "max_sweep": MAX_SWEEP, "max_seed": MAX_SEED, "max_spec_bytes": MAX_SPEC_BYTES}
+    )
 
 
 async def api_jobs(request: web.Request) -> web.Response:
     """Every job of this server, oldest first."""
     queue = request.app[JOBS]
-    return _json(
+    return json_response(
         {
             "jobs": [job.to_json() for job in queue.jobs.values()],
             "running": queue.running(),
@@ -158,20 +159,20 @@ async def api_jobs(request: web.Request) -> web.Response:
 async def _start_request(request: web.Request) -> StartRequest:
     """The body as a :class:`StartRequest`; 400 naming what is wrong."""
     if request.content_length is not None and request.content_length > MAX_BODY:
-        raise _bad_request(f"request body larger than {MAX_BODY // 1024} KB")
+        raise bad_request(f"request body larger than {MAX_BODY // 1024} KB")
     body = b""
     while chunk := await request.content.read(65536):
         body += chunk
         if len(body) > MAX_BODY:
-            raise _bad_request(f"request body larger than {MAX_BODY // 1024} KB")
+            raise bad_request(f"request body larger than {MAX_BODY // 1024} KB")
     try:
         start = msgspec.json.decode(body, type=StartRequest)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise _bad_request(" ".join(str(exc).split())[:300]) from None
+        raise bad_request(" ".join(str(exc).split())[:300]) from None
     if (start.spec is None) == (start.toml is None):
-        raise _bad_request('give "spec" (a shipped spec\'s name) or "toml" (a spec\'s text), not both')
+        raise bad_request('give "spec" (a shipped spec\'s name) or "toml" (a spec\'s text), not both')
     if request.app[JOBS].queued() + start.seeds > MAX_QUEUED:
-        raise _bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
+        raise bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
     return start
 
 
@@ -186,7 +187,7 @@ def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path, Any]
         path, spec = uploaded_spec(start.toml, overrides, request.app[JOBS].runs)
         return f"{spec.name} (uploaded)", path, spec
     except RequestError as exc:
-        raise _bad_request(str(exc)) from None
+        raise bad_request(str(exc)) from None
     except OSError as exc:
         raise web.HTTPInternalServerError(
             text=orjson.dumps({"error": f"cannot save the spec: {exc.strerror}"}).decode(),
@@ -197,12 +198,12 @@ def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path, Any]
 async def api_start_run(request: web.Request) -> web.Response:
     start = await _start_request(request)
     if start.seeds != 1:
-        raise _bad_request("seeds: one run has one seed; start a sweep for more")
+        raise bad_request("seeds: one run has one seed; start a sweep for more")
     label, path, spec = _spec_of(start, request)
     queue = request.app[JOBS]
     job = queue.new_job(label, path, spec.seed, episodes=start.episodes, trace=start.trace)
     queue.submit([job])
-    return _json({"jobs": [job.to_json()]}, status=201)
+    return json_response({"jobs": [job.to_json()]}, status=201)
 
 
 async def api_start_sweep(request: web.Request) -> web.Response:
@@ -210,7 +211,7 @@ async def api_start_sweep(request: web.Request) -> web.Response:
     start = await _start_request(request)
     label, path, spec = _spec_of(start, request)
     if spec.seed + start.seeds - 1 > MAX_SEED:
-        raise _bad_request(f"seed: {spec.seed} + {start.seeds} seeds goes past {MAX_SEED}")
+        raise bad_request(f"seed: {spec.seed} + {start.seeds} seeds goes past {MAX_SEED}")
     queue = request.app[JOBS]
     seeds = list(range(spec.seed, spec.seed + start.seeds))
     overrides = {k: v for k, v in (("episodes", start.episodes), ("trace", start.trace)) if v is not None}
@@ -228,7 +229,7 @@ async def api_start_sweep(request: web.Request) -> web.Response:
         for k, seed in enumerate(seeds)
     ]
     queue.submit(jobs, sweep)
-    return _json({"sweep": sweep.id, "jobs": [job.to_json() for job in jobs]}, status=201)
+    return json_response({"sweep": sweep.id, "jobs": [job.to_json() for job in jobs]}, status=201)
 
 
 async def api_stop(request: web.Request) -> web.Response:
@@ -238,8 +239,8 @@ async def api_stop(request: web.Request) -> web.Response:
     except KeyError:
         job = None
     if job is None:
-        raise web.HTTPNotFound(text=orjson.dumps({"error": "no such job"}).decode(), content_type="application/json")
-    return _json({"job": job.to_json()})
+        raise not_found("no such job")
+    return json_response({"job": job.to_json()})
 
 
 # -- serving -----------------------------------------------------------------------------
@@ -252,13 +253,7 @@ def serve(runs: Path, host: str, port: int, max_running: int) -> None:
 async def _serve(runs: Path, host: str, port: int, max_running: int) -> None:
     token = secrets.token_urlsafe(32)
     queue = JobQueue(runs, max_running)
-    runner = web.AppRunner(create_control_app(runs, queue, token, host, port), handle_signals=False)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except OSError:
-        await runner.cleanup()
-        raise
+    runner = await start_app(create_control_app(runs, queue, token, host, port), host, port)
     shown = "127.0.0.1" if host in _WILDCARD else _url_host(host)
     print(f"bdi-rl serve: http://{shown}:{port}/control#token={token}", flush=True)
     print(
@@ -266,16 +261,11 @@ async def _serve(runs: Path, host: str, port: int, max_running: int) -> None:
         file=sys.stderr,
         flush=True,
     )
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
-        if queue.running():
-            print(f"bdi-rl serve: stopping {queue.running()} running run(s) ...", file=sys.stderr, flush=True)
-        await queue.shutdown()
+        with stop_signals() as stop:
+            await stop.wait()
+            if queue.running():
+                print(f"bdi-rl serve: stopping {queue.running()} running run(s) ...", file=sys.stderr, flush=True)
+            await queue.shutdown()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
         await runner.cleanup()

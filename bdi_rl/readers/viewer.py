@@ -14,8 +14,11 @@ still going pushes updates over server-sent events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,12 +145,17 @@ async def _security_headers(request: web.Request, handler: Any) -> web.StreamRes
     return response
 
 
-def _json(value: Any, status: int = 200) -> web.Response:
+# The JSON answers of the viewer and of the control routes built on it (bdi_rl.control).
+def json_response(value: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(value), status=status, content_type="application/json")
 
 
-def _not_found(what: str) -> web.HTTPNotFound:
+def not_found(what: str) -> web.HTTPNotFound:
     return web.HTTPNotFound(text=orjson.dumps({"error": what}).decode(), content_type="application/json")
+
+
+def bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(text=orjson.dumps({"error": message}).decode(), content_type="application/json")
 
 
 # -- pages -------------------------------------------------------------------------------
@@ -168,7 +176,7 @@ async def _static(request: web.Request) -> web.FileResponse:
     name = request.match_info["name"]
     allowed = {p.name for p in STATIC.iterdir() if p.suffix in (".js", ".css")}
     if name not in allowed:
-        raise _not_found("no such file")
+        raise not_found("no such file")
     return web.FileResponse(STATIC / name)
 
 
@@ -187,7 +195,7 @@ async def _vendor(request: web.Request) -> web.StreamResponse:
         return web.Response(text=vendor.plotly_css(), content_type="text/css", headers=headers)
     if name == "plotly-csp.js":
         return web.Response(text=vendor.prelude_js(), content_type="text/javascript", headers=headers)
-    raise _not_found("no such file")
+    raise not_found("no such file")
 
 
 # -- lookups (every name from a URL is checked against what exists) ----------------------
@@ -204,7 +212,7 @@ def _existing_run(runs: Path, run: str) -> Path | None:
 def _run_dir(request: web.Request) -> Path:
     path = _existing_run(request.app[RUNS_DIR], request.match_info["run"])
     if path is None:
-        raise _not_found("no such run")
+        raise not_found("no such run")
     return path
 
 
@@ -219,7 +227,7 @@ def _agent(index: RunIndex, name: str) -> str:
     for jid in index.agents:
         if jid.split("@", 1)[0] == name:
             return jid
-    raise _not_found("no such agent")
+    raise not_found("no such agent")
 
 
 def _int_param(request: web.Request, key: str, default: int, minimum: int = 0) -> int:
@@ -231,21 +239,17 @@ def _int_param(request: web.Request, key: str, default: int, minimum: int = 0) -
     try:
         value = int(raw)
     except ValueError:
-        raise _bad_request(f"{key}: not an integer") from None
+        raise bad_request(f"{key}: not an integer") from None
     if value < minimum:
-        raise _bad_request(f"{key}: must be {minimum} or more")
+        raise bad_request(f"{key}: must be {minimum} or more")
     return value
-
-
-def _bad_request(message: str) -> web.HTTPBadRequest:
-    return web.HTTPBadRequest(text=orjson.dumps({"error": message}).decode(), content_type="application/json")
 
 
 # -- API --------------------------------------------------------------------------------
 async def api_kinds(request: web.Request) -> web.Response:
     """Every event kind (the page names none itself): the trace level that records it and
     how the page shows it."""
-    return _json(
+    return json_response(
         {
             "kinds": {
                 kind: {"level": level.name.lower(), "view": KIND_VIEWS.get(kind, "data")}
@@ -264,7 +268,7 @@ async def api_runs(request: web.Request) -> web.Response:
             budget = max(0, budget - (index.indexed_bytes - index.indexed_before_refresh))
             rows.append(index.overview())
     rows.sort(key=lambda r: r["started"] or 0, reverse=True)
-    return _json({"runs": rows})
+    return json_response({"runs": rows})
 
 
 async def api_run(request: web.Request) -> web.Response:
@@ -277,7 +281,7 @@ async def api_run(request: web.Request) -> web.Response:
             "evals": agent.evals,
             "stopped": agent.stopped,
         }
-    return _json({**index.overview(), "agents": agents})
+    return json_response({**index.overview(), "agents": agents})
 
 
 #: Most runs one compare page overlays.
@@ -292,25 +296,25 @@ def _compared_runs(request: web.Request) -> tuple[list[Path], int]:
     if "sweep" in request.query:
         sweep = read_sweep(runs, request.query["sweep"])
         if sweep is None:
-            raise _not_found("no such sweep")
+            raise not_found("no such sweep")
         found = [_existing_run(runs, r) if r else None for r in sweep.runs]
         waiting = sum(p is None and k not in sweep.cancelled for k, p in enumerate(found))
         return [p for p in found if p is not None], waiting
     names = [n for n in request.query.get("runs", "").split(",") if n]
     if not names:
-        raise _bad_request("say runs=id1,id2,... or sweep=id")
+        raise bad_request("say runs=id1,id2,... or sweep=id")
     if len(names) > MAX_COMPARED:
-        raise _bad_request(f"runs: at most {MAX_COMPARED}")
+        raise bad_request(f"runs: at most {MAX_COMPARED}")
     paths = [_existing_run(runs, n) for n in dict.fromkeys(names)]
     if any(p is None for p in paths):
-        raise _not_found("no such run")
+        raise not_found("no such run")
     return [p for p in paths if p is not None], 0
 
 
 def _choice(request: web.Request, key: str, choices: tuple[str, ...]) -> str:
     value = request.query.get(key, choices[0])
     if value not in choices:
-        raise _bad_request(f"{key}: one of {', '.join(choices)}")
+        raise bad_request(f"{key}: one of {', '.join(choices)}")
     return value
 
 
@@ -326,12 +330,12 @@ async def api_curves(request: web.Request) -> web.Response:
     indexer = request.app[INDEXER]
     series = [curves.run_series(indexer.get(p)) for p in paths]  # copied here, worked out in a thread
     payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across)
-    return _json({**payload, "waiting": waiting})
+    return json_response({**payload, "waiting": waiting})
 
 
 async def api_sweeps(request: web.Request) -> web.Response:
     """Every sweep record of the runs directory, newest first."""
-    return _json({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
+    return json_response({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
 
 
 async def api_mind(request: web.Request) -> web.Response:
@@ -343,7 +347,7 @@ async def api_mind(request: web.Request) -> web.Response:
         try:  # everything it did in it listed as the changes
             first, position = index.span_of(jid, _int_param(request, "episode", 0), step)
         except KeyError as exc:
-            raise _not_found(exc.args[0]) from None
+            raise not_found(exc.args[0]) from None
         previous = first - 1
     else:
         position = max(0, min(_int_param(request, "pos", agent.events - 1), agent.events - 1))
@@ -358,7 +362,7 @@ async def api_mind(request: web.Request) -> web.Response:
     current = changes[-1]
     added = {b for b in state.beliefs if before is None or b not in before.beliefs}
     removed = [] if before is None else sorted(b for b in before.beliefs if b not in state.beliefs)
-    return _json(
+    return json_response(
         {
             "agent": jid,
             "position": position,
@@ -391,8 +395,8 @@ async def api_qtable(request: web.Request) -> web.Response:
     try:
         grid = load_qgrid(index.run_dir, jid.split("@", 1)[0])
     except QGridError as exc:
-        return _json({"error": str(exc)})
-    return _json(dataclasses.asdict(grid))
+        return json_response({"error": str(exc)})
+    return json_response(dataclasses.asdict(grid))
 
 
 async def api_search(request: web.Request) -> web.Response:
@@ -403,10 +407,10 @@ async def api_search(request: web.Request) -> web.Response:
     try:
         pattern = parse_pattern(request.query.get("belief", ""))
     except PatternError as exc:
-        raise _bad_request(f"belief: {exc}") from None
+        raise bad_request(f"belief: {exc}") from None
     scope = Scope.of(index, jid)  # copied here, searched in a thread while indexing goes on
     result = await asyncio.to_thread(search, scope, pattern)
-    return _json({**result.to_dict(), "agent": jid, "indexing": index.indexing})
+    return json_response({**result.to_dict(), "agent": jid, "indexing": index.indexing})
 
 
 async def api_world(request: web.Request) -> web.Response:
@@ -417,11 +421,11 @@ async def api_world(request: web.Request) -> web.Response:
     jid = _agent(index, request.match_info["agent"])
     episode, frame = _int_param(request, "episode", 0), _int_param(request, "step", 0)
     try:
-        return _json(await asyncio.to_thread(world.episode_world, index, jid, episode, frame))
+        return json_response(await asyncio.to_thread(world.episode_world, index, jid, episode, frame))
     except world.WorldError as exc:
         if str(exc).startswith("episode:"):
-            raise _not_found(str(exc)) from None
-        return _json({"error": str(exc)})
+            raise not_found(str(exc)) from None
+        return json_response({"error": str(exc)})
 
 
 async def api_render(request: web.Request) -> web.Response:
@@ -432,7 +436,7 @@ async def api_render(request: web.Request) -> web.Response:
     try:
         gif = await asyncio.to_thread(render.render_episode, index, jid, episode, "gif")
     except world.WorldError as exc:
-        raise _not_found(str(exc)) from None
+        raise not_found(str(exc)) from None
     name = f"{jid.split('@', 1)[0]}-episode-{episode}.gif"
     return web.Response(
         body=gif, content_type="image/gif", headers={"Content-Disposition": f'inline; filename="{name}"'}
@@ -446,7 +450,7 @@ async def api_messages(request: web.Request) -> web.Response:
     limit = min(_int_param(request, "limit", 2000, minimum=1), 20000)
     hide = request.query.get("hide", "")  # a functor whose messages to leave out (experience)
     if hide and not re.fullmatch(r"[a-z][A-Za-z0-9_]{0,60}", hide):
-        raise _bad_request("hide: not an AgentSpeak functor")
+        raise bad_request("hide: not an AgentSpeak functor")
     prefix = f"{hide}(" if hide else None
     sent = [
         {"from": jid, **m}
@@ -455,7 +459,7 @@ async def api_messages(request: web.Request) -> web.Response:
         if m["kind"] == MSG_SEND and not (prefix and str(m.get("content", "")).startswith(prefix))
     ]
     sent.sort(key=lambda m: m["ts"] or 0)
-    return _json({"messages": sent[-limit:], "total": len(sent)})
+    return json_response({"messages": sent[-limit:], "total": len(sent)})
 
 
 async def api_live(request: web.Request) -> web.StreamResponse:
@@ -495,7 +499,13 @@ async def _stream_updates(request: web.Request, index: RunIndex, response: web.S
 async def start_viewer(runs_dir: Path, host: str, port: int) -> web.AppRunner:
     """Serve the viewer on the running event loop (beside a run or the telemetry agent);
     ``await runner.cleanup()`` stops it. OSError if the address cannot be bound."""
-    runner = web.AppRunner(create_app(runs_dir), handle_signals=False)
+    return await start_app(create_app(runs_dir), host, port)
+
+
+async def start_app(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """Serve ``app`` on the running event loop; OSError (nothing left open) if the address
+    cannot be bound."""
+    runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
@@ -505,19 +515,27 @@ async def start_viewer(runs_dir: Path, host: str, port: int) -> web.AppRunner:
     return runner
 
 
-async def serve_until_stopped(runner: web.AppRunner) -> None:
-    """Keep serving until SIGINT or SIGTERM, then stop."""
-    import signal
-
+@contextlib.contextmanager
+def stop_signals() -> Iterator[asyncio.Event]:
+    """An event SIGINT and SIGTERM set while the block runs (a second one during shutdown
+    sets it again instead of interrupting)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        yield stop
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+
+
+async def serve_until_stopped(runner: web.AppRunner) -> None:
+    """Keep serving until SIGINT or SIGTERM, then stop."""
+    try:
+        with stop_signals() as stop:
+            await stop.wait()
+    finally:
         await runner.cleanup()
 
 
