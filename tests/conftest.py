@@ -156,6 +156,24 @@ def cycle_run(tmp_path_factory) -> Path:
     return run_named(runs_dir, "frozenlake-4x4")
 
 
+CHROMIUM = "/usr/bin/chromium"
+# Headless, and quiet on a closed network (no background connections at start).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (no browser download), one for every browser test."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 def run_named(runs: Path, experiment: str) -> Path:
     return next(p for p in runs.iterdir() if f"__{experiment}__" in p.name)
 

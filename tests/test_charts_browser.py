@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from bdi_rl.store import Sweep, write_sweep
 from tests.conftest import MINIMAL_SPEC
-from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, Viewer
+from tests.test_viewer_browser import Viewer
 
 pytestmark = pytest.mark.slow  # a browser and a viewer process
 
@@ -34,15 +34,6 @@ def chart_runs(tmp_path_factory) -> tuple[Path, list[str]]:
            for k in range(SEEDS)]
     write_sweep(runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS)), runs=ids, created=time.time()))
     return runs, ids
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

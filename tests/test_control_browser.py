@@ -4,25 +4,13 @@ URL ``bdi-rl serve`` printed, starts a 3-seed sweep, stops one run, and the othe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from bdi_rl.store import read_sweeps
 from tests.test_control import Serve
-from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.slow  # a browser and whole runs
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -3,24 +3,13 @@ pattern typed, its hits listed, a hit clicked moves the Mind Inspector to that e
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from tests.conftest import run_named
-from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, Viewer
+from tests.test_viewer_browser import Viewer
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -6,32 +6,21 @@ the token changes nothing."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.world import episode_world
 from bdi_rl.store import read_sweeps
 from tests.test_charts_browser import _traces
 from tests.test_control import Serve
-from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.test_world_browser import CSP_PROBE
 
 pytestmark = pytest.mark.slow  # a browser and five whole runs
 
 SEEDS = 5
 EPISODES = 2500  # with the spec's eval_every = 1000: two evaluations during training, and the final one
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _page(browser, problems: list[str]) -> Page:

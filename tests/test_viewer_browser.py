@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
 from bdi_rl.xmpp.server import free_port
@@ -19,10 +18,6 @@ from tests.conftest import MINIMAL_SPEC, ROOT
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
-CHROMIUM = "/usr/bin/chromium"
-# Headless, and quiet on a closed network (no background connections at start).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 class Viewer:
@@ -47,15 +42,6 @@ class Viewer:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

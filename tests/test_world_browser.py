@@ -7,26 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.world import episode_world
 from tests.conftest import run_named
-from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, Viewer
+from tests.test_viewer_browser import Viewer
 
 LEARNER = "learner@localhost"
 #: Collects the page's securitypolicyviolation events (an init script: the page's CSP does not apply to it).
 CSP_PROBE = """window.cspViolations = [];
 document.addEventListener("securitypolicyviolation", e => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
