@@ -174,6 +174,7 @@ class RunIndex:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.trace_path = run_dir / TRACE_FILE
+        self._spec: dict[str, Any] = {}
         self.agents: dict[str, AgentIndex] = {}
         self.run_events: list[dict[str, Any]] = []
         self._agents_by_key: dict[bytes, AgentIndex] = {}  # name as it appears in a line
@@ -459,14 +460,22 @@ class RunIndex:
         return RUN_RESUME in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
 
     @property
+    def spec(self) -> dict[str, Any]:
+        """The run's ``spec.toml`` as a table, read once (every mind request asks for the
+        trace level; the runs list for the env); empty while it cannot be read."""
+        if not self._spec:
+            self._spec = _read_spec(self.run_dir / SPEC_FILE)
+        return self._spec
+
+    @property
     def trace_level(self) -> str | None:
         """The level the run was traced at (its ``spec.toml``), None when that is unreadable."""
-        level = _read_spec(self.run_dir / SPEC_FILE).get("trace")
+        level = self.spec.get("trace")
         return level if isinstance(level, str) else None
 
     def overview(self) -> dict[str, Any]:
         """The runs-list row: what ran, how far, how well."""
-        spec = _read_spec(self.run_dir / SPEC_FILE)
+        spec = self.spec
         start = next((e for e in self.run_events if e["kind"] == RUN_START), None)
         learners = [a for a in self.agents.values() if a.episodes or a.evals]
         finals = [a.evals[-1] for a in learners if a.evals]
