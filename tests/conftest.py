@@ -162,9 +162,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium driven by Playwright (no browser download), one for every browser test."""
+    """Debian's chromium driven by Playwright (no browser download), one per module of browser
+    tests: Playwright's sync API holds an event loop open while it runs, and the asyncio tests
+    that come after a module need none running."""
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).is_file(), "chromium is not installed (.ci/run installs it)"
