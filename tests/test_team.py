@@ -51,7 +51,7 @@ def _team_spec(prefix: str) -> str:
             .replace("{learner}", f"{prefix}learner").replace("{telemetry}", f"{prefix}telemetry"))
 
 
-def _assert_team_trace(run_dir: Path, prefix: str) -> None:
+def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
     coordinator = f"{prefix}coord@localhost"
     learners = [f"{prefix}learner-{i}@localhost" for i in (1, 2, 3)]
     events = read_trace(run_dir / "trace.jsonl")
@@ -116,7 +116,7 @@ def _assert_team_trace(run_dir: Path, prefix: str) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
     entries = [summary["agents"][learner.split("@")[0]] for learner in learners]
     for entry in entries:
-        assert entry["episodes"] == 150 and entry["eval"]["episodes"] == 100
+        assert entry["episodes"] == episodes and entry["eval"]["episodes"] == 100
         assert entry["replayed_steps"] > 0
     # Shared experience is learned from: a learner replays its teammates' transitions until
     # its own training ends (whoever finishes last hears the most). How much each hears depends
@@ -149,10 +149,15 @@ def test_a_step_mode_learner_tells_the_goal_with_the_return_of_the_episode_that_
     assert not [e for e in events if e["kind"] == "intention.fail"]
 
 
+PROCESS_EPISODES = 400
+
+
 def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec):
     """telemetry + coordinator + 3 learner processes (claiming their names, as scaled
     containers do): the same conversation, over a real server."""
-    spec = write_spec(_team_spec("p"))
+    # Longer than in one process: three learner processes on two loaded cores train at different
+    # paces, and at 150 episodes one once finished before any teammate's experience reached it.
+    spec = write_spec(_team_spec("p").replace("episodes = 150", f"episodes = {PROCESS_EPISODES}"))
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
@@ -170,7 +175,7 @@ def test_team_in_separate_processes_over_ejabberd(ejabberd, tmp_path, write_spec
             if proc.poll() is None:
                 proc.kill()
     run_dir = Path(out.strip().splitlines()[-1])
-    _assert_team_trace(run_dir, "p")
+    _assert_team_trace(run_dir, "p", PROCESS_EPISODES)
 
 
 def test_a_failed_teammate_ends_the_run_instead_of_hanging_it(tmp_path, write_spec):
