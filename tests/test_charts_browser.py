@@ -116,9 +116,15 @@ def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
     _redraw(page, lambda: page.select_option("#x-axis", "time"))
     assert "wall time" in page.text_content("#chart-return .g-xtitle")
 
-    # hover: the values under the mouse
+    # hover: the values under the mouse, put on the middle point (on the wall-time axis the points
+    # bunch up wherever episodes ran fast, so the plot's centre may be far from every point)
     box = page.locator("#chart-epsilon .nsewdrag").bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    x, y = page.evaluate("""() => {
+        const gd = document.getElementById('chart-epsilon'), t = gd.data[0], k = Math.floor(t.x.length / 2);
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        return [xa.l2p(xa.d2l(t.x[k])), ya.l2p(ya.d2l(t.y[k]))];
+    }""")
+    page.mouse.move(box["x"] + x, box["y"] + y)
     page.wait_for_function("() => document.querySelector('#chart-epsilon .hoverlayer').textContent.length > 0")
     hover = page.text_content("#chart-epsilon .hoverlayer")
     assert any(ch.isdigit() for ch in hover), hover
