@@ -96,9 +96,9 @@ def test_rules_are_checked() -> None:
     assert RULES == ("independent", "hysteretic")
     with pytest.raises(ValueError, match="rule must be one of independent, hysteretic"):
         make_world_learner("lenient", 1, 3)
-    with pytest.raises(ValueError, match=r"beta must be in \[0, 0.1\]"):
+    with pytest.raises(ValueError, match=r"learning.beta: must be in \[0, 0.1\]"):
         make_world_learner("hysteretic", 1, 3, LearningConfig(alpha=0.1), beta=0.2)
-    with pytest.raises(ValueError, match=r"beta must be in \[0, 0.05\]"):  # the alpha schedule's floor
+    with pytest.raises(ValueError, match=r"learning.beta: must be in \[0, 0.05\]"):  # the alpha schedule's floor
         make_world_learner("hysteretic", 1, 3, LearningConfig(alpha=0.1, alpha_min=0.05, alpha_decay=0.9), beta=0.08)
     with pytest.raises(ValueError, match="hysteretic rule only"):
         make_world_learner("independent", 1, 3, beta=0.01)

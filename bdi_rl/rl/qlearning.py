@@ -51,6 +51,12 @@ class LearningConfig:
     """episodes over which epsilon goes *linearly* from ``epsilon_start`` to ``epsilon_end``"""
     q_init: float = 0.0
     """initial value of every Q-table entry"""
+    beta: float | None = None
+    """learning rate of negative TD errors: set, the learner is hysteretic (Matignon, Laurent
+    & Le Fort-Piat 2007): a gain moves Q by alpha, a loss only by beta < alpha, so an agent in
+    a shared world stays optimistic about the joint action that once paid (a low reward is
+    more often a partner's exploration than its own bad move). None: alpha for both signs;
+    0 ignores every loss (distributed Q-learning, safe only in deterministic games)."""
 
     def __post_init__(self) -> None:
         def number(name: str, lo: float, hi: float, lo_open: bool = False) -> float:
@@ -81,6 +87,8 @@ class LearningConfig:
         if isinstance(q0, bool) or not isinstance(q0, (int, float)) or not math.isfinite(q0):
             raise ValueError(f"learning.q_init: must be a finite number, got {q0!r}")
         self.q_init = float(q0)
+        if self.beta is not None:  # at every point of the alpha schedule, beta <= alpha
+            self.beta = number("beta", 0.0, self.alpha if self.alpha_min is None else self.alpha_min)
 
     def epsilon_at(self, episode: int) -> float:
         """Scheduled epsilon for (0-based) training episode ``episode``."""
@@ -145,6 +153,8 @@ class QLearner:
         self.alpha = self.config.alpha_at(0)
         self._rows: list[np.ndarray] = []
         self._rows_of: np.ndarray | None = None
+        if self.config.beta is not None:
+            self.update = self._hysteretic_update  # type: ignore[method-assign]
         train_seq, eval_seq = np.random.SeedSequence(seed).spawn(2)
         self._next_u = _uniforms(np.random.default_rng(train_seq)).__next__
         self._next_eval_u = _uniforms(np.random.default_rng(eval_seq)).__next__
@@ -195,6 +205,17 @@ class QLearner:
         before = float(q[s, a])
         target = r if terminated else r + self.config.gamma * max(q[s2].tolist())
         after = before + self.alpha * (target - before)
+        q[s, a] = after
+        return before, after
+
+    def _hysteretic_update(self, s: int, a: int, r: float, s2: int, terminated: bool) -> tuple[float, float]:
+        """``update`` of a hysteretic learner (``config.beta`` set): a negative TD error moves
+        Q by beta, a positive one by alpha."""
+        q = self.q
+        before = float(q[s, a])
+        target = r if terminated else r + self.config.gamma * max(q[s2].tolist())
+        delta = target - before
+        after = before + (self.alpha if delta >= 0.0 else self.config.beta) * delta  # type: ignore[operator]
         q[s, a] = after
         return before, after
 

@@ -21,6 +21,7 @@ with each learner choosing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -71,15 +72,16 @@ def checked_joint_action(env: ParallelEnv, actions: dict[str, int]) -> list[int]
 
 @dataclass
 class WorldLearner:
-    """One agent's learner in a shared world: a ``QLearner`` and the rule that updates it.
-
-    ``beta`` is the learning rate of negative TD errors; for ``independent`` it is None (the
-    ``QLearner``'s own update, one rate for both signs).
-    """
+    """One agent's learner in a shared world: a ``QLearner`` and the name of its rule
+    (``hysteretic`` when its config has a ``beta``: the ``QLearner`` updates by it)."""
 
     learner: QLearner
     rule: str
-    beta: float | None = None
+
+    @property
+    def beta(self) -> float | None:
+        """learning rate of negative TD errors (None: independent, alpha for both signs)"""
+        return self.learner.config.beta
 
     def act(self, s: int) -> int:
         """Epsilon-greedy action for training (the ``QLearner``'s)."""
@@ -91,21 +93,31 @@ class WorldLearner:
 
     def update(self, s: int, a: int, r: float, s2: int, terminated: bool) -> tuple[float, float]:
         """One TD update by this learner's rule; returns (Q[s,a] before, after). Counts the step."""
-        learner = self.learner
-        learner.env_steps += 1
-        if self.beta is None:
-            return learner.update(s, a, r, s2, terminated)
-        q = learner.q
-        before = float(q[s, a])
-        target = r if terminated else r + learner.config.gamma * float(q[s2].max())
-        delta = target - before
-        after = before + (learner.alpha if delta >= 0.0 else self.beta) * delta
-        q[s, a] = after
-        return before, after
+        self.learner.env_steps += 1
+        return self.learner.update(s, a, r, s2, terminated)
 
     def end_episode(self) -> None:
         """Advance the ``QLearner``'s schedules."""
         self.learner.end_episode()
+
+
+def rule_config(rule: str, config: LearningConfig | None = None, beta: float | None = None) -> LearningConfig:
+    """``config`` for a learner of ``rule`` (one of :data:`RULES`): ``hysteretic`` sets
+    ``beta``, by default a tenth of the lowest alpha of the schedule (Matignon et al.'s
+    ratio); ``independent`` takes no ``beta``. ValueError names what is wrong."""
+    if rule not in RULES:
+        raise ValueError(f"shared-world learner: rule must be one of {', '.join(RULES)}, got {rule!r}")
+    config = config if config is not None else LearningConfig()
+    if rule == "independent":
+        if beta is not None or config.beta is not None:
+            raise ValueError("shared-world learner: beta is a parameter of the hysteretic rule only")
+        return config
+    if beta is None:
+        beta = config.beta
+    if beta is None:
+        floor = config.alpha_min if config.alpha_min is not None else config.alpha
+        beta = DEFAULT_BETA_RATIO * floor
+    return dataclasses.replace(config, beta=beta)
 
 
 def make_world_learner(
@@ -117,28 +129,11 @@ def make_world_learner(
     beta: float | None = None,
     seed: int | None = None,
 ) -> WorldLearner:
-    """A learner of ``rule`` (one of :data:`RULES`).
-
-    For ``hysteretic``, ``beta`` defaults to a tenth of ``config.alpha`` and must be in
-    ``[0, alpha]`` at every point of the alpha schedule (so ``<= alpha_min`` when alpha
+    """A learner of ``rule`` (one of :data:`RULES`, see :func:`rule_config`). ``beta`` must
+    be in ``[0, alpha]`` at every point of the alpha schedule (so ``<= alpha_min`` when alpha
     decays); ``beta == alpha`` is plain Q-learning, ``beta == 0`` ignores every loss
-    (distributed Q-learning, Lauer & Riedmiller 2000, safe only in deterministic games).
-    ``independent`` takes no ``beta``.
-    """
-    if rule not in RULES:
-        raise ValueError(f"shared-world learner: rule must be one of {', '.join(RULES)}, got {rule!r}")
-    learner = QLearner(n_states, n_actions, config, seed=seed)
-    if rule == "independent":
-        if beta is not None:
-            raise ValueError("shared-world learner: beta is a parameter of the hysteretic rule only")
-        return WorldLearner(learner, rule)
-    cfg = learner.config
-    floor = cfg.alpha_min if cfg.alpha_min is not None else cfg.alpha
-    if beta is None:
-        beta = DEFAULT_BETA_RATIO * floor
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= beta <= floor:
-        raise ValueError(f"hysteretic learner: beta must be in [0, {floor:g}] (the lowest alpha), got {beta!r}")
-    return WorldLearner(learner, rule, float(beta))
+    (distributed Q-learning, Lauer & Riedmiller 2000, safe only in deterministic games)."""
+    return WorldLearner(QLearner(n_states, n_actions, rule_config(rule, config, beta), seed=seed), rule)
 
 
 def make_world_learners(
