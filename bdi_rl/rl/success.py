@@ -15,10 +15,19 @@ SUCCESS_RULES: dict[str, str] = {
     "frozenlake": "reached the goal tile",
     "cliffwalking": "reached the goal (the optimal -13 included: the cliff only sends you back)",
     "taxi": "delivered the passenger with a positive return (a delivery after many illegal moves is not)",
+    "matrixgame": "the joint action paid the game's optimum (climbing 11, penalty 10)",
+    "lbforaging": "the players ate the food together before the step limit",
     "generic": "ended by termination with a positive last reward",
 }
 
-_FAMILY_BY_ID_PREFIX = (("FrozenLake", "frozenlake"), ("CliffWalking", "cliffwalking"), ("Taxi", "taxi"))
+_FAMILY_BY_ID_PREFIX = (
+    ("FrozenLake", "frozenlake"),
+    ("CliffWalking", "cliffwalking"),
+    ("Taxi", "taxi"),
+    ("climbing_game", "matrixgame"),
+    ("penalty_game", "matrixgame"),
+    ("lbforaging", "lbforaging"),
+)
 
 
 def family_of_env_id(env_id: str | None) -> str:
