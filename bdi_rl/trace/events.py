@@ -95,6 +95,7 @@ CYCLE: Final = "cycle"
 OPTIONS: Final = "options"
 INTENTIONS: Final = "intentions"
 STEPS: Final = "steps"
+WORLD_STEP: Final = "world.step"
 
 #: The kinds format 2 keeps in step records (``bdi_rl.trace.steps``), by op code: the code is
 #: the index, so never reorder, only append. Format 1 wrote each as a line of its own.
@@ -138,6 +139,7 @@ KIND_LEVEL: dict[str, TraceLevel] = {
     OPTIONS: TraceLevel.CYCLE,
     INTENTIONS: TraceLevel.CYCLE,
     STEPS: TraceLevel.STEP,
+    WORLD_STEP: TraceLevel.STEP,
 }
 
 
@@ -225,6 +227,26 @@ class EvalData(TypedDict):
     """training episodes done when it ran (``eval_every``); older traces lack it"""
     seconds: NotRequired[float]
     """its wall time (summaries leave evaluations during training out of training time)"""
+
+
+class WorldStepData(TypedDict):
+    """One step of a shared world (``bdi.world``), written once by the world's own tracer:
+    every acting agent's state, action and reward, in the world's seat order."""
+
+    episode: int
+    """the world's joint episode, from 1"""
+    step: int
+    """the step within it, from 1"""
+    agents: list[str]
+    """the bdi-rl agents that acted (their seats' order)"""
+    states: list[int]
+    """each one's observation when it chose"""
+    actions: list[int]
+    rewards: list[float]
+    done: bool
+    """the episode ended with this step"""
+    defaulted: NotRequired[list[str]]
+    """agents that had not chosen by the deadline: they played the world's default action"""
 
 
 class QtableSaveData(TypedDict):
@@ -449,6 +471,7 @@ KIND_DATA: dict[str, Any] = {
     OPTIONS: OptionsData,
     INTENTIONS: IntentionsData,
     STEPS: StepsData,
+    WORLD_STEP: WorldStepData,
 }
 
 REQUIRED_FIELDS = ("schema", "run", "agent", "seq", "ts", "kind", "episode", "step", "data")
