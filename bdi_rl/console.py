@@ -47,8 +47,13 @@ def print_summary(summary: dict[str, Any]) -> None:
     for column in ("agent", "episodes", "env steps", "eval episodes", "mean return", "success"):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for name, agent in summary["agents"].items():
-        if "episodes" not in agent:  # a coordinator: no env of its own
-            table.add_row(f"{name} ({agent.get('role', 'coordinator')})", "-", "-", "-", "-", "-")
+        if "role" in agent or "episodes" not in agent:  # a coordinator (no env), the world (its agents learn)
+            role = agent.get("role", "coordinator")
+            if role == "world":
+                steps = f"{agent['joint_steps']:,} joint"
+                table.add_row(f"{name} (world)", str(agent["episodes"]), steps, "-", "-", "-")
+            else:
+                table.add_row(f"{name} ({role})", "-", "-", "-", "-", "-")
             continue
         ev = agent.get("eval") or {}
         table.add_row(

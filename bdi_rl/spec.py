@@ -21,6 +21,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from bdi_rl.rl.qlearning import LearningConfig
+from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.store import run_id
 from bdi_rl.bdi.wire import WireError, parse_literal
 
@@ -108,6 +109,23 @@ class AgentGroup(_Table):
         return [f"{self.name}-{i}" for i in range(1, self.count + 1)]
 
 
+class WorldSpec(_Table):
+    """A shared world: the ``[env]`` is a multi-agent PettingZoo env every bound learner acts
+    in together (``bdi.world``)."""
+
+    bind: Annotated[dict[str, Name], Meta(max_length=MAX_AGENTS)] = {}
+    """The world's agent (seat) each learner plays, ``{player_0 = "learner-1", ...}``; empty:
+    the learners in spec order take the world's agents in its order."""
+    name: Name = "world"
+    """Local part of the world agent's JID (it traces every joint step)."""
+    step_deadline_ms: Annotated[int, Meta(ge=1, le=3_600_000)] = 10_000
+    """Longest wait, from an agent's first choice of a step, for the others' choices; then
+    each missing one plays ``default_action`` (traced as defaulted)."""
+    default_action: Annotated[int, Meta(ge=0, le=1_000_000)] = 0
+    """The action a seat plays when its agent has not chosen by the deadline (lbforaging's
+    0 is "none"; a matrix game's 0 is its first row or column)."""
+
+
 class XmppSpec(_Table):
     server: Annotated[str, Meta(min_length=1, max_length=300)] = "embedded"
     """``embedded`` (pyjabber in-process on loopback) or ``host:port`` of a running server."""
@@ -140,9 +158,11 @@ class ExperimentSpec(_Table):
     name: Name
     """Experiment name, part of the run directory's name."""
     env: EnvSpec
-    """The environment every learner trains in."""
+    """The environment every learner trains in (with ``[world]``: the one world they share)."""
     agents: Annotated[list[AgentGroup], Meta(min_length=1, max_length=MAX_AGENTS)]
     """Agent groups."""
+    world: WorldSpec | None = None
+    """Present: ``env`` is a multi-agent world (a PettingZoo env) shared by the learners."""
     episodes: Count = 1000
     """Training episodes per learner."""
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
@@ -345,6 +365,7 @@ def _validate(spec: ExperimentSpec) -> None:
         raise SpecError(
             f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; got {spec.seed} with {learners} learners"
         )
+    _validate_world(spec, names)
     if spec.eval_every and not spec.eval_episodes:
         raise SpecError("eval_every: evaluating during training needs eval_episodes of at least 1")
     if len(spec.env.goals) > 1 and spec.env.goal_every < 1:
@@ -371,6 +392,37 @@ def _validate(spec: ExperimentSpec) -> None:
             f"name: the run directory's name (env id, name, seed, time) would be "
             f"{longest} characters, over {MAX_RUN_ID}; shorten name or env.id"
         )
+
+
+def _validate_world(spec: ExperimentSpec, names: set[str]) -> None:
+    """What a shared world asks of the spec (its seats are checked against the env when the
+    world is built, before the run)."""
+    world = spec.world
+    if world is None:
+        if is_world_id(spec.env.id):
+            raise SpecError(f"env.id: {spec.env.id!r} is a multi-agent world: add a [world] table (world.bind)")
+        return
+    if not _is_jid_local(world.name):
+        raise SpecError(f"world.name: must be {_NAME_RULE}")
+    if world.name in names or world.name == spec.telemetry.name:
+        raise SpecError(f"world.name: {world.name!r} is also an agent's name")
+    if spec.env.goals:
+        raise SpecError("env.goals: moving goals are for single-agent grid worlds, not a shared world")
+    learners = {name: g for g in spec.agents if g.role == "learner" for name in g.agent_names()}
+    bound = list(world.bind.values()) or list(learners)
+    for seat, name in world.bind.items():
+        if name not in learners:
+            raise SpecError(f"world.bind.{seat}: {name!r} is not a learner of this spec")
+        if bound.count(name) > 1:
+            raise SpecError(f"world.bind.{seat}: {name!r} is bound to more than one seat")
+    for name, group in learners.items():
+        i = spec.agents.index(group)
+        if name not in bound:
+            raise SpecError(f"world.bind: learner {name!r} has no seat (every learner acts in the world)")
+        if group.mode != "step":
+            raise SpecError(f'agents[{i}].mode: agents of a shared world act step by step (mode = "step")')
+        if (group.episodes or spec.episodes) != (learners[bound[0]].episodes or spec.episodes):
+            raise SpecError(f"agents[{i}].episodes: every agent of a shared world trains the same episodes")
 
 
 def _is_jid_local(name: str) -> bool:

@@ -111,7 +111,7 @@ RL_ACTIONS = [".rl_reset", ".rl_perceive", ".rl_act", ".rl_end_episode", ".rl_ru
               ".rl_replay", ".rl_hazard", ".rl_goal", ".rl_follow", ".rl_cache_policy", ".rl_drop_policy",
               ".finish"]
 RL_FUNCTIONS = [".rl_choose", ".rl_experience", ".rl_policy", ".rl_adopt_policy", ".rl_greedy_plan",
-                ".rl_plan_confidence"]
+                ".rl_plan_confidence", ".world_info"]
 
 
 def _stub_actions() -> Actions:

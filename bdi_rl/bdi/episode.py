@@ -111,6 +111,9 @@ class EpisodeSession:
         self._eval_env: EnvAdapter | None = None
         self._columns = StepColumns()
         """episode mode at step level: what run_episode records of each step"""
+        self.evaluator: Callable[[], EvalResult] | None = None
+        """greedy evaluation done elsewhere (a shared world evaluates every agent's greedy
+        joint action); None: greedy episodes on this learner's own eval env"""
 
     # -- percepts ----------------------------------------------------------------
     def _perceive_state(self, s: int) -> None:
@@ -164,12 +167,19 @@ class EpisodeSession:
 
     # -- steps and episodes ----------------------------------------------------------
     def reset(self) -> None:
+        self.begin_episode(self.env.reset(seed=self.reset_seed()))
+
+    def reset_seed(self) -> int | None:
+        """The seed of the coming reset: the learner's seed the first time, then None (the
+        env's own stream goes on)."""
+        return None if self._reset_seeded else self.seed
+
+    def begin_episode(self, state: int) -> None:
+        """An episode starts in ``state`` (this learner's env reset, or its world did)."""
         self._mark_training_start()
-        tracer = self.tracer
-        tracer.stamp(self.learner.episodes, 0)
-        seed = None if self._reset_seeded else self.seed
+        self.tracer.stamp(self.learner.episodes, 0)
         self._reset_seeded = True
-        self._state = self.env.reset(seed=seed)
+        self._state = state
         self._return = 0.0
         self._length = 0
         self.outcome = None
@@ -183,17 +193,36 @@ class EpisodeSession:
     def choose(self, s: Any) -> int:
         return self.learner.act(index_arg(s, self.learner.n_states, "state", ".rl_choose"))
 
-    def act(self, a: Any) -> None:
+    def checked_action(self, a: Any) -> int:
+        """``a`` as an action of this env, in a running episode (ActionArgError, RuntimeError)."""
         a = index_arg(a, self.env.n_actions, "action", ".rl_act")
         if not self._reset_seeded:
             raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
         if self.outcome is not None:
             raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
+        return a
+
+    @property
+    def state(self) -> int:
+        """The state this learner is in (its last observation)."""
+        return self._state
+
+    def act(self, a: Any) -> None:
+        a = self.checked_action(a)
+        row = self.learner.q[self._state].tolist() if self.tracer.level >= TraceLevel.STEP else None
+        self.apply_step(a, *self.env.step(a), row=row)
+
+    def apply_step(
+        self, a: int, s2: int, r: float, terminated: bool, truncated: bool, *, row: list[float] | None = None
+    ) -> None:
+        """The transition of action ``a`` from the current state: its Q-update, trace and
+        percepts (this learner's env stepped, or its world did). ``row``: Q[s] as ``a`` was
+        chosen from it, for the trace (None: read it now)."""
         s = self._state
         learner = self.learner
         tracer = self.tracer
-        row = learner.q[s].tolist() if tracer.level >= TraceLevel.STEP else None
-        s2, r, terminated, truncated = self.env.step(a)
+        if row is None and tracer.level >= TraceLevel.STEP:
+            row = learner.q[s].tolist()
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
         self._state = s2
@@ -283,11 +312,14 @@ class EpisodeSession:
         self.percepts.perceive("epsilon", round(self.learner.epsilon, 6))
 
     def evaluate(self) -> None:
-        if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
-            env = self.env
-            self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
         started = time.perf_counter()
-        result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
+        if self.evaluator is not None:
+            result = self.evaluator()
+        else:
+            if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
+                env = self.env
+                self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+            result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
         seconds = time.perf_counter() - started
         self.stats.eval = result
         if self.learner.episodes < self.episodes_target:  # during training: not training time

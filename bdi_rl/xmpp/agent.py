@@ -33,6 +33,7 @@ from bdi_rl.bdi.runtime import Actions, PlanFailure
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.text import term_text
+from bdi_rl.bdi.world import SeatLink, SharedWorld, register_world_actions
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.events import (
@@ -102,6 +103,10 @@ PERCEIVED: frozenset[tuple[str, int]] = frozenset(
         ("learners", 1),
         ("team_size", 1),
         ("trusted", 1),
+        # a shared world's seats and each step's own reward
+        ("reward", 1),
+        ("world_seat", 1),
+        ("world_agents", 1),
     }
 )
 
@@ -661,18 +666,67 @@ class CoordinatorAgent(TracedBdiAgent):
     def add_custom_actions(self, actions: Actions) -> None:
         actions.add_procedure(".finish", (), self.mark_finished)
 
+    def summary(self) -> dict[str, Any]:
+        """Its entry in ``summary.json``."""
+        return {"role": "coordinator"}
+
+
+class WorldAgent(TracedBdiAgent):
+    """The shared world's agent (``[world]``): it hosts the world its seated learners step
+    together (``bdi.world.SharedWorld``), traces every joint step, and is done when they are."""
+
+    def __init__(self, jid: str, password: str, asl: str, *, shared: SharedWorld, **kwargs: Any) -> None:
+        self.shared = shared
+        shared.on_finished = self.mark_finished
+        super().__init__(jid, password, asl, **kwargs)
+
+    def add_custom_actions(self, actions: Actions) -> None:
+        actions.add_function(".world_info", (), self._info)
+
+    def _info(self) -> list[Any]:
+        """``.world_info(I)``: ``I = [Env, Episodes, Steps]``, where the world is (world.asl)."""
+        return [self.shared.world.env_id, self.shared.episode, self.shared.steps]
+
+    def start_data(self) -> AgentStartData:
+        world = self.shared.world
+        return {**super().start_data(), "env": world.env_id, "actions": []}
+
+    def summary(self) -> dict[str, Any]:
+        return {"role": "world", "episodes": self.shared.episode, "joint_steps": self.shared.steps}
+
 
 class LearnerAgent(TracedBdiAgent):
     """A Q-learning BDI agent: its plans drive the learner through ``.rl_*`` actions."""
 
-    def __init__(self, jid: str, password: str, asl: str, *, bridge: RlBridge, mode: str, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        jid: str,
+        password: str,
+        asl: str,
+        *,
+        bridge: RlBridge,
+        mode: str,
+        world: tuple[SharedWorld, SeatLink] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.bridge = bridge
         self.mode = mode
-        bridge.on_finish = self.mark_finished
+        self.world = world
+        """the shared world it acts in, and its seat there"""
+        bridge.on_finish = self._finished
         super().__init__(jid, password, asl, **kwargs)
+        if world is not None:
+            world[1].wake = self.bdi_loop.wake
+
+    def _finished(self) -> None:
+        if self.world is not None:
+            self.world[0].finish(self.world[1])
+        self.mark_finished()
 
     def add_custom_actions(self, actions: Actions) -> None:
         self.bridge.register(actions)
+        if self.world is not None:
+            register_world_actions(actions, *self.world)
 
     def start_data(self) -> AgentStartData:
         """Also the env, its action names (a trace reader says "left", not "0") and, for a

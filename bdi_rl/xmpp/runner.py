@@ -25,6 +25,7 @@ import tomli_w
 from bdi_rl.bdi.actions import PERCEPT, RlBridge, register_signatures
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.world import SharedWorld
 from bdi_rl.rl.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -34,11 +35,12 @@ from bdi_rl.rl.checkpoint import (
     task_change,
 )
 from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.rl.worldenv import Seat, make_world
 from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, check_asl
 from bdi_rl.bdi.policycache import CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies, policy_file
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
-from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, parse_host_port
+from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, packaged_asl_dir, parse_host_port
 from bdi_rl.store import (
     QTABLE_DIR,
     SPEC_FILE,
@@ -53,7 +55,7 @@ from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.triggers import ADD_BEL
-from bdi_rl.bdi.runtime.terms import Struct
+from bdi_rl.bdi.runtime.terms import Struct, atom
 from bdi_rl.bdi.wire import parse_literal
 
 log = logging.getLogger("bdi_rl.xmpp.runner")
@@ -90,6 +92,8 @@ class LearnerPlan:
     """cached policies it starts with (from a warm start's or the resumed run's cache)"""
     resumed: Checkpoint | None = None
     """the run's own latest checkpoint of this learner, when the run is resumed"""
+    seat: Seat | None = None
+    """its place in the shared world (``[world]``), whose seat is also its ``env``"""
 
     @property
     def prior_episodes(self) -> int:
@@ -142,6 +146,7 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
     """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
     plans: list[LearnerPlan] = []
     index = q_entries = 0
+    seats = world_seats(spec)
     for group in spec.agents:
         if group.role != "learner":
             continue
@@ -151,15 +156,20 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
             config = dataclasses.replace(config, epsilon_start=warm_epsilon)
         for name in group.agent_names():
             seed = spec.seed + index
+            seat = seats.get(name)
             goals = (
                 goal_envs(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps, spec.env.goals)
                 if spec.env.goals
                 else []
             )
-            env = goals[0][1] if goals else make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
-            own_goal = map_goal(env)
-            if not goals and own_goal is not None:  # plans perceive goal(X, Y) on any map
-                goals = [(own_goal, env)]
+            env: Any
+            if seat is not None:
+                env = seat
+            else:
+                env = goals[0][1] if goals else make_env(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
+                own_goal = map_goal(env)
+                if not goals and own_goal is not None:  # plans perceive goal(X, Y) on any map
+                    goals = [(own_goal, env)]
             checkpoint, change, policies = None, None, {}
             learner_config = config
             if group.warm_start is not None and load_warm_starts:
@@ -193,10 +203,47 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                     goals,
                     change,
                     policies,
+                    seat=seat,
                 )
             )
             index += 1
     return plans
+
+
+def world_seats(spec: ExperimentSpec) -> dict[str, Seat]:
+    """The shared world's seat of each learner (``[world]``; none without one): the world is
+    built here, and a binding that names no agent of it is a SpecError."""
+    if spec.world is None:
+        return {}
+    world = make_world(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
+    learners = spec.agent_names("learner")
+    bind = dict(spec.world.bind) or dict(zip(world.agents, learners, strict=False))
+    for seat in bind:
+        if seat not in world.seats:
+            known = ", ".join(world.agents)
+            raise SpecError(f"world.bind.{seat}: the world has no agent {seat!r} (its agents: {known})")
+    if len(learners) > len(world.agents):
+        raise SpecError(
+            f"agents: {len(learners)} learners for a world of {len(world.agents)} agents ({', '.join(world.agents)})"
+        )
+    for seat, agent in world.seats.items():
+        if seat not in bind:
+            raise SpecError(f"world.bind: the world's agent {seat!r} has no learner (bind one to every agent)")
+        if spec.world.default_action >= agent.n_actions:
+            raise SpecError(
+                f"world.default_action: {spec.world.default_action} is not an action of {seat} "
+                f"(0..{agent.n_actions - 1})"
+            )
+    world.bound = {seat: bind[seat] for seat in world.agents}
+    return {name: world.seats[seat] for seat, name in bind.items()}
+
+
+def world_percepts(seat: Seat, domain: str) -> list[Struct]:
+    """What a seated learner knows of its world: ``world_seat(S)`` (its agent's name there)
+    and ``world_agents([...])``, the JIDs of the world's agents in the world's order (the
+    shipped coordination plans make the first the leader)."""
+    agents = tuple(f"{name}@{domain}" for name in seat.host.bound.values())
+    return [Struct("world_seat", (atom(seat.agent),), PERCEPT), Struct("world_agents", (agents,), PERCEPT)]
 
 
 def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
@@ -301,7 +348,10 @@ async def wait_for_server(host: str, port: int, first_delay: float = 0.5, longes
 def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
     """The JIDs of every agent the spec names: the only senders whose trace batches
     telemetry writes (and who are trusted, see :func:`trusted_jids`)."""
-    return [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
+    jids = [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
+    if spec.world is not None:
+        jids.append(f"{spec.world.name}@{domain}")
+    return jids
 
 
 def trusted_jids(spec: ExperimentSpec, domain: str) -> tuple[str, ...]:
@@ -497,6 +547,17 @@ async def run_experiment(
                 RUN_RESUME, {"agents": {f"{name}@{domain}": episode for name, episode in resumed_at.items()}}
             )
         next_seq = telemetry.trace_log.next_seq  # resumed: each agent's seqs go on gapless
+        world_agent = make_world_agent(
+            spec,
+            plans,
+            run,
+            domain,
+            port,
+            password,
+            telemetry_jid,
+            first_seq=next_seq.get(f"{spec.world.name}@{domain}", 0) if spec.world else 0,
+        )
+        shared = world_agent.shared if world_agent is not None else None
         agents = [
             make_agent(
                 plan,
@@ -508,9 +569,12 @@ async def run_experiment(
                 password,
                 telemetry_jid,
                 first_seq=next_seq.get(f"{plan.name}@{domain}", 0),
+                shared=shared,
             )
             for plan in plans
         ]
+        if world_agent is not None:
+            agents.append(world_agent)
         for agent in filter(_is_learner, agents):
             agent.bridge.session.on_episode = on_episode
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
@@ -541,9 +605,11 @@ def make_agent(
     password: str,
     telemetry_jid: str,
     first_seq: int = 0,
+    shared: SharedWorld | None = None,
 ) -> Any:
     """A held agent for ``plan`` (released by :func:`run_learners`); its first trace event
-    gets ``first_seq`` (a resumed run continues each agent's numbering)."""
+    gets ``first_seq`` (a resumed run continues each agent's numbering). ``shared``: the
+    world a learner with a seat acts in."""
     from bdi_rl.xmpp.agent import CoordinatorAgent, LearnerAgent
 
     jid = f"{plan.name}@{domain}"
@@ -555,7 +621,8 @@ def make_agent(
         flush_seconds=spec.telemetry.flush_seconds,
         port=port,
         hold=True,
-        percepts=team_percepts(spec, plan.name, domain),
+        percepts=team_percepts(spec, plan.name, domain)
+        + (world_percepts(plan.seat, domain) if isinstance(plan, LearnerPlan) and plan.seat is not None else []),
         achieve_from=_shared_jid_set(trusted_jids(spec, domain)),
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []),
     )
@@ -586,7 +653,53 @@ def make_agent(
     bridge = RlBridge(
         session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name), plan.name)
     )
-    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, **common)
+    world = None
+    if plan.seat is not None:
+        assert shared is not None, "a learner with a seat needs its world"
+        world = (shared, shared.seat(plan.seat.agent, plan.name, session))
+    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, world=world, **common)
+
+
+def make_world_agent(
+    spec: ExperimentSpec,
+    plans: list[AgentPlan],
+    run: str,
+    domain: str,
+    port: int,
+    password: str,
+    telemetry_jid: str,
+    first_seq: int = 0,
+) -> Any:
+    """The world agent of a spec with ``[world]`` (None without one): it hosts the shared
+    world the seated learners step together, and traces every joint step."""
+    from bdi_rl.xmpp.agent import WorldAgent
+
+    seats = [plan.seat for plan in plans if isinstance(plan, LearnerPlan) and plan.seat is not None]
+    if spec.world is None or not seats:
+        return None
+    jid = f"{spec.world.name}@{domain}"
+    tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
+    tracer.seq = tracer.acked = first_seq
+    shared = SharedWorld(
+        seats[0].host,
+        tracer,
+        seed=spec.seed,
+        deadline_s=spec.world.step_deadline_ms / 1000.0,
+        default_action=spec.world.default_action,
+        schedule=asyncio.get_running_loop().call_later,
+        eval_episodes=spec.eval_episodes,
+    )
+    return WorldAgent(
+        jid,
+        password,
+        str(packaged_asl_dir() / "world.asl"),
+        shared=shared,
+        tracer=tracer,
+        telemetry=telemetry_jid,
+        flush_seconds=spec.telemetry.flush_seconds,
+        port=port,
+        hold=True,
+    )
 
 
 def spec_hash(spec: ExperimentSpec) -> str:
@@ -707,7 +820,7 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
     learn_seconds = max((a.bridge.stats.train_seconds for a in learners), default=0.0)
     for agent in agents:
         if not _is_learner(agent):
-            per_agent[agent.name] = {"role": "coordinator", **({"failure": agent.failure} if agent.failure else {})}
+            per_agent[agent.name] = {**agent.summary(), **({"failure": agent.failure} if agent.failure else {})}
             continue
         stats = agent.bridge.stats
         steps += stats.env_steps - stats.resumed_env_steps
