@@ -36,7 +36,7 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "run.stop": ("episode", {"failures"}, set()),
     "run.resume": ("episode", {"agents"}, set()),
     "telemetry.restart": ("episode", {"recovered_events"}, set()),
-    "agent.start": ("episode", {"jid", "asl"}, {"env", "actions", "world"}),
+    "agent.start": ("episode", {"jid", "asl"}, {"env", "actions", "world", "seats"}),
     "agent.stop": ("episode", {"reason", "emitted"}, {"replayed_steps"}),
     "episode.end": ("episode", {"return", "length", "outcome", "epsilon"}, {"goal", "success"}),
     "eval": ("episode", {"episodes", "mean_return", "success_rate", "mean_length"}, {"after_episodes", "seconds"}),
@@ -57,7 +57,8 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "options": ("cycle", {"event", "relevant", "applicable", "selected"}, set()),
     "intentions": ("cycle", {"intentions"}, set()),
     "steps": ("step", {"ops", "refs", "at", "def0", "defs"}, {"keyframe", "rl", "cycles"}),
-    "world.step": ("step", {"episode", "step", "agents", "states", "actions", "rewards", "done"}, {"defaulted"}),
+    "world.step": ("step", {"episode", "step", "agents", "states", "actions", "rewards", "done"},
+                   {"defaulted", "positions", "items"}),
 }
 #: The op code of each kind a step record holds.
 RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action", "rl.step", "cycle",

@@ -95,7 +95,7 @@ class SharedWorld:
     _in_episode: bool = False
     _deadline: Any = None
     _seeded: bool = False
-    _eval_cache: tuple[tuple[int, ...], dict[str, EvalResult]] | None = None
+    _eval_cache: tuple[int, dict[str, EvalResult]] | None = None
 
     def seat(self, agent: str, name: str, session: EpisodeSession) -> SeatLink:
         """Bind agent ``name`` (its session) to the seat ``agent``."""
@@ -211,6 +211,10 @@ class SharedWorld:
             }
             if defaulted:
                 data["defaulted"] = [names.get(a, a) for a in defaulted]
+            cells = self.world.cells()
+            if cells is not None:
+                data["positions"] = cells["positions"]
+                data["items"] = cells["items"]
             self.tracer.stamp(self.episode, self.world.steps)
             self.tracer.emit(WORLD_STEP, data)
         self._release(chose, current)
@@ -235,7 +239,7 @@ class SharedWorld:
         """Greedy joint episodes of every seat's learner (each agent's own result); one
         evaluation serves every agent that asks at the same point of training."""
         learners = {a: WorldLearner(ln.session.learner, "greedy") for a, ln in self.links.items()}
-        key = tuple(ln.session.learner.episodes for ln in self.links.values())
+        key = self.steps  # the tables change only when the world steps
         if self._eval_cache is None or self._eval_cache[0] != key:
             results = self.world.evaluate(learners, self.eval_episodes, seed=self.seed + 10_000)
             self._eval_cache = (key, results)

@@ -253,6 +253,18 @@ class LevelBasedForaging(ParallelEnv[str, int, int]):
             self._infos(),
         )
 
+    def grid(self) -> dict[str, Any]:
+        """The map for readers (``trace.events.WorldData``): an open 5x5 field."""
+        return {"family": "lbforaging", "rows": SIZE, "cols": SIZE, "map": ["." * SIZE] * SIZE}
+
+    def cells(self) -> dict[str, list[list[int]]]:
+        """Where things are now, for the trace: each player's ``[x, y]`` (x = column) in
+        ``possible_agents`` order, and the food's ``[x, y, level]`` while it is there."""
+        players = [[int(p.position[1]), int(p.position[0])] for p in self._inner.players]
+        rows, cols = np.nonzero(self._inner.field)
+        items = [[int(c), int(r), int(self._inner.field[r, c])] for r, c in zip(rows, cols, strict=True)]
+        return {"positions": players, "items": items}
+
     def close(self) -> None:
         self._inner.close()
 

@@ -232,6 +232,16 @@ class World:
             step.done = True
         return step
 
+    def grid(self) -> dict[str, Any] | None:
+        """The world's map when it is a grid (``trace.events.WorldData``), else None."""
+        grid = getattr(self.env, "grid", None)
+        return grid() if callable(grid) else None
+
+    def cells(self) -> dict[str, list[list[int]]] | None:
+        """Where the agents (``positions``, world order) and items are now, on a grid world."""
+        cells = getattr(self.env, "cells", None)
+        return cells() if callable(cells) else None
+
     @property
     def live(self) -> list[str]:
         """Agents still in the episode (PettingZoo's ``agents``)."""

@@ -176,7 +176,7 @@ class WorldData(TypedDict):
     """A grid world's map (``rl.envs.EnvAdapter.world``), so readers draw episodes on it."""
 
     family: str
-    """frozenlake, cliffwalking or taxi"""
+    """frozenlake, cliffwalking, taxi or lbforaging (a shared world's open field)"""
     rows: int
     cols: int
     map: list[str]
@@ -194,6 +194,8 @@ class AgentStartData(TypedDict):
     """learners: what each action index does ("left", ...)"""
     world: NotRequired[WorldData]
     """learners on a grid world: its map (traces before it lack it: readers rebuild it from the spec)"""
+    seats: NotRequired[list[list[str]]]
+    """a shared world's agent: ``[seat, agent name]`` of each of its agents, in its order"""
 
 
 class AgentStopData(TypedDict):
@@ -247,6 +249,11 @@ class WorldStepData(TypedDict):
     """the episode ended with this step"""
     defaulted: NotRequired[list[str]]
     """agents that had not chosen by the deadline: they played the world's default action"""
+    positions: NotRequired[list[list[int]]]
+    """a grid world: every agent's ``[x, y]`` after the step, in the world's order (all of
+    ``agent.start``'s ``seats``, not only those that acted)"""
+    items: NotRequired[list[list[int]]]
+    """a grid world: ``[x, y, level]`` of each item still there after the step (lbforaging's food)"""
 
 
 class QtableSaveData(TypedDict):

@@ -689,7 +689,12 @@ class WorldAgent(TracedBdiAgent):
 
     def start_data(self) -> AgentStartData:
         world = self.shared.world
-        return {**super().start_data(), "env": world.env_id, "actions": []}
+        data: AgentStartData = {**super().start_data(), "env": world.env_id}
+        data["seats"] = [[seat, world.bound.get(seat, seat)] for seat in world.agents]
+        grid = world.grid()
+        if grid is not None:
+            data["world"] = grid  # type: ignore[typeddict-item]
+        return data
 
     def summary(self) -> dict[str, Any]:
         return {"role": "world", "episodes": self.shared.episode, "joint_steps": self.shared.steps}
