@@ -111,9 +111,6 @@ class EpisodeSession:
         self._eval_env: EnvAdapter | None = None
         self._columns = StepColumns()
         """episode mode at step level: what run_episode records of each step"""
-        self.evaluator: Callable[[], EvalResult] | None = None
-        """greedy evaluation done elsewhere (a shared world evaluates every agent's greedy
-        joint action); None: greedy episodes on this learner's own eval env"""
 
     # -- percepts ----------------------------------------------------------------
     def _perceive_state(self, s: int) -> None:
@@ -312,15 +309,17 @@ class EpisodeSession:
         self.percepts.perceive("epsilon", round(self.learner.epsilon, 6))
 
     def evaluate(self) -> None:
+        """Greedy episodes on this learner's own eval env (seeded the same each time)."""
         started = time.perf_counter()
-        if self.evaluator is not None:
-            result = self.evaluator()
-        else:
-            if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
-                env = self.env
-                self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
-            result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
-        seconds = time.perf_counter() - started
+        if self._eval_env is None:  # its own env: evaluating must not shift training's RNG
+            env = self.env
+            self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+        result = evaluate(self._eval_env, self.learner, self.eval_episodes, seed=self.seed + 10_000)
+        self.record_eval(result, time.perf_counter() - started)
+
+    def record_eval(self, result: EvalResult, seconds: float) -> None:
+        """An evaluation's result (this learner's, or its world's greedy joint episodes):
+        the ``eval`` event and percept."""
         self.stats.eval = result
         if self.learner.episodes < self.episodes_target:  # during training: not training time
             self.stats.eval_seconds += seconds

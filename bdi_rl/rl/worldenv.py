@@ -25,7 +25,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from bdi_rl.rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvError
 from bdi_rl.rl.qlearning import EvalResult
-from bdi_rl.rl.sharedworld import JointStep, WorldLearner, greedy_actions, joint_step
+from bdi_rl.rl.sharedworld import JointStep, joint_step
 from bdi_rl.rl.success import is_success
 
 __all__ = ["WORLDS", "Seat", "World", "is_world_id", "make_world"]
@@ -247,27 +247,30 @@ class World:
         """Agents still in the episode (PettingZoo's ``agents``)."""
         return list(self.env.agents)
 
-    def evaluate(self, learners: dict[str, WorldLearner], episodes: int, seed: int) -> dict[str, EvalResult]:
-        """Greedy joint episodes on a world of its own (so the training world's state and
-        random stream stay as they were): each agent's mean return, the share of episodes
-        that succeeded and the mean length."""
+    def evaluate(self, policies: dict[str, list[int]], episodes: int, seed: int) -> dict[str, EvalResult]:
+        """Greedy joint episodes, each agent playing its ``policies`` entry (its greedy action
+        per observation; an empty one plays action 0), on a world of its own (so the training
+        world's state and random stream stay as they were): each agent's mean return, the
+        share of episodes that succeeded and the mean length. Episode ``k`` is seeded
+        ``seed + k``, so every evaluation plays the same starts."""
         if self._eval_env is None:
             self._eval_env = make_world(self.env_id, self.kwargs, self.max_episode_steps).env
         env = self._eval_env
-        totals = {agent: 0.0 for agent in learners}
+        totals = {agent: 0.0 for agent in policies}
         successes = length = 0
         for k in range(episodes):
             obs_raw, _ = env.reset(seed=seed + k)
             obs = {agent: int(o) for agent, o in obs_raw.items()}
-            steps, ended = 0, False
+            steps, succeeded = 0, False
             while env.agents and steps < self.max_episode_steps:
-                step = joint_step(env, learners, obs, greedy_actions(learners, obs), learn=False)
+                actions = {agent: (policies[agent][s] if policies.get(agent) else 0) for agent, s in obs.items()}
+                step = joint_step(env, {}, obs, actions, learn=False)
                 for agent, r in step.rewards.items():
-                    totals[agent] += r
+                    totals[agent] = totals.get(agent, 0.0) + r
                 steps += 1
                 obs = step.obs
-                ended = any(t and self.succeeded(step.rewards[agent]) for agent, t in step.terminations.items())
-            successes += int(ended)
+                succeeded = any(t and self.succeeded(step.rewards[a]) for a, t in step.terminations.items())
+            successes += int(succeeded)
             length += steps
         n = max(episodes, 1)
         return {

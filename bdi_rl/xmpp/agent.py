@@ -33,7 +33,7 @@ from bdi_rl.bdi.runtime import Actions, PlanFailure
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.text import term_text
-from bdi_rl.bdi.world import SeatLink, SharedWorld, register_world_actions
+from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.events import (
@@ -711,27 +711,27 @@ class LearnerAgent(TracedBdiAgent):
         *,
         bridge: RlBridge,
         mode: str,
-        world: tuple[SharedWorld, SeatLink] | None = None,
+        seat: SeatClient | None = None,
         **kwargs: Any,
     ) -> None:
         self.bridge = bridge
         self.mode = mode
-        self.world = world
-        """the shared world it acts in, and its seat there"""
+        self.seat = seat
+        """its seat in a shared world"""
         bridge.on_finish = self._finished
         super().__init__(jid, password, asl, **kwargs)
-        if world is not None:
-            world[1].wake = self.bdi_loop.wake
+        if seat is not None:
+            seat.wake = self.bdi_loop.wake
 
     def _finished(self) -> None:
-        if self.world is not None:
-            self.world[0].finish(self.world[1])
+        if self.seat is not None:
+            self.seat.finish()
         self.mark_finished()
 
     def add_custom_actions(self, actions: Actions) -> None:
         self.bridge.register(actions)
-        if self.world is not None:
-            register_world_actions(actions, *self.world)
+        if self.seat is not None:
+            self.seat.register(actions)
 
     def start_data(self) -> AgentStartData:
         """Also the env, its action names (a trace reader says "left", not "0") and, for a

@@ -25,7 +25,7 @@ import tomli_w
 from bdi_rl.bdi.actions import PERCEPT, RlBridge, register_signatures
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import EpisodeSession, Percepts
-from bdi_rl.bdi.world import SharedWorld
+from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.rl.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -653,11 +653,13 @@ def make_agent(
     bridge = RlBridge(
         session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name), plan.name)
     )
-    world = None
+    seat = None
     if plan.seat is not None:
-        assert shared is not None, "a learner with a seat needs its world"
-        world = (shared, shared.seat(plan.seat.agent, plan.name, session))
-    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, world=world, **common)
+        seat = SeatClient(plan.seat.agent, session)
+        if shared is not None:  # the world lives in this process: no messages between them
+            seat.port = shared
+            shared.seat(plan.seat.agent, plan.name, seat)
+    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, seat=seat, **common)
 
 
 def make_world_agent(
