@@ -141,7 +141,8 @@ class SharedWorld:
         st.reset_asked = True
         if policy is not None:
             st.policy = policy
-        self._arm()
+        if self.episode:  # the first reset waits for every agent, however long they take to start
+            self._arm()
         self._reset_if_all()
 
     def _reset_if_all(self) -> None:

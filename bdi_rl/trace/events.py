@@ -204,6 +204,10 @@ class AgentStopData(TypedDict):
     emitted: int
     """events the agent emitted, this one included"""
     replayed_steps: NotRequired[int]
+    joint_episodes: NotRequired[int]
+    """a shared world's agent: the joint episodes it began"""
+    joint_steps: NotRequired[int]
+    """a shared world's agent: the joint steps it took"""
 
 
 EpisodeEndData = TypedDict(

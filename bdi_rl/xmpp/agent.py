@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import random
 import time
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 from spade.agent import Agent
@@ -34,6 +35,7 @@ from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.text import term_text
 from bdi_rl.bdi.world import SeatClient, SharedWorld
+from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.events import (
@@ -444,6 +446,8 @@ class TracedBdiAgent(Agent):
         self.refused_senders: set[str] = set()
         """senders refused for a request or a percept (the rest of a refusal is in the trace)"""
         self._warned: set[tuple[str, str]] = set()
+        self.world_bounced: Callable[[], None] | None = None
+        """a request to this agent's world (in another process) came back undelivered"""
         self.stranger_tell_bytes = 0
         """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
         super().__init__(jid, password, port=port, verify_security=False)
@@ -525,6 +529,9 @@ class TracedBdiAgent(Agent):
         bounced = Message.from_node(msg)
         if bounced.get_metadata("ontology") == BATCH_METADATA["ontology"]:
             self.shipper.on_bounce()
+            return []
+        if bounced.get_metadata("ontology") == WORLD_ONTOLOGY and self.world_bounced is not None:
+            self.world_bounced()  # the world agent is not online (yet): ask again
             return []
         if bounced.get_metadata("performative") == "BDI":
             peer = bare_jid(msg["from"])
@@ -745,4 +752,7 @@ class LearnerAgent(TracedBdiAgent):
 
     def prepare_mind(self, mind: Mind) -> None:
         self.bridge.start(mind, self.mode)
+        # .random in its plans draws from its own stream, seeded like its learner (a run's
+        # plan choices repeat with its seed: the coordination plans explore with it)
+        mind.random = random.Random(self.bridge.session.seed)
         super().prepare_mind(mind)

@@ -25,7 +25,9 @@ from bdi_rl.xmpp.runner import (
     LearnerPlan,
     check_login,
     check_plans,
+    connect_world,
     make_agent,
+    make_world_agent,
     plan_agents,
     run_learners,
     run_summary,
@@ -133,6 +135,14 @@ def summary_from_trace(
         if jid.split("@", 1)[0] in coordinators:
             per_agent[jid.split("@", 1)[0]] = {"role": "coordinator"}
             continue
+        if spec.world is not None and jid.split("@", 1)[0] == spec.world.name:
+            stop = s.stop or {}
+            per_agent[spec.world.name] = {
+                "role": "world",
+                "episodes": stop.get("joint_episodes", 0),
+                "joint_steps": stop.get("joint_steps", 0),
+            }
+            continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
         if s.stop and s.stop.get("replayed_steps"):
             entry["replayed_steps"] = s.stop["replayed_steps"]
@@ -228,17 +238,29 @@ async def run_agents(
     if every_plan is None:
         every_plan = checked_plans(spec)
     plans = [p for p in every_plan if p.name in names or p.group.name in names]
-    unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans}
-    if unknown or not plans:
+    world_name = spec.world.name if spec.world is not None else None
+    unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans} - {world_name}
+    if unknown or not (plans or world_name in names):
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
-    agents = [make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid) for plan in plans]
+    world_agent = None
+    if world_name in names:
+        world_agent = make_world_agent(spec, every_plan, "", domain, port, password, telemetry_jid)
+    shared = world_agent.shared if world_agent is not None else None
+    agents = [
+        make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid, shared=shared) for plan in plans
+    ]
+    if world_name is not None:
+        connect_world(spec, every_plan, agents, world_agent, domain)
+    if world_agent is not None:
+        agents.append(world_agent)
     try:
         await wait_for_server(domain, port)
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         run = await join_run(agents[0], join_timeout)
-        for agent, plan in zip(agents, plans, strict=True):
+        for agent in agents:
             agent.tracer.set_run(run)
+        for agent, plan in zip(agents, plans, strict=False):
             if isinstance(plan, LearnerPlan):
                 agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
                 agent.bridge.checkpoints.meta["run"] = run

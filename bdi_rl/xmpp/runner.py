@@ -704,6 +704,31 @@ def make_world_agent(
     )
 
 
+def connect_world(
+    spec: ExperimentSpec, every_plan: list[AgentPlan], agents: list[Any], world_agent: Any, domain: str
+) -> None:
+    """Across processes: the seated learners of ``agents`` reach a world agent elsewhere over
+    XMPP; the world agent here (if any) reaches the seats whose agents run elsewhere."""
+    from bdi_rl.xmpp.worldlink import connect_seat, host_remote_seats
+
+    assert spec.world is not None
+    world_jid = f"{spec.world.name}@{domain}"
+    here = {agent.name for agent in agents}
+    if world_agent is None:
+        for agent in agents:
+            if getattr(agent, "seat", None) is not None:
+                port = connect_seat(agent, agent.seat, world_jid)
+                agent.world_bounced = port.bounced
+        return
+    seat_jids = {
+        plan.seat.agent: f"{plan.name}@{domain}"
+        for plan in every_plan
+        if isinstance(plan, LearnerPlan) and plan.seat is not None
+    }
+    remote = {seat: jid for seat, jid in seat_jids.items() if jid.split("@", 1)[0] not in here}
+    host_remote_seats(world_agent, world_agent.shared, remote, seat_jids)
+
+
 def spec_hash(spec: ExperimentSpec) -> str:
     """SHA-256 of the resolved spec, as written to the run's ``spec.toml``."""
     return "sha256:" + hashlib.sha256(tomli_w.dumps(spec.to_dict()).encode()).hexdigest()
@@ -752,6 +777,9 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         stop: dict[str, Any] = {"reason": agent.failure or "finished"}
         if _is_learner(agent) and agent.bridge.stats.replayed_steps:
             stop["replayed_steps"] = agent.bridge.stats.replayed_steps
+        if hasattr(agent, "shared"):  # the world agent: how far the world went
+            stop["joint_episodes"] = agent.shared.episode
+            stop["joint_steps"] = agent.shared.steps
         agent.tracer.flush_record()  # its open step record is numbered before agent.stop
         stop["emitted"] = agent.tracer.seq + 1
         agent.tracer.emit(AGENT_STOP, stop)

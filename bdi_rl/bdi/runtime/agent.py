@@ -9,6 +9,7 @@ handling (failure.py), belief changes (believing.py), waits (waiting.py), messag
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections import deque
 from pathlib import Path
@@ -55,6 +56,8 @@ class Agent:
     ) -> None:
         self.name = name
         self.name_term: Any = atom(name) if _ATOM.fullmatch(name) else name
+        self.random = random.Random()
+        """the stream ``.random`` draws from (a host seeds it for runs that repeat)"""
         self.actions = actions if actions is not None else Actions()
         self.host = host if host is not None else Host()
         self.beliefs = BeliefBase()

@@ -14,7 +14,6 @@ and ``.count``/``.findall`` evaluate their formula as compiled code.
 from __future__ import annotations
 
 import functools
-import random
 from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -320,9 +319,7 @@ standard(".literal", 1)(_type_test(lambda v: type(v) is Struct))
 @standard(".random", 1)
 def _random(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
-    return _det(
-        lambda ag, env, trail: out(ag.random.random() if hasattr(ag, "random") else random.random(), env, trail)
-    )
+    return _det(lambda ag, env, trail: out(ag.random.random(), env, trail))
 
 
 @standard(".findall", 3)

@@ -1,0 +1,252 @@
+"""A shared world across processes: the calls of ``bdi.world``'s two sides, as XMPP messages.
+
+An agent whose world runs in another process reaches it through a :class:`RemoteWorld` (its
+``WorldPort``); the world agent reaches that agent through a :class:`RemoteSeat` (its
+``SeatEnd``). Each call is one message, ontology ``bdi-rl.world``, its body one JSON object
+(``op`` and the call's arguments). Nothing else connects them: the world spans hosts as the
+trace and the BDI messages do.
+
+Trust: the world takes a seat's requests only from the JID bound to that seat, and an agent
+takes the world's answers only from the world's JID; anything else is dropped and logged
+once per sender. A request that bounces (the world agent is not online yet) is sent again
+every :data:`RETRY_SECONDS` until it is delivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Callable
+
+from spade.behaviour import CyclicBehaviour
+from spade.message import Message
+from spade.template import Template
+
+from bdi_rl.bdi.world import SeatClient, SeatEnd, SharedWorld
+from bdi_rl.rl.qlearning import EvalResult
+
+__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "WorldInbox", "world_template"]
+
+log = logging.getLogger("bdi_rl.xmpp.worldlink")
+
+WORLD_ONTOLOGY = "bdi-rl.world"
+REQUEST = {"performative": "request", "ontology": WORLD_ONTOLOGY}
+ANSWER = {"performative": "inform", "ontology": WORLD_ONTOLOGY}
+#: Seconds between two tries of a request that bounced.
+RETRY_SECONDS = 0.5
+
+
+def world_template(metadata: dict[str, str]) -> Template:
+    return Template(metadata=metadata)
+
+
+def _policy_text(policy: list[int] | None) -> str | None:
+    """A greedy policy as one string: a digit per state when every action is < 10 (a
+    25,000-state table is 25 KB), else comma-separated."""
+    if policy is None:
+        return None
+    if all(0 <= a < 10 for a in policy):
+        return "".join(map(str, policy))
+    return ",".join(map(str, policy))
+
+
+def _policy(text: Any) -> list[int] | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise ValueError("policy: not a string")
+    if "," in text or not text.isdigit():
+        return [int(a) for a in text.split(",")] if text else []
+    return [int(c) for c in text]
+
+
+class _Sender:
+    """Sends through an agent's behaviour (SPADE sends from a behaviour), in order."""
+
+    def __init__(self, agent: Any, behaviour: CyclicBehaviour) -> None:
+        self.agent = agent
+        self.behaviour = behaviour
+
+    def send(self, to: str, metadata: dict[str, str], body: dict[str, Any]) -> None:
+        msg = Message(to=to, body=json.dumps(body, separators=(",", ":")), metadata=metadata)
+        self.agent.submit(self.behaviour.send(msg))
+
+
+class RemoteWorld:
+    """An agent's ``WorldPort`` to a world agent in another process."""
+
+    def __init__(self, sender: _Sender, world_jid: str) -> None:
+        self.sender = sender
+        self.world_jid = world_jid
+        self.last: dict[str, Any] | None = None
+        """the last request, sent again if it bounces"""
+
+    def _request(self, body: dict[str, Any]) -> None:
+        self.last = body
+        self.sender.send(self.world_jid, REQUEST, body)
+
+    def bounced(self) -> None:
+        """The world agent was not online: try the last request again in a moment."""
+        if self.last is not None:
+            last = self.last
+            asyncio.get_running_loop().call_later(RETRY_SECONDS, lambda: self._request(last))
+
+    def ask_reset(self, seat: str, policy: list[int] | None = None) -> None:
+        self._request({"op": "reset", "seat": seat, "policy": _policy_text(policy)})
+
+    def choose(self, seat: str, action: int) -> None:
+        self._request({"op": "act", "seat": seat, "a": action})
+
+    def ask_evaluation(self, seat: str, policy: list[int]) -> None:
+        self._request({"op": "eval", "seat": seat, "policy": _policy_text(policy)})
+
+    def finish(self, seat: str) -> None:
+        self._request({"op": "finish", "seat": seat})
+
+
+class RemoteSeat:
+    """The world's ``SeatEnd`` of an agent in another process."""
+
+    def __init__(self, sender: _Sender, agent_jid: str) -> None:
+        self.sender = sender
+        self.agent_jid = agent_jid
+
+    def begun(self, obs: int) -> None:
+        self.sender.send(self.agent_jid, ANSWER, {"op": "begun", "s": obs})
+
+    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
+        body = {"op": "stepped", "a": a, "s2": s2, "r": r, "term": terminated, "trunc": truncated, "dflt": defaulted}
+        self.sender.send(self.agent_jid, ANSWER, body)
+
+    def evaluated(self, result: EvalResult, seconds: float) -> None:
+        body = {
+            "op": "evaluated",
+            "episodes": result.episodes,
+            "mean_return": result.mean_return,
+            "success_rate": result.success_rate,
+            "mean_length": result.mean_length,
+            "seconds": seconds,
+        }
+        self.sender.send(self.agent_jid, ANSWER, body)
+
+
+class WorldInbox(CyclicBehaviour):
+    """Takes ``bdi-rl.world`` messages: requests at the world agent (``world``), answers at
+    a seated agent (``seat``), each from the one sender allowed."""
+
+    def __init__(self, handle: Callable[[str, dict[str, Any]], str | None]) -> None:
+        super().__init__()
+        self.handle = handle
+        """(bare sender, body) -> None, or why the message is refused"""
+        self.refused: set[str] = set()
+
+    async def run(self) -> None:
+        msg = await self.receive(timeout=30)
+        if msg is None:
+            return
+        sender = str(msg.sender).split("/", 1)[0].lower()
+        try:
+            body = json.loads(msg.body or "")
+            if not isinstance(body, dict):
+                raise ValueError("not a JSON object")
+            why = self.handle(sender, body)
+        except (ValueError, TypeError, KeyError) as exc:
+            why = f"malformed: {exc}"
+        if why is not None and sender not in self.refused:
+            self.refused.add(sender)
+            log.warning("%s: refused a shared-world message from %s (%s)", self.agent.jid, sender, why)
+
+
+def serve_world(shared: SharedWorld, seat_jids: dict[str, str]) -> Callable[[str, dict[str, Any]], str | None]:
+    """The world agent's handler: each request from the JID bound to its seat, as a call."""
+
+    def handle(sender: str, body: dict[str, Any]) -> str | None:
+        seat = body.get("seat")
+        if not isinstance(seat, str) or seat_jids.get(seat) != sender:
+            return f"{sender} does not play the seat {seat!r}"
+        op = body.get("op")
+        if op == "act":
+            action = body["a"]
+            if isinstance(action, bool) or not isinstance(action, int) or action < 0:
+                return f"not an action: {action!r}"
+            if action >= shared.world.seats[seat].n_actions:
+                return f"not an action of {seat}: {action!r}"
+            shared.choose(seat, action)
+        elif op == "reset":
+            shared.ask_reset(seat, _checked_policy(shared, seat, body.get("policy")))
+        elif op == "eval":
+            policy = _checked_policy(shared, seat, body.get("policy"))
+            if policy is None:
+                return "an evaluation needs a policy"
+            shared.ask_evaluation(seat, policy)
+        elif op == "finish":
+            shared.finish(seat)
+        else:
+            return f"unknown op {op!r}"
+        return None
+
+    return handle
+
+
+def _checked_policy(shared: SharedWorld, seat: str, text: Any) -> list[int] | None:
+    policy = _policy(text)
+    if policy is None:
+        return None
+    spec = shared.world.seats[seat]
+    if len(policy) != spec.n_states or any(not 0 <= a < spec.n_actions for a in policy):
+        raise ValueError(f"a policy of {seat} needs {spec.n_states} actions in 0..{spec.n_actions - 1}")
+    return policy
+
+
+def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, Any]], str | None]:
+    """A seated agent's handler: the world's answers, from the world's JID only."""
+
+    def handle(sender: str, body: dict[str, Any]) -> str | None:
+        if sender != world_jid:
+            return f"{sender} is not this agent's world ({world_jid})"
+        op = body.get("op")
+        if op == "begun":
+            client.begun(int(body["s"]))
+        elif op == "stepped":
+            client.stepped(
+                int(body["a"]),
+                int(body["s2"]),
+                float(body["r"]),
+                bool(body["term"]),
+                bool(body["trunc"]),
+                bool(body["dflt"]),
+            )
+        elif op == "evaluated":
+            result = EvalResult(
+                episodes=int(body["episodes"]),
+                mean_return=float(body["mean_return"]),
+                success_rate=float(body["success_rate"]),
+                mean_length=float(body["mean_length"]),
+            )
+            client.evaluated(result, float(body["seconds"]))
+        else:
+            return f"unknown op {op!r}"
+        return None
+
+    return handle
+
+
+def connect_seat(agent: Any, client: SeatClient, world_jid: str) -> RemoteWorld:
+    """Wire a seated agent to a world agent in another process (before the agent starts)."""
+    inbox = WorldInbox(serve_seat(client, world_jid.lower()))
+    agent.add_behaviour(inbox, world_template(ANSWER))
+    port = RemoteWorld(_Sender(agent, inbox), world_jid)
+    client.port = port
+    return port
+
+
+def host_remote_seats(agent: Any, shared: SharedWorld, remote: dict[str, str], seat_jids: dict[str, str]) -> None:
+    """Wire the world agent to the seats whose agents run elsewhere (``remote``: seat ->
+    agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it)."""
+    inbox = WorldInbox(serve_world(shared, {seat: jid.lower() for seat, jid in seat_jids.items()}))
+    agent.add_behaviour(inbox, world_template(REQUEST))
+    sender = _Sender(agent, inbox)
+    for seat, jid in remote.items():
+        end: SeatEnd = RemoteSeat(sender, jid)
+        shared.seat(seat, jid.split("@", 1)[0], end)
