@@ -17,12 +17,13 @@ does) until every agent of the world has called them:
   Success)``. With ``eval_every``, the policies ride on the ``.rl_reset`` after every
   ``eval_every`` episodes and the world evaluates before it resets.
 
-The agent whose call completes the barrier goes on at once; the others resume. The first
-call of a step starts the world's **deadline** (``[world] step_deadline_ms``): when it
-passes, every agent that has not chosen plays the world's ``default_action`` (the step's
-``defaulted`` list in the trace says who), and a late ``.rl_act`` then counts for the next
-step (or is dropped if the defaulted step ended its episode). Every joint step is one
-``world.step`` event of the world agent's trace.
+The agent whose call completes the barrier goes on at once; the others resume. An episode
+begins only once every agent still training has asked (however long one takes to start or
+to end its last episode). The first call of a step starts the world's **deadline**
+(``[world] step_deadline_ms``): when it passes, every agent that has not chosen plays the
+world's ``default_action`` (the step's ``defaulted`` list in the trace says who), and a late
+``.rl_act`` then counts for the next step (or is dropped if the defaulted step ended its
+episode). Every joint step is one ``world.step`` event of the world agent's trace.
 
 Two sides, each blind to how the other is reached:
 
@@ -141,9 +142,7 @@ class SharedWorld:
         st.reset_asked = True
         if policy is not None:
             st.policy = policy
-        if self.episode:  # the first reset waits for every agent, however long they take to start
-            self._arm()
-        self._reset_if_all()
+        self._reset_if_all()  # no deadline: an episode starts with every agent still training
 
     def _reset_if_all(self) -> None:
         if not self._in_episode and self._open() and all(st.reset_asked for st in self._open()):
@@ -191,10 +190,7 @@ class SharedWorld:
 
     def _deadline_passed(self) -> None:
         self._deadline = None
-        if not self._in_episode:
-            if any(st.reset_asked for st in self.seats.values()):
-                self._reset()
-        elif any(st.action is not None for st in self.seats.values()):
+        if self._in_episode and any(st.action is not None for st in self.seats.values()):
             self._step()
 
     # -- what the world does ---------------------------------------------------------------------

@@ -1,0 +1,328 @@
+"""Shared worlds: learners that act in one PettingZoo world, one step for all.
+
+The world's side (``bdi.world.SharedWorld``) on the real matrix games and lbforaging, driven
+by seat ends that record what the world tells each agent; the spec's checks; and whole runs:
+``bdi-rl run`` of the shipped specs (the coordination plans find the optimum of both games,
+which CI checks here on a few seeds, and independent learners miss it), a seat that misses
+the deadline, and the world across processes over ejabberd.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bdi_rl.bdi.world import SharedWorld
+from bdi_rl.rl.qlearning import EvalResult
+from bdi_rl.rl.worldenv import make_world
+from bdi_rl.spec import SpecError, load_spec
+from bdi_rl.trace.events import WORLD_STEP, TraceLevel, read_trace
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.runner import prepare_experiment
+from tests.conftest import line_seqs, run_cli, run_named
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Recorded:
+    """A seat end that keeps what the world told its agent."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, Any]] = []
+
+    def begun(self, obs: int) -> None:
+        self.heard.append(("begun", obs))
+
+    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
+        self.heard.append(("stepped", (a, s2, r, terminated, truncated, defaulted)))
+
+    def evaluated(self, result: EvalResult, seconds: float) -> None:
+        self.heard.append(("evaluated", result))
+
+
+class Timers:
+    """The world's clock, fired by hand (a deadline that passes when the test says so)."""
+
+    def __init__(self) -> None:
+        self.pending: list[list[Any]] = []
+
+    def schedule(self, seconds: float, callback: Any) -> Any:
+        entry = [seconds, callback, True]
+
+        class Handle:
+            def cancel(self) -> None:
+                entry[2] = False
+
+        self.pending.append(entry)
+        return Handle()
+
+    def fire(self) -> None:
+        for entry in [e for e in self.pending if e[2]]:
+            entry[2] = False
+            entry[1]()
+
+
+def _world(env_id: str, **kwargs: Any) -> tuple[SharedWorld, dict[str, Recorded], Tracer, Timers]:
+    world = make_world(env_id, kwargs)
+    tracer = Tracer("run", "world@localhost", TraceLevel.STEP)
+    timers = Timers()
+    shared = SharedWorld(world, tracer, seed=3, deadline_s=1.0, default_action=0, schedule=timers.schedule,
+                         eval_episodes=5)
+    ends = {seat: Recorded() for seat in world.agents}
+    for i, (seat, end) in enumerate(ends.items()):
+        shared.seat(seat, f"player-{i + 1}", end)
+    return shared, ends, tracer, timers
+
+
+def _world_steps(tracer: Tracer) -> list[dict]:
+    tracer.flush_record()
+    return [e["data"] for e in tracer.pending if e["kind"] == WORLD_STEP]
+
+
+def test_the_world_steps_once_every_agent_has_chosen() -> None:
+    shared, ends, tracer, _ = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    assert ends["player_0"].heard == []  # the other has not asked yet
+    shared.ask_reset("player_1")
+    assert [e.heard for e in ends.values()] == [[("begun", 0)], [("begun", 0)]]
+    shared.choose("player_1", 2)
+    assert len(ends["player_1"].heard) == 1 and shared.steps == 0
+    shared.choose("player_0", 1)  # (1, 2) pays 6 to both; the episode is over
+    assert ends["player_0"].heard[-1] == ("stepped", (1, 0, 6.0, True, False, False))
+    assert ends["player_1"].heard[-1] == ("stepped", (2, 0, 6.0, True, False, False))
+    assert _world_steps(tracer) == [{
+        "episode": 1, "step": 1, "agents": ["player-1", "player-2"], "states": [0, 0], "actions": [1, 2],
+        "rewards": [6.0, 6.0], "done": True,
+    }]
+
+
+def test_a_missed_deadline_plays_the_default_action_and_says_who() -> None:
+    shared, ends, tracer, timers = _world("penalty_game_v0")
+    shared.ask_reset("player_0")
+    shared.ask_reset("player_1")
+    shared.choose("player_0", 2)
+    timers.fire()  # player_1 never chose: it plays 0, (2, 0) pays 10
+    assert ends["player_1"].heard[-1] == ("stepped", (0, 0, 10.0, True, False, True))
+    assert ends["player_0"].heard[-1] == ("stepped", (2, 0, 10.0, True, False, False))
+    [step] = _world_steps(tracer)
+    assert step["actions"] == [2, 0] and step["defaulted"] == ["player-2"]
+
+
+def test_an_agent_that_finished_leaves_the_others_stepping() -> None:
+    shared, ends, _, _ = _world("climbing_game_v0")
+    finished: list[bool] = []
+    shared.on_finished = lambda: finished.append(True)
+    shared.finish("player_1")
+    shared.ask_reset("player_0")  # the world no longer waits for player_1
+    shared.choose("player_0", 0)  # player_1's seat plays the default action 0: (0, 0) pays 11
+    assert ends["player_0"].heard[-1] == ("stepped", (0, 0, 11.0, True, False, False))
+    assert ends["player_1"].heard == [] and not finished
+    shared.finish("player_0")
+    assert finished == [True]
+
+
+def test_evaluation_plays_every_agents_greedy_policy() -> None:
+    shared, ends, _, _ = _world("climbing_game_v0")
+    shared.ask_evaluation("player_0", [0])
+    assert ends["player_0"].heard == []
+    shared.ask_evaluation("player_1", [0])
+    for end in ends.values():
+        [(what, result)] = end.heard
+        assert what == "evaluated" and result.mean_return == 11.0 and result.success_rate == 1.0
+    shared.ask_evaluation("player_0", [1])
+    shared.ask_evaluation("player_1", [2])
+    assert ends["player_0"].heard[-1][1].success_rate == 0.0  # (1, 2) = 6 is not the optimum
+
+
+def test_foraging_steps_trace_positions_and_the_food() -> None:
+    shared, ends, tracer, _ = _world("lbforaging_5x5_2p_1f_coop_v0")
+    for seat in ends:
+        shared.ask_reset(seat)
+    for seat in ends:
+        shared.choose(seat, 0)  # NONE
+    [step] = _world_steps(tracer)
+    assert len(step["positions"]) == 2 and all(0 <= v < 5 for xy in step["positions"] for v in xy)
+    [[fx, fy, level]] = step["items"]
+    assert 1 <= fx <= 3 and 1 <= fy <= 3 and level >= 2
+    assert step["rewards"] == [0.0, 0.0] and not step["done"]
+
+
+# -- the spec ---------------------------------------------------------------------------------
+
+WORLD_SPEC = """
+name = "w"
+episodes = 10
+[env]
+id = "climbing_game_v0"
+[world]
+{world}
+[[agents]]
+name = "p"
+count = 2
+{group}
+"""
+
+
+@pytest.mark.parametrize("world, group, message", [
+    ("bind = { player_0 = \"p-1\", player_9 = \"p-2\" }", "",
+     "world.bind.player_9: the world has no agent 'player_9' (its agents: player_0, player_1)"),
+    ("bind = { player_0 = \"p-1\", player_1 = \"q\" }", "", "world.bind.player_1: 'q' is not a learner of this spec"),
+    ("bind = { player_0 = \"p-1\", player_1 = \"p-1\" }", "", "'p-1' is bound to more than one seat"),
+    ("bind = { player_0 = \"p-1\" }", "", "world.bind: learner 'p-2' has no seat"),
+    ("", 'mode = "episode"', "agents[0].mode: agents of a shared world act step by step"),
+    ("default_action = 3", "", "world.default_action: 3 is not an action of player_0 (0..2)"),
+    ("name = \"p-1\"", "", "world.name: 'p-1' is also an agent's name"),
+    ("step_deadline_ms = 0", "", "world.step_deadline_ms: expected an integer >= 1"),
+], ids=["unknown seat", "not a learner", "twice", "unseated", "episode mode", "default action", "name",
+        "deadline"])
+def test_world_specs_are_checked_before_anything_starts(tmp_path, world, group, message) -> None:
+    spec = tmp_path / "w.toml"
+    spec.write_text(WORLD_SPEC.format(world=world, group=group))
+    with pytest.raises(SpecError) as info:
+        prepare_experiment(load_spec(spec))
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_world_id_without_a_world_table_is_refused(tmp_path) -> None:
+    spec = tmp_path / "w.toml"
+    spec.write_text(WORLD_SPEC.format(world="", group="").replace("[world]\n", ""))
+    with pytest.raises(SpecError, match=r"env.id: 'climbing_game_v0' is a multi-agent world: add a \[world\] table"):
+        load_spec(spec)
+
+
+def test_the_cli_refuses_a_bad_world_with_one_line_and_creates_nothing(tmp_path) -> None:
+    spec = tmp_path / "w.toml"
+    spec.write_text(WORLD_SPEC.format(world="default_action = 7", group=""))
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "world.default_action: 7" in result.stderr and not (tmp_path / "runs").exists()
+
+
+# -- whole runs -------------------------------------------------------------------------------
+
+
+def _summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game, optimum", [("climbing", 11.0), ("penalty", 10.0)])
+@pytest.mark.parametrize("seed", [0, 7, 42])
+def test_coordination_plans_find_the_optimum(tmp_path, game, optimum, seed) -> None:
+    """CI's check of the benchmark (BENCHMARKS.md, "Shared worlds"): the shipped specs, whose
+    plans agree on the best joint action seen, reach the optimum's greedy joint action."""
+    runs = tmp_path / "runs"
+    result = run_cli("run", game, "--runs", str(runs), "--no-progress", "--seed", str(seed), "--trace", "episode")
+    assert result.returncode == 0, result.stderr
+    summary = _summary(run_named(runs, game))
+    for name in ("player-1", "player-2"):
+        assert summary["agents"][name]["eval"] == {"episodes": 1, "mean_return": optimum, "success_rate": 1.0}
+    assert summary["agents"]["world"] == {"role": "world", "episodes": 1000, "joint_steps": 1000}
+
+
+@pytest.mark.slow
+def test_independent_learners_miss_the_climbing_optimum(tmp_path) -> None:
+    """The baseline the plans beat: the same learners with learner.asl (no agreement) settle
+    on a safe joint action on these seeds."""
+    text = (ROOT / "agents" / "climbing.toml").read_text().replace('asl = "coordinated-learner.asl"\n', "")
+    spec = tmp_path / "independent.toml"
+    spec.write_text(text.replace('name = "climbing"', 'name = "independent"'))
+    missed = 0
+    for seed in (0, 1, 2):
+        runs = tmp_path / f"runs-{seed}"
+        result = run_cli("run", str(spec), "--runs", str(runs), "--no-progress", "--seed", str(seed),
+                         "--trace", "episode")
+        assert result.returncode == 0, result.stderr
+        missed += _summary(run_named(runs, "independent"))["agents"]["player-1"]["eval"]["success_rate"] == 0.0
+    assert missed >= 2
+
+
+@pytest.mark.slow
+def test_the_trace_shows_each_joint_step_and_who_proposed_what(tmp_path) -> None:
+    runs = tmp_path / "runs"
+    result = run_cli("run", "climbing", "--runs", str(runs), "--no-progress", "--episodes", "200")
+    assert result.returncode == 0, result.stderr
+    events = read_trace(run_named(runs, "climbing") / "trace.jsonl")
+    steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
+    assert len(steps) == 200 and [s["episode"] for s in steps] == list(range(1, 201))
+    assert all(s["agents"] == ["player-1", "player-2"] and s["done"] for s in steps)
+    # each agent's learner updated from its own part of each joint step: its rl.step rows
+    for k, name in enumerate(("player-1", "player-2")):
+        moves = [(e["data"]["a"], e["data"]["r"]) for e in events
+                 if e["agent"] == f"{name}@localhost" and e["kind"] == "rl.step"]
+        assert moves == [(s["actions"][k], s["rewards"][k]) for s in steps]
+    # the leader proposed, the follower accepted, through their plans
+    proposals = [e for e in events if e["kind"] == "msg.recv" and e["data"]["content"].startswith("adopt(")]
+    assert proposals and all(e["agent"] == "player-2@localhost" for e in proposals)
+    assert any(e["kind"] == "intention.start" and e["data"]["plan"].startswith("adopt_better")
+               for e in events if e["agent"] == "player-2@localhost")
+    accepted = [e for e in events if e["kind"] == "msg.recv" and e["data"]["content"].startswith("accepted(")]
+    assert [e["data"]["content"][len("accepted"):] for e in accepted] == \
+        [e["data"]["content"][len("adopt"):] for e in proposals]
+    for name in ("player-1", "player-2", "world"):
+        seqs = line_seqs(events, f"{name}@localhost")
+        assert seqs == list(range(len(seqs)))
+
+
+@pytest.mark.slow
+def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> None:
+    """A fault injected through the plans: player-2 waits 300 ms before some of its moves,
+    the world waits 100 ms; its missed steps are played with action 0 and traced."""
+    asl = tmp_path / "late.asl"
+    asl.write_text((ROOT / "asl" / "learner.asl").read_text().replace(
+        '{ include("lib/episode.asl") }',
+        """@episode
++!episode <- .rl_reset; while (not outcome(_)) { !navigate }; .rl_end_episode.
+@navigate
++!navigate : state(S) & episode(E) <-
+    .rl_choose(S, A);
+    .my_name(Me);
+    if (Me == "player-2@localhost" & E mod 4 == 1) { .wait(300) };
+    .rl_act(A).""").replace('{ include("lib/lifecycle.asl") }', f'{{ include("{ROOT}/asl/lib/lifecycle.asl") }}'))
+    text = (ROOT / "agents" / "climbing.toml").read_text()
+    text = text.replace("[world]\n", "[world]\nstep_deadline_ms = 100\n").replace("episodes = 1000", "episodes = 20")
+    text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{asl}"')
+    spec = tmp_path / "late.toml"
+    spec.write_text(text)
+    runs = tmp_path / "runs"
+    result = run_cli("run", str(spec), "--runs", str(runs), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    events = read_trace(run_named(runs, "climbing") / "trace.jsonl")
+    steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
+    late = [s for s in steps if "defaulted" in s]
+    assert late and all(s["defaulted"] == ["player-2"] and s["actions"][1] == 0 for s in late)
+    assert _summary(run_named(runs, "climbing"))["agents"]["world"]["episodes"] >= 20
+
+
+@pytest.mark.slow
+def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
+    """The world agent, each player and telemetry in four processes: every call between a
+    player and the world is an XMPP message; the coordination plans still find the optimum."""
+    from tests.test_processes import _assert_every_event_once, _kill_running, _start
+
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    runs = tmp_path / "runs"
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    spec = str(ROOT / "agents" / "penalty.toml")
+    procs = [_start("agent", spec, "--name", name, *xmpp, env=env) for name in ("player-1", "world", "player-2")]
+    telemetry = _start("telemetry", spec, *xmpp, env=env)
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        _kill_running(*procs, telemetry)
+    run_dir = Path(out.strip().splitlines()[-1])
+    summary = _summary(run_dir)
+    assert summary["agents"]["world"] == {"role": "world", "episodes": 1000, "joint_steps": 1000}
+    for name in ("player-1", "player-2"):
+        assert summary["agents"][name]["eval"]["success_rate"] == 1.0
+    events = read_trace(run_dir / "trace.jsonl")
+    _assert_every_event_once(events, ["player-1", "player-2", "world"])
+    assert sum(e["kind"] == WORLD_STEP for e in events) == 1000
