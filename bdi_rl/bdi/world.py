@@ -51,7 +51,7 @@ from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import resolve
 from bdi_rl.bdi.runtime.unify import TermCompiler
 from bdi_rl.rl.qlearning import EvalResult
-from bdi_rl.rl.worldenv import World
+from bdi_rl.rl.worldenv import Seat, World
 from bdi_rl.trace.events import WORLD_STEP, TraceLevel, WorldStepData
 from bdi_rl.trace.tracer import Tracer
 
@@ -293,8 +293,10 @@ class SeatClient:
     """An agent at its seat: its suspending ``.rl_reset``, ``.rl_act`` and ``.rl_evaluate``,
     and what the world's answers do to its session (a :class:`SeatEnd`)."""
 
-    def __init__(self, seat: str, session: EpisodeSession) -> None:
-        self.seat = seat
+    def __init__(self, seat: Seat, session: EpisodeSession) -> None:
+        self.seat = seat.agent
+        """the world's name of this agent's seat"""
+        self.facts = seat.facts
         self.session = session
         self.port: WorldPort | None = None
         """the world (set once it is known: directly, or its XMPP link)"""
@@ -314,13 +316,27 @@ class SeatClient:
     def begun(self, obs: int) -> None:
         self._defaulted = False
         self.session.begin_episode(obs)
+        self._perceive_facts(obs)
         self._done()
+
+    def _perceive_facts(self, obs: int) -> None:
+        """The world's facts of this observation besides ``pos`` (lbforaging: ``partner(X, Y)``,
+        ``food(X, Y)``, dropped once the food is eaten)."""
+        percepts = self.session.percepts
+        for name, value in self.facts(obs).items():
+            if name == "pos":
+                continue  # the session perceives it with state(S)
+            if value is None:
+                percepts.forget(name, 2)
+            else:
+                percepts.perceive(name, *value)
 
     def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
         session = self.session
         row, self._row = self._row, None
         self._defaulted = defaulted
         session.apply_step(a, s2, r, terminated, truncated, row=None if defaulted else row)
+        self._perceive_facts(s2)
         session.percepts.perceive("reward", r)
         if not defaulted:
             self._done()

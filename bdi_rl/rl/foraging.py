@@ -253,6 +253,18 @@ class LevelBasedForaging(ParallelEnv[str, int, int]):
             self._infos(),
         )
 
+    @staticmethod
+    def facts(index: int) -> dict[str, tuple[int, int] | None]:
+        """What a player's state says, as ``(x, y)`` cells (x = column): its own position
+        ``pos``, the other player's ``partner``, and the ``food`` (None once eaten). Seated
+        agents perceive them as ``pos(X, Y)``, ``partner(X, Y)`` and ``food(X, Y)``."""
+        obs = decode(index)
+        return {
+            "pos": (obs.own[1], obs.own[0]),
+            "partner": (obs.other[1], obs.other[0]),
+            "food": None if obs.food is None else (obs.food[1], obs.food[0]),
+        }
+
     def grid(self) -> dict[str, Any]:
         """The map for readers (``trace.events.WorldData``): an open 5x5 field."""
         return {"family": "lbforaging", "rows": SIZE, "cols": SIZE, "map": ["." * SIZE] * SIZE}

@@ -43,6 +43,12 @@ def _penalty(k: float = -100.0) -> ParallelEnv:
     return PenaltyGame(k)
 
 
+def _consensus(n: int = 2, actions: int = 2) -> ParallelEnv:
+    from bdi_rl.rl.matrixgames import ConsensusGame
+
+    return ConsensusGame(n, actions)
+
+
 def _foraging() -> ParallelEnv:
     from bdi_rl.rl.foraging import LevelBasedForaging
 
@@ -54,6 +60,7 @@ def _foraging() -> ParallelEnv:
 WORLDS: Final[dict[str, tuple[Callable[..., ParallelEnv], str]]] = {
     "climbing_game_v0": (_climbing, "matrixgame"),
     "penalty_game_v0": (_penalty, "matrixgame"),
+    "consensus_game_v0": (_consensus, "matrixgame"),
     "lbforaging_5x5_2p_1f_coop_v0": (_foraging, "lbforaging"),
 }
 
@@ -131,7 +138,14 @@ class Seat:
     grid_shape = None
 
     def position(self, s: int) -> tuple[int, int] | None:
-        return None
+        """This agent's ``(x, y)`` in state ``s`` on a grid world (its ``pos(X, Y)``)."""
+        return self.facts(s).get("pos")
+
+    def facts(self, s: int) -> dict[str, tuple[int, int] | None]:
+        """What state ``s`` says, by percept name (``pos``, ``partner``, ``food`` on
+        lbforaging; None: not there now), from the env's ``facts(s)``; none for other worlds."""
+        facts = getattr(self.host.env, "facts", None)
+        return facts(s) if callable(facts) else {}
 
     def world(self) -> dict[str, Any] | None:  # EnvAdapter.world: no grid to draw
         return None

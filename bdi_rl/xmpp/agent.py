@@ -109,6 +109,8 @@ PERCEIVED: frozenset[tuple[str, int]] = frozenset(
         ("reward", 1),
         ("world_seat", 1),
         ("world_agents", 1),
+        ("partner", 2),
+        ("food", 2),
     }
 )
 

@@ -655,7 +655,7 @@ def make_agent(
     )
     seat = None
     if plan.seat is not None:
-        seat = SeatClient(plan.seat.agent, session)
+        seat = SeatClient(plan.seat, session)
         if shared is not None:  # the world lives in this process: no messages between them
             seat.port = shared
             shared.seat(plan.seat.agent, plan.name, seat)
