@@ -23,7 +23,7 @@ from pettingzoo import ParallelEnv
 
 from bdi_rl.rl.sharedworld import checked_joint_action
 
-__all__ = ["CLIMBING_PAYOFF", "ClimbingGame", "MatrixGame", "PenaltyGame", "penalty_payoff"]
+__all__ = ["CLIMBING_PAYOFF", "ClimbingGame", "ConsensusGame", "MatrixGame", "PenaltyGame", "penalty_payoff"]
 
 #: Claus & Boutilier (1998), Table 3: row = player_0's action, column = player_1's.
 CLIMBING_PAYOFF: Final = ((11.0, -30.0, 0.0), (-30.0, 7.0, 6.0), (0.0, 0.0, 5.0))
@@ -122,3 +122,57 @@ class PenaltyGame(MatrixGame):
     def __init__(self, k: float = -100.0) -> None:
         super().__init__(penalty_payoff(k))
         self.k = float(k)
+
+
+class ConsensusGame(ParallelEnv[str, int, int]):
+    """An ``n``-player, one-step common-payoff game: every agent picks one of ``actions``;
+    all earn 1 when they all picked the same, else 0. The smallest world of any size, for
+    measuring how fast a shared world steps with 2, 4 or 8 agents (``bench/``).
+
+    Optimum: any unanimous joint action, payoff 1.
+    """
+
+    metadata: dict[str, Any] = {"name": "consensus_game_v0", "render_modes": [], "is_parallelizable": True}
+
+    def __init__(self, n: int = 2, actions: int = 2) -> None:
+        for what, value, lo in (("n", n, 2), ("actions", actions, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
+                raise ValueError(f"consensus game: {what} must be an integer in [{lo}, 1000], got {value!r}")
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents: list[str] = []
+        self.render_mode = None
+        self._observation_space = Discrete(1)
+        self._action_space = Discrete(actions)
+
+    def observation_space(self, agent: str) -> Discrete:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> Discrete:
+        return self._action_space
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+        if seed is not None:
+            self._action_space.seed(seed)
+        self.agents = list(self.possible_agents)
+        return {agent: 0 for agent in self.agents}, {agent: {} for agent in self.agents}
+
+    def step(
+        self, actions: dict[str, int]
+    ) -> tuple[dict[str, int], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
+        joint = checked_joint_action(self, actions)
+        reward = 1.0 if len(set(joint)) == 1 else 0.0
+        agents, self.agents = self.agents, []
+        return (
+            {agent: 0 for agent in agents},
+            {agent: reward for agent in agents},
+            {agent: True for agent in agents},
+            {agent: False for agent in agents},
+            {agent: {} for agent in agents},
+        )
+
+    def optimum(self) -> tuple[float, list[tuple[int, ...]]]:
+        """Payoff 1, for every unanimous joint action."""
+        n = len(self.possible_agents)
+        return 1.0, [(a,) * n for a in range(int(self._action_space.n))]

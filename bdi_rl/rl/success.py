@@ -15,7 +15,7 @@ SUCCESS_RULES: dict[str, str] = {
     "frozenlake": "reached the goal tile",
     "cliffwalking": "reached the goal (the optimal -13 included: the cliff only sends you back)",
     "taxi": "delivered the passenger with a positive return (a delivery after many illegal moves is not)",
-    "matrixgame": "the joint action paid the game's optimum (climbing 11, penalty 10)",
+    "matrixgame": "the joint action paid the game's optimum (climbing 11, penalty 10, consensus 1)",
     "lbforaging": "the players ate the food together before the step limit",
     "generic": "ended by termination with a positive last reward",
 }
@@ -26,6 +26,7 @@ _FAMILY_BY_ID_PREFIX = (
     ("Taxi", "taxi"),
     ("climbing_game", "matrixgame"),
     ("penalty_game", "matrixgame"),
+    ("consensus_game", "matrixgame"),
     ("lbforaging", "lbforaging"),
 )
 
