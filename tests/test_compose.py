@@ -72,3 +72,24 @@ def test_every_ejabberd_macro_is_defined():
     for macro in used:
         assert f"  {macro}:" in compose_macros, macro
         assert f"  {macro}:" in fixture, macro
+
+
+def test_a_shared_world_spec_runs_with_the_world_profile():
+    """The README's compose line for a shared world: its world agent, and learners that claim
+    the spec's own learner group."""
+    assert COMPOSE
+    env = {k: v for k, v in os.environ.items() if k not in ("BDI_RL_XMPP_PASSWORD", "SPEC")}
+    result = subprocess.run(
+        [COMPOSE, "--profile", "world", "config", "--format", "json"], cwd=ROOT, capture_output=True, text=True,
+        env={**env, "BDI_RL_XMPP_PASSWORD": "test-only", "SPEC": "agents/climbing.toml", "LEARNER_GROUP": "player"},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    world, learner = services["world"]["command"], services["learner"]["command"]
+    assert world[:2] == ["agent", "agents/climbing.toml"] and world[world.index("--name") + 1] == "world"
+    from bdi_rl.spec import load_spec
+
+    spec = load_spec(ROOT / learner[1])
+    assert learner[learner.index("--claim") + 1] in {g.name for g in spec.agents if g.role == "learner"}
+    assert spec.world is not None and spec.world.name == "world"
