@@ -326,3 +326,60 @@ def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> No
     events = read_trace(run_dir / "trace.jsonl")
     _assert_every_event_once(events, ["player-1", "player-2", "world"])
     assert sum(e["kind"] == WORLD_STEP for e in events) == 1000
+
+
+def _small_foraging(tmp_path: Path) -> Path:
+    """agents/foraging.toml cut to 20 episodes, evaluating every 10 (5 greedy episodes)."""
+    text = (ROOT / "agents" / "foraging.toml").read_text()
+    text = text.replace("episodes = 3000", "episodes = 20").replace("eval_episodes = 100", "eval_episodes = 5")
+    text = text.replace("eval_every = 500", "eval_every = 10").replace('asl = "forager.asl"',
+                                                                     f'asl = "{ROOT / "asl" / "forager.asl"}"')
+    spec = tmp_path / "foraging.toml"
+    spec.write_text(text)
+    return spec
+
+
+def _check_foraging_trace(events: list[dict]) -> None:
+    steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
+    assert steps and max(s["episode"] for s in steps) == 20
+    assert all(len(s["positions"]) == 2 and (s["items"] or s["done"]) for s in steps)
+    for name in ("forager-1", "forager-2"):
+        evals = [e["data"] for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "eval"]
+        assert [e["after_episodes"] for e in evals] == [10, 20] and all(e["episodes"] == 5 for e in evals)
+        ends = [e for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "episode.end"]
+        assert len(ends) == 20
+    # both foragers perceived where the food and the partner were, each from its own side
+    seen = {e["agent"]: e["data"]["belief"] for e in events if e["kind"] == "belief.add"
+            and e["data"]["belief"].startswith("partner(")}
+    assert set(seen) == {"forager-1@localhost", "forager-2@localhost"}
+
+
+@pytest.mark.slow
+def test_foraging_evaluates_every_ten_episodes_in_one_process(tmp_path) -> None:
+    runs = tmp_path / "runs"
+    result = run_cli("run", str(_small_foraging(tmp_path)), "--runs", str(runs), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    _check_foraging_trace(read_trace(run_named(runs, "foraging") / "trace.jsonl"))
+
+
+@pytest.mark.slow
+def test_foraging_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
+    from tests.test_processes import _assert_every_event_once, _kill_running, _start
+
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    runs = tmp_path / "runs"
+    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
+    spec = str(_small_foraging(tmp_path))
+    procs = [_start("agent", spec, "--name", name, *xmpp, env=env) for name in ("world", "forager")]
+    telemetry = _start("telemetry", spec, *xmpp, env=env)
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        _kill_running(*procs, telemetry)
+    events = read_trace(Path(out.strip().splitlines()[-1]) / "trace.jsonl")
+    _assert_every_event_once(events, ["forager-1", "forager-2", "world"])
+    _check_foraging_trace(events)
