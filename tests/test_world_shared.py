@@ -383,3 +383,35 @@ def test_foraging_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
     events = read_trace(Path(out.strip().splitlines()[-1]) / "trace.jsonl")
     _assert_every_event_once(events, ["forager-1", "forager-2", "world"])
     _check_foraging_trace(events)
+
+
+def aec_climbing() -> object:
+    """The climbing game as a PettingZoo AEC env (for the test below, by entry point)."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from bdi_rl.rl.matrixgames import ClimbingGame
+
+    return parallel_to_aec(ClimbingGame())
+
+
+def test_an_aec_env_is_played_through_pettingzoos_own_conversion() -> None:
+    shared, ends, tracer, _ = _world("tests.test_world_shared:aec_climbing")
+    for seat in ends:
+        shared.ask_reset(seat)
+    shared.choose("player_0", 0)
+    shared.choose("player_1", 0)
+    assert [end.heard[-1] for end in ends.values()] == [("stepped", (0, 0, 11.0, True, False, False))] * 2
+
+
+@pytest.mark.parametrize("env_id, message", [
+    ("tests.test_world_shared:nothing_here", 'module "tests.test_world_shared" has no class or factory "nothing_here"'),
+    ("tests.test_world_shared:Recorded", "the entry point returned Recorded, not a PettingZoo ParallelEnv or AECEnv"),
+    ("FrozenLake-v1", 'not a shipped world (climbing_game_v0, penalty_game_v0, consensus_game_v0'),
+    ("lbforaging_5x5_2p_1f_coop_v0", "cannot be made with kwargs {'size': 9}"),
+])
+def test_a_world_that_cannot_be_made_is_one_line_naming_it(env_id, message) -> None:
+    from bdi_rl.rl.envs import EnvError
+
+    with pytest.raises(EnvError) as info:
+        make_world(env_id, {"size": 9} if env_id.startswith("lbf") else {})
+    assert message in str(info.value) and "\n" not in str(info.value)
