@@ -24,6 +24,7 @@ from bdi_rl.trace.events import WORLD_STEP, TraceLevel, read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import prepare_experiment
 from tests.conftest import line_seqs, run_cli, run_named
+from tests.test_processes import _assert_every_event_once as assert_every_event_once
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -205,6 +206,26 @@ def test_the_cli_refuses_a_bad_world_with_one_line_and_creates_nothing(tmp_path)
 # -- whole runs -------------------------------------------------------------------------------
 
 
+def across_processes(port: int, tmp_path: Path, spec: Path, *names: str) -> Path:
+    """``bdi-rl agent --name N`` for each of ``names`` and ``bdi-rl telemetry``, each in its
+    own process on the ejabberd at ``port``; the run directory once all have ended."""
+    from tests.test_processes import _kill_running, _start
+
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    xmpp = ["--xmpp", f"localhost:{port}", "--runs", str(tmp_path / "runs")]
+    procs = [_start("agent", str(spec), "--name", name, *xmpp, env=env) for name in names]
+    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        _kill_running(*procs, telemetry)
+    return Path(out.strip().splitlines()[-1])
+
+
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
@@ -302,29 +323,14 @@ def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> 
 def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
     """The world agent, each player and telemetry in four processes: every call between a
     player and the world is an XMPP message; the coordination plans still find the optimum."""
-    from tests.test_processes import _assert_every_event_once, _kill_running, _start
-
-    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
-    runs = tmp_path / "runs"
-    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
-    spec = str(ROOT / "agents" / "penalty.toml")
-    procs = [_start("agent", spec, "--name", name, *xmpp, env=env) for name in ("player-1", "world", "player-2")]
-    telemetry = _start("telemetry", spec, *xmpp, env=env)
-    try:
-        for proc in procs:
-            _, err = proc.communicate(timeout=240)
-            assert proc.returncode == 0, err
-        out, err = telemetry.communicate(timeout=60)
-        assert telemetry.returncode == 0, err
-    finally:
-        _kill_running(*procs, telemetry)
-    run_dir = Path(out.strip().splitlines()[-1])
+    run_dir = across_processes(ejabberd.port, tmp_path, ROOT / "agents" / "penalty.toml", "player-1", "world",
+                               "player-2")
     summary = _summary(run_dir)
     assert summary["agents"]["world"] == {"role": "world", "episodes": 1000, "joint_steps": 1000}
     for name in ("player-1", "player-2"):
         assert summary["agents"][name]["eval"]["success_rate"] == 1.0
     events = read_trace(run_dir / "trace.jsonl")
-    _assert_every_event_once(events, ["player-1", "player-2", "world"])
+    assert_every_event_once(events, ["player-1", "player-2", "world"])
     assert sum(e["kind"] == WORLD_STEP for e in events) == 1000
 
 
@@ -364,24 +370,9 @@ def test_foraging_evaluates_every_ten_episodes_in_one_process(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_foraging_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
-    from tests.test_processes import _assert_every_event_once, _kill_running, _start
-
-    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
-    runs = tmp_path / "runs"
-    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
-    spec = str(_small_foraging(tmp_path))
-    procs = [_start("agent", spec, "--name", name, *xmpp, env=env) for name in ("world", "forager")]
-    telemetry = _start("telemetry", spec, *xmpp, env=env)
-    try:
-        for proc in procs:
-            _, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, err
-        out, err = telemetry.communicate(timeout=60)
-        assert telemetry.returncode == 0, err
-    finally:
-        _kill_running(*procs, telemetry)
-    events = read_trace(Path(out.strip().splitlines()[-1]) / "trace.jsonl")
-    _assert_every_event_once(events, ["forager-1", "forager-2", "world"])
+    run_dir = across_processes(ejabberd.port, tmp_path, _small_foraging(tmp_path), "world", "forager")
+    events = read_trace(run_dir / "trace.jsonl")
+    assert_every_event_once(events, ["forager-1", "forager-2", "world"])
     _check_foraging_trace(events)
 
 

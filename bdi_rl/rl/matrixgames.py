@@ -23,7 +23,15 @@ from pettingzoo import ParallelEnv
 
 from bdi_rl.rl.sharedworld import checked_joint_action
 
-__all__ = ["CLIMBING_PAYOFF", "ClimbingGame", "ConsensusGame", "MatrixGame", "PenaltyGame", "penalty_payoff"]
+__all__ = [
+    "CLIMBING_PAYOFF",
+    "ClimbingGame",
+    "ConsensusGame",
+    "MatrixGame",
+    "OneStepGame",
+    "PenaltyGame",
+    "penalty_payoff",
+]
 
 #: Claus & Boutilier (1998), Table 3: row = player_0's action, column = player_1's.
 CLIMBING_PAYOFF: Final = ((11.0, -30.0, 0.0), (-30.0, 7.0, 6.0), (0.0, 0.0, 5.0))
@@ -37,27 +45,25 @@ def penalty_payoff(k: float = -100.0) -> tuple[tuple[float, ...], ...]:
     return ((k, 0.0, 10.0), (0.0, 2.0, 0.0), (10.0, 0.0, k))
 
 
-class MatrixGame(ParallelEnv[str, int, int]):
-    """A two-player, one-step common-payoff game on ``payoff`` (rows: ``player_0``'s
-    actions, columns: ``player_1``'s), following PettingZoo's Parallel API.
-
-    ``reset`` makes both agents live and observe 0; ``step`` takes one action from each,
-    gives both the payoff of the joint action, terminates both and empties ``agents``.
-    Nothing is random, so ``seed`` only seeds the action spaces' ``sample``.
+class OneStepGame(ParallelEnv[str, int, int]):
+    """A one-step common-payoff game of ``possible_agents``, following PettingZoo's Parallel
+    API: ``reset`` makes every agent live and observe 0; ``step`` takes one action from each,
+    gives all the payoff of the joint action (:meth:`joint_payoff`), terminates all and
+    empties ``agents``. Nothing is random, so ``seed`` only seeds the action spaces' ``sample``.
     """
 
-    metadata: dict[str, Any] = {"name": "matrix_game_v0", "render_modes": [], "is_parallelizable": True}
+    metadata: dict[str, Any] = {"name": "one_step_game_v0", "render_modes": [], "is_parallelizable": True}
 
-    def __init__(self, payoff: Sequence[Sequence[float]]) -> None:
-        table = np.asarray(payoff, dtype=np.float64)
-        if table.ndim != 2 or 0 in table.shape or not np.isfinite(table).all():
-            raise ValueError(f"matrix game: payoff must be a non-empty 2-D table of finite numbers, got {payoff!r}")
-        self.payoff = table
-        self.possible_agents = ["player_0", "player_1"]
+    def __init__(self, actions: Sequence[int]) -> None:
+        self.possible_agents = [f"player_{i}" for i in range(len(actions))]
         self.agents: list[str] = []
         self.render_mode = None
         self._observation_spaces = {agent: Discrete(1) for agent in self.possible_agents}
-        self._action_spaces = {agent: Discrete(n) for agent, n in zip(self.possible_agents, table.shape, strict=True)}
+        self._action_spaces = {agent: Discrete(n) for agent, n in zip(self.possible_agents, actions, strict=True)}
+
+    def joint_payoff(self, joint: list[int]) -> float:
+        """What every agent earns for ``joint`` (one action per agent, in agent order)."""
+        raise NotImplementedError
 
     def observation_space(self, agent: str) -> Discrete:
         return self._observation_spaces[agent]
@@ -77,8 +83,7 @@ class MatrixGame(ParallelEnv[str, int, int]):
     def step(
         self, actions: dict[str, int]
     ) -> tuple[dict[str, int], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
-        joint = checked_joint_action(self, actions)
-        reward = float(self.payoff[joint[0], joint[1]])
+        reward = self.joint_payoff(checked_joint_action(self, actions))
         agents, self.agents = self.agents, []
         return (
             {agent: 0 for agent in agents},
@@ -87,6 +92,23 @@ class MatrixGame(ParallelEnv[str, int, int]):
             {agent: False for agent in agents},
             {agent: {} for agent in agents},
         )
+
+
+class MatrixGame(OneStepGame):
+    """A two-player, one-step common-payoff game on ``payoff`` (rows: ``player_0``'s
+    actions, columns: ``player_1``'s)."""
+
+    metadata: dict[str, Any] = {**OneStepGame.metadata, "name": "matrix_game_v0"}
+
+    def __init__(self, payoff: Sequence[Sequence[float]]) -> None:
+        table = np.asarray(payoff, dtype=np.float64)
+        if table.ndim != 2 or 0 in table.shape or not np.isfinite(table).all():
+            raise ValueError(f"matrix game: payoff must be a non-empty 2-D table of finite numbers, got {payoff!r}")
+        self.payoff = table
+        super().__init__(table.shape)
+
+    def joint_payoff(self, joint: list[int]) -> float:
+        return float(self.payoff[joint[0], joint[1]])
 
     def optimum(self) -> tuple[float, list[tuple[int, int]]]:
         """The best common payoff and every joint action (row, column) that earns it."""
@@ -124,7 +146,7 @@ class PenaltyGame(MatrixGame):
         self.k = float(k)
 
 
-class ConsensusGame(ParallelEnv[str, int, int]):
+class ConsensusGame(OneStepGame):
     """An ``n``-player, one-step common-payoff game: every agent picks one of ``actions``;
     all earn 1 when they all picked the same, else 0. The smallest world of any size, for
     measuring how fast a shared world steps with 2, 4 or 8 agents (``bench/``).
@@ -132,47 +154,18 @@ class ConsensusGame(ParallelEnv[str, int, int]):
     Optimum: any unanimous joint action, payoff 1.
     """
 
-    metadata: dict[str, Any] = {"name": "consensus_game_v0", "render_modes": [], "is_parallelizable": True}
+    metadata: dict[str, Any] = {**OneStepGame.metadata, "name": "consensus_game_v0"}
 
     def __init__(self, n: int = 2, actions: int = 2) -> None:
         for what, value, lo in (("n", n, 2), ("actions", actions, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
                 raise ValueError(f"consensus game: {what} must be an integer in [{lo}, 1000], got {value!r}")
-        self.possible_agents = [f"player_{i}" for i in range(n)]
-        self.agents: list[str] = []
-        self.render_mode = None
-        self._observation_space = Discrete(1)
-        self._action_space = Discrete(actions)
+        super().__init__([actions] * n)
+        self.actions = actions
 
-    def observation_space(self, agent: str) -> Discrete:
-        return self._observation_space
-
-    def action_space(self, agent: str) -> Discrete:
-        return self._action_space
-
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
-        if seed is not None:
-            self._action_space.seed(seed)
-        self.agents = list(self.possible_agents)
-        return {agent: 0 for agent in self.agents}, {agent: {} for agent in self.agents}
-
-    def step(
-        self, actions: dict[str, int]
-    ) -> tuple[dict[str, int], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
-        joint = checked_joint_action(self, actions)
-        reward = 1.0 if len(set(joint)) == 1 else 0.0
-        agents, self.agents = self.agents, []
-        return (
-            {agent: 0 for agent in agents},
-            {agent: reward for agent in agents},
-            {agent: True for agent in agents},
-            {agent: False for agent in agents},
-            {agent: {} for agent in agents},
-        )
+    def joint_payoff(self, joint: list[int]) -> float:
+        return 1.0 if len(set(joint)) == 1 else 0.0
 
     def optimum(self) -> tuple[float, list[tuple[int, ...]]]:
         """Payoff 1, for every unanimous joint action."""
-        n = len(self.possible_agents)
-        return 1.0, [(a,) * n for a in range(int(self._action_space.n))]
+        return 1.0, [(a,) * len(self.possible_agents) for a in range(self.actions)]
