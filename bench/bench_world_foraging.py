@@ -46,20 +46,26 @@ class Judge:
         self.target = target
         self.sessions: dict[int, Any] = {}
         self.reached: int | None = None
+        self.curve: dict[int, float] = {}
+        """greedy team return at each evaluation during training, by episodes done"""
 
     def __call__(self, session: Any) -> None:
         self.sessions[id(session)] = session
         evals = [s.stats.eval for s in self.sessions.values()]
+        if len(evals) == 2 and all(e is not None for e in evals):
+            point = min(s.learner.episodes for s in self.sessions.values()) // 500 * 500
+            self.curve.setdefault(point, sum(e.mean_return for e in evals))  # type: ignore[union-attr]
         if self.reached is None and len(evals) == 2 and all(e is not None for e in evals):
-            if sum(e.mean_return for e in evals) >= self.target:
+            if sum(e.mean_return for e in evals) >= self.target:  # type: ignore[union-attr]
                 self.reached = min(s.learner.episodes for s in self.sessions.values()) // 500 * 500
                 last = max(s.learner.episodes for s in self.sessions.values()) + 1
                 for s in self.sessions.values():
                     s.episodes_target = min(s.episodes_target, last)
 
 
-def run_seed(job: tuple[str, int, int, float]) -> tuple[str, int, int | None, float, float]:
-    """(variant, seed, episodes to the target or None, final team return, wall seconds)."""
+def run_seed(job: tuple[str, int, int, float]) -> tuple[str, int, int | None, float, float, dict[int, float]]:
+    """(variant, seed, episodes to the target or None, final team return, wall seconds,
+    greedy team return by episodes)."""
     variant, seed, budget, target = job
     from spade.container import Container
 
@@ -79,7 +85,8 @@ def run_seed(job: tuple[str, int, int, float]) -> tuple[str, int, int | None, fl
     team = sum(a["eval"]["mean_return"] for a in result.summary["agents"].values() if "eval" in a)
     if judge.reached is None and team >= target:  # the final evaluation, at the budget
         judge.reached = budget
-    return variant, seed, judge.reached, team, time.perf_counter() - started
+    judge.curve[budget] = team
+    return variant, seed, judge.reached, team, time.perf_counter() - started, judge.curve
 
 
 def _init() -> None:
@@ -104,9 +111,11 @@ def main() -> None:
     args = parser.parse_args()
     jobs = [(variant, seed, args.budget, args.target) for seed in range(args.seeds) for variant in VARIANTS]
     results: dict[str, list[tuple[int, int | None, float, float]]] = {v: [] for v in VARIANTS}
+    curves: dict[str, list[dict[int, float]]] = {v: [] for v in VARIANTS}
     with multiprocessing.get_context("spawn").Pool(args.workers, initializer=_init, maxtasksperchild=1) as pool:
-        for variant, seed, reached, team, wall in pool.imap_unordered(run_seed, jobs):
+        for variant, seed, reached, team, wall, curve in pool.imap_unordered(run_seed, jobs):
             results[variant].append((seed, reached, team, wall))
+            curves[variant].append(curve)
             shown = reached if reached is not None else f">{args.budget}"
             print(f"{variant:12} seed {seed:3}: {shown} episodes (team return {team:.2f}, {wall:.0f} s)",
                   file=sys.stderr, flush=True)
@@ -121,6 +130,20 @@ def main() -> None:
         print(f"| {variant} | {len(rows) - censored}/{len(rows)} | {mark}{statistics.median(episodes):.0f} | "
               f"{'>' if censored else ''}{iqm(episodes):.0f} | {per_seed} | "
               f"{statistics.mean(r[3] for r in rows):.0f} |")
+
+
+    points = [p for p in (2000, 5000, 10000, 15000, 20000, 25000, 30000) if p <= args.budget]
+    print()
+    print("| plans | " + " | ".join(f"team return at {p}: median" for p in points) + " |")
+    print("|---|" + "---:|" * len(points))
+    for variant, runs in curves.items():
+        cells = []
+        for p in points:
+            values = [c[p] for c in runs if p in c]  # a run that reached the target stopped there
+            stopped = len(runs) - len(values)
+            cells.append(f"{statistics.median(values):.2f}" + (f" ({stopped} stopped)" if stopped else "")
+                         if values else "-")
+        print(f"| {variant} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
