@@ -113,6 +113,23 @@ def test_a_missed_deadline_plays_the_default_action_and_says_who() -> None:
     assert step["actions"] == [2, 0] and step["defaulted"] == ["player-2"]
 
 
+def test_a_choice_too_late_for_an_ended_episode_is_dropped() -> None:
+    """Across processes a choice can reach the world after the deadline played the default:
+    if that step ended the episode, the choice is for no step at all."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    for seat in ends:
+        shared.ask_reset(seat)
+    shared.choose("player_0", 0)
+    timers.fire()
+    shared.choose("player_1", 2)  # arrives late: the episode is over
+    assert shared.steps == 1 and len(ends["player_1"].heard) == 2
+    for seat in ends:
+        shared.ask_reset(seat)
+    shared.choose("player_0", 1)
+    shared.choose("player_1", 1)
+    assert [s["actions"] for s in _world_steps(tracer)] == [[0, 0], [1, 1]]
+
+
 def test_an_agent_that_finished_leaves_the_others_stepping() -> None:
     shared, ends, _, _ = _world("climbing_game_v0")
     finished: list[bool] = []

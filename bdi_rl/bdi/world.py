@@ -151,6 +151,8 @@ class SharedWorld:
             self._reset()
 
     def choose(self, seat: str, action: int) -> None:
+        if not self._in_episode or seat not in self.world.live:
+            return  # late for a step that ended its episode (its agent was told: defaulted)
         self.seats[seat].action = action
         self._arm()
         self._step_if_all()
@@ -338,7 +340,9 @@ class SeatClient:
         session.apply_step(a, s2, r, terminated, truncated, row=None if defaulted else row)
         self._perceive_facts(s2)
         session.percepts.perceive("reward", r)
-        if not defaulted:
+        if not defaulted or (self._waiting == "act" and (terminated or truncated)):
+            # a choice that reached the world after the deadline counts for the next step;
+            # when the defaulted step ended the episode there is none: it goes on now
             self._done()
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
