@@ -76,10 +76,19 @@ def run_seed(job: tuple[str, int, int, float]) -> tuple[str, int, int | None, fl
     spec = msgspec.structs.replace(spec, seed=seed, trace="episode", episodes=budget, name=f"lbf-{variant[:3]}")
     for group in spec.agents:
         group.asl = str(ROOT / "asl" / VARIANTS[variant])
-    judge = Judge(target)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as runs:
-        result = Container().loop.run_until_complete(run_experiment(spec, Path(runs), on_episode=judge))
+    from spade.agent import AuthenticationFailure
+
+    for attempt in (1, 2):  # the embedded server failed to start or to log an agent in, rarely
+        judge = Judge(target)
+        started = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory() as runs:
+                result = Container().loop.run_until_complete(run_experiment(spec, Path(runs), on_episode=judge))
+            break
+        except (AuthenticationFailure, AttributeError) as exc:
+            if attempt == 2 or judge.sessions:  # only before any episode: a start-up failure
+                raise
+            print(f"{variant} seed {seed}: the run did not start ({exc!r}); running it again", file=sys.stderr)
     if result.failures:
         raise SystemExit(f"{variant} seed {seed}: {result.failures}")
     team = sum(a["eval"]["mean_return"] for a in result.summary["agents"].values() if "eval" in a)
