@@ -105,6 +105,32 @@ def start_ejabberd(domain: str = "localhost", internal_nets: str = "['127.0.0.0/
     return server
 
 
+def start_ejabberd_cluster(n: int = 2, domain: str = "localhost") -> list[Ejabberd]:
+    """``n`` private ejabberd nodes joined into one cluster: one XMPP domain, each node its
+    own c2s port, config dir and Erlang node name, the same compose/ejabberd.yml. They share
+    the ejabberd user's Erlang cookie and talk Erlang distribution (and epmd) on loopback
+    only. The first node is the cluster's seed; ``join_cluster`` copies its database
+    (accounts, rosters) to the others, so an agent registered on one logs in on any."""
+    nodes: list[Ejabberd] = []
+    try:
+        for _ in range(n):
+            nodes.append(start_ejabberd(domain))
+        for node in nodes[1:]:
+            joined = node.ctl("join_cluster", nodes[0].node, timeout=120)
+            if joined.returncode != 0:
+                raise EjabberdUnavailable(f"join_cluster failed: {joined.stderr or joined.stdout}")
+            if node.ctl("started", timeout=90).returncode != 0:
+                raise EjabberdUnavailable(f"ejabberd did not come back after join_cluster: {node.log_tail()}")
+        members = set(nodes[0].ctl("list_cluster").stdout.split())
+        if members != {node.node for node in nodes}:
+            raise EjabberdUnavailable(f"the cluster holds {sorted(members)}, not every node started")
+    except BaseException:
+        for node in nodes:
+            remove(node)
+        raise
+    return nodes
+
+
 def remove(server: Ejabberd) -> None:
     server.stop()
     shutil.rmtree(server.directory, ignore_errors=True)

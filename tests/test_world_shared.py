@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -223,15 +224,20 @@ def test_the_cli_refuses_a_bad_world_with_one_line_and_creates_nothing(tmp_path)
 # -- whole runs -------------------------------------------------------------------------------
 
 
-def across_processes(port: int, tmp_path: Path, spec: Path, *names: str) -> Path:
+def across_processes(port: int | dict[str, int], tmp_path: Path, spec: Path, *names: str) -> Path:
     """``bdi-rl agent --name N`` for each of ``names`` and ``bdi-rl telemetry``, each in its
-    own process on the ejabberd at ``port``; the run directory once all have ended."""
+    own process, on the ejabberd at ``port`` (or at ``port[N]``, ``port["telemetry"]`` for
+    telemetry: nodes of one cluster); the run directory once all have ended."""
     from tests.test_processes import _kill_running, _start
 
+    ports = port if isinstance(port, dict) else {name: port for name in (*names, "telemetry")}
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
-    xmpp = ["--xmpp", f"localhost:{port}", "--runs", str(tmp_path / "runs")]
-    procs = [_start("agent", str(spec), "--name", name, *xmpp, env=env) for name in names]
-    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+
+    def role(*args: str, on: str) -> subprocess.Popen:
+        return _start(*args, "--xmpp", f"localhost:{ports[on]}", "--runs", str(tmp_path / "runs"), env=env)
+
+    procs = [role("agent", str(spec), "--name", name, on=name) for name in names]
+    telemetry = role("telemetry", str(spec), on="telemetry")
     try:
         for proc in procs:
             _, err = proc.communicate(timeout=300)
