@@ -26,7 +26,7 @@ import msgspec
 import orjson
 from aiohttp import web
 
-from bdi_rl.readers import curves, render, vendor, world
+from bdi_rl.readers import curves, joint, render, vendor, world
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
@@ -52,6 +52,7 @@ from bdi_rl.trace.events import (
     OPTIONS,
     RL_STEP,
     STEPS,
+    WORLD_STEP,
 )
 
 RUNS_DIR = web.AppKey("runs_dir", Path)
@@ -80,6 +81,7 @@ KIND_VIEWS = {
     OPTIONS: "plan-options",
     INTENTIONS: "intention-stacks",
     STEPS: "data",  # readers expand step records into their events: never shown as such
+    WORLD_STEP: "joint-step",
 }
 
 SECURITY_HEADERS = {
@@ -117,6 +119,8 @@ def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None =
             web.get("/api/runs/{run}/agents/{agent}/render", api_render),
             web.get("/api/runs/{run}/search", api_search),
             web.get("/api/runs/{run}/live", api_live),
+            web.get("/api/runs/{run}/joint", api_joint),
+            web.get("/api/runs/{run}/joint/{episode}", api_joint_episode),
             web.get("/api/curves", api_curves),
             web.get("/api/sweeps", api_sweeps),
         ]
@@ -441,6 +445,30 @@ async def api_render(request: web.Request) -> web.Response:
     return web.Response(
         body=gif, content_type="image/gif", headers={"Content-Disposition": f'inline; filename="{name}"'}
     )
+
+
+async def api_joint(request: web.Request) -> web.Response:
+    """A shared world's joint actions early and late in training (``readers.joint``), and
+    its map when it is a grid; ``{"error": why}`` for a run without a world."""
+    index = _index(request)
+    try:
+        summary = await asyncio.to_thread(joint.joint_summary, index)
+    except joint.JointError as exc:
+        return json_response({"error": str(exc)})
+    return json_response(summary)
+
+
+async def api_joint_episode(request: web.Request) -> web.Response:
+    """Every joint step of one of the world's episodes (404 if the trace has none)."""
+    index = _index(request)
+    try:
+        episode = int(request.match_info["episode"])
+    except ValueError:
+        raise bad_request("episode: not an integer") from None
+    try:
+        return json_response(await asyncio.to_thread(joint.joint_episode, index, episode))
+    except joint.JointError as exc:
+        raise not_found(str(exc)) from None
 
 
 async def api_messages(request: web.Request) -> web.Response:

@@ -175,6 +175,9 @@ const VIEWS = {
   "intention-stacks": d => (d.intentions || []).map(stackLine).join(" | ") || "no intentions",
   "reasoning-cycle": d => "cycle " + d.n + (d.plan ? ": @" + d.plan + (d.line !== null && d.line !== undefined ? " line " + d.line : "") : ": idle") +
     (d.events ? "; took " + (d.events.join(", ") || "nothing") : "") + (d.pending && d.pending.length ? "; pending " + d.pending.join(", ") : ""),
+  "joint-step": d => "episode " + d.episode + " step " + d.step + ": " +
+    d.agents.map((a, i) => a + " a" + d.actions[i] + " → " + fmt(d.rewards[i])).join(", ") +
+    (d.defaulted ? " (defaulted: " + d.defaulted.join(", ") + ")" : "") + (d.done ? " · done" : ""),
   "data": d => tidyJSON(d).slice(0, 200),
 };
 

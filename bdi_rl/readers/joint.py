@@ -1,0 +1,122 @@
+"""A shared world's joint steps, as the viewer's joint-action panel, ``bdi-rl inspect`` and
+``bdi-rl export`` show them: read from the world agent's ``world.step`` events.
+
+Two views: which joint actions the agents played early and late in training, with what they
+paid (on the matrix games, where each episode is one step, this is how coordination shows:
+the agents settle on one joint action), and the steps of one joint episode.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.trace.events import AGENT_START, WORLD_STEP
+
+__all__ = ["JointError", "joint_episode", "joint_summary", "world_agent"]
+
+#: Most joint steps one window of :func:`joint_summary` reads.
+WINDOW_STEPS = 5000
+
+
+class JointError(ValueError):
+    """A run without a shared world, or an episode it does not have."""
+
+
+def world_agent(index: RunIndex) -> str:
+    """The JID of the run's world agent (the one whose ``agent.start`` names its seats)."""
+    spec_world = index.spec.get("world")
+    if not isinstance(spec_world, dict):
+        raise JointError("this run has no shared world (its spec has no [world] table)")
+    local = spec_world.get("name", "world")
+    for jid in index.agents:
+        if jid.split("@", 1)[0] == local:
+            return jid
+    raise JointError(f"the world agent {local!r} has no events in this trace yet")
+
+
+def _steps(index: RunIndex, jid: str, start: int, stop: int) -> list[dict[str, Any]]:
+    return [e for e in index.events_of(jid, start, stop) if e["kind"] == WORLD_STEP]
+
+
+def _seats(index: RunIndex, jid: str) -> list[list[str]]:
+    for event in index.events_of(jid, 0, min(2, index.agents[jid].events)):
+        if event["kind"] == AGENT_START:
+            return list(event["data"].get("seats", []))
+    return []
+
+
+def _first_position(index: RunIndex, jid: str, episode: int) -> int:
+    """The position of the world agent's first event of ``episode`` or later (its events go
+    in episode order, one line each: a binary search reads ~log2(n) of them)."""
+    lo, hi = 0, index.agents[jid].events
+    while lo < hi:
+        mid = (lo + hi) // 2
+        [event] = index.events_of(jid, mid, mid + 1)
+        if event["episode"] < episode:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _window(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """How often each joint action was played in ``steps``, most played first, with the
+    rewards it paid (the mean of each agent's)."""
+    counts: Counter[tuple[int, ...]] = Counter()
+    paid: dict[tuple[int, ...], list[float]] = {}
+    for step in steps:
+        key = tuple(step["actions"])
+        counts[key] += 1
+        total = paid.setdefault(key, [0.0] * len(step["rewards"]))
+        for i, r in enumerate(step["rewards"]):
+            total[i] += r if r is not None else 0.0
+    rows = [
+        {"actions": list(key), "count": n, "rewards": [round(r / n, 6) for r in paid[key]]}
+        for key, n in counts.most_common()
+    ]
+    episodes = [s["episode"] for s in steps]
+    defaulted = sum(1 for s in steps if s.get("defaulted"))
+    return {
+        "episodes": [min(episodes), max(episodes)] if episodes else [],
+        "steps": len(steps),
+        "defaulted": defaulted,
+        "joint_actions": rows,
+    }
+
+
+def joint_summary(index: RunIndex, share: float = 0.1) -> dict[str, Any]:
+    """The joint actions of the first and the last ``share`` of the world's joint steps
+    (each at most :data:`WINDOW_STEPS`), with the world's seats and agents."""
+    jid = world_agent(index)
+    total = index.agents[jid].events
+    size = max(1, min(WINDOW_STEPS, int(total * share)))
+    first = [e["data"] for e in _steps(index, jid, 0, min(total, size + 1))]  # + its agent.start
+    last = [e["data"] for e in _steps(index, jid, max(0, total - size - 1), total)]  # + its agent.stop
+    agents = first[0]["agents"] if first else []
+    return {
+        "world": jid,
+        "seats": _seats(index, jid),
+        "agents": agents,
+        "events": total,
+        "first": _window(first),
+        "last": _window(last),
+    }
+
+
+def joint_episode(index: RunIndex, episode: int) -> dict[str, Any]:
+    """Every joint step of the world's episode ``episode`` (from 1), in order."""
+    jid = world_agent(index)
+    start = _first_position(index, jid, episode)
+    steps: list[dict[str, Any]] = []
+    total = index.agents[jid].events
+    while start < total:  # an episode's steps are consecutive: read on until the next one
+        chunk = index.events_of(jid, start, min(total, start + 256))
+        start += len(chunk)
+        steps += [e for e in chunk if e["kind"] == WORLD_STEP and e["data"]["episode"] == episode]
+        if not chunk or any(e["kind"] == WORLD_STEP and e["data"]["episode"] > episode for e in chunk):
+            break
+    if not steps:
+        raise JointError(f"episode: the world has no joint step in episode {episode}")
+    return {"world": jid, "episode": episode, "steps": [{**s["data"], "seq": s["seq"]} for s in steps]}

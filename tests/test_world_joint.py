@@ -1,0 +1,103 @@
+"""A shared world's joint steps as readers show them (``readers.joint``, the viewer's joint-action
+panel): the numbers from real runs of the shipped specs, and the panel in a real browser
+(Debian's chromium), with every agent on the lbforaging map, under the viewer's CSP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bdi_rl.readers.joint import JointError, joint_episode, joint_summary
+from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.trace.events import WORLD_STEP, read_trace
+from tests.conftest import run_cli, run_named
+from tests.test_charts_browser import Watched
+from tests.test_viewer_browser import Viewer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def world_runs(tmp_path_factory) -> Path:
+    """The climbing game (1000 one-step episodes) and 30 episodes of lbforaging, at step level."""
+    runs = tmp_path_factory.mktemp("joint") / "runs"
+    for args in (["climbing"], ["foraging", "--episodes", "30"]):
+        result = run_cli("run", *args, "--runs", str(runs), "--no-progress")
+        assert result.returncode == 0, result.stderr
+    return runs
+
+
+def _index(runs: Path, experiment: str) -> RunIndex:
+    index = RunIndex(run_named(runs, experiment))
+    index.refresh()
+    return index
+
+
+pytestmark = pytest.mark.slow  # whole CLI runs (and a browser)
+
+
+def test_the_summary_counts_every_joint_step_of_its_windows(world_runs) -> None:
+    index = _index(world_runs, "climbing")
+    summary = joint_summary(index)
+    assert summary["seats"] == [["player_0", "player-1"], ["player_1", "player-2"]]
+    steps = [e["data"] for e in read_trace(index.run_dir / "trace.jsonl") if e["kind"] == WORLD_STEP]
+    for part, window in (("first", steps[:100]), ("last", steps[-100:])):
+        shown = summary[part]
+        assert shown["episodes"] == [window[0]["episode"], window[-1]["episode"]] and shown["steps"] == 100
+        counted = {tuple(r["actions"]): r["count"] for r in shown["joint_actions"]}
+        assert sum(counted.values()) == 100
+        assert counted == {a: sum(tuple(s["actions"]) == a for s in window) for a in counted}
+    # coordinated: late in training the agents play the optimum, and it pays 11 to each
+    best = summary["last"]["joint_actions"][0]
+    assert best["actions"] == [0, 0] and best["rewards"] == [11.0, 11.0] and best["count"] >= 90
+
+
+def test_an_episodes_joint_steps_in_order(world_runs) -> None:
+    index = _index(world_runs, "foraging")
+    steps = [e["data"] for e in read_trace(index.run_dir / "trace.jsonl") if e["kind"] == WORLD_STEP]
+    for episode in (1, 17, 30):
+        expected = [s for s in steps if s["episode"] == episode]
+        shown = joint_episode(index, episode)["steps"]
+        assert [{k: v for k, v in s.items() if k != "seq"} for s in shown] == expected
+        assert [s["step"] for s in shown] == list(range(1, len(expected) + 1))
+    with pytest.raises(JointError, match="episode: the world has no joint step in episode 31"):
+        joint_episode(index, 31)
+
+
+def test_a_run_without_a_world_says_so(cli_run) -> None:
+    index = RunIndex(cli_run)
+    index.refresh()
+    with pytest.raises(JointError, match=r"this run has no shared world"):
+        joint_summary(index)
+
+
+def test_the_joint_panel_and_every_agent_on_the_map(browser, world_runs) -> None:
+    viewer = Viewer(world_runs)
+    try:
+        for experiment in ("climbing", "foraging"):
+            watched = Watched(browser)
+            page = watched.page
+            page.goto(f"{viewer.url}/run/{run_named(world_runs, experiment).name}")
+            page.wait_for_selector("#joint[data-ready='1']")
+            last = page.locator("#joint-last tbody tr").first.locator("td").all_text_contents()
+            if experiment == "climbing":
+                assert last[0] == "(0, 0)" and last[2] == "11, 11"
+                assert page.is_hidden("#joint-map-panel")  # a matrix game has no map
+            else:
+                assert page.is_visible("#joint-map-panel")
+                canvas = page.locator("#joint-map")
+                assert canvas.get_attribute("data-agents") == "2" and canvas.get_attribute("data-items") == "1"
+                page.fill("#joint-episode", "12")
+                page.click("#joint-form button")
+                page.wait_for_function("() => document.getElementById('joint-shown').textContent === '12'")
+                rows = page.locator("#joint-steps tbody tr").count()
+                index = _index(world_runs, "foraging")
+                assert rows == len(joint_episode(index, 12)["steps"])
+                page.fill("#joint-map-slider", str(rows - 1))
+                page.dispatch_event("#joint-map-slider", "input")
+                assert f"step {rows} of {rows}" in page.text_content("#joint-map-step")
+            assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())
+            page.close()
+    finally:
+        viewer.stop()
