@@ -200,6 +200,9 @@ def _parser() -> argparse.ArgumentParser:
     target = export.add_mutually_exclusive_group(required=True)
     target.add_argument("--csv", type=Path, metavar="FILE", help="one row per episode and evaluation")
     target.add_argument(
+        "--joint", type=Path, metavar="FILE", help="a shared world's joint steps as CSV: one row per agent per step"
+    )
+    target.add_argument(
         "--tensorboard",
         type=Path,
         metavar="DIR",
@@ -526,15 +529,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from bdi_rl.readers.export import export_csv, export_tensorboard
+    from bdi_rl.readers.export import export_csv, export_joint_csv, export_tensorboard
     from bdi_rl.readers.inspector import find_run
 
     run_dir = find_run(args.run, args.runs)
-    if args.csv is not None:
-        if not args.csv.parent.is_dir():
-            raise BadInput(f"--csv {args.csv}: no such directory {args.csv.parent}")
-        print(f"{args.csv}: {export_csv(run_dir, args.csv)} rows")
-        return EXIT_OK
+    for flag, target, export in (("--csv", args.csv, export_csv), ("--joint", args.joint, export_joint_csv)):
+        if target is not None:
+            if not target.parent.is_dir():
+                raise BadInput(f"{flag} {target}: no such directory {target.parent}")
+            print(f"{target}: {export(run_dir, target)} rows")
+            return EXIT_OK
     try:
         import tensorboard  # noqa: F401
     except ImportError:

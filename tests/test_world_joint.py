@@ -101,3 +101,28 @@ def test_the_joint_panel_and_every_agent_on_the_map(browser, world_runs) -> None
             page.close()
     finally:
         viewer.stop()
+
+
+def test_export_joint_writes_one_row_per_agent_per_step(world_runs, tmp_path) -> None:
+    import csv
+
+    run_dir = run_named(world_runs, "climbing")
+    out = tmp_path / "joint.csv"
+    result = run_cli("export", str(run_dir), "--joint", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{out}: 2000 rows"
+    rows = list(csv.DictReader(out.open()))
+    steps = [e["data"] for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == WORLD_STEP]
+    assert [(r["episode"], r["agent"], r["action"], r["reward"]) for r in rows[:4]] == [
+        (str(s["episode"]), agent, str(s["actions"][i]), str(s["rewards"][i]))
+        for s in steps[:2] for i, agent in enumerate(s["agents"])]
+    # the other shipped world (lbforaging) exports as well
+    result = run_cli("export", str(run_named(world_runs, "foraging")), "--joint", str(tmp_path / "lbf.csv"))
+    assert result.returncode == 0 and (tmp_path / "lbf.csv").is_file(), result.stderr
+
+
+def test_export_joint_of_a_run_without_a_world_is_one_line(cli_run, tmp_path) -> None:
+    out = tmp_path / "joint.csv"
+    result = run_cli("export", str(cli_run), "--joint", str(out))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "this run has no shared world" in result.stderr and not out.exists()

@@ -105,6 +105,28 @@ def export_csv(run_dir: Path, path: Path) -> int:
     return count
 
 
+def export_joint_csv(run_dir: Path, path: Path) -> int:
+    """A shared world's joint steps as CSV (atomically), one row per agent per step
+    (``readers.joint.JOINT_COLUMNS``); returns how many rows."""
+    from bdi_rl.readers.joint import JOINT_COLUMNS, JointError, joint_rows
+
+    index = open_index(run_dir, default_cache_dir())
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=JOINT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    try:
+        for row in joint_rows(index):
+            writer.writerow(row)
+            count += 1
+    except JointError as exc:
+        raise ExportError(f"{run_dir.name}: {exc}") from None
+    if not count:
+        raise ExportError(f"{run_dir.name}: no joint steps in the trace (the world records them at trace level step)")
+    atomic_write_bytes(path, buf.getvalue().encode())
+    return count
+
+
 def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
     """Write ``log_dir/<run>/<agent>/`` event files; the run's directory appears whole or not
     at all (written beside it, then renamed)."""

@@ -9,12 +9,15 @@ the agents settle on one joint action), and the steps of one joint episode.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Iterator
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.events import AGENT_START, WORLD_STEP
 
-__all__ = ["JointError", "joint_episode", "joint_summary", "world_agent"]
+__all__ = ["JOINT_COLUMNS", "JointError", "joint_episode", "joint_rows", "joint_summary", "world_agent"]
+
+#: ``bdi-rl export --joint``'s columns: one row per agent per joint step.
+JOINT_COLUMNS = ("run", "episode", "step", "agent", "state", "action", "reward", "done", "defaulted")
 
 #: Most joint steps one window of :func:`joint_summary` reads.
 WINDOW_STEPS = 5000
@@ -120,3 +123,26 @@ def joint_episode(index: RunIndex, episode: int) -> dict[str, Any]:
     if not steps:
         raise JointError(f"episode: the world has no joint step in episode {episode}")
     return {"world": jid, "episode": episode, "steps": [{**s["data"], "seq": s["seq"]} for s in steps]}
+
+
+def joint_rows(index: RunIndex) -> Iterator[dict[str, Any]]:
+    """Every joint step of the world, one row per agent that acted (:data:`JOINT_COLUMNS`)."""
+    jid = world_agent(index)
+    total = index.agents[jid].events
+    run = index.run_dir.name
+    for start in range(0, total, 4096):
+        for event in _steps(index, jid, start, min(total, start + 4096)):
+            d = event["data"]
+            late = set(d.get("defaulted", ()))
+            for i, agent in enumerate(d["agents"]):
+                yield {
+                    "run": run,
+                    "episode": d["episode"],
+                    "step": d["step"],
+                    "agent": agent,
+                    "state": d["states"][i],
+                    "action": d["actions"][i],
+                    "reward": d["rewards"][i],
+                    "done": d["done"],
+                    "defaulted": agent in late,
+                }
