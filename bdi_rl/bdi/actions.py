@@ -55,6 +55,11 @@ Policy cache (``asl/goal-learner.asl``; ``bdi_rl/bdi/policycache.py``):
 ``.rl_follow(P)``                a training episode playing ``P`` (percepts as an episode)
 ``.rl_cache_policy(X, Y, P, C)`` / ``.rl_drop_policy(X, Y)``  keep the run's copy of the cache
 
+In a shared world (a spec's ``[world]``, :mod:`bdi_rl.bdi.world`), ``.rl_reset``, ``.rl_act(A)``
+and ``.rl_evaluate`` suspend the intention until every agent of the world has called them;
+each step adds the percept ``reward(R)`` (and on lbforaging ``partner(X,Y)``, ``food(X,Y)``),
+and the spec gives ``world_seat(S)`` and ``world_agents([...])``.
+
 Static percepts set before the first reasoning cycle: ``mode(step|episode)``, ``env(Id)``,
 ``episodes_target(N)``, ``eval_episodes(N)``, and for a warm-started learner
 ``warm_started(N)`` (N: the training episodes behind the table it loaded).
