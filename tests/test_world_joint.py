@@ -126,3 +126,23 @@ def test_export_joint_of_a_run_without_a_world_is_one_line(cli_run, tmp_path) ->
     result = run_cli("export", str(cli_run), "--joint", str(out))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "this run has no shared world" in result.stderr and not out.exists()
+
+
+def test_plot_shows_the_joint_actions_of_a_matrix_game_and_episode_lengths_of_foraging(world_runs, tmp_path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bdi_rl.readers.plots import _joint_panel
+
+    _, ax = plt.subplots()
+    assert _joint_panel(ax, run_named(world_runs, "climbing")) is None
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0] == "(0, 0)"  # the optimum: the most played late in training
+    assert ax.get_lines()[0].get_ydata()[-1] > 0.9
+    _, ax = plt.subplots()
+    assert _joint_panel(ax, run_named(world_runs, "foraging")) is None
+    assert "Joint episode length" in ax.get_title() and len(ax.get_lines()[0].get_xdata()) == 30
+    result = run_cli("plot", str(run_named(world_runs, "foraging")), "-o", str(tmp_path / "f.png"))
+    assert result.returncode == 0 and (tmp_path / "f.png").stat().st_size > 10_000, result.stderr

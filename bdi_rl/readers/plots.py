@@ -7,6 +7,7 @@ Reads run directories only (trace, spec, Q-table checkpoints), through
 from __future__ import annotations
 
 import io
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,16 @@ def _evaluations(ax_ret: Any, ax_succ: Any, evals: list[tuple[int, Any, Any]], c
     ax_succ.plot(x, [np.nan if e[2] is None else e[2] for e in evals], **style)
 
 
+def _spec_tables(run_dir: Path) -> dict[str, Any]:
+    """The run's ``spec.toml`` as a table (empty if it cannot be read)."""
+    import tomllib
+
+    try:
+        return tomllib.loads((run_dir / "spec.toml").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
     """Heatmap of max Q per cell with greedy arrows; returns a reason when it cannot draw."""
     import matplotlib
@@ -103,6 +114,47 @@ def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
     ax.set_title(f"{agent}: max Q and greedy action")
     ax.set_xticks(range(grid.cols))
     ax.set_yticks(range(grid.rows))
+    return None
+
+
+def _joint_panel(ax: Any, run_dir: Path) -> str | None:
+    """A shared world's joint steps (``readers.joint``): where every episode is one step (the
+    matrix games), the share of the most played joint actions along training; else the
+    length of each joint episode. Returns a reason when the run has no world steps."""
+    from bdi_rl.readers.indexcache import default_cache_dir, open_index
+    from bdi_rl.readers.joint import JointError, joint_rows
+
+    try:
+        rows = list(joint_rows(open_index(run_dir, default_cache_dir())))
+    except JointError as exc:
+        return str(exc)
+    first_agent = rows[0]["agent"] if rows else None
+    steps = [(r["episode"], r["step"], r["action"]) for r in rows if r["agent"] == first_agent]
+    if not steps:
+        return "no joint steps in the trace (the world records them at trace level step)"
+    per_episode: dict[int, list[int]] = {}
+    for r in rows:
+        per_episode.setdefault(r["episode"], []).append(r["action"])
+    n_agents = len({r["agent"] for r in rows})
+    lengths = np.array([len(actions) // n_agents for actions in per_episode.values()], dtype=float)
+    if lengths.max() > 1:
+        ax.plot(np.arange(1, len(lengths) + 1), rolling_mean(lengths), color="tab:purple", lw=1)
+        ax.set(title=f"Joint episode length (rolling mean of {WINDOW})", xlabel="joint episode", ylabel="steps")
+        return None
+    joint = [tuple(actions) for actions in per_episode.values()]
+    top = [a for a, _ in Counter(joint[-max(1, len(joint) // 10) :]).most_common(3)]
+    top += [a for a, _ in Counter(joint).most_common() if a not in top][: 4 - len(top)]
+    x = np.arange(1, len(joint) + 1)
+    for action in top:
+        share = rolling_mean(np.array([j == action for j in joint], dtype=float))
+        ax.plot(x, share, lw=1, label="(" + ", ".join(map(str, action)) + ")")
+    ax.set(
+        title=f"Joint actions played (share, rolling {WINDOW})",
+        xlabel="joint episode",
+        ylabel="share",
+        ylim=(-0.02, 1.02),
+    )
+    ax.legend(fontsize=7, loc="center right")
     return None
 
 
@@ -143,7 +195,11 @@ def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
     ax_eps.set(title="Epsilon", xlabel="episode", ylabel="epsilon")
     ax_ret.legend(fontsize=7, loc="lower right")
     ax_succ.legend(fontsize=8, loc="lower right")
-    reason = _qtable_panel(ax_q, run_dirs[0], curves[0]["agent"])
+    spec_has_world = "world" in _spec_tables(run_dirs[0])
+    if spec_has_world:
+        reason = _joint_panel(ax_q, run_dirs[0])
+    else:
+        reason = _qtable_panel(ax_q, run_dirs[0], curves[0]["agent"])
     if reason is not None:
         ax_q.axis("off")
         ax_q.text(0.5, 0.5, reason, ha="center", va="center", wrap=True)
