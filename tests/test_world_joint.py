@@ -146,3 +146,13 @@ def test_plot_shows_the_joint_actions_of_a_matrix_game_and_episode_lengths_of_fo
     assert "Joint episode length" in ax.get_title() and len(ax.get_lines()[0].get_xdata()) == 30
     result = run_cli("plot", str(run_named(world_runs, "foraging")), "-o", str(tmp_path / "f.png"))
     assert result.returncode == 0 and (tmp_path / "f.png").stat().st_size > 10_000, result.stderr
+
+
+def test_inspect_goes_to_a_joint_episode_of_the_world_agent(world_runs) -> None:
+    """The world agent writes no episode.end: its events' own stamps find the episode."""
+    result = run_cli("inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "7",
+                     "--step", "2")
+    assert result.returncode == 0, result.stderr
+    assert "episode 7, step 2" in result.stdout and "world.step" in result.stdout
+    result = run_cli("inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "99")
+    assert result.returncode == 2 and "episode 99 is not in the trace (episodes 0..30)" in result.stderr

@@ -50,20 +50,6 @@ def _seats(index: RunIndex, jid: str) -> list[list[str]]:
     return []
 
 
-def _first_position(index: RunIndex, jid: str, episode: int) -> int:
-    """The position of the world agent's first event of ``episode`` or later (its events go
-    in episode order, one line each: a binary search reads ~log2(n) of them)."""
-    lo, hi = 0, index.agents[jid].events
-    while lo < hi:
-        mid = (lo + hi) // 2
-        [event] = index.events_of(jid, mid, mid + 1)
-        if event["episode"] < episode:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 def _window(steps: list[dict[str, Any]]) -> dict[str, Any]:
     """How often each joint action was played in ``steps``, most played first, with the
     rewards it paid (the mean of each agent's)."""
@@ -111,15 +97,11 @@ def joint_summary(index: RunIndex, share: float = 0.1) -> dict[str, Any]:
 def joint_episode(index: RunIndex, episode: int) -> dict[str, Any]:
     """Every joint step of the world's episode ``episode`` (from 1), in order."""
     jid = world_agent(index)
-    start = _first_position(index, jid, episode)
-    steps: list[dict[str, Any]] = []
-    total = index.agents[jid].events
-    while start < total:  # an episode's steps are consecutive: read on until the next one
-        chunk = index.events_of(jid, start, min(total, start + 256))
-        start += len(chunk)
-        steps += [e for e in chunk if e["kind"] == WORLD_STEP and e["data"]["episode"] == episode]
-        if not chunk or any(e["kind"] == WORLD_STEP and e["data"]["episode"] > episode for e in chunk):
-            break
+    try:
+        start, end = index.span_of(jid, episode)
+    except KeyError:
+        raise JointError(f"episode: the world has no joint step in episode {episode}") from None
+    steps = [e for e in _steps(index, jid, start, end + 1) if e["data"]["episode"] == episode]
     if not steps:
         raise JointError(f"episode: the world has no joint step in episode {episode}")
     return {"world": jid, "episode": episode, "steps": [{**s["data"], "seq": s["seq"]} for s in steps]}

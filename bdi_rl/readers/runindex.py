@@ -418,13 +418,16 @@ class RunIndex:
         """Positions of the first and last events of ``step`` of ``episode`` (the whole
         episode when ``step`` is None). KeyError naming what the trace does have otherwise."""
         agent = self.agents[agent_name]
-        ends = [k for k, e in enumerate(agent.episodes) if e["episode"] == episode]
-        if not ends:
-            last = agent.episodes[-1]["episode"] if agent.episodes else None
-            raise KeyError(f"episode {episode} is not in the trace (episodes 0..{last})")
-        k = ends[0]
-        end = agent.episodes[k]["position"]
-        start = agent.episodes[k - 1]["position"] + 1 if k else 0
+        if not agent.episodes and agent.events:  # no episode.end (a shared world's agent):
+            start, end = self._stamped_span(agent_name, episode)  # by the events' own stamps
+        else:
+            ends = [k for k, e in enumerate(agent.episodes) if e["episode"] == episode]
+            if not ends:
+                last = agent.episodes[-1]["episode"] if agent.episodes else None
+                raise KeyError(f"episode {episode} is not in the trace (episodes 0..{last})")
+            k = ends[0]
+            end = agent.episodes[k]["position"]
+            start = agent.episodes[k - 1]["position"] + 1 if k else 0
         if step is None:
             return start, end
         first = last = None
@@ -443,6 +446,27 @@ class RunIndex:
                 + (f" (it ends at step {steps_seen})" if steps_seen is not None else "")
             )
         return first, last
+
+    def _stamped_span(self, agent_name: str, episode: int) -> tuple[int, int]:
+        """First and last positions of the events stamped ``episode`` (they come in episode
+        order: two binary searches read ~2 log2(n) events)."""
+        total = self.agents[agent_name].events
+
+        def first_at_least(target: int) -> int:
+            lo, hi = 0, total
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self.events_of(agent_name, mid, mid + 1)[0].get("episode", 0) < target:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            return lo
+
+        start, stop = first_at_least(episode), first_at_least(episode + 1)
+        if start >= stop:
+            last = self.events_of(agent_name, total - 1, total)[0].get("episode")
+            raise KeyError(f"episode {episode} is not in the trace (episodes 0..{last})")
+        return start, stop - 1
 
     # -- summaries --------------------------------------------------------------------
     @property
