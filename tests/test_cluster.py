@@ -10,8 +10,8 @@ import pytest
 
 from bdi_rl.trace.events import WORLD_STEP, read_trace
 from tests.ejabberd import remove, start_ejabberd_cluster
-from tests.test_processes import _assert_every_event_once
-from tests.test_world_shared import ROOT, across_processes
+from tests.test_processes import _assert_every_event_once, across_processes
+from tests.test_world_shared import ROOT
 
 pytestmark = pytest.mark.slow  # two ejabberd nodes and five processes
 

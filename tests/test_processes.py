@@ -42,24 +42,35 @@ def _start(*args: str, env: dict) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_agents_and_telemetry_in_separate_processes(ejabberd, tmp_path, write_spec):
-    spec = write_spec(SPEC.replace("episodes = 20", "episodes = 60"))
-    runs = tmp_path / "runs"
+def across_processes(port: int | dict[str, int], tmp_path: Path, spec: Path, *names: str) -> Path:
+    """``bdi-rl agent --name N`` for each of ``names`` and ``bdi-rl telemetry``, each in its
+    own process, the agents first, on the
+    ejabberd at ``port`` (or at ``port[N]``, ``port["telemetry"]``: nodes of one cluster);
+    the run directory once all have ended."""
+    ports = port if isinstance(port, dict) else {name: port for name in (*names, "telemetry")}
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
-    xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
-    # The learners start first: they must wait for telemetry instead of failing or losing events.
-    learners = [_start("agent", str(spec), "--name", name, *xmpp, env=env)
-                for name in ("proc-1", "proc-2")]
-    telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+
+    def role(*args: str, on: str) -> subprocess.Popen:
+        return _start(*args, "--xmpp", f"localhost:{ports[on]}", "--runs", str(tmp_path / "runs"), env=env)
+
+    procs = [role("agent", str(spec), "--name", name, on=name) for name in names]
+    telemetry = role("telemetry", str(spec), on="telemetry")
     try:
-        for proc in learners:
-            out, err = proc.communicate(timeout=180)
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, err
         out, err = telemetry.communicate(timeout=60)
         assert telemetry.returncode == 0, err
     finally:
-        _kill_running(*learners, telemetry)
-    run_dir = Path(out.strip().splitlines()[-1])
+        _kill_running(*procs, telemetry)
+    return Path(out.strip().splitlines()[-1])
+
+
+def test_agents_and_telemetry_in_separate_processes(ejabberd, tmp_path, write_spec):
+    spec = write_spec(SPEC.replace("episodes = 20", "episodes = 60"))
+    runs = tmp_path / "runs"
+    # The learners start first: they must wait for telemetry instead of failing or losing events.
+    run_dir = across_processes(ejabberd.port, tmp_path, spec, "proc-1", "proc-2")
     assert run_dir.parent == runs and (run_dir / "spec.toml").is_file()
 
     events = read_trace(run_dir / "trace.jsonl")

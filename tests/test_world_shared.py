@@ -10,8 +10,6 @@ the deadline, and the world across processes over ejabberd.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import prepare_experiment
 from tests.conftest import line_seqs, run_cli, run_named
 from tests.test_processes import _assert_every_event_once as assert_every_event_once
+from tests.test_processes import across_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -222,31 +221,6 @@ def test_the_cli_refuses_a_bad_world_with_one_line_and_creates_nothing(tmp_path)
 
 
 # -- whole runs -------------------------------------------------------------------------------
-
-
-def across_processes(port: int | dict[str, int], tmp_path: Path, spec: Path, *names: str) -> Path:
-    """``bdi-rl agent --name N`` for each of ``names`` and ``bdi-rl telemetry``, each in its
-    own process, on the ejabberd at ``port`` (or at ``port[N]``, ``port["telemetry"]`` for
-    telemetry: nodes of one cluster); the run directory once all have ended."""
-    from tests.test_processes import _kill_running, _start
-
-    ports = port if isinstance(port, dict) else {name: port for name in (*names, "telemetry")}
-    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
-
-    def role(*args: str, on: str) -> subprocess.Popen:
-        return _start(*args, "--xmpp", f"localhost:{ports[on]}", "--runs", str(tmp_path / "runs"), env=env)
-
-    procs = [role("agent", str(spec), "--name", name, on=name) for name in names]
-    telemetry = role("telemetry", str(spec), on="telemetry")
-    try:
-        for proc in procs:
-            _, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, err
-        out, err = telemetry.communicate(timeout=60)
-        assert telemetry.returncode == 0, err
-    finally:
-        _kill_running(*procs, telemetry)
-    return Path(out.strip().splitlines()[-1])
 
 
 def _summary(run_dir: Path) -> dict:
