@@ -47,6 +47,10 @@ def _render(index: RunIndex, jid: str, episode: int, fmt: str, fps: float) -> tu
     if not 0 < fps <= MAX_FPS:
         raise WorldError(f"fps: must be above 0 and at most {MAX_FPS}")
     payload = episode_world(index, jid, episode)
+    if payload.get("joint"):
+        raise WorldError(
+            "agent: a shared world's joint episode is not rendered as video (the viewer's world panel plays it)"
+        )
     if not payload["frames"]:
         raise WorldError(f"episode: {payload['note']}")
     images = draw_frames(index, payload)

@@ -28,7 +28,7 @@ from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
-from bdi_rl.trace.events import AGENT_START, RL_STEP, STEPS
+from bdi_rl.trace.events import AGENT_START, RL_STEP, STEPS, WORLD_STEP
 from bdi_rl.trace.steps import OP_RL, rl_row
 
 #: Events read from the trace at a time.
@@ -55,11 +55,34 @@ class WorldError(ValueError):
     """Why there is no world view: one line naming the field (``agent``, ``episode``, ``env``)."""
 
 
+def _start_data(index: RunIndex, jid: str) -> dict[str, Any]:
+    """The data of the agent's first ``agent.start`` ({} if its trace does not begin with one)."""
+    first = index.events_of(jid, 0, 1)
+    return first[0]["data"] if first and first[0]["kind"] == AGENT_START else {}
+
+
+def _seat_of_shared_world(index: RunIndex, jid: str) -> str | None:
+    """The world agent's name when ``jid`` is a learner seated in the run's shared world."""
+    spec_world = index.spec.get("world")
+    if not isinstance(spec_world, dict):
+        return None
+    name = str(spec_world.get("name", "world"))
+    return name if jid.split("@", 1)[0] != name else None
+
+
 def world_of(index: RunIndex, jid: str) -> tuple[dict[str, Any], str]:
     """The agent's map and where it came from ("trace" or "spec"); WorldError if it has none."""
-    first = index.events_of(jid, 0, 1)
-    if first and first[0]["kind"] == AGENT_START and isinstance(first[0]["data"].get("world"), dict):
-        return first[0]["data"]["world"], "trace"
+    start = _start_data(index, jid)
+    if isinstance(start.get("world"), dict):
+        return start["world"], "trace"
+    if "seats" in start:
+        raise WorldError(f"env: the shared world {start.get('env')} has no map (see the joint-action panel)")
+    shared = _seat_of_shared_world(index, jid)
+    if shared is not None:
+        raise WorldError(
+            f"agent: {jid.split('@', 1)[0]} acts in a shared world: the map with every agent on it "
+            f"is the world agent's ({shared})"
+        )
     if index.agents[jid].action_names is None:
         raise WorldError(f"agent: {jid.split('@', 1)[0]} is not a learner (no env): no world view")
     try:
@@ -201,9 +224,14 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
     """Everything the world panel and the video draw of one episode: the map, the steps, a
     frame per position of the agent (``steps + 1``: the start, then after each step, each with
     the inspector position showing it), and, at ``frame`` (default 0), the cells the agent's
-    beliefs name and the Q-values it knew. WorldError naming what is missing."""
+    beliefs name and the Q-values it knew. WorldError naming what is missing.
+
+    A shared world's agent (its ``agent.start`` names its seats) gets its joint episode
+    instead, every agent on the map (:func:`joint_world`)."""
     agent = index.agents[jid]
     world, world_source = world_of(index, jid)
+    if "seats" in _start_data(index, jid):
+        return joint_world(index, jid, episode, frame)
     world = {**world, "map": list(world["map"])}
     steps, first, last = episode_steps(index, jid, episode)
     names = agent.action_names or []
@@ -316,3 +344,97 @@ def _episode_goal(index: RunIndex, jid: str, end: int) -> list[int] | None:
     event = index.events_of(jid, end, end + 1)
     goal = event[0]["data"].get("goal") if event else None
     return [int(goal[0]), int(goal[1])] if isinstance(goal, list) and len(goal) == 2 else None
+
+
+def joint_world(index: RunIndex, jid: str, episode: int, frame: int | None = None) -> dict[str, Any]:
+    """A shared grid world's joint episode for the world panel and its player, from the world
+    agent's ``world.step`` events: the world's map, one frame per joint step with every seat's
+    agent where that step left it and the food left (``positions``, ``items``), each frame at
+    the position of its ``world.step`` (the inspector shows that step). The trace records
+    where the agents are after each step only, so the first frame is after step 1, not the
+    reset. The same keys as :func:`episode_world`'s, plus ``joint`` and ``seats``."""
+    start = _start_data(index, jid)
+    world = start.get("world")
+    if not isinstance(world, dict):
+        raise WorldError(f"env: the shared world {start.get('env')} has no map (see the joint-action panel)")
+    seats = [list(s) for s in start.get("seats", [])]
+    names = _seat_actions(index, [name for _, name in seats])
+    try:
+        first, last = index.span_of(jid, episode)
+    except KeyError as exc:
+        raise WorldError(f"episode: {exc.args[0]}") from None
+    steps: list[dict[str, Any]] = []
+    frames: list[dict[str, Any]] = []
+    total = 0.0
+    for begin in range(first, last + 1, _CHUNK):
+        for k, event in enumerate(index.events_of(jid, begin, min(begin + _CHUNK, last + 1)), begin):
+            if event["kind"] != WORLD_STEP or event["data"]["episode"] != episode:
+                continue
+            d = event["data"]
+            team = sum(float(r or 0.0) for r in d["rewards"])
+            total += team
+            late = set(d.get("defaulted", ()))
+            acted = [
+                {
+                    "name": agent,
+                    "action": names.get(agent, [])[a] if a < len(names.get(agent, [])) else f"a{a}",
+                    "a": a,
+                    "r": d["rewards"][i],
+                    "defaulted": agent in late,
+                }
+                for i, (agent, a) in enumerate(zip(d["agents"], d["actions"], strict=False))
+            ]
+            positions = d.get("positions") or []
+            action = ", ".join(f"{x['name']} {x['action']}" + (" (default)" if x["defaulted"] else "") for x in acted)
+            steps.append({"step": d["step"], "position": k, "agents": acted, "r": team, "return": total})
+            frames.append(
+                {
+                    "frame": len(frames),
+                    "step": d["step"],
+                    "position": k,
+                    "cell": {"x": positions[0][0], "y": positions[0][1]} if positions else None,
+                    "agents": [
+                        {"seat": seat, "name": name, "x": xy[0], "y": xy[1]}
+                        for (seat, name), xy in zip(seats, positions, strict=False)
+                    ],
+                    "items": [list(item) for item in d.get("items") or []],
+                    "action": action,
+                    "r": team,
+                    "return": total,
+                    "done": d["done"],
+                }
+            )
+    selected = min(max(frame or 0, 0), len(frames) - 1) if frames else None
+    level = index.trace_level or "?"
+    return {
+        "agent": jid,
+        "episode": episode,
+        "joint": True,
+        "seats": seats,
+        "world": {**world, "map": list(world["map"])},
+        "world_source": "trace",
+        "actions": [],
+        "moves": [],
+        "return": total if frames else None,
+        "outcome": ("done" if frames[-1]["done"] else "cut off") if frames else None,
+        "length": len(frames),
+        "goal": None,
+        "steps": steps,
+        "frames": frames,
+        "frame": selected,
+        "note": None
+        if frames
+        else f"the trace holds no joint steps of this episode (trace level {level}: they are recorded at level step)",
+        "beliefs": [],
+        "q": None,
+    }
+
+
+def _seat_actions(index: RunIndex, agents: list[str]) -> dict[str, list[str]]:
+    """Each seated agent's action names, from its own ``agent.start``."""
+    out = {}
+    for jid, agent in index.agents.items():
+        local = jid.split("@", 1)[0]
+        if local in agents and agent.action_names:
+            out[local] = list(agent.action_names)
+    return out

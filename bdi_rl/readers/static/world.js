@@ -117,8 +117,19 @@ function drawWorld() {
   canvas.dataset.family = w.family;
   const ctx = canvas.getContext("2d");
   drawMap(ctx, data, size);
+  video.hidden = Boolean(data.joint);  // a joint episode plays here only
   const frame = hasFrames ? data.frames[world.frame] : null;
-  if (frame) {
+  if (frame && data.joint) {
+    drawJointFrame(ctx, frame, size);
+    canvas.dataset.agents = String(frame.agents.length);
+    canvas.dataset.items = String(frame.items.length);
+    canvas.dataset.agentCell = frame.cell ? frame.cell.x + "," + frame.cell.y : "";
+    canvas.dataset.frame = String(world.frame);
+    canvas.dataset.frames = String(data.frames.length);
+    canvas.dataset.position = String(frame.position);
+    document.getElementById("world-frame").textContent = "joint step " + frame.step + " of " + data.frames.length +
+      " · " + frame.action + ", team reward " + fmt(frame.r) + ", return " + fmt(frame.return) + " · event " + frame.position;
+  } else if (frame) {
     drawPath(ctx, data.frames.slice(0, world.frame + 1), size);
     drawAgent(ctx, w, frame.cell, size);
     canvas.dataset.agentCell = frame.cell.x + "," + frame.cell.y;
@@ -133,6 +144,12 @@ function drawWorld() {
   }
   const parts = ["episode " + data.episode + ": " + (data.outcome || "?") + ", return " + fmt(data.return) +
     ", " + data.steps.length + " steps"];
+  if (data.joint) {
+    parts[0] = "joint episode " + data.episode + ": " + (data.outcome || "?") + ", team return " + fmt(data.return) +
+      ", " + data.steps.length + " joint steps";
+    parts.push("every agent where the step left it (" + data.seats.map((s, i) =>
+      s[1] + ": " + JOINT_INK_NAMES[i % JOINT_INK_NAMES.length]).join(", ") + "), olive squares: food with its level");
+  }
   if (data.note) parts.push(data.note);
   if (data.q) parts.push("shading: max Q, arrows: greedy action, " + data.q.source);
   if (data.world_source === "spec") parts.push("map rebuilt from the run's spec (the trace predates recorded worlds)");
@@ -185,6 +202,30 @@ function drawMap(ctx, data, size) {
       ctx.beginPath(); ctx.arc((p[0] + 0.5) * size, (p[1] + 0.5) * size, size / 6, 0, 2 * Math.PI); ctx.fill();
     }
   }
+}
+
+// A shared world's joint step: the food left, then every seat's agent, each in its colour.
+const JOINT_INK = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+const JOINT_INK_NAMES = ["blue", "red", "green", "purple", "orange", "cyan", "brown", "pink"];
+
+function drawJointFrame(ctx, frame, size) {
+  ctx.textAlign = "center"; ctx.textBaseline = "middle";
+  for (const [x, y, level] of frame.items) {
+    ctx.fillStyle = "#8c8c00";
+    ctx.fillRect(x * size + size * 0.2, y * size + size * 0.2, size * 0.6, size * 0.6);
+    ctx.fillStyle = "#fff"; ctx.font = "bold " + Math.floor(size / 3) + "px sans-serif";
+    ctx.fillText(String(level), (x + 0.5) * size, (y + 0.5) * size);
+  }
+  frame.agents.forEach((a, i) => {
+    const shared = frame.agents.slice(0, i).filter(b => b.x === a.x && b.y === a.y).length;  // never hide one
+    ctx.fillStyle = JOINT_INK[i % JOINT_INK.length]; ctx.strokeStyle = "#000"; ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.arc((a.x + 0.5) * size + shared * size * 0.15, (a.y + 0.5) * size, size * 0.28, 0, 2 * Math.PI);
+    ctx.fill(); ctx.stroke();
+    ctx.fillStyle = "#fff"; ctx.font = "bold " + Math.floor(size / 4) + "px sans-serif";
+    ctx.fillText(String(i + 1), (a.x + 0.5) * size + shared * size * 0.15, (a.y + 0.5) * size);
+  });
+  ctx.textAlign = "start"; ctx.textBaseline = "top";
 }
 
 function station(w, letter) {
@@ -246,6 +287,11 @@ function worldHover(event) {
   if (data.q && data.q.max[y][x] !== null) {
     const g = data.q.greedy[y][x];
     lines.push("max Q " + fmt(data.q.max[y][x]) + (g !== null ? ", greedy " + (data.actions[g] || "a" + g) : ""));
+  }
+  const frame = data.frames[world.frame];
+  if (data.joint && frame) {
+    for (const a of frame.agents.filter(a => a.x === x && a.y === y)) lines.push(a.name + " (" + a.seat + ")");
+    for (const item of frame.items.filter(i => i[0] === x && i[1] === y)) lines.push("food, level " + item[2]);
   }
   for (const b of data.beliefs.filter(b => b.x === x && b.y === y)) {
     lines.push(b.belief + " from " + b.sources.map(shortName).join(", "));
