@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.events import AGENT_START, WORLD_STEP
 
-__all__ = ["JOINT_COLUMNS", "JointError", "joint_episode", "joint_rows", "joint_summary", "world_agent"]
+__all__ = ["JOINT_COLUMNS", "JointError", "joint_episode", "joint_range", "joint_rows", "joint_summary", "world_agent"]
 
 #: ``bdi-rl export --joint``'s columns: one row per agent per joint step.
 JOINT_COLUMNS = ("run", "episode", "step", "agent", "state", "action", "reward", "done", "defaulted")
@@ -43,11 +43,15 @@ def _steps(index: RunIndex, jid: str, start: int, stop: int) -> list[dict[str, A
     return [e for e in index.events_of(jid, start, stop) if e["kind"] == WORLD_STEP]
 
 
-def _seats(index: RunIndex, jid: str) -> list[list[str]]:
+def _start(index: RunIndex, jid: str) -> dict[str, Any]:
     for event in index.events_of(jid, 0, min(2, index.agents[jid].events)):
         if event["kind"] == AGENT_START:
-            return list(event["data"].get("seats", []))
-    return []
+            return dict(event["data"])
+    return {}
+
+
+def _seats(index: RunIndex, jid: str) -> list[list[str]]:
+    return list(_start(index, jid).get("seats", []))
 
 
 def _window(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -84,14 +88,43 @@ def joint_summary(index: RunIndex, share: float = 0.1) -> dict[str, Any]:
     first = [e["data"] for e in _steps(index, jid, 0, min(total, size + 1))]  # + its agent.start
     last = [e["data"] for e in _steps(index, jid, max(0, total - size - 1), total)]  # + its agent.stop
     agents = first[0]["agents"] if first else []
+    start = _start(index, jid)
     return {
         "world": jid,
-        "seats": _seats(index, jid),
+        "seats": list(start.get("seats", [])),
+        "map": start.get("world") if isinstance(start.get("world"), dict) else None,
         "agents": agents,
         "events": total,
+        "episodes": [first[0]["episode"], last[-1]["episode"]] if first and last else [],
         "first": _window(first),
         "last": _window(last),
     }
+
+
+#: Most joint steps :func:`joint_range` reads (a range of more is cut there, and says so).
+RANGE_STEPS = 50_000
+
+
+def joint_range(index: RunIndex, first: int, last: int) -> dict[str, Any]:
+    """The joint actions of the world's episodes ``first`` to ``last`` (both included, the
+    window's ``cut`` true when it ends early at :data:`RANGE_STEPS` joint steps);
+    JointError naming an episode the trace does not have."""
+    jid = world_agent(index)
+    if first > last:
+        raise JointError(f"range: episode {first} is after episode {last}")
+    try:
+        start = index.span_of(jid, first)[0]
+        end = index.span_of(jid, last)[1]
+    except KeyError as exc:
+        raise JointError(f"range: {exc.args[0]}") from None
+    steps: list[dict[str, Any]] = []
+    for at in range(start, end + 1, 4096):
+        steps += [e["data"] for e in _steps(index, jid, at, min(end + 1, at + 4096))]
+        if len(steps) >= RANGE_STEPS:
+            break
+    cut = len(steps) > RANGE_STEPS or (len(steps) == RANGE_STEPS and steps[-1]["episode"] < last)
+    steps = [s for s in steps[:RANGE_STEPS] if first <= s["episode"] <= last]
+    return {"world": jid, "from": first, "to": last, "cut": cut, **_window(steps)}
 
 
 def joint_episode(index: RunIndex, episode: int) -> dict[str, Any]:

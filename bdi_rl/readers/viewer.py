@@ -449,8 +449,17 @@ async def api_render(request: web.Request) -> web.Response:
 
 async def api_joint(request: web.Request) -> web.Response:
     """A shared world's joint actions early and late in training (``readers.joint``), and
-    its map when it is a grid; ``{"error": why}`` for a run without a world."""
+    its map when it is a grid; ``{"error": why}`` for a run without a world. With
+    ``from=A&to=B``: the joint actions of episodes A to B instead (400 for a range the
+    trace does not have)."""
     index = _index(request)
+    if "from" in request.query or "to" in request.query:
+        first = _int_param(request, "from", 1, minimum=1)
+        last = _int_param(request, "to", first, minimum=1)
+        try:
+            return json_response(await asyncio.to_thread(joint.joint_range, index, first, last))
+        except joint.JointError as exc:
+            raise bad_request(str(exc)) from None
     try:
         summary = await asyncio.to_thread(joint.joint_summary, index)
     except joint.JointError as exc:

@@ -56,7 +56,8 @@ function drawJointMap(k) {
   const step = JOINT.episode.steps[k];
   const canvas = document.getElementById("joint-map");
   const ctx = canvas.getContext("2d");
-  const size = Math.max(5, ...step.positions.flat().map(v => v + 1));
+  const map = JOINT.summary.map;  // the world agent's map; else as large as the positions need
+  const size = map ? Math.max(map.rows, map.cols) : Math.max(5, ...step.positions.flat().map(v => v + 1));
   const cell = canvas.width / size;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   ctx.strokeStyle = "#ccc";
@@ -85,6 +86,21 @@ function drawJointMap(k) {
   canvas.dataset.items = String((step.items || []).length);
 }
 
+// The joint actions of a range of episodes the user chose (/joint?from=A&to=B).
+async function showJointRange(first, last) {
+  const error = document.getElementById("joint-range-error");
+  error.textContent = "";
+  if (Number(first) > Number(last)) { error.textContent = "episode " + first + " is after episode " + last; return; }
+  const response = await fetch(API + "/joint?from=" + encodeURIComponent(first) + "&to=" + encodeURIComponent(last));
+  const body = await response.json();
+  if (!response.ok) { error.textContent = body.error; return; }
+  document.getElementById("joint-range-panel").hidden = false;
+  document.getElementById("joint-range").replaceChildren(...jointTable(body, JOINT.summary.agents));
+  document.getElementById("joint-range-span").textContent = body.from + "–" + body.to + " " + spanText(body) +
+    (body.cut ? " (cut: too many steps)" : "");
+  document.getElementById("joint-range-panel").dataset.ready = body.from + "-" + body.to;
+}
+
 async function showJointEpisode(episode) {
   const error = document.getElementById("joint-error");
   error.textContent = "";
@@ -104,6 +120,16 @@ async function startJoint() {
     showJointEpisode(document.getElementById("joint-episode").value);
   });
   document.getElementById("joint-map-slider").addEventListener("input", e => drawJointMap(Number(e.target.value)));
+  document.getElementById("joint-range-form").addEventListener("submit", e => {
+    e.preventDefault();
+    showJointRange(document.getElementById("joint-from").value, document.getElementById("joint-to").value)
+      .catch(err => console.error("joint actions: " + err.message));
+  });
+  if (summary.episodes.length) {
+    for (const id of ["joint-from", "joint-to", "joint-episode"]) document.getElementById(id).max = String(summary.episodes[1]);
+    document.getElementById("joint-from").value = String(summary.episodes[0]);
+    document.getElementById("joint-to").value = String(summary.episodes[1]);
+  }
   const first = summary.first.episodes[0];
   if (first !== undefined) await showJointEpisode(first);
   document.getElementById("joint").dataset.ready = "1";
