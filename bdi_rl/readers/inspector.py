@@ -21,7 +21,7 @@ from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.store import TRACE_FILE
-from bdi_rl.trace.events import MSG_SEND
+from bdi_rl.trace.events import MSG_SEND, WORLD_STEP
 
 
 class InspectError(ValueError):
@@ -98,7 +98,10 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         f"{view['agent']}  event {view['position']} of {view['events']}  "
         f"episode {event.get('episode')}, step {event.get('step')}"
     )
-    parts: list[Any] = [Panel(escape(f"{event['kind']} {json.dumps(_tidy(event['data']))}"), title="event")]
+    if event["kind"] == WORLD_STEP:
+        parts: list[Any] = [_joint_step_panel(event["data"])]
+    else:
+        parts = [Panel(escape(f"{event['kind']} {json.dumps(_tidy(event['data']))}"), title="event")]
     if view.get("stacks") is not None:
         parts.append(_stacks_panel(view["stacks"]))
     else:
@@ -202,3 +205,35 @@ def _options_panel(options: dict[str, Any]) -> Panel:
         f"selected: {chosen}"
     )
     return Panel(text, title="options (latest plan selection)")
+
+
+# -- a shared world's joint step --------------------------------------------------------------
+def joint_step_line(data: dict[str, Any]) -> str:
+    """One line for a ``world.step``: every agent's action and reward, who defaulted."""
+    late = set(data.get("defaulted") or ())
+    acted = ", ".join(
+        f"{agent} a{a}{' (default)' if agent in late else ''} -> {_tidy(r)}"
+        for agent, a, r in zip(data["agents"], data["actions"], data["rewards"], strict=False)
+    )
+    return f"episode {data['episode']} step {data['step']}: {acted}" + (" · done" if data["done"] else "")
+
+
+def _joint_step_panel(data: dict[str, Any]) -> Panel:
+    """A ``world.step`` as a table: one row per agent, and the food left on a grid world."""
+    table = Table(show_header=True, box=None)
+    positions = data.get("positions")
+    columns = ["agent", "state", "action", "reward"] + (["at (x, y)"] if positions else []) + ["defaulted"]
+    for column in columns:
+        table.add_column(column)
+    late = set(data.get("defaulted") or ())
+    for i, agent in enumerate(data["agents"]):
+        row = [escape(str(agent)), str(data["states"][i]), f"a{data['actions'][i]}", str(_tidy(data["rewards"][i]))]
+        if positions:
+            row.append(str(tuple(positions[i])) if i < len(positions) else "-")
+        table.add_row(*row, "yes" if agent in late else "")
+    lines: list[Any] = [escape(joint_step_line(data)), table]
+    items = data.get("items")
+    if items is not None:
+        food = ", ".join(f"({x}, {y}) level {level}" for x, y, level in items) or "none left"
+        lines.append(escape(f"food: {food}"))
+    return Panel(Group(*lines), title=f"event: {WORLD_STEP} (a joint step)")
