@@ -163,3 +163,23 @@ def test_export_joint_has_one_row_per_agent_per_joint_step(world_runs, tmp_path)
     assert [(int(r["episode"]), int(r["step"]), r["agent"], int(r["action"])) for r in rows] == [
         (s["episode"], s["step"], agent, s["actions"][i]) for s in steps for i, agent in enumerate(s["agents"])
     ]
+
+
+def test_plot_shows_the_team_return_of_each_joint_episode(world_runs) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import numpy as np
+
+    from bdi_rl.readers.plots import _joint_panel, rolling_mean
+
+    run_dir = run_named(world_runs, "foraging")
+    steps = _steps(run_dir)
+    fig, ax = plt.subplots()
+    assert _joint_panel(ax, run_dir) is None and "team return" in ax.get_title()
+    team = [sum(sum(s["rewards"]) for s in steps if s["episode"] == e) for e in range(1, 21)]
+    right = [a for a in fig.axes if a is not ax][0]
+    assert list(right.get_lines()[0].get_ydata()) == pytest.approx(list(rolling_mean(np.array(team))))
+    plt.close(fig)

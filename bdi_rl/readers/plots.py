@@ -138,8 +138,19 @@ def _joint_panel(ax: Any, run_dir: Path) -> str | None:
     n_agents = len({r["agent"] for r in rows})
     lengths = np.array([len(actions) // n_agents for actions in per_episode.values()], dtype=float)
     if lengths.max() > 1:
-        ax.plot(np.arange(1, len(lengths) + 1), rolling_mean(lengths), color="tab:purple", lw=1)
-        ax.set(title=f"Joint episode length (rolling mean of {WINDOW})", xlabel="joint episode", ylabel="steps")
+        team: dict[int, float] = {}  # every agent's reward summed over the episode
+        for r in rows:
+            team[r["episode"]] = team.get(r["episode"], 0.0) + float(r["reward"] or 0.0)
+        x = np.arange(1, len(lengths) + 1)
+        ax.plot(x, rolling_mean(lengths), color="tab:purple", lw=1, label="length")
+        ax.set(
+            title=f"Joint episode length and team return (rolling mean of {WINDOW})",
+            xlabel="joint episode",
+            ylabel="steps",
+        )
+        right = ax.twinx()
+        right.plot(x, rolling_mean(np.array(list(team.values()), dtype=float)), color="tab:green", lw=1)
+        right.set_ylabel("team return", color="tab:green")
         return None
     joint = [tuple(actions) for actions in per_episode.values()]
     top = [a for a, _ in Counter(joint[-max(1, len(joint) // 10) :]).most_common(3)]
