@@ -41,7 +41,11 @@ class Viewer:
 
     def stop(self) -> None:
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a loaded machine: the test's verdict is already in
+            self.proc.kill()
+            self.proc.wait(timeout=10)
 
 
 @pytest.fixture
