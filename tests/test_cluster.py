@@ -35,7 +35,7 @@ def test_a_shared_world_across_two_clustered_ejabberd_nodes(cluster, tmp_path):
     events = read_trace(run_dir / "trace.jsonl")
     _assert_every_event_once(events, ["player-1", "player-2", "world"])  # each event once, none lost
     steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
-    assert [s["episode"] for s in steps] == list(range(1, 301))
+    assert [s["episode"] for s in steps] == list(range(300))
     # the follower (node b) told the leader (node a) its intentions; the leader proposed back
     heard = {(e["agent"], e["data"]["content"].split("(", 1)[0]) for e in events if e["kind"] == "msg.recv"}
     assert {("player-1@localhost", "intends"), ("player-2@localhost", "adopt")} <= heard

@@ -56,13 +56,13 @@ def test_the_summary_counts_every_joint_step_of_its_windows(world_runs) -> None:
 def test_an_episodes_joint_steps_in_order(world_runs) -> None:
     index = _index(world_runs, "foraging")
     steps = [e["data"] for e in read_trace(index.run_dir / "trace.jsonl") if e["kind"] == WORLD_STEP]
-    for episode in (1, 17, 30):
+    for episode in (0, 17, 29):
         expected = [s for s in steps if s["episode"] == episode]
         shown = joint_episode(index, episode)["steps"]
         assert [{k: v for k, v in s.items() if k != "seq"} for s in shown] == expected
         assert [s["step"] for s in shown] == list(range(1, len(expected) + 1))
-    with pytest.raises(JointError, match="episode: the world has no joint step in episode 31"):
-        joint_episode(index, 31)
+    with pytest.raises(JointError, match="episode: the world has no joint step in episode 30"):
+        joint_episode(index, 30)
 
 
 def test_a_run_without_a_world_says_so(cli_run) -> None:
@@ -155,4 +155,4 @@ def test_inspect_goes_to_a_joint_episode_of_the_world_agent(world_runs) -> None:
     assert result.returncode == 0, result.stderr
     assert "episode 7, step 2" in result.stdout and "world.step" in result.stdout
     result = run_cli("inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "99")
-    assert result.returncode == 2 and "episode 99 is not in the trace (episodes 0..30)" in result.stderr
+    assert result.returncode == 2 and "episode 99 is not in the trace (episodes 0..29)" in result.stderr

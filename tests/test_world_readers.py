@@ -55,7 +55,7 @@ async def test_the_joint_panel_counts_what_the_trace_holds(aiohttp_client, world
     summary = await (await client.get(f"/api/runs/{run_dir.name}/joint")).json()
     assert summary["world"] == WORLD and summary["agents"] == ["player-1", "player-2"]
     assert summary["seats"] == [["player_0", "player-1"], ["player_1", "player-2"]]
-    assert summary["episodes"] == [1, 1000] and summary["map"] is None  # a matrix game: no map
+    assert summary["episodes"] == [0, 999] and summary["map"] is None  # a matrix game: no map
     for part, window in (("first", steps[:100]), ("last", steps[-100:])):
         shown = summary[part]
         assert shown["steps"] == 100 and shown["episodes"] == [window[0]["episode"], window[-1]["episode"]]
@@ -74,15 +74,15 @@ async def test_a_chosen_range_of_episodes(aiohttp_client, world_runs) -> None:
     steps = _steps(run_dir)
     client = await aiohttp_client(create_app(world_runs))
     api = f"/api/runs/{run_dir.name}/joint"
-    whole = await (await client.get(api + "?from=1&to=1000")).json()
-    assert whole["steps"] == 1000 and whole["episodes"] == [1, 1000] and not whole["cut"]
+    whole = await (await client.get(api + "?from=0&to=999")).json()
+    assert whole["steps"] == 1000 and whole["episodes"] == [0, 999] and not whole["cut"]
     assert sum(r["count"] for r in whole["joint_actions"]) == 1000  # every episode counted once
     part = await (await client.get(api + "?from=101&to=250")).json()
     window = [s for s in steps if 101 <= s["episode"] <= 250]
     assert {tuple(r["actions"]): r["count"] for r in part["joint_actions"]} == Counter(
         tuple(s["actions"]) for s in window
     )
-    for query, error in (("from=5&to=2", "after episode"), ("from=1&to=5000", "not in the trace"), ("from=x", "from")):
+    for query, error in (("from=5&to=2", "after episode"), ("from=0&to=5000", "not in the trace"), ("from=x", "from")):
         response = await client.get(f"{api}?{query}")
         assert response.status == 400 and error in (await response.json())["error"]
 
@@ -93,7 +93,7 @@ async def test_one_joint_episode_and_every_agent_on_the_map(aiohttp_client, worl
     client = await aiohttp_client(create_app(world_runs))
     summary = await (await client.get(f"/api/runs/{run_dir.name}/joint")).json()
     assert summary["map"]["family"] == "lbforaging" and summary["map"]["rows"] == 5
-    for episode in (1, 7, 20):
+    for episode in (0, 7, 19):
         expected = [s for s in steps if s["episode"] == episode]
         shown = await (await client.get(f"/api/runs/{run_dir.name}/joint/{episode}")).json()
         assert [{k: v for k, v in s.items() if k != "seq"} for s in shown["steps"]] == expected
@@ -111,7 +111,7 @@ async def test_one_joint_episode_and_every_agent_on_the_map(aiohttp_client, worl
     shown = [index.events_of(WORLD, f["position"], f["position"] + 1)[0] for f in frames]
     assert all(e["kind"] == WORLD_STEP and e["data"]["episode"] == 7 for e in shown)
     assert [e["data"]["step"] for e in shown] == [f["step"] for f in frames]
-    response = await client.get(f"/api/runs/{run_dir.name}/joint/21")
+    response = await client.get(f"/api/runs/{run_dir.name}/joint/20")
     assert response.status == 404
 
 
@@ -179,7 +179,7 @@ def test_plot_shows_the_team_return_of_each_joint_episode(world_runs) -> None:
     steps = _steps(run_dir)
     fig, ax = plt.subplots()
     assert _joint_panel(ax, run_dir) is None and "team return" in ax.get_title()
-    team = [sum(sum(s["rewards"]) for s in steps if s["episode"] == e) for e in range(1, 21)]
+    team = [sum(sum(s["rewards"]) for s in steps if s["episode"] == e) for e in range(20)]
     right = [a for a in fig.axes if a is not ax][0]
     assert list(right.get_lines()[0].get_ydata()) == pytest.approx(list(rolling_mean(np.array(team))))
     plt.close(fig)

@@ -96,7 +96,7 @@ def test_the_world_steps_once_every_agent_has_chosen() -> None:
     assert ends["player_0"].heard[-1] == ("stepped", (1, 0, 6.0, True, False, False))
     assert ends["player_1"].heard[-1] == ("stepped", (2, 0, 6.0, True, False, False))
     assert _world_steps(tracer) == [{
-        "episode": 1, "step": 1, "agents": ["player-1", "player-2"], "states": [0, 0], "actions": [1, 2],
+        "episode": 0, "step": 1, "agents": ["player-1", "player-2"], "states": [0, 0], "actions": [1, 2],
         "rewards": [6.0, 6.0], "done": True,
     }]
 
@@ -266,7 +266,7 @@ def test_the_trace_shows_each_joint_step_and_who_proposed_what(tmp_path) -> None
     assert result.returncode == 0, result.stderr
     events = read_trace(run_named(runs, "climbing") / "trace.jsonl")
     steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
-    assert len(steps) == 200 and [s["episode"] for s in steps] == list(range(1, 201))
+    assert len(steps) == 200 and [s["episode"] for s in steps] == list(range(200))
     assert all(s["agents"] == ["player-1", "player-2"] and s["done"] for s in steps)
     # each agent's learner updated from its own part of each joint step: its rl.step rows
     for k, name in enumerate(("player-1", "player-2")):
@@ -344,7 +344,7 @@ def _small_foraging(tmp_path: Path) -> Path:
 
 def _check_foraging_trace(events: list[dict]) -> None:
     steps = [e["data"] for e in events if e["kind"] == WORLD_STEP]
-    assert steps and max(s["episode"] for s in steps) == 20
+    assert steps and max(s["episode"] for s in steps) == 19
     assert all(len(s["positions"]) == 2 and (s["items"] or s["done"]) for s in steps)
     for name in ("forager-1", "forager-2"):
         evals = [e["data"] for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "eval"]

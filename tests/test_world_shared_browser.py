@@ -51,10 +51,10 @@ def test_the_joint_action_panel_of_a_matrix_game(browser, viewer, world_runs) ->
     assert top[0] == "(0, 0)" and top[2] == "11, 11"
     assert page.is_hidden("#joint-map-panel")  # a matrix game has no map
     # every episode is one joint step: the whole range counts each once
-    page.fill("#joint-from", "1")
-    page.fill("#joint-to", "1000")
+    page.fill("#joint-from", "0")
+    page.fill("#joint-to", "999")
     page.click("#joint-range-form button")
-    page.wait_for_function("() => document.getElementById('joint-range-panel').dataset.ready === '1-1000'")
+    page.wait_for_function("() => document.getElementById('joint-range-panel').dataset.ready === '0-999'")
     counts = page.locator("#joint-range tbody tr td:nth-child(2)").all_text_contents()
     assert sum(int(c) for c in counts) == 1000
     page.fill("#joint-from", "10")  # a range backwards: said, nothing else changes
@@ -62,7 +62,7 @@ def test_the_joint_action_panel_of_a_matrix_game(browser, viewer, world_runs) ->
     page.click("#joint-range-form button")
     page.wait_for_function("() => document.getElementById('joint-range-error').textContent !== ''")
     assert "is after episode 5" in page.text_content("#joint-range-error")
-    assert page.get_attribute("#joint-range-panel", "data-ready") == "1-1000"
+    assert page.get_attribute("#joint-range-panel", "data-ready") == "0-999"
     _clean(watched)
     page.close()
 

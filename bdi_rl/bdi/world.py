@@ -121,13 +121,19 @@ class SharedWorld:
     """by seat name (the world's agent names)"""
     on_finished: Callable[[], None] = lambda: None
     """called once every seated agent has finished"""
-    episode: int = 0
+    episodes: int = 0
     """joint episodes begun"""
     steps: int = 0
     """joint steps taken in all"""
     _in_episode: bool = False
     _deadline: Any = None
     _seeded: bool = False
+
+    @property
+    def episode(self) -> int:
+        """The current joint episode, from 0: a learner seated from the start stamps the same
+        episode with the same number, so the world's trace and its learners' agree."""
+        return self.episodes - 1
 
     def seat(self, seat: str, name: str, end: SeatEnd) -> None:
         """Agent ``name``, reached through ``end``, plays the world's agent ``seat``."""
@@ -202,7 +208,7 @@ class SharedWorld:
         self._seeded = True
         obs = self.world.reset(seed=seed)
         self._in_episode = True
-        self.episode += 1
+        self.episodes += 1
         for agent, st in self.seats.items():
             st.reset_asked = False
             st.action = None
@@ -257,7 +263,7 @@ class SharedWorld:
     ) -> None:
         names = {agent: st.name for agent, st in self.seats.items()}
         data: WorldStepData = {
-            "episode": self.episode,
+            "episode": self.episode,  # numbered as the learners number theirs
             "step": self.world.steps,
             "agents": [names.get(a, a) for a in live],
             "states": states,

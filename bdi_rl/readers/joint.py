@@ -128,7 +128,7 @@ def joint_range(index: RunIndex, first: int, last: int) -> dict[str, Any]:
 
 
 def joint_episode(index: RunIndex, episode: int) -> dict[str, Any]:
-    """Every joint step of the world's episode ``episode`` (from 1), in order."""
+    """Every joint step of the world's episode ``episode`` (from 0), in order."""
     jid = world_agent(index)
     try:
         start, end = index.span_of(jid, episode)

@@ -141,7 +141,7 @@ def _joint_panel(ax: Any, run_dir: Path) -> str | None:
         team: dict[int, float] = {}  # every agent's reward summed over the episode
         for r in rows:
             team[r["episode"]] = team.get(r["episode"], 0.0) + float(r["reward"] or 0.0)
-        x = np.arange(1, len(lengths) + 1)
+        x = np.array(list(per_episode), dtype=float)  # the world's own episode numbers
         ax.plot(x, rolling_mean(lengths), color="tab:purple", lw=1, label="length")
         ax.set(
             title=f"Joint episode length and team return (rolling mean of {WINDOW})",
@@ -155,7 +155,7 @@ def _joint_panel(ax: Any, run_dir: Path) -> str | None:
     joint = [tuple(actions) for actions in per_episode.values()]
     top = [a for a, _ in Counter(joint[-max(1, len(joint) // 10) :]).most_common(3)]
     top += [a for a, _ in Counter(joint).most_common() if a not in top][: 4 - len(top)]
-    x = np.arange(1, len(joint) + 1)
+    x = np.array(list(per_episode), dtype=float)
     for action in top:
         share = rolling_mean(np.array([j == action for j in joint], dtype=float))
         ax.plot(x, share, lw=1, label="(" + ", ".join(map(str, action)) + ")")

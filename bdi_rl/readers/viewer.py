@@ -454,8 +454,8 @@ async def api_joint(request: web.Request) -> web.Response:
     trace does not have)."""
     index = _index(request)
     if "from" in request.query or "to" in request.query:
-        first = _int_param(request, "from", 1, minimum=1)
-        last = _int_param(request, "to", first, minimum=1)
+        first = _int_param(request, "from", 0, minimum=0)
+        last = _int_param(request, "to", first, minimum=0)
         try:
             return json_response(await asyncio.to_thread(joint.joint_range, index, first, last))
         except joint.JointError as exc:

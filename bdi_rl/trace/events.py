@@ -240,7 +240,7 @@ class WorldStepData(TypedDict):
     every acting agent's state, action and reward, in the world's seat order."""
 
     episode: int
-    """the world's joint episode, from 1"""
+    """the world's joint episode, from 0 (as each learner numbers its episodes)"""
     step: int
     """the step within it, from 1"""
     agents: list[str]

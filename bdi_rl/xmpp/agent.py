@@ -694,7 +694,7 @@ class WorldAgent(TracedBdiAgent):
 
     def _info(self) -> list[Any]:
         """``.world_info(I)``: ``I = [Env, Episodes, Steps]``, where the world is (world.asl)."""
-        return [self.shared.world.env_id, self.shared.episode, self.shared.steps]
+        return [self.shared.world.env_id, self.shared.episodes, self.shared.steps]
 
     def start_data(self) -> AgentStartData:
         world = self.shared.world
@@ -706,7 +706,7 @@ class WorldAgent(TracedBdiAgent):
         return data
 
     def summary(self) -> dict[str, Any]:
-        return {"role": "world", "episodes": self.shared.episode, "joint_steps": self.shared.steps}
+        return {"role": "world", "episodes": self.shared.episodes, "joint_steps": self.shared.steps}
 
 
 class LearnerAgent(TracedBdiAgent):
