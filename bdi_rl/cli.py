@@ -265,14 +265,17 @@ def _spec_to_resume(args: argparse.Namespace) -> Any:
     ]
     if given:
         raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
-    if not (run_dir / SPEC_FILE).is_file() or not (run_dir / TRACE_FILE).is_file():
-        raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE} and {TRACE_FILE})")
+    if not (run_dir / SPEC_FILE).is_file():
+        raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE})")
     try:
         summary = json.loads((run_dir / SUMMARY_FILE).read_text())
     except (OSError, ValueError):
         summary = None  # killed: no summary yet
     if isinstance(summary, dict) and not summary.get("interrupted"):
         raise BadInput(f"--resume {run_dir}: the run finished; nothing to resume")
+    stopped_in_startup = isinstance(summary, dict) and not summary.get("agents")
+    if not (run_dir / TRACE_FILE).is_file() and not stopped_in_startup:
+        raise BadInput(f"--resume {run_dir}: not a run directory (no {TRACE_FILE})")
     return load_spec(run_dir / SPEC_FILE)
 
 

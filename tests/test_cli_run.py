@@ -194,6 +194,40 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     assert events[-1]["kind"] == "run.stop"
 
 
+def test_ctrl_c_during_start_up_still_leaves_a_summary(tmp_path):
+    """SIGINT as soon as the run directory exists (the server and agents still starting, as
+    when bdi-rl serve's Stop comes early): exit 130, and the run directory is a finished one
+    with its summary marked interrupted, not a half-made directory; --resume then runs it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(AGENTS / "frozenlake-4x4.toml"),
+                             "--runs", str(runs), "--no-progress", "--trace", "episode"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(runs.glob("*/spec.toml")):
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    (run_dir,) = runs.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["experiment"] == "frozenlake-4x4"
+    result = run_cli("run", "--resume", str(run_dir), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    resumed = json.loads((run_dir / "summary.json").read_text())
+    assert "interrupted" not in resumed and resumed["agents"]["learner"]["episodes"] == 6000  # the spec's
+
+
 def test_shipped_spec_by_name_and_module_entry(tmp_path: Path):
     """``python -m bdi_rl`` works like the script, and a shipped spec is found by name."""
     result = run_cli("run", "frozenlake-4x4", "--episodes", "5", "--runs", str(tmp_path / "runs"),

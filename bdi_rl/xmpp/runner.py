@@ -252,7 +252,8 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
     episode each learner resumes at. SpecError for a checkpoint that cannot be used, or a
     trace that cannot be continued (checked here, before the server starts)."""
     try:
-        check_trace(run_dir / TRACE_FILE, run_dir.name)
+        if (run_dir / TRACE_FILE).exists():  # none: the run was stopped before it traced
+            check_trace(run_dir / TRACE_FILE, run_dir.name)
     except TraceFileError as exc:
         raise SpecError(f"--resume: {exc}") from None
     resumed: dict[str, int] = {}
@@ -519,24 +520,26 @@ async def run_experiment(
             for plan in plans
             if isinstance(plan, LearnerPlan)
         }
+        if not (run_dir / TRACE_FILE).exists():  # stopped before it traced: it starts here
+            resumed_at = None
     note_run_dir(run_dir)
     if on_run_dir is not None:
         on_run_dir(run_dir)
     run = run_dir.name
 
-    server = None
-    if spec.xmpp.server == "embedded":
-        server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp")
-        await server.start()
-        domain, port = server.domain, server.port
-    telemetry_jid = f"{spec.telemetry.name}@{domain}"
-
-    telemetry = TelemetryAgent(
-        telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
-    )
+    server = telemetry = None
     agents: list[Any] = []
     started = time.time()
+    released = stopped_in_startup = False
     try:
+        if spec.xmpp.server == "embedded":
+            server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp")
+            await server.start()
+            domain, port = server.domain, server.port
+        telemetry_jid = f"{spec.telemetry.name}@{domain}"
+        telemetry = TelemetryAgent(
+            telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
+        )
         await telemetry.start(auto_register=True)
         if resumed_at is None:
             telemetry.record_run_event(
@@ -580,16 +583,30 @@ async def run_experiment(
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
+        released = True
         failures = await run_learners(agents, on_progress)
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
+    except asyncio.CancelledError:
+        if resume is not None or released:
+            raise  # a resumed run keeps the summary it had; run_learners handled its own
+        # Ctrl-C before the learners were released: nothing was learned, but the new run
+        # directory gets its summary (interrupted), so it is not a half-made run
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        stopped_in_startup = True
+        failures = {str(agent.jid): "interrupted" for agent in agents}
+        for agent in agents:
+            agent.failure = agent.failure or "interrupted"
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
-        await telemetry.stop()
+        if telemetry is not None:
+            await telemetry.stop()
         if server is not None:
             await server.stop()
 
     summary = _summary(run, spec, agents, time.time() - started)
-    if any(agent.failure == "interrupted" for agent in agents):
+    if stopped_in_startup or any(agent.failure == "interrupted" for agent in agents):
         summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
     return RunResult(run_dir, summary, failures)
