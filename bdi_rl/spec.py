@@ -124,6 +124,10 @@ class WorldSpec(_Table):
     default_action: Annotated[int, Meta(ge=0, le=1_000_000)] = 0
     """The action a seat plays when its agent has not chosen by the deadline (lbforaging's
     0 is "none"; a matrix game's 0 is its first row or column)."""
+    offline_grace_ms: Annotated[int, Meta(ge=0, le=3_600_000)] = 30_000
+    """Across processes: how long a seated agent's XMPP session may stay offline before the
+    world finishes its seat (so the others are not kept waiting for an agent whose process
+    died); a reconnect within it changes nothing."""
 
 
 class XmppSpec(_Table):

@@ -10,6 +10,8 @@ the deadline, and the world across processes over ejabberd.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +143,34 @@ def test_an_agent_that_finished_leaves_the_others_stepping() -> None:
     assert ends["player_1"].heard == [] and not finished
     shared.finish("player_0")
     assert finished == [True]
+
+
+def test_an_agent_that_left_mid_training_no_longer_holds_up_a_barrier(caplog) -> None:
+    """An agent whose mind failed (or whose process went offline) while the others wait at a
+    barrier: the world finishes its seat, says so once, and the others go on."""
+    shared, ends, tracer, _ = _world("climbing_game_v0")
+    shared.ask_reset("player_0")  # waits for player_1, which will never ask
+    with caplog.at_level("WARNING", logger="bdi_rl.bdi.world"):
+        shared.finish("player_1", "its mind failed: no_applicable")
+        shared.finish("player_1", "its XMPP session went offline")  # told again: nothing new
+    assert ends["player_0"].heard == [("begun", 0)]
+    assert shared.left == ["player-2"]
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "player-2 left" in warning and "no_applicable" in warning and "default action 0" in warning
+    shared.choose("player_0", 0)
+    [step] = _world_steps(tracer)
+    assert step["defaulted"] == ["player-2"] and step["rewards"] == [11.0, 11.0]
+    # an evaluation it will never ask for: the others' is played without waiting for it
+    shared.ask_evaluation("player_0", [0])
+    assert ends["player_0"].heard[-1][0] == "evaluated"
+
+
+def test_a_leaving_agent_releases_an_evaluation_the_others_wait_for() -> None:
+    shared, ends, _, _ = _world("climbing_game_v0")
+    shared.ask_evaluation("player_0", [0])
+    assert ends["player_0"].heard == []
+    shared.finish("player_1", "its mind failed")
+    assert [what for what, _ in ends["player_0"].heard] == ["evaluated"]
 
 
 def test_evaluation_plays_every_agents_greedy_policy() -> None:
@@ -329,6 +359,57 @@ def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> No
     events = read_trace(run_dir / "trace.jsonl")
     assert_every_event_once(events, ["player-1", "player-2", "world"])
     assert sum(e["kind"] == WORLD_STEP for e in events) == 1000
+
+
+@pytest.mark.slow
+def test_a_world_goes_on_when_an_agent_process_dies(ejabberd, tmp_path) -> None:
+    """player-2's process is killed mid-run (SIGKILL: no goodbye). The server ends its session,
+    the world hears it went offline (the directed presence the agent sent it), waits
+    offline_grace_ms, finishes its seat and says so; player-1 trains to the end, its partner's
+    seat playing the default action, instead of waiting forever at the next reset."""
+    import signal
+    import subprocess
+
+    from tests.test_processes import _kill_running, _start
+
+    text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 3000")
+    text = text.replace('trace = "step"', 'trace = "episode"').replace("[world]\n", "[world]\noffline_grace_ms = 1000\n")
+    text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "coordinated-learner.asl"}"')
+    spec = tmp_path / "climbing.toml"
+    spec.write_text(text)
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
+    procs = {name: _start("agent", str(spec), "--name", name, *common, env=env)
+             for name in ("world", "player-1", "player-2")}
+    telemetry = _start("telemetry", str(spec), *common, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        ended = 0
+        while ended < 100 and time.monotonic() < deadline:  # player-2 well into training
+            traces = list((tmp_path / "runs").glob("*/trace.jsonl"))
+            lines = traces[0].read_bytes().splitlines() if traces else []
+            ended = sum(b'"player-2@localhost"' in line and b'"kind":"episode.end"' in line for line in lines)
+            time.sleep(0.2)
+        assert ended >= 100, "player-2 did not get going"
+        procs["player-2"].send_signal(signal.SIGKILL)
+        for name in ("world", "player-1"):
+            _, err = procs[name].communicate(timeout=240)
+            assert procs[name].returncode == 0, err
+            if name == "world":
+                assert "player-2 left at joint episode" in err and "went offline" in err
+    finally:
+        _kill_running(*procs.values(), telemetry)
+        try:
+            telemetry.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    (trace,) = (tmp_path / "runs").glob("*/trace.jsonl")
+    events = read_trace(trace)
+    stops = {e["agent"]: e["data"] for e in events if e["kind"] == "agent.stop"}
+    assert stops["world@localhost"]["seats_left"] == ["player-2"]
+    assert stops["world@localhost"]["joint_episodes"] == 3000
+    assert stops["player-1@localhost"]["reason"] == "finished"
+    assert "player-2@localhost" not in stops
 
 
 def _small_foraging(tmp_path: Path) -> Path:

@@ -25,6 +25,12 @@ world's ``default_action`` (the step's ``defaulted`` list in the trace says who)
 ``.rl_act`` then counts for the next step (or is dropped if the defaulted step ended its
 episode). Every joint step is one ``world.step`` event of the world agent's trace.
 
+An agent that leaves before it finishes training (its mind failed; across processes, its
+XMPP session went offline and stayed so) is finished by the world, which says so once: the
+others are not kept waiting at a barrier it will never reach, and its seat plays the default
+action from then on (``defaulted`` in the trace; ``seats_left`` in the world's
+``agent.stop``).
+
 Two sides, each blind to how the other is reached:
 
 - :class:`SharedWorld`, the world's side (:class:`WorldPort`): it steps the world and tells
@@ -38,6 +44,7 @@ carries the same calls over XMPP.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -56,6 +63,8 @@ from bdi_rl.trace.events import WORLD_STEP, TraceLevel, WorldStepData
 from bdi_rl.trace.tracer import Tracer
 
 __all__ = ["SeatClient", "SeatEnd", "SharedWorld", "WorldPort"]
+
+log = logging.getLogger("bdi_rl.bdi.world")
 
 #: A timer: ``schedule(seconds, callback)`` returns something with ``cancel()``.
 Schedule = Callable[[float, Callable[[], None]], Any]
@@ -87,8 +96,8 @@ class WorldPort(Protocol):
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         """Evaluate our greedy policies (mine is ``policy``)."""
 
-    def finish(self, seat: str) -> None:
-        """I am done: stop waiting for me."""
+    def finish(self, seat: str, why: str | None = None) -> None:
+        """I am done (``why``: I failed before training ended): stop waiting for me."""
 
 
 @dataclass
@@ -125,6 +134,8 @@ class SharedWorld:
     """joint episodes begun"""
     steps: int = 0
     """joint steps taken in all"""
+    left: list[str] = field(default_factory=list)
+    """agents that left before they finished training, in the order they left"""
     _in_episode: bool = False
     _deadline: Any = None
     _seeded: bool = False
@@ -174,16 +185,33 @@ class SharedWorld:
 
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         self.seats[seat].policy = policy
-        if all(st.policy is not None for st in self._open()):
+        self._evaluate_if_all()
+
+    def _evaluate_if_all(self) -> None:
+        if self._open() and all(st.policy is not None for st in self._open()):
             self._evaluate()
 
-    def finish(self, seat: str) -> None:
-        self.seats[seat].finished = True
+    def finish(self, seat: str, why: str | None = None) -> None:
+        st = self.seats[seat]
+        if st.finished:
+            return  # told twice (an agent that failed, then went offline)
+        st.finished = True
+        if why is not None:
+            self.left.append(st.name)
+            log.warning(
+                "world: %s left at joint episode %d (%s); its seat %s plays the default action %d from now on",
+                st.name,
+                max(self.episode, 0),
+                why,
+                seat,
+                self.default_action,
+            )
         if not self._open():
             self._disarm()
             self.on_finished()
             return
-        self._reset_if_all()
+        self._reset_if_all()  # the barrier it held up
+        self._evaluate_if_all()
         self._step_if_all()
 
     # -- the deadline -------------------------------------------------------------------------
@@ -308,6 +336,7 @@ class SeatClient:
         self.session = session
         self.port: WorldPort | None = None
         """the world (set once it is known: directly, or its XMPP link)"""
+        self._told_finished = False
         self.wake: Callable[[], None] = lambda: None
         """set by the agent's host: its BDI loop runs again (a resumed intention waits for it)"""
         self.eval_every = session.eval_every
@@ -407,9 +436,11 @@ class SeatClient:
         policy = self.session.learner.greedy_policy()
         return self._call(ag, it, "eval", lambda port: port.ask_evaluation(self.seat, policy))
 
-    def finish(self) -> None:
-        if self.port is not None:
-            self.port.finish(self.seat)
+    def finish(self, why: str | None = None) -> None:
+        """Tell the world this agent is done (``why``: it failed before training ended), once."""
+        if self.port is not None and not self._told_finished:
+            self._told_finished = True
+            self.port.finish(self.seat, why)
 
     def register(self, actions: Actions) -> None:
         """Replace ``.rl_reset``, ``.rl_act`` and ``.rl_evaluate`` (registered already by the

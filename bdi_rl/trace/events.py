@@ -208,6 +208,9 @@ class AgentStopData(TypedDict):
     """a shared world's agent: the joint episodes it began"""
     joint_steps: NotRequired[int]
     """a shared world's agent: the joint steps it took"""
+    seats_left: NotRequired[list[str]]
+    """a shared world's agent: the agents that left it before they finished training (their
+    seats played the default action from then on)"""
 
 
 EpisodeEndData = TypedDict(

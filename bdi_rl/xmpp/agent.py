@@ -450,6 +450,8 @@ class TracedBdiAgent(Agent):
         self._warned: set[tuple[str, str]] = set()
         self.world_bounced: Callable[[], None] | None = None
         """a request to this agent's world (in another process) came back undelivered"""
+        self.client_handlers: list[tuple[str, Callable[..., None]]] = []
+        """(event, handler) pairs for the XMPP client, which exists only once the agent starts"""
         self.stranger_tell_bytes = 0
         """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
         super().__init__(jid, password, port=port, verify_security=False)
@@ -500,6 +502,8 @@ class TracedBdiAgent(Agent):
         self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
         self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
         self.client.add_event_handler("reconnected", self._on_reconnected)
+        for event, handler in self.client_handlers:
+            self.client.add_event_handler(event, handler)
 
     def _on_reconnected(self, down_seconds: float) -> None:
         self.tracer.emit(XMPP_RECONNECT, {"down_s": round(down_seconds, 2)})
@@ -706,7 +710,8 @@ class WorldAgent(TracedBdiAgent):
         return data
 
     def summary(self) -> dict[str, Any]:
-        return {"role": "world", "episodes": self.shared.episodes, "joint_steps": self.shared.steps}
+        entry = {"role": "world", "episodes": self.shared.episodes, "joint_steps": self.shared.steps}
+        return {**entry, "seats_left": list(self.shared.left)} if self.shared.left else entry
 
 
 class LearnerAgent(TracedBdiAgent):
@@ -736,6 +741,11 @@ class LearnerAgent(TracedBdiAgent):
         if self.seat is not None:
             self.seat.finish()
         self.mark_finished()
+
+    def after_burst(self) -> None:
+        super().after_burst()
+        if self.failure is not None and self.seat is not None:  # the world must not wait for it
+            self.seat.finish(f"its mind failed: {self.failure}")
 
     def add_custom_actions(self, actions: Actions) -> None:
         self.bridge.register(actions)

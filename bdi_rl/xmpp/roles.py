@@ -142,6 +142,8 @@ def summary_from_trace(
                 "episodes": stop.get("joint_episodes", 0),
                 "joint_steps": stop.get("joint_steps", 0),
             }
+            if stop.get("seats_left"):
+                per_agent[spec.world.name]["seats_left"] = stop["seats_left"]
             continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
         if s.stop and s.stop.get("replayed_steps"):

@@ -743,7 +743,7 @@ def connect_world(
         if isinstance(plan, LearnerPlan) and plan.seat is not None
     }
     remote = {seat: jid for seat, jid in seat_jids.items() if jid.split("@", 1)[0] not in here}
-    host_remote_seats(world_agent, world_agent.shared, remote, seat_jids)
+    host_remote_seats(world_agent, world_agent.shared, remote, seat_jids, spec.world.offline_grace_ms / 1000.0)
 
 
 def spec_hash(spec: ExperimentSpec) -> str:
@@ -797,6 +797,8 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         if hasattr(agent, "shared"):  # the world agent: how far the world went
             stop["joint_episodes"] = agent.shared.episodes
             stop["joint_steps"] = agent.shared.steps
+            if agent.shared.left:
+                stop["seats_left"] = list(agent.shared.left)
         agent.tracer.flush_record()  # its open step record is numbered before agent.stop
         stop["emitted"] = agent.tracer.seq + 1
         agent.tracer.emit(AGENT_STOP, stop)

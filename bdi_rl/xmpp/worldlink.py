@@ -10,6 +10,11 @@ Trust: the world takes a seat's requests only from the JID bound to that seat, a
 takes the world's answers only from the world's JID; anything else is dropped and logged
 once per sender. A request that bounces (the world agent is not online yet) is sent again
 every :data:`RETRY_SECONDS` until it is delivered.
+
+Liveness: a seated agent sends the world its presence (directed presence, RFC 6121 4.6) with
+its first request and after every reconnect, so the server tells the world when that agent's
+session ends, a crashed process included. A :class:`SeatWatch` then gives the agent
+``[world] offline_grace_ms`` to come back before the world finishes its seat.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from spade.template import Template
 from bdi_rl.bdi.world import SeatClient, SeatEnd, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 
-__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "WorldInbox", "world_template"]
+__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "SeatWatch", "WorldInbox", "world_template"]
 
 log = logging.getLogger("bdi_rl.xmpp.worldlink")
 
@@ -72,6 +77,10 @@ class _Sender:
         msg = Message(to=to, body=json.dumps(body, separators=(",", ":")), metadata=metadata)
         self.agent.submit(self.behaviour.send(msg))
 
+    def announce(self, to: str) -> None:
+        """Directed presence to ``to``: the server will tell it when this session ends."""
+        self.agent.client.send_presence(pto=to)
+
 
 class RemoteWorld:
     """An agent's ``WorldPort`` to a world agent in another process."""
@@ -81,8 +90,16 @@ class RemoteWorld:
         self.world_jid = world_jid
         self.last: dict[str, Any] | None = None
         """the last request, sent again if it bounces"""
+        self.announced = False
+
+    def announce(self) -> None:
+        """Let the world see this agent's session (again, after a reconnect)."""
+        self.announced = True
+        self.sender.announce(self.world_jid)
 
     def _request(self, body: dict[str, Any]) -> None:
+        if not self.announced:
+            self.announce()
         self.last = body
         self.sender.send(self.world_jid, REQUEST, body)
 
@@ -101,8 +118,8 @@ class RemoteWorld:
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         self._request({"op": "eval", "seat": seat, "policy": _policy_text(policy)})
 
-    def finish(self, seat: str) -> None:
-        self._request({"op": "finish", "seat": seat})
+    def finish(self, seat: str, why: str | None = None) -> None:
+        self._request({"op": "finish", "seat": seat, "why": why})
 
 
 class RemoteSeat:
@@ -181,7 +198,10 @@ def serve_world(shared: SharedWorld, seat_jids: dict[str, str]) -> Callable[[str
                 return "an evaluation needs a policy"
             shared.ask_evaluation(seat, policy)
         elif op == "finish":
-            shared.finish(seat)
+            why = body.get("why")
+            if why is not None and not isinstance(why, str):
+                return f"why: not a string: {why!r}"
+            shared.finish(seat, why[:300] if why else None)
         else:
             return f"unknown op {op!r}"
         return None
@@ -238,15 +258,65 @@ def connect_seat(agent: Any, client: SeatClient, world_jid: str) -> RemoteWorld:
     agent.add_behaviour(inbox, world_template(ANSWER))
     port = RemoteWorld(_Sender(agent, inbox), world_jid)
     client.port = port
+    agent.client_handlers.append(("reconnected", lambda _down: port.announce()))
     return port
 
 
-def host_remote_seats(agent: Any, shared: SharedWorld, remote: dict[str, str], seat_jids: dict[str, str]) -> None:
+class SeatWatch:
+    """The world's watch over the sessions of the agents seated from elsewhere: an agent whose
+    session ended (the server's unavailable presence) and did not come back within
+    ``grace_s`` has its seat finished, so the other agents go on."""
+
+    def __init__(self, shared: SharedWorld, seats: dict[str, str], grace_s: float) -> None:
+        self.shared = shared
+        self.seats = seats
+        """bare JID (lower case) -> seat"""
+        self.grace_s = grace_s
+        self.pending: dict[str, asyncio.TimerHandle] = {}
+
+    def unavailable(self, presence: Any) -> None:
+        bare = presence["from"].bare.lower()
+        seat = self.seats.get(bare)
+        if seat is None or bare in self.pending or self.shared.seats[seat].finished:
+            return
+        log.warning("world: %s went offline; its seat %s waits %.0f s for it", bare, seat, self.grace_s)
+        why = f"its XMPP session went offline and did not come back within {self.grace_s:g} s"
+        self.pending[bare] = asyncio.get_running_loop().call_later(self.grace_s, self._gone, bare, seat, why)
+
+    def available(self, presence: Any) -> None:
+        timer = self.pending.pop(presence["from"].bare.lower(), None)
+        if timer is not None:
+            timer.cancel()
+            log.warning("world: %s is back online", presence["from"].bare)
+
+    def world_disconnected(self, _reason: Any) -> None:
+        """The world's own session is down (a server restart ends every session at once):
+        whoever went offline with it is not judged; an agent back first announces itself."""
+        for timer in self.pending.values():
+            timer.cancel()
+        self.pending.clear()
+
+    def _gone(self, bare: str, seat: str, why: str) -> None:
+        self.pending.pop(bare, None)
+        self.shared.finish(seat, why)
+
+
+def host_remote_seats(
+    agent: Any, shared: SharedWorld, remote: dict[str, str], seat_jids: dict[str, str], grace_s: float
+) -> SeatWatch:
     """Wire the world agent to the seats whose agents run elsewhere (``remote``: seat ->
-    agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it)."""
+    agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it);
+    ``grace_s``: how long one of them may be offline before its seat is finished."""
     inbox = WorldInbox(serve_world(shared, {seat: jid.lower() for seat, jid in seat_jids.items()}))
     agent.add_behaviour(inbox, world_template(REQUEST))
     sender = _Sender(agent, inbox)
     for seat, jid in remote.items():
         end: SeatEnd = RemoteSeat(sender, jid)
         shared.seat(seat, jid.split("@", 1)[0], end)
+    watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s)
+    agent.client_handlers += [
+        ("presence_unavailable", watch.unavailable),
+        ("presence_available", watch.available),
+        ("disconnected", watch.world_disconnected),
+    ]
+    return watch
