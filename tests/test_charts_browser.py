@@ -116,15 +116,20 @@ def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
     _redraw(page, lambda: page.select_option("#x-axis", "time"))
     assert "wall time" in page.text_content("#chart-return .g-xtitle")
 
-    # hover: the values under the mouse, put on the middle point (on the wall-time axis the points
-    # bunch up wherever episodes ran fast, so the plot's centre may be far from every point)
+    # hover: the values under the mouse, put on the data point nearest a quarter of the plot's
+    # width (on the wall-time axis the points bunch up wherever episodes ran fast, so the plot's
+    # centre may be far from every point; and epsilon starts at 1, the plot's top edge, where
+    # the modebar shows up on the right half once the mouse is over the chart and takes the hover)
     box = page.locator("#chart-epsilon .nsewdrag").bounding_box()
     x, y = page.evaluate("""() => {
-        const gd = document.getElementById('chart-epsilon'), t = gd.data[0], k = Math.floor(t.x.length / 2);
+        const gd = document.getElementById('chart-epsilon'), t = gd.data[0];
         const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-        return [xa.l2p(xa.d2l(t.x[k])), ya.l2p(ya.d2l(t.y[k]))];
+        const px = t.x.map(v => xa.l2p(xa.d2l(v))), aim = xa._length / 4;
+        const k = px.reduce((best, p, i) => Math.abs(p - aim) < Math.abs(px[best] - aim) ? i : best, 0);
+        return [px[k], ya.l2p(ya.d2l(t.y[k]))];
     }""")
-    page.mouse.move(box["x"] + x, box["y"] + y)
+    page.mouse.move(box["x"] + x - 6, box["y"] + y)
+    page.mouse.move(box["x"] + x, box["y"] + y, steps=3)
     page.wait_for_function("() => document.querySelector('#chart-epsilon .hoverlayer').textContent.length > 0")
     hover = page.text_content("#chart-epsilon .hoverlayer")
     assert any(ch.isdigit() for ch in hover), hover
