@@ -18,7 +18,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Callable
 
 import orjson
@@ -709,9 +709,24 @@ class WorldAgent(TracedBdiAgent):
             data["world"] = grid  # type: ignore[typeddict-item]
         return data
 
+    def stop_data(self) -> dict[str, Any]:
+        """How far the world went, for its ``agent.stop``."""
+        stop: dict[str, Any] = {"joint_episodes": self.shared.episodes, "joint_steps": self.shared.steps}
+        if self.shared.left:
+            stop["seats_left"] = list(self.shared.left)
+        return stop
+
     def summary(self) -> dict[str, Any]:
-        entry = {"role": "world", "episodes": self.shared.episodes, "joint_steps": self.shared.steps}
-        return {**entry, "seats_left": list(self.shared.left)} if self.shared.left else entry
+        return world_summary(self.stop_data())
+
+
+def world_summary(stop: Mapping[str, Any]) -> dict[str, Any]:
+    """The world agent's ``summary.json`` entry from its ``agent.stop`` data: the same from
+    ``bdi-rl run`` (the live agent) and from the telemetry role (the trace)."""
+    entry = {"role": "world", "episodes": stop.get("joint_episodes", 0), "joint_steps": stop.get("joint_steps", 0)}
+    if stop.get("seats_left"):
+        entry["seats_left"] = stop["seats_left"]
+    return entry
 
 
 class LearnerAgent(TracedBdiAgent):

@@ -125,6 +125,8 @@ def summary_from_trace(
     run: str, spec: ExperimentSpec, stats: dict[str, Any], agents: list[str], wall: float
 ) -> dict[str, Any]:
     """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events."""
+    from bdi_rl.xmpp.agent import world_summary
+
     per_agent: dict[str, Any] = {}
     coordinators = set(spec.agent_names("coordinator"))
     steps, train_seconds = 0, 0.0
@@ -136,14 +138,7 @@ def summary_from_trace(
             per_agent[jid.split("@", 1)[0]] = {"role": "coordinator"}
             continue
         if spec.world is not None and jid.split("@", 1)[0] == spec.world.name:
-            stop = s.stop or {}
-            per_agent[spec.world.name] = {
-                "role": "world",
-                "episodes": stop.get("joint_episodes", 0),
-                "joint_steps": stop.get("joint_steps", 0),
-            }
-            if stop.get("seats_left"):
-                per_agent[spec.world.name]["seats_left"] = stop["seats_left"]
+            per_agent[spec.world.name] = world_summary(s.stop or {})
             continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
         if s.stop and s.stop.get("replayed_steps"):

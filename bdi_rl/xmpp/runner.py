@@ -795,10 +795,7 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
         if _is_learner(agent) and agent.bridge.stats.replayed_steps:
             stop["replayed_steps"] = agent.bridge.stats.replayed_steps
         if hasattr(agent, "shared"):  # the world agent: how far the world went
-            stop["joint_episodes"] = agent.shared.episodes
-            stop["joint_steps"] = agent.shared.steps
-            if agent.shared.left:
-                stop["seats_left"] = list(agent.shared.left)
+            stop.update(agent.stop_data())
         agent.tracer.flush_record()  # its open step record is numbered before agent.stop
         stop["emitted"] = agent.tracer.seq + 1
         agent.tracer.emit(AGENT_STOP, stop)
