@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -155,31 +161,34 @@ def test_shipped_specs_reach_their_thresholds(tmp_path, name, metric, threshold)
         assert entry["eval"][metric] >= threshold, entry
 
 
-def test_ctrl_c_keeps_what_was_learned(tmp_path):
-    """SIGINT mid-run: exit 130, a valid gapless trace, a Q-table and a summary marked interrupted."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    runs = tmp_path / "runs"
+def _interrupted_run(runs: Path, ready: Callable[[], bool], *args: str) -> tuple[int, str, str]:
+    """``bdi-rl run frozenlake-4x4 --runs RUNS ARGS`` sent SIGINT once ``ready()`` (or after
+    60 s); its exit status, stdout and stderr."""
     proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(AGENTS / "frozenlake-4x4.toml"),
-                             "--runs", str(runs), "--no-progress"],
+                             "--runs", str(runs), "--no-progress", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            traces = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
-            if traces and traces[0].stat().st_size > 100_000:
-                break
-            time.sleep(0.1)
+        while time.monotonic() < deadline and not ready():
+            time.sleep(0.005)
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_keeps_what_was_learned(tmp_path):
+    """SIGINT mid-run: exit 130, a valid gapless trace, a Q-table and a summary marked interrupted."""
+    runs = tmp_path / "runs"
+
+    def traced_a_while() -> bool:
+        traces = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
+        return bool(traces) and traces[0].stat().st_size > 100_000
+
+    returncode, out, err = _interrupted_run(runs, traced_a_while)
+    assert returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     run_dir = Path(out.strip().splitlines()[-1])
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -198,26 +207,9 @@ def test_ctrl_c_during_start_up_still_leaves_a_summary(tmp_path):
     """SIGINT as soon as the run directory exists (the server and agents still starting, as
     when bdi-rl serve's Stop comes early): exit 130, and the run directory is a finished one
     with its summary marked interrupted, not a half-made directory; --resume then runs it."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     runs = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(AGENTS / "frozenlake-4x4.toml"),
-                             "--runs", str(runs), "--no-progress", "--trace", "episode"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not list(runs.glob("*/spec.toml")):
-            time.sleep(0.005)
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
+    returncode, _, err = _interrupted_run(runs, lambda: bool(list(runs.glob("*/spec.toml"))), "--trace", "episode")
+    assert returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     (run_dir,) = runs.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
