@@ -220,6 +220,10 @@ _ENV_MODULES = {
     "boom_ctor.py": "import gymnasium as gym\nclass Boom(gym.Env):\n"
                     "    def __init__(self, **kw):\n        raise RuntimeError('needs a GPU')\n",
     "boom_import.py": "raise ZeroDivisionError('broken at import')\n",
+    "boom_reset.py": "import gymnasium as gym\nclass Env(gym.Env):\n"
+                     "    observation_space = gym.spaces.Discrete(4)\n"
+                     "    action_space = gym.spaces.Discrete(2)\n"
+                     "    def reset(self, seed=None, options=None):\n        raise OSError('no map file')\n",
     "huge_env.py": "import gymnasium as gym\nclass Huge(gym.Env):\n"
                    "    observation_space = gym.spaces.Discrete(10**9)\n"
                    "    action_space = gym.spaces.Discrete(4)\n",
@@ -319,6 +323,12 @@ FILE_CASES.update({
     "env: a state space no Q-table fits in memory": FileCase(
         dict(_ENV_MODULES), _RUN, "is more Q-table than one run holds",
         _spec('"FrozenLake-v1"', '"huge_env:Huge"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "env: reset raises": FileCase(
+        dict(_ENV_MODULES), _RUN, 'env "boom_reset:Env" with kwargs {} fails at the env\'s first reset: no map file',
+        _spec('"FrozenLake-v1"', '"boom_reset:Env"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
+    "env: a render mode that needs what is not installed": FileCase(
+        {}, _RUN, "env.kwargs.render_mode: 'human' fails at the env's first reset: pygame is not installed",
+        _spec('map_name = "4x4"', 'map_name = "4x4", render_mode = "human"')),
     "env: kwargs that make the env raise IndexError": FileCase(
         {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "desc = []")),
     "env: a date as a kwarg": FileCase({}, _RUN, 'env "FrozenLake-v1": cannot be made',

@@ -369,6 +369,21 @@ def make_env(
         raise EnvError(f'env "{env_id}" with kwargs {_short(kw)} does not work: {_one_line(exc)}') from exc
 
 
+def probe_reset(env_id: str, kwargs: dict[str, Any], reset: Callable[[], object]) -> None:
+    """Reset a new env once, so that what only fails then (``render_mode="human"`` without
+    pygame, a map an env checks lazily) is an EnvError before a run creates anything, not a
+    failed first episode (a run's checks call it: ``xmpp.runner``). Training reseeds its
+    first reset, so this one changes nothing."""
+    try:
+        reset()
+    except Exception as exc:  # noqa: BLE001 - a third-party env's reset may raise anything
+        if "render_mode" in kwargs:  # the kwarg that works only where a screen or pygame is
+            where = f"env.kwargs.render_mode: {kwargs['render_mode']!r}"
+        else:
+            where = f'env "{env_id}" with kwargs {_short(kwargs)}'
+        raise EnvError(f"{where} fails at the env's first reset: {_one_line(exc)}") from exc
+
+
 #: Taxi's passenger locations and destinations index these stations (Gymnasium's ``locs``).
 TAXI_STATIONS = "RGYB"
 

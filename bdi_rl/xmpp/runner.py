@@ -34,7 +34,7 @@ from bdi_rl.rl.checkpoint import (
     load_checkpoint,
     task_change,
 )
-from bdi_rl.rl.envs import EnvAdapter, make_env
+from bdi_rl.rl.envs import EnvAdapter, make_env, probe_reset
 from bdi_rl.rl.worldenv import Seat, make_world
 from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, check_asl
@@ -187,6 +187,8 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                     f"one run holds ({MAX_Q_ENTRIES:,} values, 2 GB); a tabular "
                     "learner needs a smaller state space"
                 )
+            if name == group.agent_names()[0] and seat is None:  # one env of each group is enough
+                probe_reset(spec.env.id, spec.env.kwargs, env.reset)
             learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
             if checkpoint is not None:
                 learner.load_table(checkpoint.q)
@@ -216,6 +218,7 @@ def world_seats(spec: ExperimentSpec) -> dict[str, Seat]:
     if spec.world is None:
         return {}
     world = make_world(spec.env.id, spec.env.kwargs, spec.env.max_episode_steps)
+    probe_reset(spec.env.id, spec.env.kwargs, world.reset)
     learners = spec.agent_names("learner")
     bind = dict(spec.world.bind) or dict(zip(world.agents, learners, strict=False))
     for seat in bind:
