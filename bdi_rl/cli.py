@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import math
 import signal
@@ -250,12 +251,13 @@ def _patch_libraries() -> None:
     apply_all()
 
 
-def _spec_to_resume(args: argparse.Namespace) -> Any:
-    """The resolved spec of the run ``--resume`` continues, which must not have finished."""
+def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The resolved spec of the run ``--resume`` continues, which must not have finished, and
+    the run's writer lock, held from here on (a second writer is refused before it reads)."""
     import json
 
     from bdi_rl.spec import load_spec
-    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter
 
     run_dir: Path = args.resume
     given = (["the spec"] if args.spec is not None else []) + [
@@ -267,16 +269,21 @@ def _spec_to_resume(args: argparse.Namespace) -> Any:
         raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
     if not (run_dir / SPEC_FILE).is_file():
         raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE})")
+    writer = RunWriter.acquire(run_dir, "bdi-rl run --resume")
     try:
-        summary = json.loads((run_dir / SUMMARY_FILE).read_text())
-    except (OSError, ValueError):
-        summary = None  # killed: no summary yet
-    if isinstance(summary, dict) and not summary.get("interrupted"):
-        raise BadInput(f"--resume {run_dir}: the run finished; nothing to resume")
-    stopped_in_startup = isinstance(summary, dict) and not summary.get("agents")
-    if not (run_dir / TRACE_FILE).is_file() and not stopped_in_startup:
-        raise BadInput(f"--resume {run_dir}: not a run directory (no {TRACE_FILE})")
-    return load_spec(run_dir / SPEC_FILE)
+        try:
+            summary = json.loads((run_dir / SUMMARY_FILE).read_text())
+        except (OSError, ValueError):
+            summary = None  # killed: no summary yet
+        if isinstance(summary, dict) and not summary.get("interrupted"):
+            raise BadInput(f"--resume {run_dir}: the run finished; nothing to resume")
+        stopped_in_startup = isinstance(summary, dict) and not summary.get("agents")
+        if not (run_dir / TRACE_FILE).is_file() and not stopped_in_startup:
+            raise BadInput(f"--resume {run_dir}: not a run directory (no {TRACE_FILE})")
+        return load_spec(run_dir / SPEC_FILE), writer
+    except BaseException:
+        writer.release()
+        raise
 
 
 def _terminate_like_interrupt() -> None:
@@ -316,8 +323,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.xmpp.runner import prepare_experiment, run_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
+    writer = None
     if args.resume is not None:
-        spec = _spec_to_resume(args)
+        spec, writer = _spec_to_resume(args)
     elif args.spec is None:
         raise BadInput("run: give a spec, or --resume RUN_DIR")
     else:
@@ -367,6 +375,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 args.runs,
                 on_progress,
                 resume=args.resume,
+                writer=writer,
                 plans=plans,
                 xmpp_password=password,
                 on_run_dir=on_run_dir,
@@ -377,8 +386,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)
         print(result.run_dir)
         return 130
-    for agent, reason in result.failures.items():
-        print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
+    _print_failures(result.failures)
     print(result.run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.readers.viewer import serve_until_stopped
@@ -386,6 +394,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("bdi-rl: the run is over; the viewer keeps serving until Ctrl-C", file=sys.stderr)
         loop.run_until_complete(serve_until_stopped(viewer))
     return EXIT_FAILED if result.failures else EXIT_OK
+
+
+def _print_failures(failures: dict[str, str]) -> None:
+    """One line per reason: agents stopped for the same reason (a full disk, a stall) share it."""
+    by_reason: dict[str, list[str]] = {}
+    for agent, reason in failures.items():
+        by_reason.setdefault(reason, []).append(agent)
+    for reason, agents in by_reason.items():
+        who = f"agent {agents[0]}" if len(agents) == 1 else f"agents {', '.join(agents)}"
+        print(f"bdi-rl: {who} failed: {reason}", file=sys.stderr)
 
 
 def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
@@ -425,8 +443,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     failures = _until_signalled(
         loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_plan)
     )
-    for agent, reason in failures.items():
-        print(f"bdi-rl: agent {agent} failed: {reason}", file=sys.stderr)
+    _print_failures(failures)
     if any(reason == "interrupted" for reason in failures.values()):
         return 130
     return EXIT_FAILED if failures else EXIT_OK
@@ -440,15 +457,15 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
-    if args.run is not None and args.view is not None:
-        existing_run(args.run, spec)  # the viewer's URL is not printed for a run refused
+    # the run it continues is checked and locked before the viewer's URL is printed
+    resume = existing_run(args.run, spec) if args.run is not None else None
     from bdi_rl.xmpp.runtime import event_loop
 
     loop = event_loop()
     viewer = None
     if args.view is not None:
         viewer = _start_viewer(loop, args.runs, *args.view)
-    run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=args.run))
+    run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume))
     print(run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.readers.viewer import serve_until_stopped
@@ -592,6 +609,7 @@ USER_ERRORS = (
     ("bdi_rl.readers.qgrid", "QGridError"),
     ("bdi_rl.readers.world", "WorldError"),
     ("bdi_rl.store", "RunsDirError"),
+    ("bdi_rl.store", "RunBusyError"),
     ("bdi_rl.trace.events", "TraceFormatError"),
     ("bdi_rl.xmpp.server", "XmppServerError"),
     ("spade.agent", "AuthenticationFailure"),
@@ -620,6 +638,9 @@ def _say_user_error(exc: BaseException) -> str:
         )
     return " ".join(str(exc).split()) or type(exc).__name__
 
+
+#: A file system that takes no more: a failure of the machine, not bad input.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 #: The commands that run agents: they patch the libraries first; the readers never import them.
 AGENT_COMMANDS = frozenset({"run", "agent", "telemetry"})
@@ -661,6 +682,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _is_user_error(exc):
             print(f"bdi-rl: error: {_say_user_error(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        if isinstance(exc, OSError) and exc.errno in _DISK_FULL:  # not the user's input: the machine's
+            print(f"bdi-rl: error: {_short_path(exc.filename)}: {exc.strerror}", file=sys.stderr)
+            return EXIT_FAILED
         if isinstance(exc, OSError) and exc.filename is not None:
             # a path the user gave that cannot be read, written or created (too long, a
             # directory, under /proc ...)

@@ -41,9 +41,13 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[RunProgress], None]
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    table = Table(
-        title=f"{summary['run']}  ({summary['wall_seconds']:.1f} s, {summary['env_steps_per_second']:,.0f} env steps/s)"
-    )
+    speed = f"{summary['wall_seconds']:.1f} s, {summary['env_steps_per_second']:,.0f} env steps/s"
+    resumed = summary.get("resumed")
+    if resumed:  # the figures are this process's: say where it took the run up
+        at = sorted(set(resumed["episodes"].values())) or [0]
+        where = f"episode {at[0]}" if len(at) == 1 else f"episodes {at[0]}-{at[-1]}"
+        speed = f"resumed at {where}; this part: {speed}"
+    table = Table(title=f"{summary['run']}  ({speed})")
     for column in ("agent", "episodes", "env steps", "eval episodes", "mean return", "success"):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for name, agent in summary["agents"].items():

@@ -7,11 +7,15 @@ is written to a temporary name, fsynced and renamed.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import re
+import socket
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,8 @@ TRACE_FILE = "trace.jsonl"
 SPEC_FILE = "spec.toml"
 SUMMARY_FILE = "summary.json"
 QTABLE_DIR = "qtables"
+WRITER_FILE = ".writer"
+"""the run's writer lock (:class:`RunWriter`); a dot name, so no reader takes it for data"""
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -125,8 +131,9 @@ def check_runs_dir(runs: Path, *, must_exist: bool = False) -> None:
         raise RunsDirError(f"{runs}: cannot use this path: {exc.strerror}") from None
 
 
-def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
-    """Create a fresh run directory (a second run in the same second gets a suffix)."""
+def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int, command: str) -> tuple[Path, RunWriter]:
+    """Create a fresh run directory (a second run in the same second gets a suffix), and
+    hold its writer lock as ``command`` (before anything else is written into it)."""
     runs.mkdir(parents=True, exist_ok=True)
     base = run_id(env_id, experiment, seed)
     for n in range(1000):
@@ -135,9 +142,136 @@ def new_run_dir(runs: Path, env_id: str, experiment: str, seed: int) -> Path:
             candidate.mkdir()
         except FileExistsError:
             continue
+        writer = RunWriter.acquire(candidate, command)
+        writer.announce()
         (candidate / QTABLE_DIR).mkdir()
-        return candidate
+        return candidate, writer
     raise RuntimeError(f"cannot create a run directory under {runs}")
+
+
+# -- the one writer of a run directory ----------------------------------------------------
+class RunBusyError(RuntimeError):
+    """Another process writes that run directory; the message is one line naming it."""
+
+
+@dataclass(frozen=True)
+class WriterInfo:
+    """Who holds (or last held) a run directory's writer lock."""
+
+    pid: int
+    host: str
+    command: str
+    since: float
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
+        return f"{self.command} (pid {self.pid} on {self.host}, since {when})"
+
+
+#: How long acquiring waits out a reader's brief shared lock (:func:`run_writer`).
+_ACQUIRE_PATIENCE_S = 1.0
+
+
+class RunWriter:
+    """The exclusive lock a run directory's one writer holds while it writes.
+
+    ``bdi-rl run`` (new or ``--resume``) and the telemetry role (new or ``--run``) hold it for
+    as long as they write the trace, the tables and the summary; a second would-be writer is
+    refused (:class:`RunBusyError`) before it reads or changes anything. It is an advisory
+    ``flock`` on ``<run>/.writer``: the kernel releases it when the process ends however it
+    ends (SIGKILL included), so a reader that finds the lock free and no summary knows the run
+    was abandoned (:func:`run_writer`). The file also names the holder, for the message.
+    """
+
+    def __init__(self, run_dir: Path, fd: int, command: str) -> None:
+        self.run_dir = run_dir
+        self.command = command
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, run_dir: Path, command: str) -> RunWriter:
+        """Hold ``run_dir``'s writer lock; RunBusyError if another process holds it."""
+        path = run_dir / WRITER_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~_UMASK)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        deadline = time.monotonic() + _ACQUIRE_PATIENCE_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES) or time.monotonic() > deadline:
+                    holder = _live_writer(_read_writer(fd))
+                    os.close(fd)
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                        raise OSError(exc.errno, exc.strerror, str(path)) from None
+                    who = holder.describe() if holder is not None else "another process"
+                    raise RunBusyError(f"{run_dir}: this run is being written by {who}; one writer at a time") from None
+                time.sleep(0.02)  # a reader looking (run_writer) holds a shared lock for an instant
+        return cls(run_dir, fd, command)
+
+    def announce(self) -> None:
+        """Name this process in the lock file, once the run really goes on (a ``--resume``
+        refused for bad input leaves the file as it was: it changes no byte of the run)."""
+        if self._fd is None:
+            return
+        info = WriterInfo(os.getpid(), socket.gethostname(), self.command, time.time())
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, json.dumps(info.__dict__).encode(), 0)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Give the lock up (the run's files are all written); idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the flock
+
+
+def _read_writer(fd: int) -> WriterInfo | None:
+    try:
+        raw = json.loads(os.pread(fd, 4096, 0) or b"null")
+        return WriterInfo(int(raw["pid"]), str(raw["host"]), str(raw["command"]), float(raw["since"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _live_writer(info: WriterInfo | None) -> WriterInfo | None:
+    """``info`` if it may name the holder: a writer that has not announced itself yet leaves
+    the previous one's name in the file, whose process (on this machine) is gone."""
+    if info is None or info.host != socket.gethostname():
+        return info
+    try:
+        os.kill(info.pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return info
+
+
+def run_writer(run_dir: Path) -> WriterInfo | None:
+    """The process writing ``run_dir`` now, or None if none holds its writer lock (or the
+    directory has no lock file: a run of an older bdi-rl, or one that is just being made)."""
+    try:
+        fd = os.open(run_dir / WRITER_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                return _live_writer(_read_writer(fd)) or WriterInfo(0, "", "a process starting to write it", 0.0)
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 # -- sweeps ------------------------------------------------------------------------------

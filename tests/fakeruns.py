@@ -279,7 +279,7 @@ class Run:
     def __init__(self, runs: Path, spec: ExperimentSpec) -> None:
         self.spec = spec
         self.level = TraceLevel.parse(spec.trace)
-        self.dir = new_run_dir(runs, spec.env.id, spec.name, spec.seed)
+        self.dir, self.writer = new_run_dir(runs, spec.env.id, spec.name, spec.seed, "tests.fakeruns")
         self.name = self.dir.name
         spec_text = tomli_w.dumps(spec.to_dict()).encode()
         atomic_write_bytes(self.dir / SPEC_FILE, spec_text)
@@ -311,6 +311,7 @@ class Run:
         jids = [a.jid for a in self.agents if a is not self.telemetry]
         atomic_write_json(self.dir / SUMMARY_FILE, summary_from_trace(
             self.name, self.spec, self.log.stats, jids, time.time() - self.started))
+        self.writer.release()
         return self.dir
 
 

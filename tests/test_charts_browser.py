@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from bdi_rl.store import Sweep, write_sweep
+from bdi_rl.store import RunWriter, Sweep, write_sweep
 from tests.conftest import MINIMAL_SPEC
 from tests.test_viewer_browser import Viewer
 
@@ -204,6 +204,7 @@ def test_compare_page_follows_a_live_run(browser, chart_runs, tmp_path):
     lines = (runs / ids[0] / "trace.jsonl").read_bytes().splitlines(keepends=True)
     first = lines[:22]  # run.start, agent.start and 20 episodes
     (growing / "trace.jsonl").write_bytes(b"".join(first))
+    writer = RunWriter.acquire(growing, "a test's stand-in for bdi-rl run")  # live: a writer holds it
     server = Viewer(live_runs)
     try:
         watched = Watched(browser)
@@ -216,6 +217,7 @@ def test_compare_page_follows_a_live_run(browser, chart_runs, tmp_path):
         with (growing / "trace.jsonl").open("ab") as trace:
             trace.write(b"".join(lines[22:]))
         shutil.copy(runs / ids[0] / "summary.json", growing / "summary.json")
+        writer.release()  # as a run lets go once its summary is written
         page.wait_for_function(f"() => ({curve})() === {EPISODES}", timeout=20000)
         page.wait_for_function("() => document.getElementById('live').hidden", timeout=20000)
         assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())

@@ -7,6 +7,7 @@ import os
 import numpy as np
 from matplotlib.image import imread
 
+from bdi_rl.store import RunWriter
 from tests.conftest import run_main
 from tests.conftest import run_named as _run_named
 
@@ -54,10 +55,13 @@ def test_dashboard_follows_a_growing_trace(runs, tmp_path):
     ends = [i for i, line in enumerate(lines) if b'"kind":"episode.end"' in line]
     cut = ends[9] + 1  # the first ten episodes, and half a line of the next event
     (live / "trace.jsonl").write_bytes(b"".join(lines[:cut]) + lines[cut][:20])
+    writer = RunWriter.acquire(live, "a test's stand-in for bdi-rl run")  # it is being written
     board = Dashboard(live)
     board.timer.start(1000)
     assert board.update() == 10 and board.timer.isActive()
     with open(live / "trace.jsonl", "ab") as f:
         f.write(lines[cut][20:] + b"".join(lines[cut + 1:]))
+    shutil.copy(source / "summary.json", live / "summary.json")
+    writer.release()  # the run ended: its summary is written, nobody writes it any more
     assert board.update() == 20
     assert "finished" in board.window.windowTitle() and not board.timer.isActive()

@@ -17,6 +17,7 @@ import pytest
 
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.runstate import run_state
 from bdi_rl.trace.events import read_trace
 from bdi_rl.trace.steps import expanded
 from tests.conftest import line_seqs, run_cli
@@ -97,9 +98,25 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     # A checkpoint is written only once the trace holds everything before it.
     assert last_episode_seen >= checkpointed - 1
 
-    result = run_cli("run", "--resume", str(run_dir), "--no-progress")
-    assert result.returncode == 0, result.stderr
-    assert Path(result.stdout.strip().splitlines()[-1]) == run_dir  # the same run, continued
+    state = run_state(run_dir)  # no process writes it and it has no summary
+    assert state.state == "abandoned", state
+    steps_before = load_checkpoint(run_dir / "qtables" / "learner.npz").meta["env_steps"]
+
+    # Two resumes at once: the run directory has one writer; the other is refused, one line.
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    both = [subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", "--resume", str(run_dir), "--no-progress"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            for _ in range(2)]
+    outcomes = []
+    for proc in both:
+        out, err = proc.communicate(timeout=300)
+        outcomes.append((proc.returncode, out, err))
+    outcomes.sort()
+    (refused, _, refusal), (status, out, err) = outcomes[1], outcomes[0]
+    assert status == 0, err
+    assert refused == 2 and "one writer at a time" in refusal and len(refusal.strip().splitlines()) == 1, refusal
+    assert Path(out.strip().splitlines()[-1]) == run_dir  # the same run, continued
+    assert f"resumed at episode {checkpointed}; this part" in " ".join(out.split())  # the terminal says so
 
     events = read_trace(run_dir / "trace.jsonl")
     assert events[: len(before)] == before  # nothing written before is touched
@@ -115,6 +132,9 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     learner = summary["agents"]["learner"]
     assert learner["episodes"] == EPISODES and learner["eval"]["success_rate"] == 1.0
+    # The throughput is this part's: its steps over its time, the part before named apart
+    assert summary["resumed"] == {"episodes": {"learner": checkpointed}, "env_steps_before": steps_before}
+    assert run_state(run_dir).state == "finished"
     meta = load_checkpoint(run_dir / "qtables" / "learner.npz").meta
     assert meta["episodes"] == EPISODES and meta["env_steps"] == learner["env_steps"]
 

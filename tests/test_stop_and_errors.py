@@ -15,7 +15,9 @@ import pytest
 
 from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.crashlog import CRASH_LOG
-from bdi_rl.trace.events import read_trace
+from bdi_rl.readers.runstate import run_state
+from bdi_rl.rl.checkpoint import load_checkpoint
+from bdi_rl.trace.events import check_trace, read_trace
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC, line_seqs
 
@@ -110,6 +112,9 @@ def test_sigterm_stops_an_agent_process_as_ctrl_c_does(ejabberd, tmp_path):
     _assert_interrupted_learner(trace.parent, "termed")
     summary = json.loads((trace.parent / "summary.json").read_text())
     assert summary["agents"]["termed"]["episodes"] > 0
+    # the telemetry role's summary says so, as bdi-rl run's does
+    assert summary["interrupted"] is True and summary["agents"]["termed"]["failure"] == "interrupted"
+    assert run_state(trace.parent).state == "interrupted"
 
 
 def test_sigterm_stops_telemetry_then_agents_within_the_grace_period(ejabberd, tmp_path):
@@ -129,6 +134,29 @@ def test_sigterm_stops_telemetry_then_agents_within_the_grace_period(ejabberd, t
         for proc in (telemetry, agent):
             proc.kill()
     assert (trace.parent / "qtables" / "downed.npz").is_file()
+    summary = json.loads((trace.parent / "summary.json").read_text())  # telemetry stopped first
+    assert summary["interrupted"] is True and summary["agents"]["downed"]["failure"] == "interrupted"
+
+
+def test_telemetry_stopped_before_its_agents_started_leaves_a_summary(ejabberd, tmp_path):
+    """SIGTERM to a telemetry process whose agents never came: the run directory still gets
+    its summary, interrupted, naming each agent that never started."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LONG_SPEC.replace('name = "learner"', 'name = "absent"') + '[telemetry]\nname = "telemetry-alone"\n')
+    runs = tmp_path / "runs"
+    telemetry = _start("telemetry", str(spec), "--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs),
+                       env={**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"})
+    try:
+        trace = _wait_for(runs, "*/trace.jsonl")  # run.start is written: it waits for its agents
+        _, err, _ = _terminate(telemetry)
+    finally:
+        telemetry.kill()
+    assert telemetry.returncode == 130 and "Traceback" not in err, err
+    summary = json.loads((trace.parent / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert summary["agents"] == {"absent": {"episodes": 0, "env_steps": 0, "qtable": None, "failure": "never started"}}
+    assert run_state(trace.parent).state == "interrupted"
+    assert read_trace(trace)[-1]["kind"] == "run.stop"
 
 
 def test_sigterm_stops_the_viewer(tmp_path):
@@ -249,3 +277,29 @@ def test_runs_on_an_external_server_reuse_its_accounts(ejabberd, tmp_path):
         "bdi-rl: error: the XMPP server refused the agents' login: wrong password for an existing "
         "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"]
     assert len(list(runs.iterdir())) == 2
+
+
+def test_a_full_disk_stops_a_run_in_one_line_and_tears_nothing(tmp_path):
+    """``--runs`` on a file system that fills up mid-run (a 2 MB tmpfs in a mount namespace of
+    its own): the run stops at once with one line on stderr, exit status 1; the trace ends in
+    a whole line, the summary says why, and the checkpoint on disk is whole."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LONG_SPEC.replace("seed = 3", 'seed = 3\ntrace = "step"'))
+    small, kept = tmp_path / "small", tmp_path / "kept"
+    small.mkdir()
+    script = (f"mount -t tmpfs -o size=2m tmpfs {small} && "
+              f"{sys.executable} -m bdi_rl run {spec} --runs {small}/runs --no-progress; "
+              f"status=$?; cp -a {small}/runs {kept}; exit $status")
+    done = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "No space left on device" in lines[0], done.stderr
+    run_dir = next(kept.iterdir())
+    trace = (run_dir / "trace.jsonl").read_bytes()
+    assert trace.endswith(b"\n") and check_trace(run_dir / "trace.jsonl").torn is None  # every line whole
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert "No space left on device" in summary["agents"]["learner"]["failure"]
+    assert run_state(run_dir).state == "failed"
+    table = load_checkpoint(run_dir / "qtables" / "learner.npz")  # whole (it checks its checksum)
+    assert table.header.episodes > 0

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from bdi_rl.trace.events import read_trace
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.store import RunWriter
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
@@ -239,6 +240,7 @@ async def test_a_closed_page_ends_its_live_stream_quietly(runs, tmp_path, caplog
     run_dir = tmp_path / "runs" / source.name
     shutil.copytree(source, run_dir)
     (run_dir / "summary.json").unlink()  # the run is still going: no summary, no run.stop yet
+    lock = RunWriter.acquire(run_dir, "a test's stand-in for bdi-rl run")  # and a writer holds it
     trace = run_dir / "trace.jsonl"
     lines = [line for line in trace.read_bytes().splitlines(keepends=True) if b'"kind":"run.stop"' not in line]
     trace.write_bytes(b"".join(lines))
@@ -258,5 +260,6 @@ async def test_a_closed_page_ends_its_live_stream_quietly(runs, tmp_path, caplog
                 await asyncio.sleep(0.05)
     finally:
         await runner.cleanup()
+        lock.release()
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert not errors, [r.getMessage() for r in errors]

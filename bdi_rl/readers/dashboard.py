@@ -80,9 +80,9 @@ class Dashboard:
             succ.setData(x, rolling_mean(wins))
             eps.setData(x, epsilons)
             shown += len(x)
-        state = "live" if self.index.live else "finished"
+        state = self.index.state.state
         self.window.setWindowTitle(f"bdi-rl: {self.index.run_dir.name} ({state}, {shown} episodes)")
-        if not self.index.live:
+        if state != "live":
             self.timer.stop()
         return shown
 

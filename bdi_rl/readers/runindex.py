@@ -22,7 +22,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from bdi_rl.rl.success import family_of_env_id, is_success
-from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
+from bdi_rl.readers.runstate import RunState, run_state
+from bdi_rl.store import SPEC_FILE, TRACE_FILE
 from bdi_rl.trace.steps import OP, expand, keyframe_of
 from bdi_rl.trace.events import (
     AGENT_START,
@@ -475,13 +476,14 @@ class RunIndex:
         return None if self.complete else round(self.indexed_bytes / max(self.size, 1), 3)
 
     @property
+    def state(self) -> RunState:
+        """Live, finished, interrupted, failed or abandoned (readers.runstate), as of now."""
+        return run_state(self.run_dir)
+
+    @property
     def live(self) -> bool:
-        """True while the run has not recorded its end (``run.stop``, or a summary unless it
-        was resumed since)."""
-        kinds = [e["kind"] for e in self.run_events]
-        if kinds and kinds[-1] == RUN_STOP:
-            return False
-        return RUN_RESUME in kinds or not (self.run_dir / SUMMARY_FILE).is_file()
+        """True while a process writes the run (readers.runstate)."""
+        return self.state.state == "live"
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -501,8 +503,9 @@ class RunIndex:
         """The runs-list row: what ran, how far, how well."""
         spec = self.spec
         start = next((e for e in self.run_events if e["kind"] == RUN_START), None)
-        learners = [a for a in self.agents.values() if a.episodes or a.evals]
+        learners = [a for a in self.agents.values() if a.action_names is not None or a.episodes or a.evals]
         finals = [a.evals[-1] for a in learners if a.evals]
+        state = self.state
         return {
             "run": self.run_dir.name,
             "env": (spec.get("env") or {}).get("id"),
@@ -512,7 +515,9 @@ class RunIndex:
             "episodes": max((len(a.episodes) for a in learners), default=0),
             "final_eval": _mean_eval(finals),
             "started": start["ts"] if start else None,
-            "live": self.live,
+            "state": state.state,
+            "state_why": state.why,
+            "live": state.state == "live",
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
         }

@@ -524,6 +524,7 @@ async def _stream_updates(request: web.Request, index: RunIndex, response: web.S
             payload = {
                 "events": total,
                 "live": index.live,
+                "state": index.state.state,
                 "indexing": index.indexing,
                 "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()},
             }

@@ -40,6 +40,7 @@ from bdi_rl.store import (
     SPEC_FILE,
     SUMMARY_FILE,
     TRACE_FILE,
+    RunWriter,
     atomic_write_bytes,
     atomic_write_json,
     new_run_dir,
@@ -65,36 +66,48 @@ def read_password(password_file: Path | None) -> str:
     return password
 
 
-def existing_run(run_dir: Path, spec: ExperimentSpec) -> Path:
-    """The run ``telemetry --run`` continues, checked (spec, whole trace) before anything starts."""
+def existing_run(run_dir: Path, spec: ExperimentSpec) -> tuple[Path, RunWriter]:
+    """The run ``telemetry --run`` continues, with its writer lock held (a second writer is
+    refused before it reads), checked (spec, whole trace) before anything starts."""
     if not (run_dir / TRACE_FILE).is_file():
         raise SpecError(f"--run {run_dir}: not a run directory (no {TRACE_FILE})")
     if load_spec(run_dir / SPEC_FILE).name != spec.name:
         raise SpecError(f"--run {run_dir}: that run is not of experiment {spec.name!r}")
+    writer = RunWriter.acquire(run_dir, "bdi-rl telemetry --run")
     try:  # before connecting anywhere; the TraceLog cuts a torn last line, nothing else
         check_trace(run_dir / TRACE_FILE, run_dir.name)
     except TraceFileError as exc:
+        writer.release()
         raise SpecError(f"--run: {exc}") from None
-    return run_dir
+    return run_dir, writer
 
 
 async def serve_telemetry(
-    spec: ExperimentSpec, runs_dir: Path, domain: str, port: int, password: str, resume: Path | None = None
+    spec: ExperimentSpec,
+    runs_dir: Path,
+    domain: str,
+    port: int,
+    password: str,
+    resume: tuple[Path, RunWriter] | None = None,
 ) -> Path:
     """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir.
 
-    With ``resume`` (a restarted telemetry process), continue that run's trace: agents resend
-    what was never acknowledged and the seqs already written are dropped as duplicates."""
+    With ``resume`` (a restarted telemetry process: what :func:`existing_run` returned),
+    continue that run's trace: agents resend what was never acknowledged and the seqs already
+    written are dropped as duplicates. Stopped (Ctrl-C, SIGTERM) before every agent has
+    stopped, it still writes the summary, marked interrupted, naming the agents that had not
+    stopped (or never started)."""
     from bdi_rl.xmpp.telemetry import TelemetryAgent
 
     jid = f"{spec.telemetry.name}@{domain}"
-    if resume is not None:
-        run_dir = existing_run(resume, spec)
     await wait_for_server(domain, port)
     await check_login(jid, password, port)  # a wrong password is found before the run exists
     if resume is None:
-        run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl telemetry")
         atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+    else:
+        run_dir, writer = resume
+        writer.announce()  # every check passed: the run goes on
     note_run_dir(run_dir)
     expected = spec_jids(spec, domain)
     telemetry = TelemetryAgent(jid, password, run_dir / TRACE_FILE, port=port, senders=expected)
@@ -102,50 +115,89 @@ async def serve_telemetry(
     started = time.time()
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
+    stats = telemetry.trace_log.stats
+    stopped_early = False
     try:
         if resume is None:
             telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": expected})
         else:
             telemetry.record_run_event(TELEMETRY_RESTART, {"recovered_events": telemetry.trace_log.recovered})
-        stats = telemetry.trace_log.stats
         while not all(agent in stats and stats[agent].stop is not None for agent in expected):
+            if telemetry.trace_log.failure is not None:  # a full disk: the run cannot go on
+                break
             await asyncio.sleep(0.2)
-        reasons = {a: (stats[a].stop or {}).get("reason") for a in expected}  # every stop is in
-        failures = {a: reason for a, reason in reasons.items() if reason != "finished"}
+    except asyncio.CancelledError:
+        # Ctrl-C or SIGTERM (compose down) before every agent stopped: the summary says so
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        stopped_early = True
+    trace_failure = telemetry.trace_log.failure
+    unstopped = "interrupted" if trace_failure is None else f"stopped: the trace cannot be written ({trace_failure})"
+    try:
+        reasons = {agent: stop_reason(stats.get(agent), unstopped) for agent in expected}
+        failures = {agent: reason for agent, reason in reasons.items() if reason != "finished"}
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
-        atomic_write_json(
-            run_dir / SUMMARY_FILE, summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started)
-        )
+        summary = summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started, unstopped)
+        if stopped_early or "interrupted" in failures.values():
+            summary["interrupted"] = True
+        atomic_write_json(run_dir / SUMMARY_FILE, summary)
+        writer.release()  # after the summary: a reader never finds neither a writer nor a summary
     finally:
         await telemetry.stop()
+    if stopped_early:
+        raise asyncio.CancelledError
+    if trace_failure is not None:
+        raise trace_failure  # one line (the CLI): the trace is whole up to there
     return run_dir
 
 
+def stop_reason(stats: Any, unstopped: str = "interrupted") -> str:
+    """Why an agent stopped, from its ``agent.stop`` event (``finished``, ``interrupted``, a
+    failure), or why it has none: it never started, or ``unstopped`` (why telemetry stopped
+    before it did)."""
+    if stats is None:
+        return "never started"
+    if stats.stop is None:
+        return unstopped
+    return str(stats.stop.get("reason") or "finished")
+
+
 def summary_from_trace(
-    run: str, spec: ExperimentSpec, stats: dict[str, Any], agents: list[str], wall: float
+    run: str,
+    spec: ExperimentSpec,
+    stats: dict[str, Any],
+    agents: list[str],
+    wall: float,
+    unstopped: str = "interrupted",
 ) -> dict[str, Any]:
-    """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events."""
+    """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events; an agent
+    that never started or has not stopped is named with its reason (:func:`stop_reason`)."""
     from bdi_rl.xmpp.agent import world_summary
+    from bdi_rl.xmpp.telemetry import AgentStats
 
     per_agent: dict[str, Any] = {}
     coordinators = set(spec.agent_names("coordinator"))
     steps, train_seconds = 0, 0.0
     for jid in agents:
-        s = stats[jid]
-        steps += s.env_steps
+        name = jid.split("@", 1)[0]
+        s = stats.get(jid) or AgentStats()
+        reason = stop_reason(stats.get(jid), unstopped)
+        failure = {"failure": reason} if reason != "finished" else {}
+        steps += s.life_env_steps  # the steps of train_seconds: a resumed run's last part
         train_seconds = max(train_seconds, s.train_seconds)
-        if jid.split("@", 1)[0] in coordinators:
-            per_agent[jid.split("@", 1)[0]] = {"role": "coordinator"}
+        if name in coordinators:
+            per_agent[name] = {"role": "coordinator", **failure}
             continue
-        if spec.world is not None and jid.split("@", 1)[0] == spec.world.name:
-            per_agent[spec.world.name] = world_summary(s.stop or {})
+        if spec.world is not None and name == spec.world.name:
+            per_agent[spec.world.name] = {**world_summary(s.stop or {}), **failure}
             continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
         if s.stop and s.stop.get("replayed_steps"):
             entry["replayed_steps"] = s.stop["replayed_steps"]
         if s.eval is not None:
             entry["eval"] = s.eval
-        per_agent[jid.split("@", 1)[0]] = entry
+        per_agent[name] = {**entry, **failure}
     return run_summary(run, spec, per_agent, steps, train_seconds, wall)
 
 

@@ -47,6 +47,7 @@ from bdi_rl.store import (
     SUMMARY_FILE,
     TRACE_FILE,
     atomic_write_bytes,
+    RunWriter,
     atomic_write_json,
     new_run_dir,
 )
@@ -487,6 +488,7 @@ async def run_experiment(
     plans: list[AgentPlan] | None = None,
     xmpp_password: str | None = None,
     on_run_dir: Callable[[Path], None] | None = None,
+    writer: RunWriter | None = None,
 ) -> RunResult:
     """Check, then run the whole experiment; returns the run directory and its summary.
 
@@ -496,11 +498,15 @@ async def run_experiment(
     :func:`prepare_experiment` returned (it is called when None). ``xmpp_password``: the
     agents' password on an external server (the embedded one gets a random one).
     ``on_run_dir``: called with the run directory as soon as it exists (``bdi-rl serve``
-    learns its children's run ids so)."""
+    learns its children's run ids so). ``writer``: ``resume``'s writer lock, if the caller
+    took it already (it is taken here otherwise; a new run's with its directory); it is
+    released once the summary is written (store.RunWriter)."""
     from bdi_rl.crashlog import note_run_dir
     from bdi_rl.xmpp.telemetry import TelemetryAgent
     from bdi_rl.xmpp.server import EmbeddedXmppServer
 
+    if resume is not None and writer is None:
+        writer = RunWriter.acquire(resume, "bdi-rl run --resume")
     if plans is None:
         plans = prepare_experiment(spec, resume)
 
@@ -513,11 +519,13 @@ async def run_experiment(
         await check_login(f"{spec.telemetry.name}@{domain}", password, port)
 
     if resume is None:
-        run_dir = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed)
+        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl run")
         atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
         resumed_at: dict[str, int] | None = None
     else:
         run_dir = resume
+        assert writer is not None
+        writer.announce()  # every check passed: the run goes on
         resumed_at = {
             plan.name: plan.learner.episodes if plan.resumed is not None else 0
             for plan in plans
@@ -543,6 +551,7 @@ async def run_experiment(
         telemetry = TelemetryAgent(
             telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
         )
+        telemetry.on_trace_failure = lambda _: None  # the run stops and reports it (run_learners' halt)
         await telemetry.start(auto_register=True)
         if resumed_at is None:
             telemetry.record_run_event(
@@ -587,7 +596,7 @@ async def run_experiment(
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
         released = True
-        failures = await run_learners(agents, on_progress)
+        failures = await run_learners(agents, on_progress, halt=functools.partial(_trace_failure, telemetry))
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
     except asyncio.CancelledError:
         if resume is not None or released:
@@ -609,9 +618,13 @@ async def run_experiment(
             await server.stop()
 
     summary = _summary(run, spec, agents, time.time() - started)
+    if resumed_at is not None:
+        summary["resumed"] = resumed_summary(resumed_at, agents)
     if stopped_in_startup or any(agent.failure == "interrupted" for agent in agents):
         summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
+    assert writer is not None
+    writer.release()  # after the summary: a reader never finds neither a writer nor a summary
     return RunResult(run_dir, summary, failures)
 
 
@@ -772,14 +785,26 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
     }
 
 
-async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
+def _trace_failure(telemetry: Any) -> str | None:
+    """Why the run cannot go on because its trace cannot be written (a full disk), or None."""
+    failure = telemetry.trace_log.failure
+    return None if failure is None else f"the trace cannot be written: {failure.filename}: {failure.strerror}"
+
+
+async def run_learners(
+    agents: list[Any],
+    on_progress: Callable[[Progress], None] | None,
+    halt: Callable[[], str | None] = lambda: None,
+) -> dict[str, str]:
     """Release started learners together, wait until they finish, flush their traces.
 
+    ``halt`` says why the whole run must stop now (None: it need not), e.g. its trace cannot
+    be written: every agent still going stops with that reason, and nothing is flushed.
     Returns the failures by agent JID (an empty dict when every learner finished)."""
     for agent in agents:
         agent.release()
     try:
-        await _wait_for_learners(agents, on_progress)
+        await _wait_for_learners(agents, on_progress, halt)
     except asyncio.CancelledError:
         # Ctrl-C (the CLI cancels this task): stop the minds, keep what was learned and traced.
         current = asyncio.current_task()
@@ -794,6 +819,8 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
                     agent.bridge.checkpoints.save()
     for agent in agents:
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
+        if _is_learner(agent):  # its throughput counts the time it trained, however it ended
+            agent.bridge.session.stop_training_clock()
         stop: dict[str, Any] = {"reason": agent.failure or "finished"}
         if _is_learner(agent) and agent.bridge.stats.replayed_steps:
             stop["replayed_steps"] = agent.bridge.stats.replayed_steps
@@ -806,15 +833,25 @@ async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.
     interrupted = any(agent.failure == "interrupted" for agent in agents)
+    halted = halt() is not None
     flushed = await asyncio.gather(
-        *(agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted else 30.0) for agent in agents)
+        *(
+            agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted else 30.0)
+            for agent in agents
+            if not halted  # nothing more can be written: no acknowledgement will come
+        )
     )
-    for agent in filter(_is_learner, agents):
-        agent.bridge.checkpoints.write()  # the final table is kept even if telemetry is gone
     failures = {str(a.jid): a.failure for a in agents if a.failure}
-    for agent, ok in zip(agents, flushed, strict=True):
+    for agent, ok in zip(agents, flushed, strict=False):
         if not ok:
             failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
+    for agent in filter(_is_learner, agents):
+        checkpoints = agent.bridge.checkpoints
+        try:
+            checkpoints.write()  # the final table is kept even if telemetry is gone
+        except OSError as exc:  # a full disk: the previous checkpoint is whole (atomic writes)
+            why = f"its last checkpoint could not be written ({exc.strerror}); {checkpoints.path} is the one before"
+            failures[str(agent.jid)] = "; ".join(filter(None, (failures.get(str(agent.jid)), why)))
     return failures
 
 
@@ -822,9 +859,12 @@ def _is_learner(agent: Any) -> bool:
     return hasattr(agent, "bridge")
 
 
-async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
-    """Until every agent is done; once one has failed, the others get FAILURE_GRACE seconds
-    (team plans wait for each other: without this a failed teammate would hang the run)."""
+async def _wait_for_learners(
+    agents: list[Any], on_progress: Callable[[Progress], None] | None, halt: Callable[[], str | None]
+) -> None:
+    """Until every agent is done, or ``halt`` gives a reason to stop them all; once one has
+    failed, the others get FAILURE_GRACE seconds (team plans wait for each other: without
+    this a failed teammate would hang the run)."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
     total = sum(agent.bridge.session.episodes_target for agent in learners)
@@ -835,6 +875,12 @@ async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress]
             if on_progress is not None and learners:
                 on_progress(_progress(learners, total))
             if len(done) == len(waiters):
+                return
+            stop = halt()
+            if stop is not None:
+                for agent in agents:
+                    if not agent.done.is_set():
+                        agent.failure = f"stopped: {stop}"
                 return
             failed = [agent for agent in agents if agent.failure]
             if failed and failed_at is None:
@@ -888,12 +934,20 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
     return run_summary(run, spec, per_agent, steps, learn_seconds, wall)
 
 
+def resumed_summary(resumed_at: dict[str, int], agents: list[Any]) -> dict[str, Any]:
+    """What a resumed run's summary says of it: the episode each learner resumed at and the
+    env steps done before (not part of ``env_steps_per_second``, which is this process's)."""
+    before = sum(a.bridge.stats.resumed_env_steps for a in agents if _is_learner(a))
+    return {"episodes": dict(resumed_at), "env_steps_before": before}
+
+
 def run_summary(
     run: str, spec: ExperimentSpec, per_agent: dict[str, Any], env_steps: int, train_seconds: float, wall: float
 ) -> dict[str, Any]:
     """``summary.json``, the same from ``bdi-rl run`` (its live agents) and from the telemetry
     role (the trace): learners train side by side, so throughput is all their steps over
-    the longest training."""
+    the longest training. Both count the steps and the seconds of this process only (a
+    resumed run's earlier part is in ``resumed``); ``wall_seconds`` is this process's too."""
     return {
         "run": run,
         "env": spec.env.id,

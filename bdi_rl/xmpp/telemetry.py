@@ -8,11 +8,13 @@ back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next se
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, BinaryIO, Callable, ClassVar
 
 import orjson
 from spade.agent import Agent
@@ -55,6 +57,9 @@ class AgentStats:
 
     episodes: int = 0
     env_steps: int = 0
+    life_env_steps: int = 0
+    """env steps since its latest ``agent.start`` (a resumed run's agent starts a new life):
+    the steps of :attr:`train_seconds`"""
     started: float | None = None
     last_episode: float | None = None
     eval: dict[str, Any] | None = None
@@ -65,7 +70,7 @@ class AgentStats:
 
     @property
     def train_seconds(self) -> float:
-        """From the agent's start to its last episode, evaluations in between left out."""
+        """From the agent's (latest) start to its last episode, evaluations in between left out."""
         if self.started is None or self.last_episode is None:
             return 0.0
         end = self.last_episode
@@ -75,9 +80,13 @@ class AgentStats:
         kind, data = event["kind"], event["data"]
         if kind == AGENT_START:
             self.started = event["ts"]
+            self.life_env_steps = 0
+            self.last_episode = None
+            self.evaluated = []
         elif kind == EPISODE_END:
             self.episodes += 1
             self.env_steps += int(data.get("length", 0))
+            self.life_env_steps += int(data.get("length", 0))
             self.last_episode = event["ts"]
         elif kind == EVAL:
             self.eval = {k: data.get(k) for k in ("episodes", "mean_return", "success_rate")}
@@ -88,6 +97,11 @@ class AgentStats:
             self.qtable = data.get("path")
         elif kind == AGENT_STOP:
             self.stop = data
+
+
+class TraceWriteError(OSError):
+    """The trace cannot be written (the disk is full, the file system went read-only ...);
+    what was written before is whole (:meth:`TraceLog.accept`)."""
 
 
 class TraceLog:
@@ -103,7 +117,10 @@ class TraceLog:
         self.rejected = 0
         self.stats: dict[str, AgentStats] = {}
         self.recovered = self._recover() if path.exists() else 0
-        self._file: BinaryIO = open(path, "ab")
+        # Unbuffered: each batch is one write, and a failed one can be taken back whole.
+        self._file: BinaryIO = open(path, "ab", buffering=0)
+        self.failure: TraceWriteError | None = None
+        """why the trace could not be written; nothing more is accepted after it"""
 
     def _recover(self) -> int:
         """Continue an existing trace (telemetry restarted, a run resumed): learn each agent's
@@ -132,6 +149,8 @@ class TraceLog:
         """Append the batch's new lines as received; return (next seq wanted, whether a
         gap was seen). Lines already written are counted as duplicates and dropped."""
         agent = batch.agent
+        if self.failure is not None:
+            raise self.failure
         expected = self.next_seq.get(agent, 0)
         skip = expected - batch.first
         if skip < 0:
@@ -139,8 +158,7 @@ class TraceLog:
         self.duplicates += min(skip, len(batch.lines))
         lines = batch.lines[skip:]
         if lines:
-            self._file.write(batch.jsonl if skip == 0 else b"\n".join(lines) + b"\n")
-            self._file.flush()
+            self._append(batch.jsonl if skip == 0 else b"\n".join(lines) + b"\n")
             self.written += len(lines)
             expected += len(lines)
             for kind, line in zip(batch.kinds[skip:], lines, strict=True):
@@ -148,6 +166,22 @@ class TraceLog:
                     self.stats.setdefault(agent, AgentStats()).add(orjson.loads(line))
         self.next_seq[agent] = expected
         return expected, False
+
+    def _append(self, data: bytes) -> None:
+        """Append ``data`` whole, or not at all: a write that fails half-way (a full disk) is
+        cut off again, so the file never ends in a torn line; TraceWriteError then, and for
+        every later batch (their events stay unacknowledged with their agents)."""
+        fd = self._file.fileno()
+        end = os.lseek(fd, 0, os.SEEK_END)
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+            self.failure = TraceWriteError(exc.errno, exc.strerror, str(self.path))
+            raise self.failure from None
 
     def close(self) -> None:
         self._file.close()
@@ -186,7 +220,13 @@ class TraceReceiver(CyclicBehaviour):
             agent.trace_log.rejected += 1
             log.warning("telemetry: %s sent a batch of run %r, not %r; rejected", sender, batch.run, agent.run)
             return
-        upto, gap = agent.trace_log.accept(batch)
+        already_failed = agent.trace_log.failure is not None
+        try:
+            upto, gap = agent.trace_log.accept(batch)
+        except TraceWriteError as exc:  # no ack: the events stay with their agent
+            if not already_failed:
+                agent.on_trace_failure(exc)
+            return
         body = {"upto": upto, "gap": True} if gap else {"upto": upto}
         # To the bare JID: after a reconnection the batch's full JID may be a session that is gone.
         await self.send(Message(to=sender, body=orjson.dumps(body).decode(), metadata=ACK_METADATA))
@@ -233,6 +273,12 @@ class TelemetryAgent(Agent):
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
         self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
+        self.on_trace_failure: Callable[[TraceWriteError], None] = self._log_trace_failure
+        """called once when the trace cannot be written any more (the run cannot go on)"""
+
+    @staticmethod
+    def _log_trace_failure(exc: TraceWriteError) -> None:
+        log.warning("telemetry: cannot write %s: %s; what was written is whole", exc.filename, exc.strerror)
 
     def claim(self, group: str, claimant: str) -> str:
         """An agent name of ``group`` no process has claimed or started yet (idempotent)."""
@@ -249,10 +295,12 @@ class TelemetryAgent(Agent):
         raise LookupError(f"every agent of group {group!r} is already claimed")
 
     def record_run_event(self, kind: str, data: Mapping[str, Any]) -> None:
-        """Run-level events (run.start, run.stop) are telemetry's own, written directly."""
+        """Run-level events (run.start, run.stop) are telemetry's own, written directly (not
+        at all once the trace cannot be written: the run is failing then)."""
         tracer = self.tracer
         tracer.emit(kind, data)
-        self.trace_log.accept(decode_batch(encode_batch(tracer.run, tracer.agent, list(tracer.pending))))
+        with contextlib.suppress(TraceWriteError):
+            self.trace_log.accept(decode_batch(encode_batch(tracer.run, tracer.agent, list(tracer.pending))))
         tracer.ack(tracer.seq)
 
     async def setup(self) -> None:

@@ -8,6 +8,11 @@ function renderSummary(run) {
   document.title = "bdi-rl " + run.run;
   document.getElementById("run-title").textContent = run.run;
   document.getElementById("live").hidden = !run.live;
+  const ended = document.getElementById("state");  // interrupted, failed, abandoned: say so
+  ended.hidden = run.live || run.state === "finished";
+  ended.textContent = run.state;
+  ended.title = run.state_why;
+  ended.className = "badge state-" + run.state;
   const indexing = document.getElementById("indexing");
   indexing.hidden = run.indexing === null;
   indexing.textContent = run.indexing === null ? "" : "indexing " + Math.floor(run.indexing * 100) + " %";

@@ -38,8 +38,9 @@ async function loadRuns() {
     const evalReturn = evaluated ? fmt(evaluated.mean_return) : "-";
     const evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
     const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
-    body.append(el("tr", {class: run.live ? "live" : ""},
-      el("td", {}, pick(run.run)), el("td", {}, link), el("td", {}, (run.live ? "live" : "finished") +
+    // live, finished, interrupted, failed or abandoned; what it rests on in the tooltip
+    body.append(el("tr", {class: run.state},
+      el("td", {}, pick(run.run)), el("td", {}, link), el("td", {title: run.state_why}, run.state +
         (run.indexing === null ? "" : " · indexing " + Math.floor(run.indexing * 100) + " %")), el("td", {}, run.env || "-"),
       el("td", {}, run.experiment || "-"), el("td", {}, run.agents.map(shortName).join(", ")),
       el("td", {}, run.learners), el("td", {}, run.episodes),
