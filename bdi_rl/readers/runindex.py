@@ -511,7 +511,7 @@ class RunIndex:
             "env": (spec.get("env") or {}).get("id"),
             "experiment": spec.get("name"),
             "agents": sorted(self.agents),
-            "learners": len(learners),
+            "learners": _spec_learners(spec) or len(learners),  # also those a run stopped early never traced
             "episodes": max((len(a.episodes) for a in learners), default=0),
             "final_eval": _mean_eval(finals),
             "started": start["ts"] if start else None,
@@ -521,6 +521,18 @@ class RunIndex:
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
         }
+
+
+def _spec_learners(spec: dict[str, Any]) -> int:
+    """The learners the run's spec names (0 when it cannot be read): every group's ``count``
+    (1 by default) whose ``role`` is ``learner`` (the default)."""
+    groups = spec.get("agents")
+    counts = [
+        group.get("count", 1)
+        for group in (groups if isinstance(groups, list) else [])
+        if isinstance(group, dict) and group.get("role", "learner") == "learner"
+    ]
+    return sum(count for count in counts if isinstance(count, int))
 
 
 def _sources(data: dict[str, Any]) -> list[str]:
