@@ -183,3 +183,35 @@ def test_plot_shows_the_team_return_of_each_joint_episode(world_runs) -> None:
     right = [a for a in fig.axes if a is not ax][0]
     assert list(right.get_lines()[0].get_ydata()) == pytest.approx(list(rolling_mean(np.array(team))))
     plt.close(fig)
+
+
+async def test_the_qtable_panel_of_a_seated_learner_shows_its_own_table(aiohttp_client, world_runs) -> None:
+    """A learner in a shared world: its table is its seat's (the run's [env] names the world,
+    which no gymnasium registry holds): shown as numbers, saying why there is no map, as
+    ``bdi-rl qtable show`` reads the same file."""
+    import numpy as np
+
+    from bdi_rl.rl.checkpoint import load_checkpoint
+
+    client = await aiohttp_client(create_app(world_runs))
+    for spec, agent in (("climbing", "player-1"), ("climbing", "player-2"), ("foraging", "forager-2")):
+        run_dir = run_named(world_runs, spec)
+        q = load_checkpoint(run_dir / "qtables" / f"{agent}.npz").q
+        shown = await (await client.get(f"/api/runs/{run_dir.name}/agents/{agent}/qtable")).json()
+        assert "error" not in shown, shown
+        table = shown["table"]
+        assert table["why"].startswith(f"{agent} learns in the shared world {run_dir.name.split('__')[0]}:")
+        assert (table["states"], table["actions"]) == q.shape and table["agent"] == agent
+        updated = [s for s in range(q.shape[0]) if np.ptp(q[s]) >= 1e-6]
+        assert table["updated"] == len(updated) > 0
+        assert table["rows"] == [[s, list(q[s])] for s in updated[:16]]
+        assert (table["max_q"], table["min_q"]) == (q.max(), q.min())
+        start = next(e for e in read_trace(run_dir / "trace.jsonl")
+                     if e["kind"] == "agent.start" and e["agent"].startswith(agent + "@"))
+        assert table["action_names"] == start["data"]["actions"]
+        result = run_cli("qtable", "show", str(run_dir / "qtables" / f"{agent}.npz"))
+        assert result.returncode == 0 and f"{len(updated)} of {q.shape[0]} states updated" in result.stdout
+    # the climbing players settled on the optimum (0, 0): the greedy action of their one state is a0
+    climbing = run_named(world_runs, "climbing").name
+    player = (await (await client.get(f"/api/runs/{climbing}/agents/player-1/qtable")).json())["table"]
+    assert np.argmax(player["rows"][0][1]) == 0

@@ -32,7 +32,7 @@ from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.mindnotes import mind_notes
-from bdi_rl.readers.qgrid import QGridError, load_qgrid
+from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.pattern import PatternError, parse_pattern
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.search import Scope, search
@@ -381,14 +381,19 @@ async def api_mind(request: web.Request) -> web.Response:
 
 
 async def api_qtable(request: web.Request) -> web.Response:
-    """The agent's latest Q-table checkpoint on its grid (``{"error": why}`` when there is none)."""
+    """The agent's latest Q-table checkpoint on its grid, or as numbers (``{"table": ...}``)
+    when it has no map, saying why (a shared world's seat ...); ``{"error": why}`` when it
+    has no readable checkpoint (``readers.qgrid``)."""
     index = _index(request)
     jid = _agent(index, request.match_info["agent"])
+    names = index.agents[jid].action_names
     try:
-        grid = load_qgrid(index.run_dir, jid.split("@", 1)[0])
+        view = await asyncio.to_thread(load_qview, index.run_dir, jid.split("@", 1)[0], names)
     except QGridError as exc:
         return json_response({"error": str(exc)})
-    return json_response(dataclasses.asdict(grid))
+    if isinstance(view, QTable):
+        return json_response({"table": dataclasses.asdict(view)})
+    return json_response(dataclasses.asdict(view))
 
 
 async def api_search(request: web.Request) -> web.Response:
