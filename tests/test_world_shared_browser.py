@@ -92,7 +92,9 @@ def test_every_agent_and_the_food_on_the_lbforaging_map(browser, viewer, world_r
     assert canvas.get_attribute("data-agent-cell") == f"{first['x']},{first['y']}"
     assert "joint step 1 of" in page.text_content("#world-frame")
     assert "forager-1: blue" in page.text_content("#world-note")
-    assert page.is_hidden("#world-video")  # no GIF of a joint episode
+    assert page.is_visible("#world-video")  # the joint episode as bdi-rl render draws it
+    video = page.request.get(viewer.url + page.get_attribute("#world-video", "href"))
+    assert video.ok and video.headers["content-type"] == "image/gif" and video.body().startswith(b"GIF8")
     page.click("#world-forward")
     page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '1'")
     assert canvas.get_attribute("data-position") == str(expected[1]["position"])
