@@ -897,3 +897,24 @@ async def test_a_handler_that_fails_is_a_500_with_the_headers_and_its_traceback_
     assert headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
     failures = [r for r in caplog.records if r.exc_info]
     assert len(failures) == 1 and "injected fault" in str(failures[0].exc_info[1])
+
+
+async def test_a_handler_that_fails_mid_answer_closes_the_connection_and_logs_it_once(runs, monkeypatch, caplog):
+    """The live stream fails after its headers went out (injected): nothing can replace the
+    answer, so the connection closes; the bug's traceback is logged once, and nothing else."""
+    from bdi_rl.readers import viewer
+
+    async def broken(request, index, response):
+        await response.write(b"event: update\ndata: {}\n\n")
+        raise RuntimeError("injected fault mid-stream")
+
+    monkeypatch.setattr(viewer, "_stream_updates", broken)
+    run = _run_named(runs, "tiny").name
+    with caplog.at_level(logging.DEBUG):
+        async with _listening_viewer(runs) as port:
+            status, headers, body = await raw_request(
+                port, f"GET /api/runs/{run}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            assert status == 200 and headers["Content-Security-Policy"] and b"event: update" in body
+            assert b"500" not in body  # no second answer written into the stream
+    failures = [r for r in caplog.records if r.exc_info]
+    assert len(failures) == 1 and "injected fault mid-stream" in str(failures[0].exc_info[1])

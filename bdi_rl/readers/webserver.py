@@ -197,10 +197,9 @@ class _RequestHandler(web.RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
-        if request.writer.output_size > 0 or (status >= 500 and isinstance(exc, ConnectionError)):
-            # An answer already under way, or a client gone mid-answer: nothing more can be
-            # said; aiohttp closes the connection (and logs what it must).
-            return super().handle_error(request, status, exc, message)
+        if isinstance(exc, ConnectionError):  # the client went away: no one to answer, nothing wrong here
+            log.debug("viewer: the client of %s %s went away", request.method, request.rel_url.path[:200])
+            raise ConnectionError("the client went away") from exc  # aiohttp closes the connection
         text = _what_was_wrong(exc, status)
         if status == HTTPStatus.INTERNAL_SERVER_ERROR:  # a bug: its traceback belongs in the log
             log.error("viewer: %s %s failed", request.method, request.rel_url.path[:200], exc_info=exc)
@@ -208,6 +207,8 @@ class _RequestHandler(web.RequestHandler):
             log.warning("viewer: %s %s: %s", request.method, request.rel_url.path[:200], text)
         else:
             log.debug("viewer: refused a request from %s: %s", request.remote, text)
+        if request.writer.output_size > 0:  # an answer under way cannot be replaced: aiohttp closes it
+            raise ConnectionError(f"{text}, with an answer under way")
         response = plain_answer(status, text)
         response.force_close()
         return response
