@@ -164,7 +164,7 @@ async def test_a_run_directory_cannot_make_the_viewer_run_code(aiohttp_client, r
     panel = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/qtable")).json()
     assert "subprocess:run is an entry point" in panel["table"]["why"]
     world = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/world?episode=1")).json()
-    assert "subprocess:run is an entry point" in world["error"]
+    assert "subprocess:run; the trace records no map, and the entry point" in world["error"]
     assert not marker.exists()
 
 
