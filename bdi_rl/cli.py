@@ -77,6 +77,26 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 _host_port.__name__ = "HOST:PORT"
+
+
+#: A DNS host name: dot-separated labels of letters, digits and inner hyphens.
+_HOST_NAME = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*"
+
+
+def _host_name(text: str) -> str:
+    """An argparse type: a DNS host name (``--allow-host``; IP literals are always allowed)."""
+    import re
+
+    if len(text) > 253 or not re.fullmatch(_HOST_NAME, text):
+        raise argparse.ArgumentTypeError(f"expected a host name such as viewer.example.org, got {text[:60]!r}")
+    return text.lower()
+
+
+_host_name.__name__ = "NAME"
+_ALLOW_HOST_HELP = (
+    "a host name the viewer also answers to (a reverse proxy's; repeatable). It answers to "
+    "IP addresses, localhost and the name it is bound to, and refuses other names (DNS rebinding)"
+)
 _COUNT = _number(int, 0)
 
 
@@ -153,18 +173,21 @@ def _parser() -> argparse.ArgumentParser:
         type=_host_port,
         help="also serve the web viewer over --runs, until stopped (compose)",
     )
+    telemetry.add_argument("--allow-host", action="append", default=[], type=_host_name, help=_ALLOW_HOST_HELP)
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
     view.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     view.add_argument(
         "--host", default="127.0.0.1", help="bind address (default 127.0.0.1; anything else exposes your traces)"
     )
     view.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
+    view.add_argument("--allow-host", action="append", default=[], type=_host_name, help=_ALLOW_HOST_HELP)
     serve = sub.add_parser("serve", help="the viewer as a control surface: start, queue and stop runs and seed sweeps")
     serve.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     serve.add_argument(
         "--host", default="127.0.0.1", help="bind address (default 127.0.0.1; anything else exposes your traces)"
     )
     serve.add_argument("--port", type=_PORT, default=8765, help="port (default: 8765)")
+    serve.add_argument("--allow-host", action="append", default=[], type=_host_name, help=_ALLOW_HOST_HELP)
     serve.add_argument(
         "--jobs", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
     )
@@ -406,17 +429,26 @@ def _print_failures(failures: dict[str, str]) -> None:
         print(f"bdi-rl: {who} failed: {reason}", file=sys.stderr)
 
 
-def _start_viewer(loop: Any, runs: Path, host: str, port: int) -> Any:
+def _start_viewer(loop: Any, runs: Path, host: str, port: int, allow_hosts: Sequence[str] = ()) -> Any:
     """Start the viewer on ``loop`` (beside a run or telemetry); BadInput if it cannot listen."""
     from bdi_rl.readers.viewer import start_viewer
+    from bdi_rl.readers.webserver import url_of
 
     runs.mkdir(parents=True, exist_ok=True)
     try:
-        viewer = loop.run_until_complete(start_viewer(runs, host, port))
+        viewer = loop.run_until_complete(start_viewer(runs, host, port, allow_hosts))
     except OSError as exc:
-        raise BadInput(f"viewer: cannot listen on {host}:{port}: {exc.strerror}") from None
-    print(f"bdi-rl viewer: http://{host}:{port}/", file=sys.stderr, flush=True)
+        raise BadInput(_cannot_listen("viewer", host, port, exc)) from None
+    print(f"bdi-rl viewer: {url_of(host, port)}", file=sys.stderr, flush=True)
     return viewer
+
+
+def _cannot_listen(what: str, host: str, port: int, exc: OSError) -> str:
+    """One line for an address the viewer cannot bind (a port in use: someone else's server);
+    the reason as the OS says it (asyncio's own message repeats the address)."""
+    import os
+
+    return f"{what}: cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
 
 
 def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, int]:
@@ -464,7 +496,8 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     loop = event_loop()
     viewer = None
     if args.view is not None:
-        viewer = _start_viewer(loop, args.runs, *args.view)
+        view_host, view_port = args.view
+        viewer = _start_viewer(loop, args.runs, view_host, view_port, args.allow_host)
     run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume))
     print(run_dir, flush=True)
     if viewer is not None:
@@ -478,11 +511,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     from bdi_rl.readers.viewer import serve
 
     _check_runs(args.runs, must_exist=True)
-    print(f"bdi-rl viewer: http://{args.host}:{args.port}/  (runs in {args.runs}; Ctrl-C stops)", flush=True)
-    try:
-        serve(args.runs, args.host, args.port)
+    try:  # prints its URL once it listens: never one that is someone else's server
+        serve(args.runs, args.host, args.port, args.allow_host)
     except OSError as exc:
-        raise BadInput(f"--host/--port: cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        raise BadInput(_cannot_listen("--host/--port", args.host, args.port, exc)) from None
     return EXIT_OK
 
 
@@ -494,9 +526,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     args.runs.mkdir(parents=True, exist_ok=True)
     try:
-        serve(args.runs, args.host, args.port, args.jobs or os.cpu_count() or 1)
+        serve(args.runs, args.host, args.port, args.jobs or os.cpu_count() or 1, args.allow_host)
     except OSError as exc:
-        raise BadInput(f"--host/--port: cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        raise BadInput(_cannot_listen("--host/--port", args.host, args.port, exc)) from None
     return EXIT_OK
 
 

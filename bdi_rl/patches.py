@@ -51,6 +51,14 @@ PATCHES: tuple[Patch, ...] = (
         "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches)",
     ),
     Patch(
+        "aiohttp",
+        "3.14.5",
+        ("bdi_rl.readers.webserver",),
+        "the viewer's connections answer what aiohttp refuses itself (a request line over 8 KB, a "
+        "malformed request) with the security headers and one line, and log no traceback for it "
+        "(readers.webserver: a RequestHandler subclass, made by the app's server per use)",
+    ),
+    Patch(
         "pyjabber",
         "0.4.5",
         ("bdi_rl.xmpp.server",),

@@ -6,8 +6,10 @@ each case through the entry point that really receives it.
 - BDI messages to a running agent and trace batches to a running telemetry agent, over a real
   XMPP server: each refused, counted and logged; the agent or telemetry goes on working, and
   the trace file holds only the good events.
-- URLs to the viewer: refused with 4xx and the security headers; nothing served from outside
-  the runs; nothing on disk changed; the viewer keeps answering.
+- URLs and raw requests to the viewer, over a socket to a real listening one: refused with 4xx,
+  the security headers and one line (aiohttp's own refusals too: a request line or header over
+  8 KB, a malformed request); nothing served from outside the runs; no traceback logged;
+  nothing on disk changed; the viewer keeps answering.
 
 Unit-level checks of the same decoders (28 malformed batch bodies in ``test_trace.py``, more
 bodies in ``test_wire.py``) and hypothesis fuzzing (``test_fuzz.py``) complement this corpus.
@@ -796,23 +798,133 @@ URL_CASES: dict[str, tuple[str, tuple[int, ...]]] = {
     "url: zero message limit": (f"/api/runs/{TINY}/messages?limit=0", (400,)),
     "url: markup as a functor filter": (f"/api/runs/{TINY}/messages?hide=%3Cscript%3E", (400,)),
     "url: very long run name": ("/api/runs/" + "r" * 6000, (404,)),
-    "url: request line over 8 KB": ("/api/runs/" + "r" * 20_000, (400, 414)),
+    "url: request line over 8 KB": ("/api/runs/" + "r" * 20_000, (400,)),
+    # aiohttp answers these itself, before any route: the viewer's server makes those answers its own
+    "url: path of 10,000 characters": ("/" + "p" * 10_000, (400,)),
+    "url: query of 10,000 characters": ("/api/runs?" + "q" * 10_000, (400,)),
+    "url: no such route": ("/wp-admin/setup.php", (404,)),
+}
+
+#: Requests no browser sends, byte for byte over a socket, and the status each gets.
+RAW_CASES: dict[str, tuple[bytes, int]] = {
+    "raw: header of 20,000 characters": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"h" * 20_000
+                                         + b"\r\n\r\n", 400),
+    "raw: 200 headers": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", 400),
+    "raw: malformed request line": (b"GET /api/runs HTTP/9.9 extra\r\nHost: 127.0.0.1\r\n\r\n", 400),
+    "raw: no method": (b"/api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
+    "raw: NUL in the method": (b"GE\x00T / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
+    "raw: not HTTP at all": (b"hello there\r\n\r\n", 400),
+    "raw: TLS on the HTTP port": (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64, 400),
+    "raw: malformed header": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n", 400),
+    "raw: two Host headers": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", 400),
+    "raw: a method no route takes": (b"DELETE /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                                     405),
+    "raw: an expectation it cannot meet": (b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 999-x\r\n"
+                                           b"Connection: close\r\nContent-Length: 1\r\n\r\nx", 417),
 }
 
 
-@pytest.mark.parametrize("name", sorted(URL_CASES))
-async def test_bad_url_is_refused_and_the_viewer_goes_on(name, aiohttp_client, runs):
-    path, statuses = URL_CASES[name]
-    path = path.replace(TINY, _run_named(runs, "tiny").name)
+async def raw_request(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` as it is and read the whole answer: status, headers, body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), headers, body
+
+
+@contextlib.asynccontextmanager
+async def _listening_viewer(runs: Path) -> AsyncIterator[int]:
+    """``bdi-rl view``'s server over ``runs``, listening on a free loopback port."""
+    from bdi_rl.readers.viewer import start_viewer
+
+    port = free_port()
+    runner = await start_viewer(runs, "127.0.0.1", port)
+    try:
+        yield port
+    finally:
+        await runner.cleanup()
+
+
+def _assert_refused_in_one_line(status: int, headers: dict[str, str], body: bytes, statuses: tuple[int, ...]) -> None:
+    assert status in statuses, (status, body[:300])
+    for header, value in SECURITY_HEADERS.items():
+        assert headers.get(header) == value, (header, headers)
+    text = body.decode("utf-8", "replace")
+    assert "root:" not in text and "import " not in text and "Traceback" not in text
+    assert len(text) < 300 and text.rstrip("\n").count("\n") == 0, text  # one line, never the request echoed
+
+
+def _no_traceback_logged(caplog) -> None:
+    logged = [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert not logged, [r.getMessage() for r in logged]
+
+
+@pytest.mark.parametrize("name", sorted(URL_CASES) + sorted(RAW_CASES))
+async def test_bad_url_is_refused_and_the_viewer_goes_on(name, runs, caplog):
+    """Each over a socket to a real listening viewer: a 4xx with the security headers and one
+    line, nothing from outside the runs, no traceback in the log, nothing on disk changed,
+    and the viewer answers the next request."""
+    if name in URL_CASES:
+        path, statuses = URL_CASES[name]
+        path = path.replace(TINY, _run_named(runs, "tiny").name)
+        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+    else:
+        request, status = RAW_CASES[name]
+        statuses = (status,)
     before = {p: p.stat().st_mtime_ns for p in runs.rglob("*")}
-    client = await aiohttp_client(create_app(runs))
-    response = await client.get(path)
-    assert response.status in statuses, await response.text()
-    text = await response.text()
-    assert "root:" not in text and "import " not in text and len(text) < 2000
-    if response.status != 414 and "Got more than" not in text:  # aiohttp's own line-length refusal
-        for header, value in SECURITY_HEADERS.items():
-            assert response.headers[header] == value
-    assert (await client.get("/api/runs")).status == 200  # still serving
+    with caplog.at_level(logging.DEBUG):
+        async with _listening_viewer(runs) as port:
+            _assert_refused_in_one_line(*await raw_request(port, request), statuses)
+            status, headers, _ = await raw_request(port, b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                         b"Connection: close\r\n\r\n")
+            assert status == 200 and headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+    _no_traceback_logged(caplog)
     assert {p: p.stat().st_mtime_ns for p in runs.rglob("*")} == before
 
+
+async def test_a_handler_that_fails_is_a_500_with_the_headers_and_its_traceback_logged(runs, monkeypatch, caplog):
+    """A bug (here injected: a handler that raises) is a 500 of one line with the security
+    headers; its traceback goes to the log, once, as a bug's should."""
+    from bdi_rl.readers import viewer
+
+    async def broken(request):
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(viewer, "api_kinds", broken)
+    with caplog.at_level(logging.DEBUG):
+        async with _listening_viewer(runs) as port:
+            status, headers, body = await raw_request(
+                port, b"GET /api/kinds HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    assert status == 500 and body == b"500 Internal Server Error\n"
+    assert headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+    failures = [r for r in caplog.records if r.exc_info]
+    assert len(failures) == 1 and "injected fault" in str(failures[0].exc_info[1])
+
+
+async def test_a_handler_that_fails_mid_answer_closes_the_connection_and_logs_it_once(runs, monkeypatch, caplog):
+    """The live stream fails after its headers went out (injected): nothing can replace the
+    answer, so the connection closes; the bug's traceback is logged once, and nothing else."""
+    from bdi_rl.readers import viewer
+
+    async def broken(request, index, response):
+        await response.write(b"event: update\ndata: {}\n\n")
+        raise RuntimeError("injected fault mid-stream")
+
+    monkeypatch.setattr(viewer, "_stream_updates", broken)
+    run = _run_named(runs, "tiny").name
+    with caplog.at_level(logging.DEBUG):
+        async with _listening_viewer(runs) as port:
+            status, headers, body = await raw_request(
+                port, f"GET /api/runs/{run}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            assert status == 200 and headers["Content-Security-Policy"] and b"event: update" in body
+            assert b"500" not in body  # no second answer written into the stream
+    failures = [r for r in caplog.records if r.exc_info]
+    assert len(failures) == 1 and "injected fault mid-stream" in str(failures[0].exc_info[1])

@@ -163,7 +163,7 @@ def test_sigterm_stops_the_viewer(tmp_path):
     port = free_port()
     proc = _start("view", "--runs", str(tmp_path), "--port", str(port))
     try:
-        time.sleep(2.0)
+        assert proc.stdout.readline().startswith("bdi-rl viewer: http://")  # printed once it listens
         _, err, _ = _terminate(proc)
     finally:
         proc.kill()

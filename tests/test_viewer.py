@@ -4,6 +4,7 @@ safety, read-only."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -134,6 +135,38 @@ async def test_qtable_of_a_grid_world(aiohttp_client, runs):
     hostile = _run_named(runs, "hostile").name
     missing = await (await client.get(f"/api/runs/{hostile}/agents/learner/qtable")).json()
     assert "no Q-table checkpoint" in missing["error"]
+
+
+async def test_a_run_directory_cannot_make_the_viewer_run_code(aiohttp_client, runs, tmp_path):
+    """A runs directory from elsewhere whose spec.toml names an entry point (here one that
+    would run a command): the Q-table and world panels rebuild no env from it, they say why."""
+    import numpy as np
+
+    from bdi_rl.rl.checkpoint import save_checkpoint
+
+    source = _run_named(runs, "tiny")
+    run_dir = tmp_path / "runs" / source.name
+    shutil.copytree(source, run_dir)
+    marker = tmp_path / "ran"
+    spec = (run_dir / "spec.toml").read_text()
+    env_table = spec[spec.index("[env]"):spec.index("[[agents]]")]
+    (run_dir / "spec.toml").write_text(spec.replace(env_table, f'[env]\nid = "subprocess:run"\n\n'
+                                                               f'[env.kwargs]\nargs = ["touch", "{marker}"]\n\n'))
+    # a checkpoint that does not say its env, and a trace that does not record the map
+    save_checkpoint(run_dir / "qtables" / "learner.npz", np.zeros((16, 4)), {"agent": "learner", "episodes": 1})
+    lines = (run_dir / "trace.jsonl").read_bytes().splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        event = json.loads(line)
+        if event["kind"] == "agent.start" and event["agent"] == "learner@localhost":
+            event["data"].pop("world")
+            lines[k] = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+    (run_dir / "trace.jsonl").write_bytes(b"".join(lines))
+    client = await aiohttp_client(create_app(tmp_path / "runs"))
+    panel = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/qtable")).json()
+    assert "subprocess:run is an entry point" in panel["table"]["why"]
+    world = await (await client.get(f"/api/runs/{run_dir.name}/agents/learner/world?episode=1")).json()
+    assert "subprocess:run; the trace records no map, and the entry point" in world["error"]
+    assert not marker.exists()
 
 
 def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec):

@@ -276,7 +276,7 @@ def test_an_env_without_a_map_has_no_world_view(tmp_path):
                     .replace("episodes = 20", "episodes = 2"))
     run_dir = learner_run(tmp_path / "runs", spec, trace="step")
     assert "world" not in _events(run_dir)[0]["data"]
-    with pytest.raises(WorldError, match=r"^env: no world view for this env \(tests.test_world:Corridor\)"):
+    with pytest.raises(WorldError, match=r"^env: no world view for this env \(tests.test_world:Corridor; the trace"):
         episode_world(_index(run_dir), LEARNER, 0)
 
 

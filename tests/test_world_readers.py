@@ -126,8 +126,8 @@ async def test_the_world_view_says_why_there_is_no_map(aiohttp_client, world_run
     )
     response = await client.get(f"/api/runs/{foraging}/agents/world/world?episode=99")
     assert response.status == 404
-    with pytest.raises(WorldError, match="not rendered as video"):
-        render_episode(_index(run_named(world_runs, "foraging")), WORLD, 3, "gif")
+    with pytest.raises(WorldError, match="has no map"):
+        render_episode(_index(run_named(world_runs, "climbing")), WORLD, 3, "gif")
 
 
 async def test_a_world_step_is_shown_as_a_joint_step(aiohttp_client, world_runs) -> None:
@@ -183,3 +183,104 @@ def test_plot_shows_the_team_return_of_each_joint_episode(world_runs) -> None:
     right = [a for a in fig.axes if a is not ax][0]
     assert list(right.get_lines()[0].get_ydata()) == pytest.approx(list(rolling_mean(np.array(team))))
     plt.close(fig)
+
+
+async def test_the_qtable_panel_of_a_seated_learner_shows_its_own_table(aiohttp_client, world_runs) -> None:
+    """A learner in a shared world: its table is its seat's (the run's [env] names the world,
+    which no gymnasium registry holds): shown as numbers, saying why there is no map, as
+    ``bdi-rl qtable show`` reads the same file."""
+    import numpy as np
+
+    from bdi_rl.rl.checkpoint import load_checkpoint
+
+    client = await aiohttp_client(create_app(world_runs))
+    for spec, agent in (("climbing", "player-1"), ("climbing", "player-2"), ("foraging", "forager-2")):
+        run_dir = run_named(world_runs, spec)
+        q = load_checkpoint(run_dir / "qtables" / f"{agent}.npz").q
+        shown = await (await client.get(f"/api/runs/{run_dir.name}/agents/{agent}/qtable")).json()
+        assert "error" not in shown, shown
+        table = shown["table"]
+        assert table["why"].startswith(f"{agent} learns in the shared world {run_dir.name.split('__')[0]}:")
+        assert (table["states"], table["actions"]) == q.shape and table["agent"] == agent
+        updated = [s for s in range(q.shape[0]) if np.ptp(q[s]) >= 1e-6]
+        assert table["updated"] == len(updated) > 0
+        assert table["rows"] == [[s, list(q[s])] for s in updated[:16]]
+        assert (table["max_q"], table["min_q"]) == (q.max(), q.min())
+        start = next(e for e in read_trace(run_dir / "trace.jsonl")
+                     if e["kind"] == "agent.start" and e["agent"].startswith(agent + "@"))
+        assert table["action_names"] == start["data"]["actions"]
+        result = run_cli("qtable", "show", str(run_dir / "qtables" / f"{agent}.npz"))
+        assert result.returncode == 0 and f"{len(updated)} of {q.shape[0]} states updated" in result.stdout
+    # the climbing players settled on the optimum (0, 0): the greedy action of their one state is a0
+    climbing = run_named(world_runs, "climbing").name
+    player = (await (await client.get(f"/api/runs/{climbing}/agents/player-1/qtable")).json())["table"]
+    assert np.argmax(player["rows"][0][1]) == 0
+
+
+def _nearest_ink(pixel: tuple[int, ...], inks: dict[str, str]) -> str:
+    """The name of the colour in ``inks`` nearest ``pixel`` (a GIF's palette shifts colours)."""
+    def distance(ink: str) -> int:
+        return sum((int(ink[k:k + 2], 16) - pixel[j]) ** 2 for j, k in enumerate((1, 3, 5)))
+    return min(inks, key=lambda name: distance(inks[name]))
+
+
+def test_render_draws_a_joint_episode_with_every_agent_where_the_world_steps_put_it(world_runs, tmp_path) -> None:
+    """``bdi-rl render`` of the world agent's joint episode on lbforaging: a frame per
+    world.step, each agent drawn in its colour on the cell that step left it on, as they move."""
+    from PIL import Image
+
+    from bdi_rl.readers.render import CELL, JOINT_INK
+
+    run_dir = run_named(world_runs, "foraging")
+    steps = _steps(run_dir)
+    episode = next(e for e in range(20) if all(
+        len({tuple(s["positions"][i]) for s in steps if s["episode"] == e}) > 2 for i in range(2)))
+    expected = [s for s in steps if s["episode"] == episode]
+    out = tmp_path / "joint.gif"
+    result = run_cli("render", str(run_dir), "--agent", "world", "--episode", str(episode), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith(f"{len(expected)} frames")
+    inks = {"forager-1": JOINT_INK[0], "forager-2": JOINT_INK[1], "floor": "#eeeeee", "food": "#8c8c00"}
+    with Image.open(out) as gif:
+        assert gif.n_frames == len(expected)
+        for k, step in enumerate(expected):
+            gif.seek(k)
+            frame = gif.convert("RGB")
+            for i, (x, y) in enumerate(step["positions"]):
+                shared = sum(1 for p in step["positions"][:i] if list(p) == [x, y])
+                # the left of the agent's disc (its number is written in the middle)
+                point = (int((x + 0.5) * CELL + shared * CELL * 0.15 - 9), int((y + 0.5) * CELL))
+                assert _nearest_ink(frame.getpixel(point), inks) == f"forager-{i + 1}", (k, i, step)
+            for x, y, _ in step["items"]:  # the food left, at its cell's corner (no agent's disc there)
+                assert _nearest_ink(frame.getpixel((x * CELL + 12, y * CELL + 12)), inks) == "food", (k, step)
+
+
+def test_render_of_a_shared_world_without_a_map_or_of_a_seat_is_one_line(world_runs, tmp_path) -> None:
+    out = tmp_path / "ep.gif"
+    for spec, agent, message in (("climbing", "world", "env: the shared world climbing_game_v0 has no map"),
+                                 ("foraging", "forager-1", "agent: forager-1 acts in a shared world")):
+        result = run_cli("render", str(run_named(world_runs, spec)), "--agent", agent, "--episode", "3",
+                         "-o", str(out))
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+        assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_world_panels_video_of_a_joint_episode(aiohttp_client, world_runs) -> None:
+    from PIL import Image
+
+    run_dir = run_named(world_runs, "foraging")
+    client = await aiohttp_client(create_app(world_runs))
+    response = await client.get(f"/api/runs/{run_dir.name}/agents/world/render?episode=5")
+    assert response.status == 200 and response.headers["Content-Type"] == "image/gif"
+    with Image.open(io.BytesIO(await response.read())) as gif:
+        assert gif.n_frames == sum(1 for s in _steps(run_dir) if s["episode"] == 5)
+
+
+def test_the_video_colours_are_the_world_panels() -> None:
+    import re
+
+    from bdi_rl.readers.render import JOINT_INK
+
+    world_js = (ROOT / "bdi_rl" / "readers" / "static" / "world.js").read_text()
+    listed = re.search(r"const JOINT_INK = \[([^\]]*)\]", world_js)[1]
+    assert tuple(re.findall(r'"(#[0-9a-f]{6})"', listed)) == JOINT_INK

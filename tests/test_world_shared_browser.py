@@ -92,12 +92,38 @@ def test_every_agent_and_the_food_on_the_lbforaging_map(browser, viewer, world_r
     assert canvas.get_attribute("data-agent-cell") == f"{first['x']},{first['y']}"
     assert "joint step 1 of" in page.text_content("#world-frame")
     assert "forager-1: blue" in page.text_content("#world-note")
-    assert page.is_hidden("#world-video")  # no GIF of a joint episode
+    assert page.is_visible("#world-video")  # the joint episode as bdi-rl render draws it
+    video = page.request.get(viewer.url + page.get_attribute("#world-video", "href"))
+    assert video.ok and video.headers["content-type"] == "image/gif" and video.body().startswith(b"GIF8")
     page.click("#world-forward")
     page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '1'")
     assert canvas.get_attribute("data-position") == str(expected[1]["position"])
     # the inspector follows the player: its event is that joint step
     page.wait_for_function(f"() => document.getElementById('position').value === '{expected[1]['position']}'")
     assert "world.step" in page.text_content("#event")
+    _clean(watched)
+    page.close()
+
+
+def test_the_qtable_panel_of_a_seated_learner(browser, viewer, world_runs) -> None:
+    """A climbing player's table, as numbers (no map): its one state's Q-value per action,
+    the greedy one (the optimum, a0) in bold; no "no such registered environment"."""
+    from bdi_rl.rl.checkpoint import load_checkpoint
+
+    run_dir = run_named(world_runs, "climbing")
+    q = load_checkpoint(run_dir / "qtables" / "player-1.npz").q
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(f"{viewer.url}/run/{run_dir.name}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#agent", "player-1@localhost")
+    page.wait_for_function("() => document.getElementById('qtable-rows').dataset.states === '1'")
+    assert page.is_hidden("#qtable-canvas") and page.is_visible("#qtable-rows")
+    note = page.text_content("#qtable-note")
+    assert "player-1 learns in the shared world climbing_game_v0" in note and "registered" not in note
+    assert page.locator("#qtable-rows thead th").all_text_contents() == ["state", "a0", "a1", "a2"]
+    cells = page.locator("#qtable-rows tbody td").all_text_contents()
+    assert cells[0] == "0" and [float(c) for c in cells[1:]] == pytest.approx(list(q[0]), abs=1e-3)
+    assert page.locator("#qtable-rows tbody td.greedy").all_text_contents() == [cells[1]]
     _clean(watched)
     page.close()

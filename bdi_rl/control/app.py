@@ -2,10 +2,12 @@
 and the guard on every state-changing request.
 
 Every request that is not a GET or HEAD needs the token printed at start-up, in the
-``X-BDI-RL-Token`` header (compared in constant time), and an ``Origin`` header naming this
-server (a missing one is refused): a page of another site can neither read the token nor
-forge the origin. Refused requests are a 403 ``{"error": ...}`` and change nothing. Bodies
-are small JSON objects read with a bound; anything malformed is a 400 with one line.
+``X-BDI-RL-Token`` header (compared in constant time), and an ``Origin`` header naming the
+host (and port) the request is for, its ``Host`` (a missing one is refused): a page of another
+site can neither read the token nor forge the origin. The viewer's app answers only to this
+server's own host names (``readers.webserver``: no DNS rebinding), so that host is this
+server. Refused requests are a 403 ``{"error": ...}`` and change nothing. Bodies are small
+JSON objects read with a bound; anything malformed is a 400 with one line.
 
 API (JSON): ``GET /api/control/specs`` (shipped specs and their TOML), ``GET
 /api/control/jobs`` (the queue), ``POST /api/control/runs`` and ``POST /api/control/sweeps``
@@ -20,7 +22,9 @@ import hmac
 import secrets
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -30,15 +34,8 @@ from msgspec import Meta
 
 from bdi_rl.control.jobs import JobQueue
 from bdi_rl.control.specs import MAX_SPEC_BYTES, RequestError, shipped_spec, shipped_specs, uploaded_spec
-from bdi_rl.readers.viewer import (
-    STATIC,
-    bad_request,
-    create_app,
-    json_response,
-    not_found,
-    start_app,
-    stop_signals,
-)
+from bdi_rl.readers.viewer import STATIC, bad_request, create_app, json_response, not_found, stop_signals
+from bdi_rl.readers.webserver import host_check, start_app, url_of
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED
 from bdi_rl.store import Sweep, new_sweep_id, write_sweep
 
@@ -52,11 +49,6 @@ MAX_QUEUED = 1024
 
 JOBS = web.AppKey("jobs", JobQueue)
 TOKEN = web.AppKey("token", str)
-ORIGINS = web.AppKey("origins", frozenset)
-ANY_HOST = web.AppKey("any_host", bool)
-
-_WILDCARD = ("0.0.0.0", "::", "")
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class StartRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -70,27 +62,25 @@ class StartRequest(msgspec.Struct, forbid_unknown_fields=True):
     seeds: Annotated[int, Meta(ge=1, le=MAX_SWEEP)] = 1
 
 
-def own_origins(host: str, port: int) -> frozenset[str]:
-    """The origins a page served by this server has (a loopback or wildcard bind is reached
-    as 127.0.0.1, localhost or [::1])."""
-    names = {host}
-    if host in _LOOPBACK or host in _WILDCARD:
-        names |= set(_LOOPBACK)
-    return frozenset(f"http://{_url_host(n)}:{port}" for n in names if n not in _WILDCARD)
+def same_origin(origin: str, host: str) -> bool:
+    """Whether ``origin`` (an ``Origin`` header) names ``host`` (the request's ``Host``, host
+    and port): a page of this server, however it was reached (a forwarded port, a proxy)."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.lower()
 
 
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-def create_control_app(runs: Path, queue: JobQueue, token: str, host: str, port: int) -> web.Application:
-    """The viewer over ``runs`` with the control routes and their guard."""
-    app = create_app(runs)
-    app.middlewares.append(_guard)  # inside the viewer's security headers: a 403 carries them
+def create_control_app(
+    runs: Path, queue: JobQueue, token: str, host: str, allow_hosts: Sequence[str] = ()
+) -> web.Application:
+    """The viewer over ``runs`` answering to the names of a server bound to ``host`` and
+    ``allow_hosts``, with the control routes and their guard."""
+    app = create_app(runs, hosts=host_check(host, allow_hosts))
+    app.middlewares.append(_guard)  # inside the viewer's host check
     app[JOBS] = queue
     app[TOKEN] = token
-    app[ORIGINS] = own_origins(host, port)
-    app[ANY_HOST] = host in _WILDCARD
     app.on_shutdown.append(_stop_jobs)
     app.add_routes(
         [
@@ -121,8 +111,7 @@ async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
         origin = request.headers.get("Origin")
         if origin is None:
             raise _refused("missing Origin header: state-changing requests come from this server's page")
-        own = origin in request.app[ORIGINS] or (request.app[ANY_HOST] and origin == f"http://{request.host}")
-        if not own:
+        if not same_origin(origin, request.headers.get("Host", "")):
             raise _refused("foreign origin: state-changing requests come from this server's page")
         given = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "replace")
         if not hmac.compare_digest(given, request.app[TOKEN].encode()):
@@ -244,18 +233,18 @@ async def api_stop(request: web.Request) -> web.Response:
 
 
 # -- serving -----------------------------------------------------------------------------
-def serve(runs: Path, host: str, port: int, max_running: int) -> None:
-    """``bdi-rl serve`` until Ctrl-C or SIGTERM, which stops running children as Stop does.
-    OSError only if the address cannot be bound."""
-    asyncio.run(_serve(runs, host, port, max_running))
+def serve(runs: Path, host: str, port: int, max_running: int, allow_hosts: Sequence[str] = ()) -> None:
+    """``bdi-rl serve`` until Ctrl-C or SIGTERM, which stops running children as Stop does;
+    its URL is printed once it listens. OSError, before anything is printed, if the address
+    cannot be bound."""
+    asyncio.run(_serve(runs, host, port, max_running, allow_hosts))
 
 
-async def _serve(runs: Path, host: str, port: int, max_running: int) -> None:
+async def _serve(runs: Path, host: str, port: int, max_running: int, allow_hosts: Sequence[str]) -> None:
     token = secrets.token_urlsafe(32)
     queue = JobQueue(runs, max_running)
-    runner = await start_app(create_control_app(runs, queue, token, host, port), host, port)
-    shown = "127.0.0.1" if host in _WILDCARD else _url_host(host)
-    print(f"bdi-rl serve: http://{shown}:{port}/control#token={token}", flush=True)
+    runner = await start_app(create_control_app(runs, queue, token, host, allow_hosts), host, port)
+    print(f"bdi-rl serve: {url_of(host, port)}control#token={token}", flush=True)
     print(
         f"bdi-rl serve: runs in {runs}, at most {max_running} at once; Ctrl-C stops the running ones, then serve",
         file=sys.stderr,

@@ -20,29 +20,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from bdi_rl.rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
-from bdi_rl.readers.qgrid import QGrid, QGridError, grid_of
+from bdi_rl.readers.qgrid import QGrid, QGridError, checkpoint_env, grid_of
 
 ARROWS = {(-1, 0): "←", (1, 0): "→", (0, -1): "↑", (0, 1): "↓"}
-#: Largest state space whose map is drawn (64x64 cells; a wider map does not fit a terminal).
-MAX_MAP_STATES = 4096
 
 
 def _env_of(checkpoint: Checkpoint) -> Any:
     """The env the table was made for, rebuilt from its metadata to draw the map (None if it
-    cannot be). Only registered gymnasium ids: a ``module:Class`` id from a file would import
-    and run code named by that file."""
-    from bdi_rl.rl.envs import EnvError, make_env
-
-    header, env = checkpoint.header, checkpoint.env
-    if env is None or ":" in env.env_id or env.n_states > MAX_MAP_STATES:
-        return None
-    kwargs = dict(header.env_kwargs or env.kwargs)
-    if header.task.desc:  # the map the table was last trained on (goals may have moved)
-        kwargs = {k: v for k, v in kwargs.items() if k != "map_name"} | {"desc": header.task.desc}
-    kwargs.pop("grid", None)
+    cannot be: ``readers.qgrid.checkpoint_env``, the viewer's panel's resolution too)."""
     try:
-        return make_env(env.env_id, kwargs)
-    except EnvError:  # make_env turns whatever the env raises into one: no map then
+        return checkpoint_env(checkpoint)
+    except QGridError:
         return None
 
 

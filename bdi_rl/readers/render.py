@@ -3,8 +3,11 @@
 ``bdi-rl render`` and the world panel's "video" button (``/api/.../render``) both call
 :func:`render_episode`, so a figure for a talk needs no screen capture. One frame per position
 of the agent (the start, then after each step: ``steps + 1`` frames), with the path so far,
-max Q shading and greedy arrows as known at that frame (``readers.world``). GIF by Pillow;
-MP4 by the ffmpeg binary the ``imageio-ffmpeg`` wheel ships.
+max Q shading and greedy arrows as known at that frame (``readers.world``). A shared grid
+world's joint episode (its world agent's, ``readers.world.joint_world``, as the world panel
+plays it): one frame per joint step, every agent where that step left it, in the panel's
+colours, with its trail, and the food left. GIF by Pillow; MP4 by the ffmpeg binary the
+``imageio-ffmpeg`` wheel ships.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from bdi_rl.store import atomic_write_bytes
 
 #: Output formats by file extension.
 FORMATS = ("gif", "mp4")
-#: Pixels per cell and for the caption: multiples of 16, so ffmpeg's macro blocks fit exactly.
-CELL, CAPTION = 48, 32
+#: Pixels per cell and for the caption (a joint step's has a line more: each agent's action):
+#: multiples of 16, so ffmpeg's macro blocks fit exactly.
+CELL, CAPTION, JOINT_CAPTION = 48, 32, 48
 MAX_FPS = 60
 #: Room for the caption under a small map.
 MIN_WIDTH = 224
@@ -34,6 +38,10 @@ _TILES = {
     "taxi": {".": "#f4f1e8", "R": "#f4c7c3", "G": "#c6e8c0", "Y": "#fbeaa5", "B": "#c3d6f4"},
 }
 _STATION_INK = {"R": "#c0392b", "G": "#27ae60", "Y": "#b7950b", "B": "#2e6fd8"}
+#: Each seat's colour in a joint episode, in seat order: the world panel's (``JOINT_INK`` in
+#: static/world.js; a test holds the two equal), so the video matches what the page shows.
+JOINT_INK = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+_FOOD_INK = "#8c8c00"
 
 
 def render_episode(index: RunIndex, jid: str, episode: int, fmt: str, fps: float = 4.0) -> bytes:
@@ -46,14 +54,10 @@ def _render(index: RunIndex, jid: str, episode: int, fmt: str, fps: float) -> tu
         raise WorldError(f"output: unknown extension .{fmt} (say .gif or .mp4)")
     if not 0 < fps <= MAX_FPS:
         raise WorldError(f"fps: must be above 0 and at most {MAX_FPS}")
-    payload = episode_world(index, jid, episode)
-    if payload.get("joint"):
-        raise WorldError(
-            "agent: a shared world's joint episode is not rendered as video (the viewer's world panel plays it)"
-        )
+    payload = episode_world(index, jid, episode)  # WorldError for a world without a map
     if not payload["frames"]:
         raise WorldError(f"episode: {payload['note']}")
-    images = draw_frames(index, payload)
+    images = draw_joint_frames(payload) if payload.get("joint") else draw_frames(index, payload)
     return (_gif(images, fps) if fmt == "gif" else _mp4(images, fps)), len(images)
 
 
@@ -140,6 +144,69 @@ def _draw(
         done = f"{frame['action']}  r {frame['r']:g}  return {frame['return']:g}"
         pen.text((6, rows * CELL + 17), done, fill="black", font=font)
     return image
+
+
+def draw_joint_frames(payload: dict[str, Any]) -> list[Image.Image]:
+    """One image per joint step of a shared grid world (``readers.world.joint_world``'s
+    frames): every agent where the step left it, with its trail so far, and the food left."""
+    world, frames = payload["world"], payload["frames"]
+    rows, cols = int(world["rows"]), int(world["cols"])
+    font = ImageFont.load_default(size=12)
+    captions = [_joint_caption(payload, frame) for frame in frames]
+    widest = max(font.getlength(" ".join(text for text, _ in line)) for lines in captions for line in lines)
+    width = max(cols * CELL, MIN_WIDTH, -(-int(widest + 12) // 16) * 16)  # whole macro blocks
+    trails: list[list[tuple[float, float]]] = [[] for _ in payload["seats"]]
+    images = []
+    for frame, caption in zip(frames, captions, strict=True):
+        image = Image.new("RGB", (width, rows * CELL + JOINT_CAPTION), "white")
+        pen = ImageDraw.Draw(image, "RGBA")
+        tiles = _TILES.get(world["family"], {})
+        for y, line in enumerate(world["map"]):
+            for x, letter in enumerate(line):
+                box = (x * CELL, y * CELL, (x + 1) * CELL - 1, (y + 1) * CELL - 1)
+                pen.rectangle(box, fill=tiles.get(letter, "#eeeeee"), outline="#999999")
+        for x, y, level in frame["items"]:
+            pen.rectangle(_inset(x, y, 10), fill=_FOOD_INK)
+            pen.text(((x + 0.5) * CELL, (y + 0.5) * CELL), str(level), fill="white", font=font, anchor="mm")
+        for i, agent in enumerate(frame["agents"]):
+            trails[i].append(((agent["x"] + 0.5) * CELL, (agent["y"] + 0.5) * CELL))
+            if len(trails[i]) > 1:
+                pen.line(trails[i], fill=JOINT_INK[i % len(JOINT_INK)] + "70", width=3)
+        for i, agent in enumerate(frame["agents"]):
+            shared = sum(1 for b in frame["agents"][:i] if (b["x"], b["y"]) == (agent["x"], agent["y"]))
+            cx, cy = (agent["x"] + 0.5) * CELL + shared * CELL * 0.15, (agent["y"] + 0.5) * CELL  # never hide one
+            radius = CELL * 0.28
+            pen.ellipse(
+                (cx - radius, cy - radius, cx + radius, cy + radius),
+                fill=JOINT_INK[i % len(JOINT_INK)],
+                outline="black",
+                width=2,
+            )
+            pen.text((cx, cy), str(i + 1), fill="white", font=font, anchor="mm")
+        for k, line in enumerate(caption):
+            left = 6.0
+            for text, ink in line:
+                pen.text((left, rows * CELL + 3 + 14 * k), text, fill=ink, font=font)
+                left += font.getlength(text + " ")
+        images.append(image)
+    return images
+
+
+def _joint_caption(payload: dict[str, Any], frame: dict[str, Any]) -> list[list[tuple[str, str]]]:
+    """Three lines of (text, colour) pieces."""
+    step = frame["step"]
+    acted = payload["steps"][frame["frame"]]["agents"]
+    return [
+        [(f"episode {payload['episode']}  joint step {step}/{len(payload['frames'])}", "black")],
+        [
+            (
+                f"{i + 1} {a['name']} {a['action']}" + (" (default)" if a["defaulted"] else ""),
+                JOINT_INK[i % len(JOINT_INK)],
+            )
+            for i, a in enumerate(acted)
+        ],
+        [(f"team reward {frame['r']:g}  return {frame['return']:g}" + ("  done" if frame["done"] else ""), "black")],
+    ]
 
 
 def _inset(x: int, y: int, margin: int) -> tuple[int, int, int, int]:

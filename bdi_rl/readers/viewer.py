@@ -4,7 +4,8 @@ An aiohttp app over a runs directory. It reads run directories through
 :class:`~bdi_rl.readers.runindex.RunIndex` indexes that :class:`~bdi_rl.readers.indexer.Indexer` keeps up to
 date in the background (a big run answers at once, saying how far indexing has got), and
 never imports agent code or writes into a run; the only file it writes is its index cache.
-Safe by default: it binds 127.0.0.1, accepts only GET, resolves run ids and agent names
+Safe by default: it binds 127.0.0.1, answers only to its own host names (no DNS rebinding;
+``readers.webserver``), accepts only GET, resolves run ids and agent names
 against what exists (no path ever comes from the URL), and the pages build their DOM with
 ``textContent`` only (a belief holding ``<script>`` shows as text), under a strict
 Content-Security-Policy. Pages are static files; data comes from the JSON API; a run that is
@@ -18,7 +19,7 @@ import contextlib
 import dataclasses
 import re
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,12 @@ from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.mindnotes import mind_notes
-from bdi_rl.readers.qgrid import QGridError, load_qgrid
+from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.pattern import PatternError, parse_pattern
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.search import Scope, search
+from bdi_rl.readers.webserver import SECURITY_HEADERS as SECURITY_HEADERS  # what every answer carries
+from bdi_rl.readers.webserver import HostCheck, harden, host_check, start_app, url_of
 from bdi_rl.store import TRACE_FILE, read_sweep, read_sweeps
 from bdi_rl.trace.events import (
     ACTION,
@@ -84,19 +87,15 @@ KIND_VIEWS = {
     WORLD_STEP: "joint-step",
 }
 
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-    "script-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 
-
-def create_app(runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None = None) -> web.Application:
-    """The viewer over ``runs_dir``; by default its indexes persist in the user's index
+def create_app(
+    runs_dir: Path, live_poll: float = 1.0, indexer: Indexer | None = None, hosts: HostCheck | None = None
+) -> web.Application:
+    """The viewer over ``runs_dir``, answering only to ``hosts`` (default: a loopback
+    server's, ``readers.webserver``); by default its indexes persist in the user's index
     cache (``bdi_rl.readers.indexcache``), another ``indexer`` may say otherwise."""
-    app = web.Application(middlewares=[_security_headers])
+    app = web.Application()
+    harden(app, hosts or host_check("127.0.0.1"))
     app[RUNS_DIR] = runs_dir.resolve()
     app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())
     app[LIVE_POLL] = live_poll
@@ -136,17 +135,6 @@ async def _background_indexing(app: web.Application) -> Any:
     task.cancel()
     await asyncio.wait({task}, timeout=5)  # shutting down must never hang on it
     indexer.save_all()
-
-
-@web.middleware
-async def _security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:  # errors carry the same headers
-        exc.headers.update(SECURITY_HEADERS)
-        raise
-    response.headers.update(SECURITY_HEADERS)
-    return response
 
 
 # The JSON answers of the viewer and of the control routes built on it (bdi_rl.control).
@@ -393,14 +381,19 @@ async def api_mind(request: web.Request) -> web.Response:
 
 
 async def api_qtable(request: web.Request) -> web.Response:
-    """The agent's latest Q-table checkpoint on its grid (``{"error": why}`` when there is none)."""
+    """The agent's latest Q-table checkpoint on its grid, or as numbers (``{"table": ...}``)
+    when it has no map, saying why (a shared world's seat ...); ``{"error": why}`` when it
+    has no readable checkpoint (``readers.qgrid``)."""
     index = _index(request)
     jid = _agent(index, request.match_info["agent"])
+    names = index.agents[jid].action_names
     try:
-        grid = load_qgrid(index.run_dir, jid.split("@", 1)[0])
+        view = await asyncio.to_thread(load_qview, index.run_dir, jid.split("@", 1)[0], names)
     except QGridError as exc:
         return json_response({"error": str(exc)})
-    return json_response(dataclasses.asdict(grid))
+    if isinstance(view, QTable):
+        return json_response({"table": dataclasses.asdict(view)})
+    return json_response(dataclasses.asdict(view))
 
 
 async def api_search(request: web.Request) -> web.Response:
@@ -534,23 +527,11 @@ async def _stream_updates(request: web.Request, index: RunIndex, response: web.S
         await asyncio.sleep(poll)
 
 
-async def start_viewer(runs_dir: Path, host: str, port: int) -> web.AppRunner:
-    """Serve the viewer on the running event loop (beside a run or the telemetry agent);
-    ``await runner.cleanup()`` stops it. OSError if the address cannot be bound."""
-    return await start_app(create_app(runs_dir), host, port)
-
-
-async def start_app(app: web.Application, host: str, port: int) -> web.AppRunner:
-    """Serve ``app`` on the running event loop; OSError (nothing left open) if the address
-    cannot be bound."""
-    runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except OSError:
-        await runner.cleanup()
-        raise
-    return runner
+async def start_viewer(runs_dir: Path, host: str, port: int, allow_hosts: Sequence[str] = ()) -> web.AppRunner:
+    """Serve the viewer on the running event loop (beside a run or the telemetry agent),
+    answering to the names of ``host`` and ``allow_hosts`` (``readers.webserver``); ``await
+    runner.cleanup()`` stops it. OSError if the address cannot be bound."""
+    return await start_app(create_app(runs_dir, hosts=host_check(host, allow_hosts)), host, port)
 
 
 @contextlib.contextmanager
@@ -577,6 +558,16 @@ async def serve_until_stopped(runner: web.AppRunner) -> None:
         await runner.cleanup()
 
 
-def serve(runs_dir: Path, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the viewer until Ctrl-C (``bdi-rl view``)."""
-    web.run_app(create_app(runs_dir), host=host, port=port, print=None)
+def serve(runs_dir: Path, host: str = "127.0.0.1", port: int = 8765, allow_hosts: Sequence[str] = ()) -> None:
+    """Run the viewer until Ctrl-C or SIGTERM (``bdi-rl view``); its URL is printed once it
+    listens. OSError, before anything is printed, if the address cannot be bound."""
+    try:
+        asyncio.run(_serve(runs_dir, host, port, allow_hosts))
+    except KeyboardInterrupt:  # stopped while starting, before its own handlers: stopped all the same
+        pass
+
+
+async def _serve(runs_dir: Path, host: str, port: int, allow_hosts: Sequence[str]) -> None:
+    runner = await start_viewer(runs_dir, host, port, allow_hosts)
+    print(f"bdi-rl viewer: {url_of(host, port)}  (runs in {runs_dir}; Ctrl-C stops)", flush=True)
+    await serve_until_stopped(runner)

@@ -87,8 +87,17 @@ def world_of(index: RunIndex, jid: str) -> tuple[dict[str, Any], str]:
         raise WorldError(f"agent: {jid.split('@', 1)[0]} is not a learner (no env): no world view")
     try:
         env_spec = tomllib.loads((index.run_dir / SPEC_FILE).read_text())["env"]
-        env = make_env(env_spec["id"], env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
-    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError, EnvError) as exc:
+        env_id = str(env_spec["id"])
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
+        raise WorldError(f"env: no world recorded and none rebuilt from {SPEC_FILE} ({exc})") from None
+    if ":" in env_id:  # a reader runs no code a file names
+        raise WorldError(
+            f"env: no world view for this env ({env_id}; the trace records no map, and the entry point "
+            f"{SPEC_FILE} names is not run to rebuild one)"
+        )
+    try:
+        env = make_env(env_id, env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
+    except (TypeError, EnvError) as exc:
         raise WorldError(f"env: no world recorded and none rebuilt from {SPEC_FILE} ({exc})") from None
     try:
         world = env.world()

@@ -268,9 +268,28 @@ async function showQTable() {
   document.getElementById("qtable-agent").textContent = "of " + shortName(state.agent) + " (latest checkpoint)";
   const grid = await getJSON(API + "/agents/" + encodeURIComponent(state.agent) + "/qtable");
   const canvas = document.getElementById("qtable-canvas"), note = document.getElementById("qtable-note");
+  const rows = document.getElementById("qtable-rows");
+  rows.hidden = true;
   if (grid.error) {
     canvas.hidden = true; canvas.dataset.arrows = "0";
     note.textContent = grid.error;
+    return;
+  }
+  if (grid.table) {  // no map to lay it on (a shared world's seat, Taxi ...): its numbers
+    const t = grid.table;
+    canvas.hidden = true; canvas.dataset.arrows = "0";
+    note.textContent = t.why + ". " + t.states + " states x " + t.actions + " actions, " + t.updated +
+      " updated; max Q " + fmt(t.max_q) + ", min Q " + fmt(t.min_q) +
+      (t.rows.length ? (t.updated > t.rows.length ? "; the first " + t.rows.length + " updated states:" : ":") : ".");
+    rows.replaceChildren(
+      el("thead", {}, el("tr", {}, el("th", {}, "state"), ...t.action_names.map(a => el("th", {}, a)))),
+      el("tbody", {}, ...t.rows.map(([s, q]) => {
+        const best = Math.max(...q);
+        return el("tr", {}, el("td", {}, String(s)),
+          ...q.map(v => el("td", v === best ? {class: "greedy"} : {}, fmt(v))));
+      })));
+    rows.dataset.states = String(t.rows.length);
+    rows.hidden = t.rows.length === 0;
     return;
   }
   canvas.hidden = false;

@@ -117,7 +117,7 @@ function drawWorld() {
   canvas.dataset.family = w.family;
   const ctx = canvas.getContext("2d");
   drawMap(ctx, data, size);
-  video.hidden = Boolean(data.joint);  // a joint episode plays here only
+  video.hidden = !hasFrames;  // a joint episode too: every agent on the map (bdi-rl render)
   const frame = hasFrames ? data.frames[world.frame] : null;
   if (frame && data.joint) {
     drawJointFrame(ctx, frame, size);
