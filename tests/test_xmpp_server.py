@@ -40,7 +40,7 @@ class Bob(Agent):
 
 async def main():
     bob = Bob("bob-remote@localhost", "secret", port=int(sys.argv[1]), verify_security=False)
-    await bob.start(auto_register=True)
+    await bob.start(auto_register=False)  # the server has his account
     print("READY", flush=True)
     await bob.receiver.join(timeout=25)
     await bob.stop()
@@ -138,7 +138,8 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
                     pass
 
     async def scenario() -> str:
-        async with EmbeddedXmppServer(port=free_port(), data_dir=tmp_path) as server:
+        accounts = {"alice": "secret", "bob-remote": "secret"}
+        async with EmbeddedXmppServer(port=free_port(), data_dir=tmp_path, accounts=accounts) as server:
             assert server.domain == "localhost"
             bob = await asyncio.create_subprocess_exec(
                 sys.executable, "-c", RECEIVER, str(server.port),
@@ -149,7 +150,7 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
                 line = await asyncio.wait_for(bob.stdout.readline(), 20)
                 assert line.strip() == b"READY"
                 alice = Agent("alice@localhost", "secret", port=server.port, verify_security=False)
-                await alice.start(auto_register=True)
+                await alice.start(auto_register=False)
                 done = asyncio.Event()
                 alice.add_behaviour(Send(done))
                 line = await asyncio.wait_for(bob.stdout.readline(), 20)
@@ -296,3 +297,4 @@ def test_stop_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert {s: signal.getsignal(s) for s in handlers_before} == handlers_before
     assert (data_dir / "localhost_cert.pem").is_file() and (data_dir / "localhost_key.pem").is_file()
     assert not (tmp_path / "pyjabber.db").exists()
+
