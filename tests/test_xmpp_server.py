@@ -7,6 +7,7 @@ import ipaddress
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Coroutine
@@ -298,3 +299,28 @@ def test_stop_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert (data_dir / "localhost_cert.pem").is_file() and (data_dir / "localhost_key.pem").is_file()
     assert not (tmp_path / "pyjabber.db").exists()
 
+
+SERVE_ONCE = """
+import asyncio, sys
+from pathlib import Path
+from bdi_rl.xmpp.server import EmbeddedXmppServer
+
+async def main():
+    async with EmbeddedXmppServer(port=0, data_dir=Path(sys.argv[1])) as server:
+        assert server.running
+
+asyncio.run(main())
+"""
+
+
+def test_a_server_leaves_nothing_in_the_temp_dir(tmp_path: Path) -> None:
+    """pyjabber's HTTP upload module makes a ``pyjabber_xep0363_*`` directory in the temp dir
+    as it is imported, and never removes it (one per run: 67 after an hour). A fresh process,
+    as each ``bdi-rl run`` is, starts and stops a server with TMPDIR pointing here."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-c", SERVE_ONCE, str(tmp_path / "xmpp")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == 0, done.stderr
+    assert list(temp.iterdir()) == []
+    assert (tmp_path / "xmpp" / "localhost_cert.pem").is_file()  # it did run a server

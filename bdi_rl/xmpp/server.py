@@ -31,7 +31,8 @@ calls), ``XMLParser`` (``_stream_negotiator``, ``_queue_bridge_task``, ``cancel_
 ``QueueBridge`` (``_queue``, ``_stream_handler``, ``_stanza_handler_class``),
 ``StreamNegotiator`` (its constructor's arguments, ``_handle_ssl`` for the stage where SASL and
 registration IQs arrive, ``_ibr_feature``, ``_transport``), ``StanzaHandler`` (``feed``,
-``_jid``, ``_peername``, ``_transport``) and every pyjabber module's global ``logger`` (loguru).
+``_jid``, ``_peername``, ``_transport``), ``upload_server.TEMP_DIR`` (a directory made when the
+module is imported) and every pyjabber module's global ``logger`` (loguru).
 
 pyjabber keeps its state in process globals, so one embedded server runs per process at a time.
 """
@@ -346,7 +347,7 @@ class EmbeddedXmppServer:
     # -- start-up -----------------------------------------------------------------------------
 
     def _quieten_pyjabber(self) -> None:
-        import pyjabber.server  # noqa: F401  (imports every pyjabber module that logs)
+        _import_pyjabber()
         from loguru import logger as loguru_logger
 
         quiet = _QuietLogger(loguru_logger, self._log_level)
@@ -588,6 +589,20 @@ class _StanzaQueue(asyncio.Queue):  # type: ignore[type-arg]
         if item is self._END:
             raise asyncio.CancelledError  # pyjabber's reader treats this as its normal exit
         return item
+
+
+def _import_pyjabber() -> None:
+    """Import every pyjabber module that logs, without the directory one of them leaves.
+
+    pyjabber's HTTP upload module (``plugins/xep_0363/upload_server.py``, imported by its
+    plugin manager) makes a ``pyjabber_xep0363_*`` directory in the temp dir as it is imported
+    and never removes it: one per process that ran a server. We serve no uploads: it goes.
+    """
+    import pyjabber.server  # noqa: F401
+    from pyjabber.plugins.xep_0363 import upload_server
+
+    with contextlib.suppress(OSError):  # gone already (a server ran before in this process)
+        os.rmdir(upload_server.TEMP_DIR)
 
 
 def _password_hash(password: str) -> str:
