@@ -188,10 +188,10 @@ def _froms(elements: list[ET.Element]) -> list[str | None]:
     return [element.get("from") for element in elements]
 
 
-def test_a_runs_server_lets_no_stranger_register_or_log_in(tmp_path: Path):
+def test_a_runs_server_lets_no_stranger_register_or_log_in(tmp_path: Path, caplog: pytest.LogCaptureFixture):
     """The server bdi-rl run starts holds the run's accounts only: a stranger on the machine
     can open a connection, but registration is neither offered nor served, and an agent's
-    JID needs the run's password."""
+    JID needs the run's password. Each refused login is one warning."""
 
     async def scenario() -> dict[str, object]:
         accounts = {"learner-1": "run-secret", "learner-2": "run-secret", "telemetry": "run-secret"}
@@ -214,12 +214,15 @@ def test_a_runs_server_lets_no_stranger_register_or_log_in(tmp_path: Path):
             await agent.close()
             return seen
 
-    seen = _run(scenario())
+    with caplog.at_level(logging.WARNING, logger="bdi_rl.xmpp.server"):
+        seen = _run(scenario())
     assert seen["offered"] == ["{urn:ietf:params:xml:ns:xmpp-sasl}mechanisms"]  # no register feature
     assert seen["register"] == ("error", "forbidden")
     assert seen["eve logs in"] is False
     assert seen["learner-2 with a wrong password"] is False
     assert seen["learner-2 with the run's password"] is True
+    assert [r.getMessage().split(":")[0] for r in caplog.records if r.name == "bdi_rl.xmpp.server"] == [
+        "XMPP login as 'eve' refused", "XMPP login as 'learner-2' refused"]
 
 
 #: Each kind of stanza pyjabber forwards to another client with the ``from`` its sender wrote;
@@ -384,6 +387,10 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
     assert seen == {"register offered": False, "register": "forbidden", "eve": False, "learner-2": False,
                     "telemetry": False, "running": True}
     assert run.returncode == 0, err
+    for line in ("XMPP login as 'eve' refused: no such account", "XMPP login as 'learner-2' refused: wrong password",
+                 "XMPP login as 'telemetry' refused: wrong password"):
+        assert line in err, err  # each a warning of its own in the run's output ...
+    assert "ERROR" not in err and "Traceback" not in err  # ... and nothing else about them
     [run_dir] = runs.iterdir()
     events = read_trace(str(run_dir / "trace.jsonl"))
     senders = {e["data"]["from"] for e in events if e["kind"] == "msg.recv"}

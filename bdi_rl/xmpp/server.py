@@ -30,7 +30,9 @@ verified with the stored iteration count), ``Presence``
 calls), ``XMLParser`` (``_stream_negotiator``, ``_queue_bridge_task``, ``cancel_queue_bridge``),
 ``QueueBridge`` (``_queue``, ``_stream_handler``, ``_stanza_handler_class``),
 ``StreamNegotiator`` (its constructor's arguments, ``_handle_ssl`` for the stage where SASL and
-registration IQs arrive, ``_ibr_feature``, ``_transport``), ``StanzaHandler`` (``feed``,
+registration IQs arrive, ``_ibr_feature``, ``_transport``, ``_protocol``, ``_host``, ``_peer``,
+``_stage``, ``_connection_manager``), ``Stage.AUTH``, SASL PLAIN as the only mechanism
+offered, ``StanzaHandler`` (``feed``,
 ``_jid``, ``_peername``, ``_transport``), ``upload_server.TEMP_DIR`` (a directory made when the
 module is imported) and every pyjabber module's global ``logger`` (loguru).
 
@@ -40,6 +42,7 @@ pyjabber keeps its state in process globals, so one embedded server runs per pro
 from __future__ import annotations
 
 import asyncio
+import base64
 import binascii
 import contextlib
 import errno
@@ -274,6 +277,7 @@ class EmbeddedXmppServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sqlite: Any = None  # aiosqlite connection under pyjabber's engine (one: StaticPool)
         self._patched_loggers: dict[str, Any] = {}
+        self._refused_logins: set[str] = set()
         self.start_seconds: float | None = None
 
     @property
@@ -468,6 +472,13 @@ class EmbeddedXmppServer:
         if getattr(item, "is_external", False):
             log.warning("dropped a message to %s: this server only serves @%s", item.jid, self.domain)
 
+    def _login_refused(self, user: str | None, reason: str) -> None:
+        """One warning per name a client failed to log in as (a retrying client says it once)."""
+        name = user if user is not None else "<unreadable>"
+        if name not in self._refused_logins:
+            self._refused_logins.add(name)
+            log.warning("XMPP login as %r refused: %s", name, reason)
+
     def _forget_connection(self, peer: Any) -> None:
         """Drop a closed connection and the presences it held (pyjabber keeps both otherwise).
 
@@ -631,6 +642,18 @@ _INVALID_FROM = (
 ).encode()
 
 
+_SASL_NOT_AUTHORIZED = b"<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"
+
+
+def _plain_user(auth: Any) -> str | None:
+    """The user name (authcid) of a SASL PLAIN ``<auth>``, None if it is not one."""
+    try:
+        parts = base64.b64decode(auth.text or "").split(b"\0")
+        return parts[1].decode() if len(parts) == 3 else None
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+        return None
+
+
 def _registration_refused(iq_id: str | None, domain: str) -> bytes:
     """The answer to an in-band registration request when registration is closed: ejabberd's
     to a registration its access rules deny (``auth``/``forbidden``)."""
@@ -658,6 +681,7 @@ def _make_protocol_class() -> type:
     from pyjabber.network.protocols.XMLProtocol import XMLProtocol
     from pyjabber.stream.handlers.StanzaHandler import StanzaHandler
     from pyjabber.stream.negotiators.StreamNegotiator import StreamNegotiator
+    from pyjabber.stream.utils.Enums import Stage
 
     class _ClosedRegistration(StreamNegotiator):  # type: ignore[misc]
         """pyjabber's stream negotiation; while registration is not offered (``_ibr_feature``,
@@ -665,15 +689,29 @@ def _make_protocol_class() -> type:
 
         Before authentication, pyjabber hands every IQ to in-band registration (SASL's
         ``handle_iq``) whether or not the feature was advertised, so every IQ is refused here.
+        A refused login is a warning (pyjabber says nothing of a wrong password, and an
+        internal ERROR for a name without an account, which is answered here instead).
         """
 
         __slots__ = ()
 
         async def _handle_ssl(self, element: Any) -> Any:
-            if not self._ibr_feature and element.tag.rpartition("}")[2] == "iq":
+            tag = element.tag.rpartition("}")[2]
+            owner: EmbeddedXmppServer = self._protocol.owner
+            if not self._ibr_feature and tag == "iq":
                 self._transport.write(_registration_refused(element.get("id"), self._host))
                 return None
-            return await super()._handle_ssl(element)
+            if tag == "auth" and not self._ibr_feature:
+                user = _plain_user(element)
+                if user not in owner.accounts:
+                    owner._login_refused(user, f"no such account (only the run's agents have one on {self._host})")
+                    self._transport.write(_SASL_NOT_AUTHORIZED)
+                    self._connection_manager.close(self._peer)
+                    return None
+            result = await super()._handle_ssl(element)
+            if tag == "auth" and self._stage is not Stage.AUTH:
+                owner._login_refused(_plain_user(element), "wrong password")
+            return result
 
     class _SessionStanzaHandler(StanzaHandler):  # type: ignore[misc]
         """pyjabber's stanza router, fed stanzas from the session's own full JID only.
