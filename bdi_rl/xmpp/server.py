@@ -643,6 +643,8 @@ _INVALID_FROM = (
 
 
 _SASL_NOT_AUTHORIZED = b"<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"
+#: ejabberd's answer to a stanza sent before logging in.
+_STREAM_NOT_AUTHORIZED = f"<stream:error><not-authorized xmlns='{_STREAMS_NS}'/></stream:error>".encode()
 
 
 def _plain_user(auth: Any) -> str | None:
@@ -690,7 +692,9 @@ def _make_protocol_class() -> type:
         Before authentication, pyjabber hands every IQ to in-band registration (SASL's
         ``handle_iq``) whether or not the feature was advertised, so every IQ is refused here.
         A refused login is a warning (pyjabber says nothing of a wrong password, and an
-        internal ERROR for a name without an account, which is answered here instead).
+        internal ERROR for a name without an account, which is answered here instead). Any
+        other element before login (a stanza) ends the stream with ``<not-authorized/>``, as
+        on ejabberd; pyjabber logged an internal ERROR for each and kept the stream open.
         """
 
         __slots__ = ()
@@ -698,6 +702,10 @@ def _make_protocol_class() -> type:
         async def _handle_ssl(self, element: Any) -> Any:
             tag = element.tag.rpartition("}")[2]
             owner: EmbeddedXmppServer = self._protocol.owner
+            if tag not in ("auth", "iq"):  # the two SASL.feed knows
+                self._transport.write(_STREAM_NOT_AUTHORIZED)
+                self._connection_manager.close(self._peer)
+                return None
             if not self._ibr_feature and tag == "iq":
                 self._transport.write(_registration_refused(element.get("id"), self._host))
                 return None
