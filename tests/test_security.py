@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import subprocess
 import sys
 import time
@@ -373,25 +374,25 @@ def test_a_forged_trace_batch_is_not_written(tmp_path: Path, caplog: pytest.LogC
 def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
     """The issue's attack on a real ``bdi-rl run`` with the embedded server: a local process
     cannot register ``eve`` nor log in as a learner, so it can send nothing (let alone a
-    ``tellHow`` and an ``achieve`` as ``learner-2``); the run finishes untouched."""
+    ``tellHow`` and an ``achieve`` as ``learner-2``). The run learns on, untouched, until it
+    is stopped with Ctrl-C (its episodes would outlast the test)."""
     port = free_port()
-    spec = write_spec(MINIMAL_SPEC.replace("episodes = 20", "episodes = 3000").replace(
+    spec = write_spec(MINIMAL_SPEC.replace("episodes = 20", "episodes = 1000000").replace(
         'name = "learner"', 'name = "learner"\ncount = 2\nmode = "episode"') + f"\n[xmpp]\nport = {port}\n")
     runs = tmp_path / "runs"
     run = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def learning() -> bool:
+        traces = list(runs.glob("*/trace.jsonl"))
+        return bool(traces) and traces[0].stat().st_size > 20_000
+
     async def attack() -> dict[str, object]:
         seen: dict[str, object] = {}
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            except OSError:
-                assert run.poll() is None and time.monotonic() < deadline, "the run's XMPP server never listened"
-                await asyncio.sleep(0.1)
+        while not learning():  # the agents are in, and learning
+            assert run.poll() is None and time.monotonic() < deadline, "the run did not start learning"
+            await asyncio.sleep(0.1)
         eve = RawXmppClient(port)
         features = await eve.connect()
         seen["register offered"] = features.find("{http://jabber.org/features/iq-register}register") is not None
@@ -407,6 +408,8 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
 
     try:
         seen = asyncio.run(attack())
+        assert run.poll() is None, run.communicate()[1]
+        run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
@@ -414,7 +417,7 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
             run.communicate()
     assert seen == {"register offered": False, "register": "forbidden", "eve": False, "learner-2": False,
                     "telemetry": False}
-    assert run.returncode == 0, err
+    assert run.returncode == 130, err
     for line in ("XMPP login as 'eve' refused: no such account", "XMPP login as 'learner-2' refused: wrong password",
                  "XMPP login as 'telemetry' refused: wrong password"):
         assert line in err, err  # each a warning of its own in the run's output ...
@@ -423,25 +426,32 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
     events = read_trace(str(run_dir / "trace.jsonl"))
     senders = {e["data"]["from"] for e in events if e["kind"] == "msg.recv"}
     assert senders <= {"learner-1@localhost", "learner-2@localhost"}
-    assert json.loads((run_dir / "summary.json").read_text()).get("interrupted") is None
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["agents"]["learner-2"]["episodes"] > 0
 
 
 @pytest.mark.slow  # the session's private ejabberd
 def test_ejabberd_closes_the_stream_of_a_forged_from(ejabberd):
-    """What the embedded server copies: ejabberd 23.01 answers a stanza whose ``from`` is not
-    the sender's with the stream error ``<invalid-from/>`` and ends the session; nothing
-    reaches the target."""
+    """What the embedded server copies: ejabberd 23.01 gives a stanza without ``from`` or
+    with the sender's bare JID the session's full JID, and answers one whose ``from`` is not
+    the sender's with the stream error ``<invalid-from/>``, ending the session; nothing of
+    that one reaches the target."""
 
-    async def scenario() -> tuple[bool, list[str | None], list[ET.Element]]:
+    async def scenario() -> tuple[str | None, list[str | None], bool, list[str | None], list[ET.Element]]:
         alice = await _session(ejabberd.port, "sec-alice", register=True)
         eve = await _session(ejabberd.port, "sec-eve", register=True)
+        for frm in ("", " from='sec-eve@localhost'"):
+            eve.send(f"<message to='{alice.jid}' type='chat'{frm}><body>hi</body></message>")
+        stamped = [await alice.take("{jabber:client}message", 5) for _ in range(2)]
         eve.send(f"<message to='{alice.jid}' type='chat' from='{FORGED}'><body>achieve</body></message>")
         closed = await eve.wait_closed(5)
         stream_error = [error_condition(e) for e in eve.inbox if e.tag.endswith("}error")]
         got = await alice.drain(1.0)
         for client in (alice, eve):
             await client.close()
-        return closed, stream_error, [e for e in got if e.tag == "{jabber:client}message"]
+        return (eve.jid, [m.get("from") if m is not None else None for m in stamped], closed, stream_error,
+                [e for e in got if e.tag == "{jabber:client}message"])
 
-    closed, stream_error, messages = _run(scenario())
+    eve, stamped, closed, stream_error, messages = _run(scenario())
+    assert stamped == [eve, eve]
     assert closed and stream_error == ["invalid-from"] and messages == []
