@@ -12,7 +12,8 @@ FrozenLake 4x4, each for ``--episodes`` episodes, and reports:
 and, in another fresh process, N idle BDI agents (a plan file with a belief and no goal)
 with the embedded server and telemetry:
 
-- connect: seconds until all N have started (XMPP connection, registration, presence);
+- connect: seconds until all N have started (XMPP connection, login, presence; the server
+  holds their accounts, as in ``bdi-rl run``);
 - idle CPU: the whole process's CPU time over ``--idle-seconds`` of wall time, as a
   fraction of one core.
 
@@ -96,18 +97,20 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
     async def measure(tmp: Path) -> dict[str, float]:
         asl = tmp / "idle.asl"
         asl.write_text(IDLE_ASL)
-        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+        # As bdi-rl run: the server holds every agent's account, nobody registers.
+        accounts = {"telemetry": "pw", **{f"idle-{i}": "pw" for i in range(n)}}
+        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", accounts=accounts)
         await server.start()
         (tmp / "idle-run").mkdir()
         telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp / "idle-run" / "trace.jsonl",
                                    port=server.port)
-        await telemetry.start(auto_register=True)
+        await telemetry.start(auto_register=False)
         agents = [TracedBdiAgent(f"idle-{i}@{server.domain}", "pw", str(asl),
                                  tracer=Tracer("idle-run", f"idle-{i}@{server.domain}", TraceLevel.EPISODE),
                                  telemetry=f"telemetry@{server.domain}", port=server.port)
                   for i in range(n)]
         started = time.perf_counter()
-        await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
+        await asyncio.gather(*(agent.start(auto_register=False) for agent in agents))
         connect = time.perf_counter() - started
         await asyncio.sleep(2.0)  # let start-up traffic settle
         cpu, wall = time.process_time(), time.perf_counter()

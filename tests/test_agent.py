@@ -23,7 +23,7 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
     """Run agents with ``sources`` (name -> plans) and a telemetry agent, then ``body(agents)``.
 
     The server is a fresh embedded pyjabber, or the given ejabberd."""
-    server = ejabberd or EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp")
+    server = ejabberd or EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
     if ejabberd is None:
         await server.start()
     telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl",

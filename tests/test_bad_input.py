@@ -281,6 +281,10 @@ FILE_CASES.update({
                                               MINIMAL_SPEC + "[xmpp]\ndomain = 'LocalHost'\n"),
     "spec: trusted client that is not a JID": FileCase({}, _RUN, "xmpp.trust[0]: 'operator' is not a bare JID",
                                                        MINIMAL_SPEC + "[xmpp]\ntrust = ['operator']\n"),
+    # Nobody but the run's agents can log in to the embedded server: whom would it trust?
+    "spec: trusted client on the embedded server": FileCase(
+        {}, _RUN, "xmpp.trust: the embedded server has accounts for the run's agents only",
+        MINIMAL_SPEC + "[xmpp]\ntrust = ['ops@localhost']\n"),
     # Names the XMPP server would normalise, or the file system cannot hold
     "spec: agent name with an accent": FileCase({}, _RUN, "agents[0].name: 'léa' must be lower-case ASCII",
                                                 MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "léa"\n')),
@@ -531,7 +535,7 @@ def _bdi(body: str, ilf: str = "tell") -> Message:
 async def _bob_listening(tmp: Path, level: TraceLevel) -> AsyncIterator[tuple[TracedBdiAgent, int]]:
     """``bob`` (plans in tmp/bob.asl; boss and bob may make requests) on an embedded XMPP
     server, with a telemetry agent writing tmp/trace.jsonl; yields bob and the server's port."""
-    server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+    server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
     await server.start()
     telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
     bob = TracedBdiAgent("bob@localhost", "pw", str(tmp / "bob.asl"), port=server.port,
@@ -700,7 +704,7 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
     """Each batch case sent to telemetry in turn, its effect recorded; a good batch last."""
     tmp = tmp_path_factory.mktemp("batch-corpus")
     async def scenario(warnings: _Warnings) -> TelemetryRecord:
-        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp")
+        server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
         await server.start()
         (tmp / RUN).mkdir()
         telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port,

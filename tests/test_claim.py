@@ -62,3 +62,51 @@ def test_a_claim_leaves_no_account_behind(ejabberd, tmp_path, write_spec):
     # Only the spec's own accounts, reused by name run after run; no throw-away claim-* one.
     assert _accounts(ejabberd) - before <= {"learner", "telemetry-claim"}
     assert not [user for user in _accounts(ejabberd) if user.startswith("claim-")]
+
+
+#: ``bdi-rl agent --claim``'s claim (``roles.claim_name``), then the process lives on, as the
+#: agent it claimed for would, while its event loop's clock runs 150 s ahead in 1.5 s:
+#: whatever the claim's client left scheduled (SPADE's keepalive ping every 55 s, its 30 s
+#: timeout, slixmpp's reconnection then) comes due, and what it does then comes to pass in
+#: the real seconds that follow. A stopped client does nothing: no account comes back.
+CLAIM_AND_LIVE_ON = """
+import asyncio, sys
+from bdi_rl.patches import apply_all
+from bdi_rl.spec import load_spec
+from bdi_rl.xmpp.roles import claim_name
+
+apply_all()
+loop = asyncio.SelectorEventLoop()  # not uvloop: this loop's clock can be moved on
+skipped = 0.0
+clock = loop.time
+loop.time = lambda: clock() + skipped
+
+async def main():
+    global skipped
+    name = await claim_name("learner", load_spec(sys.argv[1]), "localhost", int(sys.argv[2]), "pw", 60)
+    print("CLAIMED", name, flush=True)
+    for _ in range(15):
+        skipped += 10
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(3)  # a reconnection under way (registering takes ~0.5 s) ends
+
+loop.run_until_complete(main())
+"""
+
+
+def test_a_claims_account_does_not_come_back_while_the_process_lives_on(ejabberd, tmp_path, write_spec):
+    """The claim's client is gone once the account is removed: ~90 s later it used to log in
+    again, registering the account anew (4 of 4 claims left one on ejabberd)."""
+    spec = write_spec(SPEC.replace("telemetry-claim", "telemetry-claim2"))
+    telemetry = subprocess.Popen([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
+                                  f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs")],
+                                 env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        claim = subprocess.run([sys.executable, "-c", CLAIM_AND_LIVE_ON, str(spec), str(ejabberd.port)],
+                               env=ENV, capture_output=True, text=True, timeout=120)
+    finally:
+        telemetry.kill()  # it waits for the learner, which never comes
+        telemetry.communicate()
+    assert claim.returncode == 0, claim.stderr
+    assert "CLAIMED learner" in claim.stdout
+    assert not [user for user in _accounts(ejabberd) if user.startswith("claim-")]

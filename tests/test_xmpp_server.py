@@ -7,6 +7,7 @@ import ipaddress
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Coroutine
@@ -40,7 +41,7 @@ class Bob(Agent):
 
 async def main():
     bob = Bob("bob-remote@localhost", "secret", port=int(sys.argv[1]), verify_security=False)
-    await bob.start(auto_register=True)
+    await bob.start(auto_register=False)  # the server has his account
     print("READY", flush=True)
     await bob.receiver.join(timeout=25)
     await bob.stop()
@@ -138,7 +139,8 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
                     pass
 
     async def scenario() -> str:
-        async with EmbeddedXmppServer(port=free_port(), data_dir=tmp_path) as server:
+        accounts = {"alice": "secret", "bob-remote": "secret"}
+        async with EmbeddedXmppServer(port=free_port(), data_dir=tmp_path, accounts=accounts) as server:
             assert server.domain == "localhost"
             bob = await asyncio.create_subprocess_exec(
                 sys.executable, "-c", RECEIVER, str(server.port),
@@ -149,7 +151,7 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
                 line = await asyncio.wait_for(bob.stdout.readline(), 20)
                 assert line.strip() == b"READY"
                 alice = Agent("alice@localhost", "secret", port=server.port, verify_security=False)
-                await alice.start(auto_register=True)
+                await alice.start(auto_register=False)
                 done = asyncio.Event()
                 alice.add_behaviour(Send(done))
                 line = await asyncio.wait_for(bob.stdout.readline(), 20)
@@ -296,3 +298,29 @@ def test_stop_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert {s: signal.getsignal(s) for s in handlers_before} == handlers_before
     assert (data_dir / "localhost_cert.pem").is_file() and (data_dir / "localhost_key.pem").is_file()
     assert not (tmp_path / "pyjabber.db").exists()
+
+
+SERVE_ONCE = """
+import asyncio, sys
+from pathlib import Path
+from bdi_rl.xmpp.server import EmbeddedXmppServer
+
+async def main():
+    async with EmbeddedXmppServer(port=0, data_dir=Path(sys.argv[1])) as server:
+        assert server.running
+
+asyncio.run(main())
+"""
+
+
+def test_a_server_leaves_nothing_in_the_temp_dir(tmp_path: Path) -> None:
+    """pyjabber's HTTP upload module makes a ``pyjabber_xep0363_*`` directory in the temp dir
+    as it is imported, and never removes it (one per run: 67 after an hour). A fresh process,
+    as each ``bdi-rl run`` is, starts and stops a server with TMPDIR pointing here."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-c", SERVE_ONCE, str(tmp_path / "xmpp")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == 0, done.stderr
+    assert list(temp.iterdir()) == []
+    assert (tmp_path / "xmpp" / "localhost_cert.pem").is_file()  # it did run a server

@@ -9,6 +9,12 @@ on it; the others add what SPADE lacks.
 - **Agents that do not verify the server share one TLS context.** slixmpp builds a default
   context per client and loads the system CA store into it twice (~57 ms of CPU), which SPADE
   then switches off (``verify_security=False``): half the CPU of starting 100 agents.
+- **A stopped agent stays stopped.** SPADE's client schedules its keepalive ping (every 55 s)
+  when it is made, not per session, so the ping goes on after the agent has stopped; one that
+  finds the connection closed times out and calls slixmpp's ``reconnect()``, which logs the
+  stopped agent in again ~85 s later, registering its account anew (a ``--claim`` asker's
+  removed account came back so). Here the ping runs only while a session is up, and a client
+  whose agent is leaving never connects again.
 - **Agents reconnect.** SPADE's client stays down when the server goes away (a restart of
   ejabberd ended every run). :class:`ReconnectingXmppClient` connects again, retrying every few
   seconds, and announces the new session with a ``reconnected`` event; the trace shipper then
@@ -63,7 +69,8 @@ def unverified_tls_context() -> ssl.SSLContext:
 
 
 class SharedTlsXmppClient(XMPPClient):
-    """SPADE's client; without server verification it uses :func:`unverified_tls_context`.
+    """SPADE's client; without server verification it uses :func:`unverified_tls_context`, and
+    its keepalive ping runs only while a session is up.
 
     ``XMPPClient.__init__`` calls ``ClientXMPP.__init__`` without a context, so its body is
     repeated here with one (SPADE is pinned to 4.1.x)."""
@@ -71,17 +78,30 @@ class SharedTlsXmppClient(XMPPClient):
     def __init__(self, jid: str, password: str, verify_security: bool, auto_register: bool) -> None:
         if verify_security:
             super().__init__(jid, password, verify_security, auto_register)
-            return
-        ClientXMPP.__init__(self, jid, password, ssl_context=unverified_tls_context())
-        self.logger = logging.getLogger("spade.Agent")
-        self.enable_direct_tls = False
-        self.add_event_handler("session_start", self.session_start)
-        self.register_plugin("xep_0199")  # XMPP ping and keepalive
-        if auto_register:
-            self.add_event_handler("register", self.register)
-            self.register_plugin("xep_0077")  # in-band registration
-        self["xep_0199"].enable_keepalive(interval=55)
-        self.register_plugin("xep_0363")  # HTTP file upload, as SPADE's client has it
+            self["xep_0199"].disable_keepalive()  # SPADE's, for the client's whole life
+        else:
+            ClientXMPP.__init__(self, jid, password, ssl_context=unverified_tls_context())
+            self.logger = logging.getLogger("spade.Agent")
+            self.enable_direct_tls = False
+            self.add_event_handler("session_start", self.session_start)
+            self.register_plugin("xep_0199")  # XMPP ping and keepalive
+            if auto_register:
+                self.add_event_handler("register", self.register)
+                self.register_plugin("xep_0077")  # in-band registration
+            self.register_plugin("xep_0363")  # HTTP file upload, as SPADE's client has it
+        # SPADE enables the keepalive as it makes the client: here it runs per session.
+        self.add_event_handler("session_start", self._start_keepalive)
+        self.add_event_handler("session_end", self._stop_keepalive)
+        self.add_event_handler("disconnected", self._stop_keepalive)
+
+    KEEPALIVE_SECONDS = 55  # SPADE's interval
+
+    def _start_keepalive(self, _event: object = None) -> None:
+        self["xep_0199"].disable_keepalive()  # enable_keepalive refuses a second schedule
+        self["xep_0199"].enable_keepalive(interval=self.KEEPALIVE_SECONDS)
+
+    def _stop_keepalive(self, _event: object = None) -> None:
+        self["xep_0199"].disable_keepalive()
 
 
 class ReconnectingXmppClient(SharedTlsXmppClient):
@@ -135,6 +155,11 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
             return
         host, port = self.custom_address or (None, None)
         self.connect(host, port)
+
+    def reconnect(self, wait: float = 2.0, reason: str = "Reconnecting") -> None:
+        """slixmpp's (a keepalive ping that timed out calls it); never once the agent leaves."""
+        if not self.leaving:
+            super().reconnect(wait, reason)
 
     _current_connection_attempt: asyncio.Future | None  # slixmpp's own attributes, typed here
     _connect_loop_wait: float

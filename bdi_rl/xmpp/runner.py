@@ -350,13 +350,18 @@ async def wait_for_server(host: str, port: int, first_delay: float = 0.5, longes
         return
 
 
+def spec_names(spec: ExperimentSpec) -> list[str]:
+    """The name of every agent the spec names (its groups' agents, then the world agent)."""
+    names = [name for group in spec.agents for name in group.agent_names()]
+    if spec.world is not None:
+        names.append(spec.world.name)
+    return names
+
+
 def spec_jids(spec: ExperimentSpec, domain: str) -> list[str]:
     """The JIDs of every agent the spec names: the only senders whose trace batches
     telemetry writes (and who are trusted, see :func:`trusted_jids`)."""
-    jids = [f"{name}@{domain}" for group in spec.agents for name in group.agent_names()]
-    if spec.world is not None:
-        jids.append(f"{spec.world.name}@{domain}")
-    return jids
+    return [f"{name}@{domain}" for name in spec_names(spec)]
 
 
 def trusted_jids(spec: ExperimentSpec, domain: str) -> tuple[str, ...]:
@@ -457,6 +462,11 @@ def check_xmpp(spec: ExperimentSpec) -> None:
             check_domain(spec.xmpp.domain)
         except XmppServerError as exc:  # "XMPP domain 'x' does not resolve; use 'localhost'"
             raise SpecError(f"xmpp.domain: {str(exc).removeprefix('XMPP domain ')}") from None
+        if spec.xmpp.trust:
+            raise SpecError(
+                "xmpp.trust: the embedded server has accounts for the run's agents only, so no outside "
+                'client can log in to be trusted; trust needs an external server (xmpp.server = "host:port")'
+            )
         return
     try:
         socket.getaddrinfo(spec.xmpp.domain, None, type=socket.SOCK_STREAM)
@@ -510,10 +520,13 @@ async def run_experiment(
     if plans is None:
         plans = prepare_experiment(spec, resume)
 
-    # An external server's accounts outlive a run: it takes the password the user set (the
-    # embedded server is new each run), and telemetry logs in once before the run exists.
+    # An external server's accounts outlive a run: it takes the password the user set, agents
+    # register themselves, and telemetry logs in once before the run exists. The embedded
+    # server is new each run, with an account for each of the run's agents and no others,
+    # under one random password only this process knows.
     password = xmpp_password or secrets.token_urlsafe(16)
-    if spec.xmpp.server != "embedded":
+    register = spec.xmpp.server != "embedded"
+    if register:
         domain, port = spec.xmpp.domain, parse_host_port(spec.xmpp.server)[1]
         await wait_for_server(domain, port)
         await check_login(f"{spec.telemetry.name}@{domain}", password, port)
@@ -544,7 +557,10 @@ async def run_experiment(
     released = stopped_in_startup = False
     try:
         if spec.xmpp.server == "embedded":
-            server = EmbeddedXmppServer(host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp")
+            accounts = dict.fromkeys([*spec_names(spec), spec.telemetry.name], password)
+            server = EmbeddedXmppServer(
+                host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp", accounts=accounts
+            )
             await server.start()
             domain, port = server.domain, server.port
         telemetry_jid = f"{spec.telemetry.name}@{domain}"
@@ -552,7 +568,7 @@ async def run_experiment(
             telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
         )
         telemetry.on_trace_failure = lambda _: None  # the run stops and reports it (run_learners' halt)
-        await telemetry.start(auto_register=True)
+        await telemetry.start(auto_register=register)
         if resumed_at is None:
             telemetry.record_run_event(
                 RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [p.name for p in plans]}
@@ -592,7 +608,7 @@ async def run_experiment(
             agents.append(world_agent)
         for agent in filter(_is_learner, agents):
             agent.bridge.session.on_episode = on_episode
-        await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
+        await asyncio.gather(*(agent.start(auto_register=register) for agent in agents))
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
         released = True

@@ -8,15 +8,33 @@ building blocks itself: its configuration object, database, presence/pubsub sing
 around two pyjabber races seen with clients in another process: a STARTTLS stream header that
 gets lost, and a cancelled database query that wipes the in-memory database.
 
+Who may speak, and as whom (pyjabber 0.4.5 routes whatever ``from`` a client writes, and lets
+anyone register):
+
+- every stanza of an authenticated client gets the session's full JID as ``from``; one that
+  claims any other JID ends the stream with ``<invalid-from/>``, as ejabberd 23.01 does
+  (:class:`_SessionStanzaHandler`, RFC 6120 8.1.2.1), logged once per session;
+- accounts are the ones given up front (``accounts``); in-band registration is neither
+  advertised nor served unless ``open_registration`` says so (:class:`_ClosedRegistration`).
+
 pyjabber internals relied on (check them when bumping pyjabber, pinned ``>=0.4.5,<0.5``):
 ``AppConfig.AppConfig`` / ``AppConfig.app_config``, ``Parameters`` defaults (plugins, items),
-``db.database.DB`` (``_engine``, ``setup_database``, ``close_engine_async``), ``Presence``
+``db.database.DB`` (``_engine``, ``setup_database``, ``close_engine_async``),
+``db.model.Model.Credentials`` (``jid`` = local part, ``hash_pwd``) and the hash format
+``SASL._verify_password_async`` checks (``sha256$iterations$salt_hex$hash_hex``, PBKDF2-HMAC,
+verified with the stored iteration count), ``Presence``
 (``_online_status``, ``_internal_queue``), ``PubSub.update_memory_from_database``,
-``ConnectionManager`` (``_peerList``, ``_orphan_jids``), ``QueueManager._queues``,
+``ConnectionManager`` (``_peerList``, ``_orphan_jids``, ``close``), ``QueueManager._queues``,
 ``utils.Singleton._instances``, ``HTTPFieldUpload``, ``XMLProtocol`` (``_timeout_monitor``,
 ``_peer``, ``_transport``, ``_xml_parser``, the ``transport`` setter the STARTTLS negotiator
 calls), ``XMLParser`` (``_stream_negotiator``, ``_queue_bridge_task``, ``cancel_queue_bridge``),
-``QueueBridge._queue`` and every pyjabber module's global ``logger`` (loguru).
+``QueueBridge`` (``_queue``, ``_stream_handler``, ``_stanza_handler_class``),
+``StreamNegotiator`` (its constructor's arguments, ``_handle_ssl`` for the stage where SASL and
+registration IQs arrive, ``_ibr_feature``, ``_transport``, ``_protocol``, ``_host``, ``_peer``,
+``_stage``, ``_connection_manager``), ``Stage.AUTH``, SASL PLAIN as the only mechanism
+offered, ``StanzaHandler`` (``feed``,
+``_jid``, ``_peername``, ``_transport``), ``upload_server.TEMP_DIR`` (a directory made when the
+module is imported) and every pyjabber module's global ``logger`` (loguru).
 
 pyjabber keeps its state in process globals, so one embedded server runs per process at a time.
 """
@@ -24,8 +42,11 @@ pyjabber keeps its state in process globals, so one embedded server runs per pro
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import errno
+import hashlib
 import ipaddress
 import logging
 import os
@@ -33,7 +54,7 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +67,13 @@ __all__ = ["EmbeddedXmppServer", "XmppServerError", "free_port"]
 log = logging.getLogger(__name__)
 
 _UPLOAD_PLUGIN = "urn:xmpp:http:upload:0"
+_REGISTER_PLUGIN = "jabber:iq:register"
+#: PBKDF2 iterations of the accounts made up front. pyjabber verifies a login with the
+#: iterations stored with the hash; its own 100,000 (for passwords people choose) cost ~40 ms
+#: of CPU per login. bdi-rl run's password is 128 random bits, which no iteration count makes
+#: any harder to guess, and the hashes live in this process's memory only; 4096 (RFC 7677's
+#: minimum for SCRAM) keeps a login ~2 ms, so hundreds of agents start fast.
+ACCOUNT_HASH_ITERATIONS = 4096
 _PORT_ATTEMPTS = 5
 _CLOSE_GRACE_S = 2.0
 _LOG_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
@@ -209,6 +237,12 @@ class EmbeddedXmppServer:
     Nothing persists: accounts and pubsub live in an in-memory database, offline messages are
     dropped, certificates go to ``data_dir``. pyjabber's log records below ``log_level`` are
     dropped before they reach loguru's handlers.
+
+    ``accounts`` (local part -> password) are the only ones there are: clients log in to them
+    and cannot register others (the registration feature is not offered, and a registration
+    request is answered ``<forbidden/>``). ``open_registration=True`` lets any client register
+    in-band instead, for tests and benchmarks whose agents make their own accounts; never for
+    a run, where any local user could then log in.
     """
 
     _active: ClassVar[EmbeddedXmppServer | None] = None
@@ -221,9 +255,13 @@ class EmbeddedXmppServer:
         data_dir: Path,
         port_fallback: bool = True,
         log_level: str = "WARNING",
+        accounts: Mapping[str, str] | None = None,
+        open_registration: bool = False,
     ) -> None:
         if log_level.upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level must be one of {list(_LOG_LEVELS)}, got {log_level!r}")
+        self.accounts: dict[str, str] = dict(accounts or {})
+        self.open_registration = open_registration
         self._host = host
         self.domain: str = host.strip().lower()
         self.port: int = port
@@ -239,6 +277,7 @@ class EmbeddedXmppServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sqlite: Any = None  # aiosqlite connection under pyjabber's engine (one: StaticPool)
         self._patched_loggers: dict[str, Any] = {}
+        self._refused_logins: set[str] = set()
         self.start_seconds: float | None = None
 
     @property
@@ -288,6 +327,7 @@ class EmbeddedXmppServer:
         await DB.setup_database()
         async with DB._engine.connect() as connection:
             self._sqlite = (await connection.get_raw_connection()).driver_connection
+        await self._create_accounts()
         presence = Presence()
         await presence.get_all_pending_presence()
         await PubSub().update_memory_from_database()
@@ -311,7 +351,7 @@ class EmbeddedXmppServer:
     # -- start-up -----------------------------------------------------------------------------
 
     def _quieten_pyjabber(self) -> None:
-        import pyjabber.server  # noqa: F401  (imports every pyjabber module that logs)
+        _import_pyjabber()
         from loguru import logger as loguru_logger
 
         quiet = _QuietLogger(loguru_logger, self._log_level)
@@ -370,9 +410,33 @@ class EmbeddedXmppServer:
             semaphore=asyncio.Semaphore(workers),
             process_pool_exe=self._executor,
             verbose=False,
-            plugins=[p for p in defaults.plugins if p != _UPLOAD_PLUGIN],
+            # Without the register plugin pyjabber neither offers in-band registration nor
+            # lists it in disco; _ClosedRegistration refuses the requests themselves.
+            plugins=[
+                p for p in defaults.plugins if p != _UPLOAD_PLUGIN and (p != _REGISTER_PLUGIN or self.open_registration)
+            ],
             items={k: dict(v) for k, v in defaults.items.items() if v.get("var") != _UPLOAD_PLUGIN},
         )
+
+    async def _create_accounts(self) -> None:
+        """Store ``accounts`` as pyjabber stores a registration, in its own hash format.
+
+        One salt per distinct password: the run's agents share one random password, so a
+        salt per account would only multiply the hashing (one PBKDF2 per start, not one per
+        agent)."""
+        from pyjabber.db.database import DB
+        from pyjabber.db.model import Model
+        from sqlalchemy import insert
+
+        if not self.accounts:
+            return
+        loop = asyncio.get_running_loop()
+        hashes: dict[str, str] = {}
+        for password in set(self.accounts.values()):
+            hashes[password] = await loop.run_in_executor(self._executor, _password_hash, password)
+        rows = [{"jid": name, "hash_pwd": hashes[password]} for name, password in self.accounts.items()]
+        async with DB._engine.begin() as connection:
+            await connection.execute(insert(Model.Credentials), rows)
 
     async def _listen(self) -> asyncio.Server:
         """Bind the c2s port on loopback, moving to a free port when asked to."""
@@ -407,6 +471,13 @@ class EmbeddedXmppServer:
     def _report_unroutable(self, item: Any) -> None:
         if getattr(item, "is_external", False):
             log.warning("dropped a message to %s: this server only serves @%s", item.jid, self.domain)
+
+    def _login_refused(self, user: str | None, reason: str) -> None:
+        """One warning per name a client failed to log in as (a retrying client says it once)."""
+        name = user if user is not None else "<unreadable>"
+        if name not in self._refused_logins:
+            self._refused_logins.add(name)
+            log.warning("XMPP login as %r refused: %s", name, reason)
 
     def _forget_connection(self, peer: Any) -> None:
         """Drop a closed connection and the presences it held (pyjabber keeps both otherwise).
@@ -531,11 +602,78 @@ class _StanzaQueue(asyncio.Queue):  # type: ignore[type-arg]
         return item
 
 
+def _import_pyjabber() -> None:
+    """Import every pyjabber module that logs, without the directory one of them leaves.
+
+    pyjabber's HTTP upload module (``plugins/xep_0363/upload_server.py``, imported by its
+    plugin manager) makes a ``pyjabber_xep0363_*`` directory in the temp dir as it is imported
+    and never removes it: one per process that ran a server. We serve no uploads: it goes.
+    """
+    import pyjabber.server  # noqa: F401
+    from pyjabber.plugins.xep_0363 import upload_server
+
+    with contextlib.suppress(OSError):  # gone already (a server ran before in this process)
+        os.rmdir(upload_server.TEMP_DIR)
+
+
+def _password_hash(password: str) -> str:
+    """``password`` as pyjabber stores a registration's: ``sha256$iterations$salt_hex$hash_hex``."""
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, ACCOUNT_HASH_ITERATIONS)
+    return f"sha256${ACCOUNT_HASH_ITERATIONS}${binascii.hexlify(salt).decode()}${binascii.hexlify(digest).decode()}"
+
+
+def _is_own_jid(claimed: str, session: str) -> bool:
+    """Whether a client's ``from`` names its own session: the full JID, or the bare one (local
+    part and domain compared case-insensitively, resource exactly), as ejabberd accepts."""
+    bare, _, resource = session.partition("/")
+    claimed_bare, slash, claimed_resource = claimed.partition("/")
+    if claimed_bare.lower() != bare.lower():
+        return False
+    return not slash or claimed_resource == resource
+
+
+_STREAMS_NS = "urn:ietf:params:xml:ns:xmpp-streams"
+_STANZAS_NS = "urn:ietf:params:xml:ns:xmpp-stanzas"
+#: ejabberd 23.01's answer to a stanza whose ``from`` is not the sender's, word for word.
+_INVALID_FROM = (
+    f"<stream:error><invalid-from xmlns='{_STREAMS_NS}'/>"
+    f"<text xmlns='{_STREAMS_NS}' xml:lang='en'>Improper 'from' attribute</text></stream:error>"
+).encode()
+
+
+_SASL_NOT_AUTHORIZED = b"<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"
+#: ejabberd's answer to a stanza sent before logging in.
+_STREAM_NOT_AUTHORIZED = f"<stream:error><not-authorized xmlns='{_STREAMS_NS}'/></stream:error>".encode()
+
+
+def _plain_user(auth: Any) -> str | None:
+    """The user name (authcid) of a SASL PLAIN ``<auth>``, None if it is not one."""
+    try:
+        parts = base64.b64decode(auth.text or "").split(b"\0")
+        return parts[1].decode() if len(parts) == 3 else None
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+        return None
+
+
+def _registration_refused(iq_id: str | None, domain: str) -> bytes:
+    """The answer to an in-band registration request when registration is closed: ejabberd's
+    to a registration its access rules deny (``auth``/``forbidden``)."""
+    from xml.sax.saxutils import quoteattr
+
+    return (
+        f"<iq type='error' id={quoteattr(iq_id or '')} from={quoteattr(domain)}><error type='auth'>"
+        f"<forbidden xmlns='{_STANZAS_NS}'/><text xmlns='{_STANZAS_NS}' xml:lang='en'>In-band registration is "
+        "closed: this server has accounts for the run's agents only</text></error></iq>"
+    ).encode()
+
+
 _protocol_class: type | None = None
 
 
 def _make_protocol_class() -> type:
-    """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently.
+    """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently,
+    with its stream negotiation and stanza routing replaced by the two classes below.
 
     Built lazily so importing this module does not import pyjabber (and its dependencies).
     """
@@ -543,6 +681,77 @@ def _make_protocol_class() -> type:
     if _protocol_class is not None:
         return _protocol_class
     from pyjabber.network.protocols.XMLProtocol import XMLProtocol
+    from pyjabber.stream.handlers.StanzaHandler import StanzaHandler
+    from pyjabber.stream.negotiators.StreamNegotiator import StreamNegotiator
+    from pyjabber.stream.utils.Enums import Stage
+
+    class _ClosedRegistration(StreamNegotiator):  # type: ignore[misc]
+        """pyjabber's stream negotiation; while registration is not offered (``_ibr_feature``,
+        from the configured plugins), a registration request is refused, not served.
+
+        Before authentication, pyjabber hands every IQ to in-band registration (SASL's
+        ``handle_iq``) whether or not the feature was advertised, so every IQ is refused here.
+        A refused login is a warning (pyjabber says nothing of a wrong password, and an
+        internal ERROR for a name without an account, which is answered here instead). Any
+        other element before login (a stanza) ends the stream with ``<not-authorized/>``, as
+        on ejabberd; pyjabber logged an internal ERROR for each and kept the stream open.
+        """
+
+        __slots__ = ()
+
+        async def _handle_ssl(self, element: Any) -> Any:
+            tag = element.tag.rpartition("}")[2]
+            owner: EmbeddedXmppServer = self._protocol.owner
+            if tag not in ("auth", "iq"):  # the two SASL.feed knows
+                self._transport.write(_STREAM_NOT_AUTHORIZED)
+                self._connection_manager.close(self._peer)
+                return None
+            if not self._ibr_feature and tag == "iq":
+                self._transport.write(_registration_refused(element.get("id"), self._host))
+                return None
+            if tag == "auth" and not self._ibr_feature:
+                user = _plain_user(element)
+                if user not in owner.accounts:
+                    owner._login_refused(user, f"no such account (only the run's agents have one on {self._host})")
+                    self._transport.write(_SASL_NOT_AUTHORIZED)
+                    self._connection_manager.close(self._peer)
+                    return None
+            result = await super()._handle_ssl(element)
+            if tag == "auth" and self._stage is not Stage.AUTH:
+                owner._login_refused(_plain_user(element), "wrong password")
+            return result
+
+    class _SessionStanzaHandler(StanzaHandler):  # type: ignore[misc]
+        """pyjabber's stanza router, fed stanzas from the session's own full JID only.
+
+        pyjabber routes messages, presence subscriptions and IQs with whatever ``from`` the
+        client wrote. RFC 6120 8.1.2.1: a missing ``from``, or the session's bare or full JID,
+        becomes the full JID; any other ends the stream with ``<invalid-from/>`` (ejabberd's
+        answer, ending the session), logged once, and nothing after it is routed.
+        """
+
+        def __init__(self, transport: Any) -> None:
+            super().__init__(transport)
+            self.refused = False
+
+        async def feed(self, element: Any) -> None:
+            if self.refused or self._jid is None:
+                return  # the stream is ending: nothing more from it is routed
+            session = str(self._jid)
+            claimed = element.attrib.get("from")
+            if claimed is not None and not _is_own_jid(claimed, session):
+                self.refused = True
+                log.warning(
+                    "XMPP client %s sent a %s as %r: refused, its stream is closed (invalid-from)",
+                    session,
+                    element.tag.rpartition("}")[2],
+                    claimed,
+                )
+                self._transport.write(_INVALID_FROM)
+                self._connections.close(self._peername)  # "</stream:stream>", then the socket
+                return
+            element.attrib["from"] = session
+            await super().feed(element)
 
     class _ClientProtocol(XMLProtocol):  # type: ignore[misc]
         def __init__(self, owner: EmbeddedXmppServer) -> None:
@@ -556,10 +765,14 @@ def _make_protocol_class() -> type:
             self.raw_transport = transport  # type: ignore[assignment]
             self.owner._protocols.add(self)
             super().connection_made(transport)
-            # The reader task is created but has not run yet: swap its queue before it does.
+            # The reader task is created but has not run yet: swap its queue, negotiator and
+            # stanza handler before it does.
             parser = self._xml_parser.getContentHandler()
+            bridge = parser._stream_negotiator
             queue = _StanzaQueue()
-            parser._stream_negotiator._queue = queue
+            bridge._queue = queue
+            bridge._stream_handler = _ClosedRegistration(self._transport, self, parser, bridge)
+            bridge._stanza_handler_class = _SessionStanzaHandler
             parser.cancel_queue_bridge = queue.close
             self.owner._readers.add(parser._queue_bridge_task)
             parser._queue_bridge_task.add_done_callback(self.owner._readers.discard)
