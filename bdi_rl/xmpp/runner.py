@@ -270,7 +270,7 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
         except CheckpointError as exc:
             raise SpecError(f"--resume: {exc}") from None
         learner = plan.learner
-        learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps)
+        learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps, checkpoint.epsilon)
         plan.resumed = checkpoint
         plan.policies = _cached_policies(run_dir, plan.name, plan.env, "--resume")
         resumed[plan.name] = learner.episodes
