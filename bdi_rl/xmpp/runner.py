@@ -734,7 +734,7 @@ def connect_world(
     if world_agent is None:
         for agent in agents:
             if getattr(agent, "seat", None) is not None:
-                port = connect_seat(agent, agent.seat, world_jid)
+                port = connect_seat(agent, agent.seat, world_jid, spec.world.offline_grace_ms / 1000.0)
                 agent.world_bounced = port.bounced
         return
     seat_jids = {
