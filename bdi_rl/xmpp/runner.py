@@ -52,6 +52,7 @@ from bdi_rl.store import (
 )
 from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.triggers import ADD_BEL
@@ -584,7 +585,8 @@ async def run_experiment(
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
         released = True
-        failures = await run_learners(agents, on_progress)
+        # outside clients the spec trusts may still wake a stalled run: then a stall is a warning
+        failures = await run_learners(agents, on_progress, stalls="warn" if spec.xmpp.trust else "fail")
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
     except asyncio.CancelledError:
         if resume is not None or released:
@@ -769,14 +771,18 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
     }
 
 
-async def run_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> dict[str, str]:
+async def run_learners(
+    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: str = "fail"
+) -> dict[str, str]:
     """Release started learners together, wait until they finish, flush their traces.
+    ``stalls``: what a stall of these agents does (``bdi_rl.xmpp.liveness``): "fail" ends
+    the run (every agent of the experiment is here), "warn" logs what each waits for.
 
     Returns the failures by agent JID (an empty dict when every learner finished)."""
     for agent in agents:
         agent.release()
     try:
-        await _wait_for_learners(agents, on_progress)
+        await _wait_for_learners(agents, on_progress, stalls)
     except asyncio.CancelledError:
         # Ctrl-C (the CLI cancels this task): stop the minds, keep what was learned and traced.
         current = asyncio.current_task()
@@ -819,13 +825,19 @@ def _is_learner(agent: Any) -> bool:
     return hasattr(agent, "bridge")
 
 
-async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress], None] | None) -> None:
+async def _wait_for_learners(
+    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: str = "fail"
+) -> None:
     """Until every agent is done; once one has failed, the others get FAILURE_GRACE seconds
-    (team plans wait for each other: without this a failed teammate would hang the run)."""
+    (team plans wait for each other: without this a failed teammate would hang the run).
+    A stall (``bdi_rl.xmpp.liveness``) ends the wait at once with ``stalls`` "fail" (each
+    agent not done fails, saying what it waited for; after another agent's failure, as
+    stopped by it), and is logged with back-off with "warn"."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
     total = sum(agent.bridge.session.episodes_target for agent in learners)
     failed_at: float | None = None
+    watch = StallWatch(agents, STALL_SECONDS if stalls == "fail" else IDLE_WARNING_FIRST)
     try:
         while True:
             done, _ = await asyncio.wait(waiters, timeout=0.1)
@@ -836,14 +848,34 @@ async def _wait_for_learners(agents: list[Any], on_progress: Callable[[Progress]
             failed = [agent for agent in agents if agent.failure]
             if failed and failed_at is None:
                 failed_at = time.monotonic()
-            if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
+            stall = watch.check()
+            if stall is not None and stalls == "warn":
+                _warn_idle(stall, watch.snooze())
+            elif stall is not None or (failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE):
                 for agent in agents:
-                    if not agent.done.is_set():
+                    if agent.done.is_set() or agent.failure:
+                        continue
+                    if failed:
                         agent.failure = f"stopped: {failed[0].name} failed"
+                    elif stall is not None:
+                        agent.failure = STALLED + stall.waits[agent.name]
                 return
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+def _warn_idle(stall: Stall, next_s: float) -> None:
+    """An agent process's agents cannot act by themselves (a peer elsewhere may still wake them)."""
+    for name, what in stall.waits.items():
+        log.warning(
+            "%s: idle for %.0f s: %s (nothing in this process can wake it; a message from another "
+            "process may; next warning in %.0f s)",
+            name,
+            stall.seconds,
+            what,
+            next_s - stall.seconds,
+        )
 
 
 def _progress(agents: list[Any], total: int) -> Progress:
