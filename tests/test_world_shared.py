@@ -257,6 +257,43 @@ def test_an_evaluation_goes_on_at_its_deadline_with_the_late_seat_defaulted() ->
     assert ends["player_1"].heard[-1][0] == "evaluated" and ends["player_1"].heard[-1][1].mean_return == -30.0
 
 
+def test_a_late_choice_on_its_way_keeps_the_agent_in_the_next_episode() -> None:
+    """An agent that missed a step's deadline is busy with the world, not gone: its late
+    .rl_act reaching the world makes the reset's deadline wait one more for its .rl_reset."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    for seat in ends:
+        shared.ask_reset(seat)
+    shared.choose("player_0", 0)
+    timers.fire()  # player_1 missed the step, which ended the episode
+    shared.ask_reset("player_0")
+    shared.choose("player_1", 2)  # its late choice arrives (dropped)
+    timers.fire()  # the reset's deadline: player_1 has called since it started
+    assert shared.episodes == 1 and [e["call"] for e in _late(tracer)] == [".rl_act"]
+    shared.ask_reset("player_1")
+    assert shared.episodes == 2 and ends["player_1"].heard[-1] == ("begun", 0)
+
+
+def test_an_agent_that_sat_an_episode_out_trains_it_alone_and_the_evaluation_waits() -> None:
+    """Seats get out of step when one sat an episode out: it has one more to train when the
+    others ask for their final evaluation. The episode does not wait for agents waiting for
+    an evaluation, and the evaluation waits for an agent still training (it calls the world),
+    so every policy is in it."""
+    shared, ends, _, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    timers.fire()  # player_1 sits the first episode out
+    shared.ask_reset("player_1")
+    shared.choose("player_0", 0)
+    shared.ask_evaluation("player_0", [0])  # its training is over
+    assert ends["player_1"].heard == [("begun", 0)]  # its own last episode, alone
+    shared.choose("player_1", 0)
+    timers.fire()  # the evaluation's deadline: player_1 is busy training, it waits on
+    assert [what for what, _ in ends["player_0"].heard] == ["begun", "stepped"]
+    shared.ask_evaluation("player_1", [0])
+    for end in ends.values():
+        what, result = end.heard[-1]
+        assert what == "evaluated" and result.mean_return == 11.0  # both policies played
+
+
 def test_a_seat_that_keeps_missing_deadlines_is_finished_as_stuck(caplog) -> None:
     """After STUCK_AFTER deadlines missed in a row with no call in between the world stops
     waiting a deadline at every barrier: the seat is finished (seats_left); a later call

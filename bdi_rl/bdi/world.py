@@ -29,12 +29,18 @@ per agent) and traces a ``world.late`` event:
   next step (or is dropped if the defaulted step ended its episode);
 - ``.rl_reset``: the episode begins without the late agents; their seats play the default
   action all episode long (``defaulted`` in each step) and a late ``.rl_reset`` joins the
-  next episode. The first episode also waits, without a deadline, for a seat the world
-  has not heard from yet (an agent process still starting);
+  next episode. An episode waits only for agents still training (not for those waiting for
+  an evaluation), gives an agent that called the world meanwhile (its late ``.rl_act`` on
+  its way) one more deadline, and waits without one for a seat the world has not heard
+  from yet (an agent process still starting);
 - ``.rl_evaluate`` (or an evaluation due at a reset): the world plays the policies handed
   in, a late agent's seat playing the default action in every state; only the agents that
-  handed one in get the result. A late ``.rl_evaluate`` starts the next evaluation, which
-  waits for the others up to the deadline in the same way.
+  handed one in get the result. An agent that still calls the world (it trains the
+  episodes it sat out) is waited for, deadline after deadline; a late ``.rl_evaluate``
+  starts the next evaluation, which waits for the others in the same way.
+
+At ``.rl_reset`` and ``.rl_evaluate`` an agent is late when it has made no call to the world
+since the deadline started; at ``.rl_act``, when it has not chosen.
 
 **Stuck seats.** An agent that misses :data:`STUCK_AFTER` deadlines in a row, with no call
 to the world in between (a process stopped with SIGSTOP, a plan that never calls
@@ -155,6 +161,8 @@ class _Seat:
     obs: int = 0
     missed: int = 0
     """deadlines missed in a row, with no call in between"""
+    last_call: int = 0
+    """the world's count of calls at this agent's last one (0: none yet)"""
     heard: bool = True
     """the world has heard from its agent (a remote one: a call, or its presence)"""
     offline: bool = False
@@ -187,6 +195,10 @@ class SharedWorld:
     _in_episode: bool = False
     _deadlines: dict[str, Any] = field(default_factory=dict)
     """the armed deadline of each barrier that has a call waiting"""
+    _opened: dict[str, int] = field(default_factory=dict)
+    """the count of calls when each armed deadline started: an agent silent since is late"""
+    _calls: int = 0
+    """calls from the agents so far"""
     _seeded: bool = False
 
     @property
@@ -227,7 +239,7 @@ class SharedWorld:
         if self._in_episode:
             waiting += [f"{st.name}'s {ACT}" for st in self._choosers() if st.action is None]
         else:
-            waiting += [f"{st.name}'s {RESET}" for st in open_seats if not st.reset_asked]
+            waiting += [f"{st.name}'s {RESET}" for st in self._training() if not st.reset_asked]
         if any(st.policy is not None for st in open_seats):
             waiting += [f"{st.name}'s {EVAL}" for st in open_seats if st.policy is None]
         if not waiting:
@@ -241,6 +253,8 @@ class SharedWorld:
         st = self.seats[seat]
         st.heard = True
         st.missed = 0
+        self._calls += 1
+        st.last_call = self._calls
         if not st.finished:
             return st
         st.end.refused(f"the world finished its seat {seat}: {st.why or 'it had finished'}")
@@ -257,9 +271,15 @@ class SharedWorld:
             self._arm(RESET)
         self._reset_if_all()  # during an episode (it sat this one out): it joins the next
 
+    def _training(self) -> list[_Seat]:
+        """Seats an episode waits for: open, and not waiting for an evaluation (an agent
+        evaluates once its training is over, while one that sat episodes out still trains)."""
+        return [st for st in self._open() if st.policy is None]
+
     def _reset_if_all(self) -> None:
-        if not self._in_episode and self._open() and all(st.reset_asked for st in self._open()):
-            self._begin([st for st in self._open()])
+        training = self._training()
+        if not self._in_episode and training and all(st.reset_asked for st in training):
+            self._begin(training)
 
     def choose(self, seat: str, action: int) -> None:
         st = self._called(seat)
@@ -291,6 +311,7 @@ class SharedWorld:
         st.policy = policy
         self._arm(EVAL)
         self._evaluate_if_all()
+        self._reset_if_all()  # an episode no longer waits for it
 
     def _evaluate_if_all(self) -> None:
         if self._open() and all(st.policy is not None for st in self._open()):
@@ -332,7 +353,13 @@ class SharedWorld:
     # -- the deadlines -------------------------------------------------------------------------
     def _arm(self, barrier: str) -> None:
         if barrier not in self._deadlines:
+            self._opened[barrier] = self._calls
             self._deadlines[barrier] = self.schedule(self.deadline_s, lambda: self._deadline_passed(barrier))
+
+    def _silent(self, st: _Seat, barrier: str) -> bool:
+        """Whether ``st``'s agent made no call since ``barrier``'s deadline started (else it
+        is busy with the world: a late .rl_act of the step before, the rest of its training)."""
+        return st.last_call <= self._opened.get(barrier, 0)
 
     def _disarm(self, barrier: str) -> None:
         handle = self._deadlines.pop(barrier, None)
@@ -348,18 +375,25 @@ class SharedWorld:
                 self._late(ACT, [st for st in choosers if st.action is None])
                 self._step()
         elif barrier == RESET:
-            open_seats = self._open()
-            if self._in_episode or not any(st.reset_asked for st in open_seats):
+            training = self._training()
+            if self._in_episode or not any(st.reset_asked for st in training):
                 return
-            late = [st for st in open_seats if not st.reset_asked]
+            late = [st for st in training if not st.reset_asked]
             if any(not st.heard for st in late):
-                return  # an agent still starting: the first call of the others' next try waits on
+                return  # an agent still starting: waited for (its first call completes the barrier)
+            if not all(self._silent(st, RESET) for st in late):
+                self._arm(RESET)  # busy with the world (its late .rl_act): it is on its way
+                return
             self._late(RESET, late)
-            self._begin([st for st in open_seats if st.reset_asked and not st.finished])
+            self._begin([st for st in training if st.reset_asked and not st.finished])
         elif barrier == EVAL:
             open_seats = self._open()
             if any(st.policy is not None for st in open_seats):
-                self._late(EVAL, [st for st in open_seats if st.policy is None])
+                late = [st for st in open_seats if st.policy is None]
+                if not all(self._silent(st, EVAL) for st in late):
+                    self._arm(EVAL)  # still training (it sat episodes out): the evaluation waits
+                    return
+                self._late(EVAL, late)
                 self._evaluate_asked()
         if not self._open():
             self._after_close()
