@@ -277,8 +277,15 @@ class SharedWorld:
         return [st for st in self._open() if st.policy is None]
 
     def _reset_if_all(self) -> None:
-        training = self._training()
-        if not self._in_episode and training and all(st.reset_asked for st in training):
+        if self._in_episode:
+            return
+        training = []
+        for st in self.seats.values():  # one pass, left at the first that has not asked
+            if not st.finished and st.policy is None:
+                if not st.reset_asked:
+                    return
+                training.append(st)
+        if training:
             self._begin(training)
 
     def choose(self, seat: str, action: int) -> None:
@@ -301,8 +308,16 @@ class SharedWorld:
     def _step_if_all(self) -> None:
         # No chooser left in a running episode (every agent still in it finished, or sat it
         # out): the world plays it out with default actions (it ends at its step limit).
-        while self._in_episode and all(st.action is not None for st in self._choosers()):
+        while self._in_episode and self._all_chose():
             self._step()
+
+    def _all_chose(self) -> bool:
+        seats = self.seats
+        for agent in self.world.live:
+            st = seats.get(agent)
+            if st is not None and st.action is None and st.playing and not st.finished:
+                return False
+        return True
 
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         st = self._called(seat)
@@ -569,6 +584,9 @@ _WITHOUT = {
 
 # -- the agent's side ---------------------------------------------------------------------------
 
+#: What an intention held at each barrier waits for (a stall report's words).
+_HELD = {call: f"the world's {call}" for call in (RESET, ACT, EVAL)}
+
 
 class SeatClient:
     """An agent at its seat: its suspending ``.rl_reset``, ``.rl_act`` and ``.rl_evaluate``,
@@ -693,7 +711,7 @@ class SeatClient:
         if self._completed:
             return True
         self._held = (ag, it)
-        ag.hold(it, f"the world's {waiting}")
+        ag.hold(it, _HELD[waiting])
         return False
 
     def reset(self, ag: Any, it: Any) -> bool:
