@@ -18,7 +18,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import tomli_w
 
@@ -67,6 +67,8 @@ FAILURE_GRACE = 10.0
 MAX_Q_ENTRIES = 250_000_000
 #: Seconds an interrupted run waits for telemetry's next acknowledgement before it gives up.
 INTERRUPTED_FLUSH = 5.0
+#: What a stall of a process's agents does (``bdi_rl.xmpp.liveness``): end the run, or warn.
+Stalls = Literal["fail", "warn"]
 
 
 class RunError(RuntimeError):
@@ -772,7 +774,7 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
 
 
 async def run_learners(
-    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: str = "fail"
+    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: Stalls = "fail"
 ) -> dict[str, str]:
     """Release started learners together, wait until they finish, flush their traces.
     ``stalls``: what a stall of these agents does (``bdi_rl.xmpp.liveness``): "fail" ends
@@ -826,7 +828,7 @@ def _is_learner(agent: Any) -> bool:
 
 
 async def _wait_for_learners(
-    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: str = "fail"
+    agents: list[Any], on_progress: Callable[[Progress], None] | None, stalls: Stalls = "fail"
 ) -> None:
     """Until every agent is done; once one has failed, the others get FAILURE_GRACE seconds
     (team plans wait for each other: without this a failed teammate would hang the run).
