@@ -7,7 +7,8 @@
 // next episode for that goal plays the cached sequence first (.rl_follow, still learning
 // from what happens). If it fails, the cache entry is dropped (cached_policy_failed(X, Y))
 // and the agent is back to learning, exploring at least relearn_epsilon(E) until it has a
-// new policy for that goal (or, for a goal never reached, until it reaches it). A warm
+// new policy for that goal (or, for a goal never reached, until it reaches it; from there
+// epsilon falls back at the spec's schedule pace, as after any .rl_set_epsilon). A warm
 // start brings the cache of the run it starts from.
 // Trust: anyone may tell this agent a belief, but none can steer it: percepts (goal,
 // outcome, training_done ...) cannot be told (the agent refuses them), and its notes (the

@@ -343,6 +343,7 @@ def _check_runs(runs: Path, must_exist: bool = False) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
+    from bdi_rl.xmpp.liveness import STALLED, stall_line
     from bdi_rl.xmpp.runner import prepare_experiment, run_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
@@ -409,7 +410,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"bdi-rl: interrupted; what was learned so far is in {result.run_dir}", file=sys.stderr)
         print(result.run_dir)
         return 130
-    _print_failures(result.failures)
+    stalled = stall_line(result.failures)
+    if stalled is not None:  # one line for the run, naming each agent and what it waited for
+        print(f"bdi-rl: {stalled}", file=sys.stderr)
+    _print_failures({agent: reason for agent, reason in result.failures.items() if not reason.startswith(STALLED)})
     print(result.run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.readers.viewer import serve_until_stopped

@@ -15,7 +15,7 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.events import TraceLevel, read_trace
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 
@@ -265,3 +265,31 @@ def test_a_plan_choosing_in_a_state_the_env_lacks_fails_the_run_in_one_line(tmp_
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.asl:3:" in lines[0], result.stderr
     assert ".rl_choose: state must be a whole number in 0..15, got 99" in lines[0]
+
+
+def test_a_plan_that_lowers_epsilon_at_an_episodes_end_sees_the_next_episodes_use_it(tmp_path):
+    """The natural use of .rl_set_epsilon (issue 26): a reaction to an episode's end lowers
+    epsilon, and the later episodes use it. Set as the first episode ends (its outcome,
+    before .rl_end_episode: once undone at once), the schedule goes on from the value at
+    its own pace (0.95 / 1000 an episode); set to 0 after episode 20 (at or below
+    epsilon_end), it stays."""
+    from tests.conftest import MINIMAL_SPEC, ROOT, run_cli
+
+    (tmp_path / "calm.asl").write_text(f"""
+!start.
+{{ include("{ROOT}/asl/lib/lifecycle.asl") }}
++!train <- while (not training_done) {{ !episode }}.
+{{ include("{ROOT}/asl/lib/episode.asl") }}
+@calm +outcome(_) : episode(0) <- .rl_set_epsilon(0.5).
+@still +episodes_done(20) <- .rl_set_epsilon(0).
+""")
+    agent = '[[agents]]\nname = "learner"\n'
+    spec = MINIMAL_SPEC.replace("episodes = 20", "episodes = 30").replace(agent, agent + 'asl = "calm.asl"\n')
+    (tmp_path / "spec.toml").write_text(spec)
+    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
+                     "--trace", "episode", timeout=120)
+    assert result.returncode == 0, result.stderr
+    used = [e["data"]["epsilon"] for e in read_trace(next((tmp_path / "runs").glob("*/trace.jsonl")))
+            if e["kind"] == "episode.end"]
+    assert used[:20] == pytest.approx([0.5 - 0.95 / 1000 * k for k in range(20)])
+    assert used[20:] == [0.0] * 10

@@ -59,6 +59,7 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "steps": ("step", {"ops", "refs", "at", "def0", "defs"}, {"keyframe", "rl", "cycles"}),
     "world.step": ("step", {"episode", "step", "agents", "states", "actions", "rewards", "done"},
                    {"defaulted", "positions", "items"}),
+    "world.late": ("episode", {"call", "agents"}, {"stuck"}),
 }
 #: The op code of each kind a step record holds.
 RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action", "rl.step", "cycle",

@@ -70,14 +70,53 @@ def test_alpha_decays_to_its_floor() -> None:
     assert QLearner(2, 2, LearningConfig(alpha=0.3), seed=0).alpha == 0.3
 
 
-def test_set_epsilon_lasts_until_the_episode_ends() -> None:
-    learner = QLearner(2, 2, LearningConfig(epsilon_decay_episodes=4), seed=0)
-    learner.set_epsilon(0.3)
-    assert learner.epsilon == 0.3
+def test_set_epsilon_replaces_the_schedules_value_and_the_schedule_goes_on_from_it() -> None:
+    """.rl_set_epsilon: a value set between episodes (a reaction to one's end) is the next
+    episode's, then epsilon falls at the schedule's pace, never below epsilon_end."""
+    config = LearningConfig(epsilon_start=1.0, epsilon_end=0.2, epsilon_decay_episodes=8)  # 0.1 an episode
+    learner = QLearner(2, 2, config, seed=0)
     learner.end_episode()
-    assert learner.epsilon == pytest.approx(1.0 - 0.95 / 4)
+    learner.set_epsilon(0.5)
+    seen = [learner.epsilon]
+    for _ in range(5):
+        learner.end_episode()
+        seen.append(learner.epsilon)
+    assert seen == pytest.approx([0.5, 0.4, 0.3, 0.2, 0.2, 0.2])
+    learner.set_epsilon(0.0)  # at or below epsilon_end: it stays until set again
+    for _ in range(3):
+        learner.end_episode()
+    assert learner.epsilon == 0.0
     with pytest.raises(ValueError):
         learner.set_epsilon(1.5)
+
+
+def test_set_epsilon_after_the_decay_and_without_one() -> None:
+    late = QLearner(2, 2, LearningConfig(epsilon_end=0.05, epsilon_decay_episodes=4), seed=0)
+    for _ in range(10):
+        late.end_episode()
+    late.set_epsilon(0.5)  # raised after the schedule ended: it decays again at its pace
+    late.end_episode()
+    assert late.epsilon == pytest.approx(0.5 - 0.95 / 4)
+    flat = QLearner(2, 2, LearningConfig(epsilon_start=0.1, epsilon_end=0.1), seed=0)
+    flat.set_epsilon(0.3)
+    flat.end_episode()
+    assert flat.epsilon == 0.3  # a schedule that does not decay keeps the plan's value
+
+
+def test_a_resumed_learner_keeps_the_epsilon_its_plan_set() -> None:
+    config = LearningConfig(epsilon_start=1.0, epsilon_end=0.2, epsilon_decay_episodes=8)
+    learner = QLearner(2, 2, config, seed=0)
+    learner.end_episode()
+    learner.set_epsilon(0.5)
+    resumed = QLearner(2, 2, config, seed=0)
+    resumed.restore(learner.q, learner.episodes, 0, epsilon=learner.epsilon)
+    for one in (learner, resumed):
+        one.end_episode()
+    assert resumed.epsilon == learner.epsilon == pytest.approx(0.4)
+    plain = QLearner(2, 2, config, seed=0)
+    plain.restore(learner.q, 3, 0, epsilon=config.epsilon_at(3))
+    plain.end_episode()
+    assert plain.epsilon == config.epsilon_at(4)  # the schedule's own value: the schedule, exactly
 
 
 # -- update and policies ---------------------------------------------------------------------

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from bdi_rl.bdi.world import SharedWorld
+from bdi_rl.bdi.world import STUCK_AFTER, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.worldenv import make_world
 from bdi_rl.spec import SpecError, load_spec
-from bdi_rl.trace.events import WORLD_STEP, TraceLevel, read_trace
+from bdi_rl.trace.events import WORLD_LATE, WORLD_STEP, TraceLevel, read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import prepare_experiment
 from tests.conftest import line_seqs, run_cli, run_named
@@ -45,6 +45,9 @@ class Recorded:
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
         self.heard.append(("evaluated", result))
+
+    def refused(self, why: str) -> None:
+        self.heard.append(("refused", why))
 
 
 class Timers:
@@ -84,6 +87,12 @@ def _world(env_id: str, **kwargs: Any) -> tuple[SharedWorld, dict[str, Recorded]
 def _world_steps(tracer: Tracer) -> list[dict]:
     tracer.flush_record()
     return [e["data"] for e in tracer.pending if e["kind"] == WORLD_STEP]
+
+
+def _late(tracer: Tracer) -> list[dict]:
+    """The world's ``world.late`` events: (episode, data)."""
+    tracer.flush_record()
+    return [{"episode": e["episode"], **e["data"]} for e in tracer.pending if e["kind"] == WORLD_LATE]
 
 
 def test_the_world_steps_once_every_agent_has_chosen() -> None:
@@ -197,6 +206,216 @@ def test_foraging_steps_trace_positions_and_the_food() -> None:
     [[fx, fy, level]] = step["items"]
     assert 1 <= fx <= 3 and 1 <= fy <= 3 and level >= 2
     assert step["rewards"] == [0.0, 0.0] and not step["done"]
+
+
+# -- every barrier has the deadline ---------------------------------------------------------------
+
+
+def test_an_episode_begins_without_an_agent_late_for_its_reset(caplog) -> None:
+    """The reset barrier's deadline: the episode begins for those who asked; the late seat
+    plays the default action all episode (defaulted), says so once, and is traced; its late
+    .rl_reset joins the next episode."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    with caplog.at_level("WARNING", logger="bdi_rl.bdi.world"):
+        timers.fire()
+    assert ends["player_0"].heard == [("begun", 0)] and ends["player_1"].heard == []
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "player-2 missed the 1 s deadline of .rl_reset at joint episode 0" in warning
+    assert "the episode begins without it" in warning
+    assert _late(tracer) == [{"episode": 0, "call": ".rl_reset", "agents": ["player-2"]}]
+    shared.choose("player_0", 0)  # the only one playing: the step is taken at once
+    [step] = _world_steps(tracer)
+    assert step["defaulted"] == ["player-2"] and step["actions"] == [0, 0]
+    assert ends["player_1"].heard == []  # not in that episode: told nothing of it
+    shared.ask_reset("player_1")  # late: it joins the next one
+    shared.ask_reset("player_0")
+    assert ends["player_1"].heard == [("begun", 0)] and shared.episodes == 2
+
+
+def test_a_reset_asked_during_an_episode_waits_for_the_next_one() -> None:
+    shared, ends, _, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    timers.fire()
+    shared.ask_reset("player_1")  # the episode runs without it
+    assert ends["player_1"].heard == [] and shared.episodes == 1
+    shared.choose("player_0", 1)  # the episode ends; player_1 asked already, player_0 asks next
+    shared.ask_reset("player_0")
+    assert ends["player_1"].heard == [("begun", 0)] and shared.episodes == 2
+
+
+def test_an_evaluation_goes_on_at_its_deadline_with_the_late_seat_defaulted() -> None:
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    shared.ask_evaluation("player_0", [0])
+    timers.fire()
+    [(what, result)] = ends["player_0"].heard
+    assert what == "evaluated" and result.mean_return == 11.0  # player_1 played the default action 0
+    assert ends["player_1"].heard == []  # it handed in nothing: no result for it
+    assert _late(tracer) == [{"episode": 0, "call": ".rl_evaluate", "agents": ["player-2"]}]
+    shared.ask_evaluation("player_1", [1])  # late: the next evaluation, waiting for the others
+    timers.fire()
+    assert ends["player_1"].heard[-1][0] == "evaluated" and ends["player_1"].heard[-1][1].mean_return == -30.0
+
+
+def test_a_late_choice_on_its_way_keeps_the_agent_in_the_next_episode() -> None:
+    """An agent that missed a step's deadline is busy with the world, not gone: its late
+    .rl_act reaching the world makes the reset's deadline wait one more for its .rl_reset."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    for seat in ends:
+        shared.ask_reset(seat)
+    shared.choose("player_0", 0)
+    timers.fire()  # player_1 missed the step, which ended the episode
+    shared.ask_reset("player_0")
+    shared.choose("player_1", 2)  # its late choice arrives (dropped)
+    timers.fire()  # the reset's deadline: player_1 has called since it started
+    assert shared.episodes == 1 and [e["call"] for e in _late(tracer)] == [".rl_act"]
+    shared.ask_reset("player_1")
+    assert shared.episodes == 2 and ends["player_1"].heard[-1] == ("begun", 0)
+
+
+def test_an_agent_that_sat_an_episode_out_trains_it_alone_and_the_evaluation_waits() -> None:
+    """Seats get out of step when one sat an episode out: it has one more to train when the
+    others ask for their final evaluation. The episode does not wait for agents waiting for
+    an evaluation, and the evaluation waits for an agent still training (it calls the world),
+    so every policy is in it."""
+    shared, ends, _, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    timers.fire()  # player_1 sits the first episode out
+    shared.ask_reset("player_1")
+    shared.choose("player_0", 0)
+    shared.ask_evaluation("player_0", [0])  # its training is over
+    assert ends["player_1"].heard == [("begun", 0)]  # its own last episode, alone
+    shared.choose("player_1", 0)
+    timers.fire()  # the evaluation's deadline: player_1 is busy training, it waits on
+    assert [what for what, _ in ends["player_0"].heard] == ["begun", "stepped"]
+    shared.ask_evaluation("player_1", [0])
+    for end in ends.values():
+        what, result = end.heard[-1]
+        assert what == "evaluated" and result.mean_return == 11.0  # both policies played
+
+
+def test_a_seat_that_keeps_missing_deadlines_is_finished_as_stuck(caplog) -> None:
+    """After STUCK_AFTER deadlines missed in a row with no call in between the world stops
+    waiting a deadline at every barrier: the seat is finished (seats_left); a later call
+    of its agent is refused, naming why."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    with caplog.at_level("WARNING", logger="bdi_rl.bdi.world"):
+        for _ in range(STUCK_AFTER):
+            shared.ask_reset("player_0")
+            timers.fire()
+            shared.choose("player_0", 0)
+    assert shared.left == ["player-2"]
+    assert [e.get("stuck") for e in _late(tracer)] == [None] * (STUCK_AFTER - 1) + [["player-2"]]
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2 and "missed the 1 s deadline" in messages[0]  # one warning a minute
+    assert "player-2 left at joint episode 2 (stuck: it missed 3 deadlines of 1 s in a row" in messages[1]
+    shared.ask_reset("player_0")  # no deadline to wait any more
+    assert shared.episodes == STUCK_AFTER + 1 and not timers.pending[-1][2]
+    [(what, why)] = ends["player_1"].heard  # told at once, should its agent ever wake up
+    assert what == "refused" and why.startswith("the world finished its seat player_1: stuck: it missed 3")
+    shared.ask_reset("player_1")  # ... and at every call
+    assert ends["player_1"].heard[-1] == ("refused", why)
+
+
+def test_a_call_between_missed_deadlines_keeps_the_seat() -> None:
+    """A slow agent is not a stuck one: a late call starts its count over."""
+    shared, ends, _, timers = _world("climbing_game_v0")
+    for _ in range(2 * STUCK_AFTER):
+        shared.ask_reset("player_0")
+        shared.ask_reset("player_1")
+        shared.choose("player_0", 0)
+        timers.fire()  # player_1 misses the step
+        shared.choose("player_1", 0)  # ... and calls late: dropped, but it is alive
+    assert shared.left == [] and shared.episodes == 2 * STUCK_AFTER
+
+
+def test_an_agent_not_heard_from_yet_is_waited_for_and_an_offline_one_not_counted() -> None:
+    """Across processes: a seat whose agent the world never heard from is still starting, so
+    the first episode waits for it; an agent offline (within its grace) is not stuck."""
+    shared, ends, _, timers = _world("climbing_game_v0")
+    shared.seats["player_1"].heard = False
+    shared.ask_reset("player_0")
+    timers.fire()
+    assert shared.episodes == 0 and ends["player_0"].heard == []
+    shared.ask_reset("player_1")
+    assert shared.episodes == 1
+    shared.set_offline("player_1", True)
+    for _ in range(STUCK_AFTER + 1):
+        shared.choose("player_0", 0)
+        shared.ask_reset("player_0")
+        timers.fire()
+    assert shared.left == [] and shared.seats["player_1"].missed == 0
+
+
+def test_what_the_world_waits_for_names_the_agents_and_calls() -> None:
+    shared, _, _, _ = _world("climbing_game_v0")
+    assert shared.waiting_for() == "waits for player-1's .rl_reset, player-2's .rl_reset"
+    shared.ask_reset("player_0")
+    assert shared.waiting_for() == "waits for player-2's .rl_reset" and shared.deadline_armed
+    shared.ask_reset("player_1")
+    shared.choose("player_1", 0)
+    assert shared.waiting_for() == "waits for player-1's .rl_act"
+
+
+def _seated_mind(tmp_path: Path, plans: str) -> tuple[Any, SharedWorld, Recorded, Timers]:
+    """A real mind at player_0's seat of an in-process climbing world (player_1's end records)."""
+    from bdi_rl.bdi.episode import EpisodeSession, Percepts
+    from bdi_rl.bdi.mind import load_mind
+    from bdi_rl.bdi.runtime import Actions
+    from bdi_rl.bdi.world import SeatClient
+    from bdi_rl.rl.qlearning import LearningConfig, QLearner
+
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    seat = shared.world.seats["player_0"]
+    session = EpisodeSession(seat, QLearner(seat.n_states, seat.n_actions, LearningConfig(), seed=0),
+                             Tracer("run", "player-1@localhost", TraceLevel.STEP), Percepts(), episodes=5,
+                             eval_episodes=1, seed=0)
+    client = SeatClient(seat, session)
+    client.port = shared
+    shared.seat("player_0", "player-1", client)
+    actions = Actions()
+    client.register(actions)
+    (tmp_path / "p.asl").write_text(plans)
+    session.percepts.mind = mind = load_mind(tmp_path / "p.asl", actions, "player-1")
+    return mind, shared, ends["player_1"], timers
+
+
+def test_a_call_to_the_world_is_held_by_the_mind_and_fails_when_the_world_is_gone(tmp_path) -> None:
+    """A suspended .rl_* is an intention the mind holds (so it is alive, cannot act by itself,
+    and says what it waits for); when the world will never answer, the action fails and the
+    plan's failure handling applies."""
+    from bdi_rl.bdi.mind import alive, can_act, describe_waits
+
+    mind, shared, _, _ = _seated_mind(tmp_path, """
+!go.
+@go +!go <- .rl_reset; .rl_act(0); +acted.
+@gone -!go[error_msg(M)] <- +failed(M).
+""")
+    mind.run(sleep=False)
+    assert alive(mind) and not can_act(mind)
+    assert describe_waits(mind) == ["waits for the world's .rl_reset"]
+    shared.ask_reset("player_1")  # the barrier completes: the held intention goes on
+    mind.run(sleep=False)
+    assert describe_waits(mind) == ["waits for the world's .rl_act"]
+    shared.seats["player_0"].end.world_gone("the world agent world@x went offline")  # type: ignore[attr-defined]
+    mind.run(sleep=False)
+    assert mind.believes('failed("the world agent world@x went offline")') and not mind.believes("acted")
+    assert not mind.held and not alive(mind)
+
+
+def test_a_stuck_agents_next_call_fails_naming_why(tmp_path) -> None:
+    """An agent whose mind has not called the world for STUCK_AFTER deadlines (here it has
+    not run at all) is finished as stuck; once it runs, its call fails naming why."""
+    mind, shared, _, timers = _seated_mind(tmp_path, "!go.\n@go +!go <- .rl_reset.\n")
+    for _ in range(STUCK_AFTER):
+        shared.ask_reset("player_1")
+        timers.fire()
+        shared.choose("player_1", 0)
+    assert shared.left == ["player-1"]
+    mind.run(sleep=False)
+    [failure] = mind.host.failures
+    assert failure.endswith("p.asl:2: the world finished its seat player_0: stuck: it missed 3 deadlines of 1 s "
+                            "in a row, the last at .rl_reset, with no call to the world in between")
 
 
 # -- the spec ---------------------------------------------------------------------------------
@@ -319,7 +538,8 @@ def test_the_trace_shows_each_joint_step_and_who_proposed_what(tmp_path) -> None
 @pytest.mark.slow
 def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> None:
     """A fault injected through the plans: player-2 waits 300 ms before some of its moves,
-    the world waits 100 ms; its missed steps are played with action 0 and traced."""
+    the world waits 200 ms; its missed steps are played with action 0 and traced. (Silent
+    for fewer than STUCK_AFTER deadlines, it is late, not stuck: it keeps its seat.)"""
     asl = tmp_path / "late.asl"
     asl.write_text((ROOT / "asl" / "learner.asl").read_text().replace(
         '{ include("lib/episode.asl") }',
@@ -332,7 +552,7 @@ def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> 
     if (Me == "player-2@localhost" & E mod 4 == 1) { .wait(300) };
     .rl_act(A).""").replace('{ include("lib/lifecycle.asl") }', f'{{ include("{ROOT}/asl/lib/lifecycle.asl") }}'))
     text = (ROOT / "agents" / "climbing.toml").read_text()
-    text = text.replace("[world]\n", "[world]\nstep_deadline_ms = 100\n").replace("episodes = 1000", "episodes = 20")
+    text = text.replace("[world]\n", "[world]\nstep_deadline_ms = 200\n").replace("episodes = 1000", "episodes = 20")
     text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{asl}"')
     spec = tmp_path / "late.toml"
     spec.write_text(text)
@@ -344,6 +564,7 @@ def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> 
     late = [s for s in steps if "defaulted" in s]
     assert late and all(s["defaulted"] == ["player-2"] and s["actions"][1] == 0 for s in late)
     assert _summary(run_named(runs, "climbing"))["agents"]["world"]["episodes"] >= 20
+    assert "seats_left" not in _summary(run_named(runs, "climbing"))["agents"]["world"]
 
 
 @pytest.mark.slow
@@ -410,6 +631,132 @@ def test_a_world_goes_on_when_an_agent_process_dies(ejabberd, tmp_path) -> None:
     assert stops["world@localhost"]["joint_episodes"] == 3000
     assert stops["player-1@localhost"]["reason"] == "finished"
     assert "player-2@localhost" not in stops
+
+
+@pytest.mark.slow
+def test_players_fail_in_one_line_when_the_world_process_dies(ejabberd, tmp_path) -> None:
+    """The world agent's process is killed mid-run (SIGKILL). Each player watches the world's
+    presence (the world sent it directed presence), waits offline_grace_ms, then its
+    suspended .rl_* call fails naming the world: the plan's failure handling applies (here
+    none: the agent fails) and the player's process exits 1 with one line, in seconds."""
+    import signal
+
+    from tests.test_processes import _kill_running, _start
+
+    text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 100000")
+    text = text.replace('trace = "step"', 'trace = "episode"').replace("[world]\n", "[world]\noffline_grace_ms = 1000\n")
+    text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "coordinated-learner.asl"}"')
+    spec = tmp_path / "climbing.toml"
+    spec.write_text(text)
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
+    procs = {name: _start("agent", str(spec), "--name", name, *common, env=env)
+             for name in ("world", "player-1", "player-2")}
+    telemetry = _start("telemetry", str(spec), *common, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        ended = 0
+        while ended < 50 and time.monotonic() < deadline:  # well into training
+            traces = list((tmp_path / "runs").glob("*/trace.jsonl"))
+            lines = traces[0].read_bytes().splitlines() if traces else []
+            ended = sum(b'"player-1@localhost"' in line and b'"kind":"episode.end"' in line for line in lines)
+            time.sleep(0.2)
+        assert ended >= 50, "the players did not get going"
+        procs["world"].send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        for name in ("player-1", "player-2"):
+            _, err = procs[name].communicate(timeout=60)
+            assert procs[name].returncode == 1, err
+            lines = [line for line in err.splitlines() if line.startswith("bdi-rl:")]
+            assert lines == [line for line in err.splitlines() if not line.startswith("WARNING")], err
+            [line] = lines
+            assert line.startswith(f"bdi-rl: agent {name}@localhost failed: "), err
+            assert "the world agent world@localhost went offline and did not come back within 1 s" in line
+        assert time.monotonic() - killed < 30
+    finally:
+        _kill_running(*procs.values(), telemetry)
+    (trace,) = (tmp_path / "runs").glob("*/trace.jsonl")
+    stops = {e["agent"]: e["data"] for e in read_trace(trace) if e["kind"] == "agent.stop"}
+    for name in ("player-1", "player-2"):
+        assert "the world agent world@localhost went offline" in stops[f"{name}@localhost"]["reason"]
+
+
+CONSENSUS = """
+name = "consensus"
+seed = 0
+episodes = 300
+eval_episodes = 1
+trace = "episode"
+
+[env]
+id = "consensus_game_v0"
+kwargs = {{ n = 3, actions = 2 }}
+
+[world]
+step_deadline_ms = 500
+
+[[agents]]
+name = "player"
+count = 3
+asl = "{asl}"
+"""
+
+
+@pytest.mark.slow
+def test_a_stopped_player_is_finished_as_stuck_and_the_world_goes_on_at_full_speed(ejabberd, tmp_path) -> None:
+    """One player of three is stopped with SIGSTOP (its session stays up: no presence says
+    it is gone). The world goes on at each barrier's deadline, reset included, and after
+    STUCK_AFTER deadlines in a row finishes its seat as stuck instead of waiting a deadline
+    at every barrier; the others train to the end. Woken up, the stopped player's next call
+    is refused: it fails in one line naming why, and the run's summary is written."""
+    import signal
+
+    from tests.test_processes import _kill_running, _start
+
+    spec = tmp_path / "consensus.toml"
+    spec.write_text(CONSENSUS.format(asl=ROOT / "asl" / "learner.asl"))
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
+    names = ("world", "player-1", "player-2", "player-3")
+    procs = {name: _start("agent", str(spec), "--name", name, *common, env=env) for name in names}
+    telemetry = _start("telemetry", str(spec), *common, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        ended = 0
+        while ended < 20 and time.monotonic() < deadline:
+            traces = list((tmp_path / "runs").glob("*/trace.jsonl"))
+            lines = traces[0].read_bytes().splitlines() if traces else []
+            ended = sum(b'"player-3@localhost"' in line and b'"kind":"episode.end"' in line for line in lines)
+            time.sleep(0.1)
+        assert ended >= 20, "player-3 did not get going"
+        procs["player-3"].send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        for name in ("player-1", "player-2", "world"):
+            _, err = procs[name].communicate(timeout=120)
+            assert procs[name].returncode == 0, err
+        seconds = time.monotonic() - stopped
+        assert "player-3 left at joint episode" in err and "stuck: it missed 3 deadlines of 0.5 s in a row" in err
+        procs["player-3"].send_signal(signal.SIGCONT)
+        _, err = procs["player-3"].communicate(timeout=60)
+        assert procs["player-3"].returncode == 1, err
+        [line] = [line for line in err.splitlines() if not line.startswith("WARNING")]
+        assert line.startswith("bdi-rl: agent player-3@localhost failed: ") and "stuck" in line, err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        _kill_running(*procs.values(), telemetry)
+    # 280 episodes at one deadline (or two) each would take minutes; at full speed, seconds
+    assert seconds < 60
+    run_dir = Path(out.strip().splitlines()[-1])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["agents"]["world"]["seats_left"] == ["player-3"]
+    assert summary["agents"]["world"]["episodes"] >= 300
+    events = read_trace(run_dir / "trace.jsonl")
+    late = [e["data"] for e in events if e["kind"] == WORLD_LATE]
+    assert 3 <= len(late) <= 4 and late[-1]["stuck"] == ["player-3"]
+    assert all(e["agents"] == ["player-3"] for e in late)
+    stops = {e["agent"]: e["data"]["reason"] for e in events if e["kind"] == "agent.stop"}
+    assert stops["player-1@localhost"] == stops["player-2@localhost"] == "finished"
 
 
 def _small_foraging(tmp_path: Path) -> Path:

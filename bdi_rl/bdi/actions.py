@@ -19,7 +19,10 @@ action                 effect
                        ``epsilon(E)``, ``episodes_done(N)`` and ``training_done`` at the end
 ``.rl_run_episode``    episode mode: one whole training episode in Python, then the same
                        percepts as ``.rl_act`` + ``.rl_end_episode``
-``.rl_set_epsilon(E)`` override epsilon (the schedule continues from the next episode)
+``.rl_set_epsilon(E)`` epsilon is E from now on: it replaces the schedule's current value,
+                       and the schedule goes on from it at its own pace down to
+                       ``epsilon_end`` (an E at or below it stays until set again;
+                       ``LearningConfig.epsilon_from``)
 ``.rl_evaluate``       greedy evaluation (no learning); percept ``eval(MeanReturn, Success)``
 ``.rl_save_qtable``    checkpoint the Q-table into the run directory (also done every
                       ``checkpoint_every`` episodes)

@@ -28,6 +28,7 @@ from bdi_rl.bdi.runtime.reasoning import applicable_plans
 from bdi_rl.bdi.runtime.syntax import Program
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, ANNOTS_SELF, Struct, has_source, sources
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
+from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 from bdi_rl.bdi.text import source_text, term_text
 from bdi_rl.trace.events import (
     CYCLE,
@@ -289,7 +290,10 @@ class TraceListener(Listener):
             "plan": self.label(agent, frame.plan.name) if frame is not None else None,
             "depth": len(it.stack) if it is not None else 0,
             "line": line,
-            "intentions": len(agent.running) + len(agent.pending_asks) + sum(map(len, agent.waiters.values())),
+            "intentions": len(agent.running)
+            + len(agent.pending_asks)
+            + len(agent.held)
+            + sum(map(len, agent.waiters.values())),
             "events": self._taking,
             "pending": _event_texts(agent.events),
         }
@@ -346,7 +350,7 @@ class TraceListener(Listener):
         a loop's stacks repeat, so each costs a lookup); ``new``: an intention just made,
         not yet queued."""
         current = agent.current
-        suspended = _suspended(agent) if agent.waiters or agent.pending_asks or agent.timers else {}
+        suspended = _suspended(agent) if agent.waiters or agent.pending_asks or agent.timers or agent.held else {}
         intentions = _intentions(agent, new, suspended)
         states = [_CURRENT if it is current else _SUSPENDED if it.id in suspended else _RUNNING for it in intentions]
         key: Any = (
@@ -404,9 +408,15 @@ def _intentions(mind: Agent, new: Any = None, suspended: dict[int, Any] | None =
 
 
 def _suspended(mind: Agent) -> dict[int, Any]:
-    """Intentions that wait (``.wait``, a synchronous ask), by id."""
+    """Intentions that wait (``.wait``, a synchronous ask, a host action such as a shared
+    world's ``.rl_act``), by id."""
     found: dict[int, Any] = {}
-    entries = [*(w for waiting in mind.waiters.values() for w in waiting), *mind.pending_asks.values(), *mind.timers]
+    entries = [
+        *(w for waiting in mind.waiters.values() for w in waiting),
+        *mind.pending_asks.values(),
+        *mind.timers,
+        *mind.held.values(),
+    ]
     for entry in entries:
         for value in entry:
             if type(value) is Intention:
@@ -454,11 +464,41 @@ class MindHost(Host):
 
 def alive(mind: Agent) -> bool:
     """Whether the mind has anything left to do or wait for: events, messages, running or
-    suspended intentions (``.wait``, asks), timers."""
+    suspended intentions (``.wait``, asks, host actions), timers."""
     return (
-        bool(mind.running or mind.events or mind.inbox or mind.waiters or mind.pending_asks)
+        bool(mind.running or mind.events or mind.inbox or mind.waiters or mind.pending_asks or mind.held)
         or mind.next_deadline() is not None
     )
+
+
+def can_act(mind: Agent) -> bool:
+    """Whether something can still happen in the mind by itself: an intention that may run,
+    an event or a delivered message to handle, a timed wait or an ask's timeout to fall due.
+    False: only something from outside (a message, a world's answer) can wake it."""
+    if mind.atomic is not None:  # an atomic intention blocks every other and every event
+        return mind.atomic in mind.running or bool(mind.inbox) or mind.next_deadline() is not None
+    return bool(mind.running or mind.events or mind.inbox) or mind.next_deadline() is not None
+
+
+def describe_waits(mind: Agent, asked: Callable[[str], str | None] = lambda msg_id: None) -> list[str]:
+    """What each suspended intention of the mind waits for, in words, for a stall report
+    (empty: none waits). ``asked``: whom an ask (by its message id) went to."""
+    said = [f"waits for {what}" for it, what in mind.held.values() if not it.dropped]
+    for msg_id, entry in mind.pending_asks.items():
+        if not entry[0].dropped:
+            who = asked(msg_id)
+            said.append(f"waits for an answer to {entry[3]}" + (f" from {who}" if who else ""))
+    for key, waiting in mind.waiters.items():
+        if all(w[0].dropped for w in waiting):
+            continue
+        if key == WAIT_FORMULA:
+            said.append("waits until a formula holds (.wait)")
+        else:
+            ttype, functor, arity = key
+            said.append(f"waits for {{{TRIGGER_TEXT[ttype]}{functor}/{arity}}} (.wait)")
+    if mind.atomic is not None and mind.atomic not in mind.running and mind.running:
+        said.append(f"{len(mind.running)} intention(s) wait for an atomic plan to end")
+    return said
 
 
 def belief_texts(mind: Agent, annots: bool = True) -> list[str]:

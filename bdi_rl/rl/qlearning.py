@@ -97,6 +97,19 @@ class LearningConfig:
             return self.epsilon_end
         return self.epsilon_start + (self.epsilon_end - self.epsilon_start) * (episode / n)
 
+    def epsilon_from(self, value: float, since: int, episode: int) -> float:
+        """Epsilon for training episode ``episode`` once a plan set it to ``value`` at
+        episode ``since`` (``.rl_set_epsilon``): the schedule goes on from there at its own
+        pace, (epsilon_end - epsilon_start) / epsilon_decay_episodes per episode, and stops at
+        epsilon_end. A value the schedule would not move towards epsilon_end (already at or
+        past it, or a schedule that does not decay) stays until the plan sets another."""
+        n = self.epsilon_decay_episodes
+        rate = (self.epsilon_end - self.epsilon_start) / n if n else 0.0
+        if rate == 0.0 or (self.epsilon_end - value) * rate <= 0.0:
+            return value
+        moved = value + rate * (episode - since)
+        return max(moved, self.epsilon_end) if rate < 0 else min(moved, self.epsilon_end)
+
     def alpha_at(self, episode: int) -> float:
         """Scheduled alpha for (0-based) training episode ``episode``."""
         if self.alpha_min is None:
@@ -151,6 +164,8 @@ class QLearner:
         """training transitions (run_episode counts its own; callers of update() count theirs)"""
         self.epsilon = self.config.epsilon_at(0)
         self.alpha = self.config.alpha_at(0)
+        self._epsilon_set: tuple[float, int] | None = None
+        """(value, episode) of the plan's last ``set_epsilon``: the schedule goes on from it"""
         self._rows: list[np.ndarray] = []
         self._rows_of: np.ndarray | None = None
         if self.config.beta is not None:
@@ -165,14 +180,19 @@ class QLearner:
             raise ValueError(f"QLearner: a table of shape {q.shape} for a learner of {self.q.shape}")
         self.q = np.array(q, dtype=np.float64, copy=True)
 
-    def restore(self, q: np.ndarray, episodes: int, env_steps: int) -> None:
+    def restore(self, q: np.ndarray, episodes: int, env_steps: int, epsilon: float | None = None) -> None:
         """Continue where a checkpoint left off (a resumed run): its table, its counts, and
-        the schedules at its episode, as if it had trained here all along."""
+        the schedules at its episode, as if it had trained here all along. ``epsilon``: the
+        checkpoint's; one the schedule does not give there was set by a plan, and the
+        schedule goes on from it (``set_epsilon``)."""
         self.load_table(q)
         self.episodes = episodes
         self.env_steps = env_steps
         self.epsilon = self.config.epsilon_at(episodes)
         self.alpha = self.config.alpha_at(episodes)
+        self._epsilon_set = None
+        if epsilon is not None and epsilon != self.epsilon:
+            self.set_epsilon(epsilon)
 
     def _row_views(self) -> list[np.ndarray]:
         """One 1-D view per state, rebuilt only if ``q`` was replaced (e.g. a warm start).
@@ -223,13 +243,19 @@ class QLearner:
         """Count a finished training episode and advance the alpha/epsilon schedules."""
         self.episodes += 1
         self.alpha = self.config.alpha_at(self.episodes)
-        self.epsilon = self.config.epsilon_at(self.episodes)
+        if self._epsilon_set is None:
+            self.epsilon = self.config.epsilon_at(self.episodes)
+        else:
+            self.epsilon = self.config.epsilon_from(*self._epsilon_set, self.episodes)
 
     def set_epsilon(self, x: float) -> None:
-        """Override epsilon for the rest of this episode; ``end_episode`` resumes the schedule."""
+        """Epsilon is ``x`` from now on (the rest of this episode and the next ones): it
+        replaces the schedule's current value, and the schedule goes on from it
+        (:meth:`LearningConfig.epsilon_from`)."""
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
             raise ValueError(f"epsilon: must be in [0, 1], got {x!r}")
         self.epsilon = float(x)
+        self._epsilon_set = (self.epsilon, self.episodes)
 
     # -- what teammates know (team learning): priors and policies change Q here too ---------
     def cap(self, arrivals: Iterable[tuple[int, int, float]]) -> None:

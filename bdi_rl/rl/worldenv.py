@@ -261,9 +261,11 @@ class World:
         """Agents still in the episode (PettingZoo's ``agents``)."""
         return list(self.env.agents)
 
-    def evaluate(self, policies: dict[str, list[int]], episodes: int, seed: int) -> dict[str, EvalResult]:
+    def evaluate(
+        self, policies: dict[str, list[int]], episodes: int, seed: int, default: int = 0
+    ) -> dict[str, EvalResult]:
         """Greedy joint episodes, each agent playing its ``policies`` entry (its greedy action
-        per observation; an empty one plays action 0), on a world of its own (so the training
+        per observation; an empty one plays ``default``), on a world of its own (so the training
         world's state and random stream stay as they were): each agent's mean return, the
         share of episodes that succeeded and the mean length. Episode ``k`` is seeded
         ``seed + k``, so every evaluation plays the same starts."""
@@ -277,7 +279,7 @@ class World:
             obs = {agent: int(o) for agent, o in obs_raw.items()}
             steps, succeeded = 0, False
             while env.agents and steps < self.max_episode_steps:
-                actions = {agent: (policies[agent][s] if policies.get(agent) else 0) for agent, s in obs.items()}
+                actions = {agent: (policies[agent][s] if policies.get(agent) else default) for agent, s in obs.items()}
                 step = joint_step(env, {}, obs, actions, learn=False)
                 for agent, r in step.rewards.items():
                     totals[agent] = totals.get(agent, 0.0) + r

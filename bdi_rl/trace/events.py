@@ -96,6 +96,7 @@ OPTIONS: Final = "options"
 INTENTIONS: Final = "intentions"
 STEPS: Final = "steps"
 WORLD_STEP: Final = "world.step"
+WORLD_LATE: Final = "world.late"
 
 #: The kinds format 2 keeps in step records (``bdi_rl.trace.steps``), by op code: the code is
 #: the index, so never reorder, only append. Format 1 wrote each as a line of its own.
@@ -140,6 +141,7 @@ KIND_LEVEL: dict[str, TraceLevel] = {
     INTENTIONS: TraceLevel.CYCLE,
     STEPS: TraceLevel.STEP,
     WORLD_STEP: TraceLevel.STEP,
+    WORLD_LATE: TraceLevel.EPISODE,
 }
 
 
@@ -261,6 +263,18 @@ class WorldStepData(TypedDict):
     ``agent.start``'s ``seats``, not only those that acted)"""
     items: NotRequired[list[list[int]]]
     """a grid world: ``[x, y, level]`` of each item still there after the step (lbforaging's food)"""
+
+
+class WorldLateData(TypedDict):
+    """A barrier of a shared world went on at its deadline without some of its agents
+    (``bdi.world``): written by the world agent."""
+
+    call: str
+    """the barrier: ``.rl_reset``, ``.rl_act`` or ``.rl_evaluate``"""
+    agents: list[str]
+    """the agents it went on without (their seats played the default action)"""
+    stuck: NotRequired[list[str]]
+    """those of them the world finished as stuck (too many deadlines missed in a row)"""
 
 
 class QtableSaveData(TypedDict):
@@ -486,6 +500,7 @@ KIND_DATA: dict[str, Any] = {
     INTENTIONS: IntentionsData,
     STEPS: StepsData,
     WORLD_STEP: WorldStepData,
+    WORLD_LATE: WorldLateData,
 }
 
 REQUIRED_FIELDS = ("schema", "run", "agent", "seq", "ts", "kind", "episode", "step", "data")

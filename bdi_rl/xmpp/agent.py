@@ -29,7 +29,7 @@ from spade.template import Template
 from spade.trace import TraceStore
 
 from bdi_rl.bdi.actions import RlBridge
-from bdi_rl.bdi.mind import MindHost, alive, load_mind
+from bdi_rl.bdi.mind import MindHost, alive, can_act, describe_waits, load_mind
 from bdi_rl.bdi.runtime import Actions, PlanFailure
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
@@ -151,6 +151,8 @@ class BdiLoop(Wakeable):
         super().__init__()
         self.paused_mail: list[Message] = []  # BDI messages that arrived while paused
         self.busy = True  # the last burst ended with work left (a time limit, not idleness)
+        self.idle_cycles = 0  # reasoning cycles that found nothing to do (one per idle burst)
+        self.received = 0  # BDI messages handed to the mind
 
     async def run(self) -> None:
         agent: TracedBdiAgent = self.agent  # type: ignore[assignment]
@@ -162,11 +164,13 @@ class BdiLoop(Wakeable):
             return
         for early in self.paused_mail:
             agent.accept_bdi_message(early)
+            self.received += 1
         self.paused_mail.clear()
         msg = await self.receive(timeout=0 if self.busy else self._idle_wait(mind))
         while msg is not None:
             if msg is not WAKE:
                 agent.accept_bdi_message(msg)
+                self.received += 1
             msg = await self.receive(timeout=0)
         clock = time.perf_counter
         until = clock() + self.BURST_SECONDS
@@ -175,6 +179,8 @@ class BdiLoop(Wakeable):
             if clock() >= until:
                 self.busy = True
                 break
+        else:
+            self.idle_cycles += 1
         agent.after_burst()
 
     def _idle_wait(self, mind: Mind) -> float:
@@ -639,6 +645,28 @@ class TracedBdiAgent(Agent):
         self.finished = True
         self.done.set()
 
+    # -- liveness (bdi_rl.xmpp.liveness) ---------------------------------------------------------
+    def can_act(self) -> bool:
+        """Whether something can still happen in this agent by itself: it is not reasoning
+        (held until the run starts, or paused as it stops), its last burst was cut short, a
+        message waits in its mailbox, or its mind can act (``bdi.mind.can_act``)."""
+        loop = self.bdi_loop
+        return not self.reasoning or loop.busy or bool(loop.paused_mail) or not loop.queue.empty() or can_act(self.mind)
+
+    def progress_mark(self) -> tuple[Any, ...]:
+        """What changes whenever this agent does anything: reasoning cycles that ran an
+        intention, messages taken, trace events."""
+        return (self.mind.cycles - self.bdi_loop.idle_cycles, self.bdi_loop.received, self.tracer.seq)
+
+    def waits(self) -> str:
+        """What this agent waits for, in words (a stall report)."""
+        said = describe_waits(self.mind, self.host.asked.get)
+        return "; ".join(said) if said else self.nothing_left()
+
+    def nothing_left(self) -> str:
+        """What a stall report says of this agent when none of its intentions waits."""
+        return "no intention left"
+
     async def flush_trace(self, stall_seconds: float = 30.0) -> bool:
         """Wait until telemetry has acknowledged every event; False once ``stall_seconds``
         pass without an acknowledgement. A long backlog (a learner that finished while the
@@ -683,6 +711,9 @@ class CoordinatorAgent(TracedBdiAgent):
         """Its entry in ``summary.json``."""
         return {"role": "coordinator"}
 
+    def nothing_left(self) -> str:
+        return "no intention left, .finish never called"
+
 
 class WorldAgent(TracedBdiAgent):
     """The shared world's agent (``[world]``): it hosts the world its seated learners step
@@ -699,6 +730,15 @@ class WorldAgent(TracedBdiAgent):
     def _info(self) -> list[Any]:
         """``.world_info(I)``: ``I = [Env, Episodes, Steps]``, where the world is (world.asl)."""
         return [self.shared.world.env_id, self.shared.episodes, self.shared.steps]
+
+    def can_act(self) -> bool:
+        return self.shared.deadline_armed or super().can_act()  # a deadline still to pass
+
+    def progress_mark(self) -> tuple[Any, ...]:
+        return (*super().progress_mark(), self.shared.episodes, self.shared.steps)
+
+    def waits(self) -> str:
+        return self.shared.waiting_for()
 
     def start_data(self) -> AgentStartData:
         world = self.shared.world
@@ -756,6 +796,9 @@ class LearnerAgent(TracedBdiAgent):
         if self.seat is not None:
             self.seat.finish()
         self.mark_finished()
+
+    def nothing_left(self) -> str:
+        return "no intention left, .rl_finish never called"
 
     def after_burst(self) -> None:
         super().after_burst()

@@ -314,6 +314,6 @@ async def run_agents(
                 agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
                 agent.bridge.checkpoints.meta["run"] = run
                 agent.bridge.policy_cache.path = policy_file(runs_dir / run, plan.name)
-        return await run_learners(agents, None)
+        return await run_learners(agents, None, stalls="warn")  # peers elsewhere may still wake them
     finally:
         await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)

@@ -18,7 +18,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import tomli_w
 
@@ -53,6 +53,7 @@ from bdi_rl.store import (
 )
 from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.triggers import ADD_BEL
@@ -67,6 +68,8 @@ FAILURE_GRACE = 10.0
 MAX_Q_ENTRIES = 250_000_000
 #: Seconds an interrupted run waits for telemetry's next acknowledgement before it gives up.
 INTERRUPTED_FLUSH = 5.0
+#: What a stall of a process's agents does (``bdi_rl.xmpp.liveness``): end the run, or warn.
+Stalls = Literal["fail", "warn"]
 
 
 class RunError(RuntimeError):
@@ -274,7 +277,7 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
         except CheckpointError as exc:
             raise SpecError(f"--resume: {exc}") from None
         learner = plan.learner
-        learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps)
+        learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps, checkpoint.epsilon)
         plan.resumed = checkpoint
         plan.policies = _cached_policies(run_dir, plan.name, plan.env, "--resume")
         resumed[plan.name] = learner.episodes
@@ -612,7 +615,13 @@ async def run_experiment(
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
         released = True
-        failures = await run_learners(agents, on_progress, halt=functools.partial(_trace_failure, telemetry))
+        # outside clients the spec trusts may still wake a stalled run: then a stall is a warning
+        failures = await run_learners(
+            agents,
+            on_progress,
+            stalls="warn" if spec.xmpp.trust else "fail",
+            halt=functools.partial(_trace_failure, telemetry),
+        )
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
     except asyncio.CancelledError:
         if resume is not None or released:
@@ -766,7 +775,7 @@ def connect_world(
     if world_agent is None:
         for agent in agents:
             if getattr(agent, "seat", None) is not None:
-                port = connect_seat(agent, agent.seat, world_jid)
+                port = connect_seat(agent, agent.seat, world_jid, spec.world.offline_grace_ms / 1000.0)
                 agent.world_bounced = port.bounced
         return
     seat_jids = {
@@ -810,17 +819,20 @@ def _trace_failure(telemetry: Any) -> str | None:
 async def run_learners(
     agents: list[Any],
     on_progress: Callable[[Progress], None] | None,
+    stalls: Stalls = "fail",
     halt: Callable[[], str | None] = lambda: None,
 ) -> dict[str, str]:
     """Release started learners together, wait until they finish, flush their traces.
 
+    ``stalls``: what a stall of these agents does (``bdi_rl.xmpp.liveness``): "fail" ends
+    the run (every agent of the experiment is here), "warn" logs what each waits for.
     ``halt`` says why the whole run must stop now (None: it need not), e.g. its trace cannot
     be written: every agent still going stops with that reason, and nothing is flushed.
     Returns the failures by agent JID (an empty dict when every learner finished)."""
     for agent in agents:
         agent.release()
     try:
-        await _wait_for_learners(agents, on_progress, halt)
+        await _wait_for_learners(agents, on_progress, stalls, halt)
     except asyncio.CancelledError:
         # Ctrl-C (the CLI cancels this task): stop the minds, keep what was learned and traced.
         current = asyncio.current_task()
@@ -876,15 +888,22 @@ def _is_learner(agent: Any) -> bool:
 
 
 async def _wait_for_learners(
-    agents: list[Any], on_progress: Callable[[Progress], None] | None, halt: Callable[[], str | None]
+    agents: list[Any],
+    on_progress: Callable[[Progress], None] | None,
+    stalls: Stalls = "fail",
+    halt: Callable[[], str | None] = lambda: None,
 ) -> None:
     """Until every agent is done, or ``halt`` gives a reason to stop them all; once one has
     failed, the others get FAILURE_GRACE seconds (team plans wait for each other: without
-    this a failed teammate would hang the run)."""
+    this a failed teammate would hang the run). A stall (``bdi_rl.xmpp.liveness``) ends the
+    wait at once with ``stalls`` "fail" (each agent not done fails, saying what it waited
+    for; after another agent's failure, as stopped by it), and is logged with back-off with
+    "warn"."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
     total = sum(agent.bridge.session.episodes_target for agent in learners)
     failed_at: float | None = None
+    watch = StallWatch(agents, STALL_SECONDS if stalls == "fail" else IDLE_WARNING_FIRST)
     try:
         while True:
             done, _ = await asyncio.wait(waiters, timeout=0.1)
@@ -901,14 +920,34 @@ async def _wait_for_learners(
             failed = [agent for agent in agents if agent.failure]
             if failed and failed_at is None:
                 failed_at = time.monotonic()
-            if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
+            stall = watch.check()
+            if stall is not None and stalls == "warn":
+                _warn_idle(stall, watch.snooze())
+            elif stall is not None or (failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE):
                 for agent in agents:
-                    if not agent.done.is_set():
+                    if agent.done.is_set() or agent.failure:
+                        continue
+                    if failed:
                         agent.failure = f"stopped: {failed[0].name} failed"
+                    elif stall is not None:
+                        agent.failure = STALLED + stall.waits[agent.name]
                 return
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+def _warn_idle(stall: Stall, next_s: float) -> None:
+    """An agent process's agents cannot act by themselves (a peer elsewhere may still wake them)."""
+    for name, what in stall.waits.items():
+        log.warning(
+            "%s: idle for %.0f s: %s (nothing in this process can wake it; a message from another "
+            "process may; next warning in %.0f s)",
+            name,
+            stall.seconds,
+            what,
+            next_s - stall.seconds,
+        )
 
 
 def _progress(agents: list[Any], total: int) -> Progress:

@@ -11,10 +11,17 @@ takes the world's answers only from the world's JID; anything else is dropped an
 once per sender. A request that bounces (the world agent is not online yet) is sent again
 every :data:`RETRY_SECONDS` until it is delivered.
 
-Liveness: a seated agent sends the world its presence (directed presence, RFC 6121 4.6) with
-its first request and after every reconnect, so the server tells the world when that agent's
-session ends, a crashed process included. A :class:`SeatWatch` then gives the agent
-``[world] offline_grace_ms`` to come back before the world finishes its seat.
+Liveness, both ways (directed presence, RFC 6121 4.6: the server tells whoever received a
+session's presence when that session ends, a crashed process included):
+
+- a seated agent sends the world its presence with its first request and after every
+  reconnect; a :class:`SeatWatch` then gives an agent that went offline ``[world]
+  offline_grace_ms`` to come back before the world finishes its seat (meanwhile the
+  barriers go on without it at their deadlines);
+- the world sends its presence to each seated agent it hears from (its first request, its
+  presence, and after the world's own reconnect); a :class:`WorldWatch` gives a world agent
+  that went offline the same grace, then the agent's ``.rl_*`` call in progress, and every
+  later one, fails naming the world (``SeatClient.world_gone``).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from spade.template import Template
 from bdi_rl.bdi.world import SeatClient, SeatEnd, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 
-__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "SeatWatch", "WorldInbox", "world_template"]
+__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "SeatWatch", "WorldInbox", "WorldWatch", "world_template"]
 
 log = logging.getLogger("bdi_rl.xmpp.worldlink")
 
@@ -91,6 +98,8 @@ class RemoteWorld:
         self.last: dict[str, Any] | None = None
         """the last request, sent again if it bounces"""
         self.announced = False
+        self.gone = False
+        """the world agent is gone (its WorldWatch said so): requests are no longer retried"""
 
     def announce(self) -> None:
         """Let the world see this agent's session (again, after a reconnect)."""
@@ -105,7 +114,7 @@ class RemoteWorld:
 
     def bounced(self) -> None:
         """The world agent was not online: try the last request again in a moment."""
-        if self.last is not None:
+        if self.last is not None and not self.gone:
             last = self.last
             asyncio.get_running_loop().call_later(RETRY_SECONDS, lambda: self._request(last))
 
@@ -147,6 +156,9 @@ class RemoteSeat:
         }
         self.sender.send(self.agent_jid, ANSWER, body)
 
+    def refused(self, why: str) -> None:
+        self.sender.send(self.agent_jid, ANSWER, {"op": "refused", "why": why})
+
 
 class WorldInbox(CyclicBehaviour):
     """Takes ``bdi-rl.world`` messages: requests at the world agent (``world``), answers at
@@ -175,13 +187,17 @@ class WorldInbox(CyclicBehaviour):
             log.warning("%s: refused a shared-world message from %s (%s)", self.agent.jid, sender, why)
 
 
-def serve_world(shared: SharedWorld, seat_jids: dict[str, str]) -> Callable[[str, dict[str, Any]], str | None]:
-    """The world agent's handler: each request from the JID bound to its seat, as a call."""
+def serve_world(
+    shared: SharedWorld, seat_jids: dict[str, str], heard_from: Callable[[str], None] = lambda jid: None
+) -> Callable[[str, dict[str, Any]], str | None]:
+    """The world agent's handler: each request from the JID bound to its seat, as a call
+    (``heard_from``: told the sender's JID first)."""
 
     def handle(sender: str, body: dict[str, Any]) -> str | None:
         seat = body.get("seat")
         if not isinstance(seat, str) or seat_jids.get(seat) != sender:
             return f"{sender} does not play the seat {seat!r}"
+        heard_from(sender)
         op = body.get("op")
         if op == "act":
             action = body["a"]
@@ -245,6 +261,11 @@ def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, A
                 mean_length=float(body["mean_length"]),
             )
             client.evaluated(result, float(body["seconds"]))
+        elif op == "refused":
+            why = body.get("why")
+            if not isinstance(why, str):
+                return f"why: not a string: {why!r}"
+            client.refused(why[:300])
         else:
             return f"unknown op {op!r}"
         return None
@@ -252,14 +273,81 @@ def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, A
     return handle
 
 
-def connect_seat(agent: Any, client: SeatClient, world_jid: str) -> RemoteWorld:
-    """Wire a seated agent to a world agent in another process (before the agent starts)."""
+def connect_seat(agent: Any, client: SeatClient, world_jid: str, grace_s: float) -> RemoteWorld:
+    """Wire a seated agent to a world agent in another process (before the agent starts);
+    ``grace_s``: how long the world agent may be offline before the agent's calls fail."""
     inbox = WorldInbox(serve_seat(client, world_jid.lower()))
     agent.add_behaviour(inbox, world_template(ANSWER))
     port = RemoteWorld(_Sender(agent, inbox), world_jid)
     client.port = port
-    agent.client_handlers.append(("reconnected", lambda _down: port.announce()))
+    watch = WorldWatch(client, port, str(agent.jid), grace_s)
+    agent.client_handlers += [
+        ("reconnected", watch.reconnected),
+        ("presence_available", watch.available),
+        ("presence_unavailable", watch.unavailable),
+        ("disconnected", watch.disconnected),
+    ]
     return port
+
+
+class WorldWatch:
+    """A seated agent's watch over its world agent's session: a world that went offline (the
+    server's unavailable presence) and is not back within ``grace_s`` is gone, and the
+    agent's calls to it fail (:meth:`SeatClient.world_gone`). Before the world was first
+    seen (it may start after its agents) nothing is judged."""
+
+    def __init__(self, client: SeatClient, port: RemoteWorld, agent: str, grace_s: float) -> None:
+        self.client = client
+        self.port = port
+        self.world = port.world_jid.lower()
+        self.agent = agent
+        self.grace_s = grace_s
+        self.seen = False
+        self.pending: asyncio.TimerHandle | None = None
+
+    def _is_world(self, presence: Any) -> bool:
+        return bool(presence["from"].bare.lower() == self.world)
+
+    def available(self, presence: Any) -> None:
+        if not self._is_world(presence):
+            return
+        self.seen = True
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+
+    def unavailable(self, presence: Any) -> None:
+        if self._is_world(presence) and self.seen:
+            self._expect_back()
+
+    def reconnected(self, _down_seconds: Any) -> None:
+        """Back online after an outage: say so to the world (which answers with its own
+        presence) and give it the grace to answer; a world that died meanwhile does not."""
+        self.port.announce()
+        if self.seen:
+            self._expect_back()
+
+    def disconnected(self, _reason: Any) -> None:
+        """This agent's own session is down: the world is not judged while we cannot hear it."""
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+
+    def _expect_back(self) -> None:
+        if self.pending is not None or self.client.lost is not None:
+            return
+        if not self.client.finished:  # a world going away after this agent finished is its end
+            log.warning(
+                "%s: the world agent %s went offline; waiting %g s for it", self.agent, self.world, self.grace_s
+            )
+        self.pending = asyncio.get_running_loop().call_later(self.grace_s, self._gone)
+
+    def _gone(self) -> None:
+        self.pending = None
+        self.port.gone = True
+        self.client.world_gone(
+            f"the world agent {self.world} went offline and did not come back within {self.grace_s:g} s"
+        )
 
 
 class SeatWatch:
@@ -267,24 +355,44 @@ class SeatWatch:
     session ended (the server's unavailable presence) and did not come back within
     ``grace_s`` has its seat finished, so the other agents go on."""
 
-    def __init__(self, shared: SharedWorld, seats: dict[str, str], grace_s: float) -> None:
+    def __init__(
+        self, shared: SharedWorld, seats: dict[str, str], grace_s: float, announce: Callable[[str], None]
+    ) -> None:
         self.shared = shared
         self.seats = seats
         """bare JID (lower case) -> seat"""
         self.grace_s = grace_s
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.announce = announce
+        """send the world's presence to an agent (so its server tells it when the world goes)"""
+        self.announced: set[str] = set()
+
+    def heard_from(self, bare: str) -> None:
+        """A request from a seated agent: the first one gets the world's presence back."""
+        if bare not in self.announced:
+            self.announced.add(bare)
+            self.announce(bare)
 
     def unavailable(self, presence: Any) -> None:
         bare = presence["from"].bare.lower()
         seat = self.seats.get(bare)
         if seat is None or bare in self.pending or self.shared.seats[seat].finished:
             return
+        self.shared.set_offline(seat, True)
         log.warning("world: %s went offline; its seat %s waits %.0f s for it", bare, seat, self.grace_s)
         why = f"its XMPP session went offline and did not come back within {self.grace_s:g} s"
         self.pending[bare] = asyncio.get_running_loop().call_later(self.grace_s, self._gone, bare, seat, why)
 
     def available(self, presence: Any) -> None:
-        timer = self.pending.pop(presence["from"].bare.lower(), None)
+        bare = presence["from"].bare.lower()
+        seat = self.seats.get(bare)
+        if seat is None:
+            return
+        self.shared.heard(seat)
+        self.shared.set_offline(seat, False)
+        self.announced.add(bare)
+        self.announce(bare)  # it (re)connected: it learns the world is here
+        timer = self.pending.pop(bare, None)
         if timer is not None:
             timer.cancel()
             log.warning("world: %s is back online", presence["from"].bare)
@@ -295,6 +403,11 @@ class SeatWatch:
         for timer in self.pending.values():
             timer.cancel()
         self.pending.clear()
+
+    def world_reconnected(self, _down_seconds: Any) -> None:
+        """The world's new session: every agent heard from gets its presence again."""
+        for bare in self.announced:
+            self.announce(bare)
 
     def _gone(self, bare: str, seat: str, why: str) -> None:
         self.pending.pop(bare, None)
@@ -307,16 +420,18 @@ def host_remote_seats(
     """Wire the world agent to the seats whose agents run elsewhere (``remote``: seat ->
     agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it);
     ``grace_s``: how long one of them may be offline before its seat is finished."""
-    inbox = WorldInbox(serve_world(shared, {seat: jid.lower() for seat, jid in seat_jids.items()}))
+    bound = {seat: jid.lower() for seat, jid in seat_jids.items()}
+    inbox = WorldInbox(serve_world(shared, bound, lambda jid: watch.heard_from(jid)))
     agent.add_behaviour(inbox, world_template(REQUEST))
     sender = _Sender(agent, inbox)
+    watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s, sender.announce)
     for seat, jid in remote.items():
         end: SeatEnd = RemoteSeat(sender, jid)
-        shared.seat(seat, jid.split("@", 1)[0], end)
-    watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s)
+        shared.seat(seat, jid.split("@", 1)[0], end, heard=False)  # its process may still be starting
     agent.client_handlers += [
         ("presence_unavailable", watch.unavailable),
         ("presence_available", watch.available),
         ("disconnected", watch.world_disconnected),
+        ("reconnected", watch.world_reconnected),
     ]
     return watch

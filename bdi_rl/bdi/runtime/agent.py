@@ -71,6 +71,8 @@ class Agent:
         self.timers: list[list] = []
         self.waiters: dict[tuple, list[list]] = {}
         self.pending_asks: dict[str, tuple] = {}
+        self.held: dict[int, tuple[Intention, str]] = {}
+        """intentions a host action suspended, by id, with what each waits for (waiting.py)"""
         self.expired_asks: set[str] = set()
         self.failures: list[dict] = []
         self.refused = 0
@@ -171,6 +173,9 @@ class Agent:
     _check_waiters = waiting._check_waiters
     _check_formulas = waiting._check_formulas
     _wait_timeout = waiting._wait_timeout
+    hold = waiting.hold
+    release = waiting.release
+    fail_held = waiting.fail_held
     # -- messages (kqml.py) -------------------------------------------------------------
     send = kqml.send
     ask = kqml.ask

@@ -146,12 +146,15 @@ def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
         + [w[0] for ws in ag.waiters.values() for w in ws]
         + [e[0] for e in ag.pending_asks.values()]
         + [t[4] for t in ag.timers if t[4] is not None]
+        + [h[0] for h in ag.held.values()]
     ):
         if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
             it.dropped = True
             if ag.atomic is it:
                 ag.atomic = None
     ag.running = deque(it for it in ag.running if not it.dropped)
+    for key in [key for key, (it, _) in ag.held.items() if it.dropped]:
+        del ag.held[key]
 
 
 def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:

@@ -1,5 +1,5 @@
 """Suspended intentions: timed waits (``.wait``), waits for an event or a formula, ask
-timeouts.
+timeouts, and intentions a host action holds (a shared world's barrier: :func:`hold`).
 
 The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
 agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
@@ -119,4 +119,28 @@ def _wait_timeout(ag: Agent, key: tuple, waiter: list) -> None:
         ag.running.append(it)
         return
     if ag._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait")):
+        ag.running.append(it)
+
+
+def hold(ag: Agent, it: Intention, what: str) -> None:
+    """A host action suspended ``it`` until something outside the mind happens (``what``,
+    e.g. "the world's .rl_act"): the mind knows it waits (so it is not idle, and a reader
+    or a stall report can say for what); the host goes on with :func:`release` or fails the
+    action with :func:`fail_held`."""
+    ag.held[it.id] = (it, what)
+
+
+def release(ag: Agent, it: Intention) -> None:
+    """The held intention goes on after its action (run at the next cycle)."""
+    if ag.held.pop(it.id, None) is not None and not it.dropped:
+        ag.running.append(it)
+
+
+def fail_held(ag: Agent, it: Intention, exc: PlanFailure) -> None:
+    """The held intention's action failed after all (the host will never answer it): Jason's
+    failure rule applies, as to any failing action of that plan line."""
+    if ag.held.pop(it.id, None) is None or it.dropped or not it.stack:
+        return
+    frame = it.stack[-1]
+    if ag._fail(it, frame, frame.pc - 1, exc):
         ag.running.append(it)
