@@ -16,6 +16,7 @@ import errno
 import gc
 import logging
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -173,7 +174,14 @@ def _parser() -> argparse.ArgumentParser:
         "--view",
         metavar="HOST:PORT",
         type=_host_port,
-        help="also serve the web viewer over --runs, until stopped (compose)",
+        help="also serve the web viewer over --runs, until stopped",
+    )
+    telemetry.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="FILE",
+        help="a file that exists exactly while telemetry accepts agents (holds the run directory): "
+        "a container healthcheck's test",
     )
     telemetry.add_argument("--allow-host", action="append", default=[], type=_host_name, help=_ALLOW_HOST_HELP)
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
@@ -483,6 +491,17 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
+def _check_ready_file(path: Path | None) -> None:
+    """``--ready-file``: a stale one (a container restarted after SIGKILL) would say ready at
+    once, so it goes now; one that could never be written is refused before anything."""
+    if path is None:
+        return
+    parent = path.absolute().parent
+    if path.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(f"--ready-file {path}: not a file in a writable directory")
+    path.unlink(missing_ok=True)
+
+
 def cmd_telemetry(args: argparse.Namespace) -> int:
     from bdi_rl.xmpp.roles import existing_run, read_password, serve_telemetry
     from bdi_rl.spec import load_spec, resolve_spec_path
@@ -491,6 +510,7 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
+    _check_ready_file(args.ready_file)
     # the run it continues is checked and locked before the viewer's URL is printed
     resume = existing_run(args.run, spec) if args.run is not None else None
     from bdi_rl.xmpp.runtime import event_loop
@@ -500,13 +520,20 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     if args.view is not None:
         view_host, view_port = args.view
         viewer = _start_viewer(loop, args.runs, view_host, view_port, args.allow_host)
-    run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume))
+    run_dir, summary = _until_signalled(
+        loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume, ready_file=args.ready_file)
+    )
+    failures = {name: entry["failure"] for name, entry in summary["agents"].items() if "failure" in entry}
+    _print_failures(failures)
     print(run_dir, flush=True)
     if viewer is not None:
         from bdi_rl.readers.viewer import serve_until_stopped
 
         loop.run_until_complete(serve_until_stopped(viewer))
-    return EXIT_OK
+    # The run's outcome, as `bdi-rl run` gives it (`docker compose wait telemetry`)
+    if summary.get("interrupted"):
+        return 130
+    return EXIT_FAILED if failures else EXIT_OK
 
 
 def cmd_view(args: argparse.Namespace) -> int:
