@@ -372,7 +372,7 @@ def _wait_for_every_agent(project: Project, agents: list[str], timeout: float = 
     """The run directory once each agent has traced a few lines (so the stop is mid-run)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        runs = project.run_dirs()
+        runs = [run for run in project.run_dirs() if not (run / "summary.json").exists()]
         trace = runs[-1] / "trace.jsonl" if runs else None
         if trace is not None and trace.is_file():
             counts = {name: 0 for name in agents}
