@@ -520,13 +520,14 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     if args.view is not None:
         view_host, view_port = args.view
         viewer = _start_viewer(loop, args.runs, view_host, view_port, args.allow_host)
-    run_dir, summary = _until_signalled(
+    result = _until_signalled(
         loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume, ready_file=args.ready_file)
     )
+    summary = result.summary
     failures = {name: entry["failure"] for name, entry in summary["agents"].items() if "failure" in entry}
     _print_failures(failures)
-    print(run_dir, flush=True)
-    if viewer is not None:
+    print(result.run_dir, flush=True)
+    if viewer is not None and not result.stop_asked:  # (a stop asked as it left: the viewer's too)
         from bdi_rl.readers.viewer import serve_until_stopped
 
         loop.run_until_complete(serve_until_stopped(viewer))

@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,7 @@ async def serve_telemetry(
     password: str,
     resume: tuple[Path, RunWriter] | None = None,
     ready_file: Path | None = None,
-) -> tuple[Path, dict[str, Any]]:
+) -> TelemetryResult:
     """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir
     and its summary.
 
@@ -119,7 +120,7 @@ async def serve_telemetry(
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     stats = telemetry.trace_log.stats
-    stopped_early = False
+    stopped_early = stop_asked = False
     missing = MissingAgents(spec, domain)
     try:
         if resume is None:
@@ -153,12 +154,30 @@ async def serve_telemetry(
     finally:
         if ready_file is not None:
             ready_file.unlink(missing_ok=True)
-        await telemetry.stop()
+        try:
+            await telemetry.stop()
+        except asyncio.CancelledError:
+            # Ctrl-C or SIGTERM while leaving: the summary is written, so the run's outcome
+            # is what it says, not "interrupted"; the caller is told a stop was asked.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            stop_asked = True
     if stopped_early:
         raise asyncio.CancelledError
     if trace_failure is not None:
         raise trace_failure  # one line (the CLI): the trace is whole up to there
-    return run_dir, summary
+    return TelemetryResult(run_dir, summary, stop_asked)
+
+
+@dataclass(frozen=True)
+class TelemetryResult:
+    """What a telemetry process leaves: its run, the run's summary, and whether a stop
+    (Ctrl-C, SIGTERM) came while it was leaving, after the summary was written."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+    stop_asked: bool = False
 
 
 class MissingAgents:
