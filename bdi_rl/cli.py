@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import errno
+import gc
 import logging
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -171,7 +174,14 @@ def _parser() -> argparse.ArgumentParser:
         "--view",
         metavar="HOST:PORT",
         type=_host_port,
-        help="also serve the web viewer over --runs, until stopped (compose)",
+        help="also serve the web viewer over --runs, until stopped",
+    )
+    telemetry.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="FILE",
+        help="a file that exists exactly while telemetry accepts agents (holds the run directory): "
+        "a container healthcheck's test",
     )
     telemetry.add_argument("--allow-host", action="append", default=[], type=_host_name, help=_ALLOW_HOST_HELP)
     view = sub.add_parser("view", help="web viewer over a runs directory (runs, curves, Mind Inspector)")
@@ -485,6 +495,17 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
+def _check_ready_file(path: Path | None) -> None:
+    """``--ready-file``: a stale one (a container restarted after SIGKILL) would say ready at
+    once, so it goes now; one that could never be written is refused before anything."""
+    if path is None:
+        return
+    parent = path.absolute().parent
+    if path.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(f"--ready-file {path}: not a file in a writable directory")
+    path.unlink(missing_ok=True)
+
+
 def cmd_telemetry(args: argparse.Namespace) -> int:
     from bdi_rl.xmpp.roles import existing_run, read_password, serve_telemetry
     from bdi_rl.spec import load_spec, resolve_spec_path
@@ -493,6 +514,7 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
+    _check_ready_file(args.ready_file)
     # the run it continues is checked and locked before the viewer's URL is printed
     resume = existing_run(args.run, spec) if args.run is not None else None
     from bdi_rl.xmpp.runtime import event_loop
@@ -502,13 +524,21 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     if args.view is not None:
         view_host, view_port = args.view
         viewer = _start_viewer(loop, args.runs, view_host, view_port, args.allow_host)
-    run_dir = _until_signalled(loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume))
-    print(run_dir, flush=True)
-    if viewer is not None:
+    result = _until_signalled(
+        loop, serve_telemetry(spec, args.runs, domain, port, password, resume=resume, ready_file=args.ready_file)
+    )
+    summary = result.summary
+    failures = {name: entry["failure"] for name, entry in summary["agents"].items() if "failure" in entry}
+    _print_failures(failures)
+    print(result.run_dir, flush=True)
+    if viewer is not None and not result.stop_asked:  # (a stop asked as it left: the viewer's too)
         from bdi_rl.readers.viewer import serve_until_stopped
 
         loop.run_until_complete(serve_until_stopped(viewer))
-    return EXIT_OK
+    # The run's outcome, as `bdi-rl run` gives it (`docker compose wait telemetry`)
+    if summary.get("interrupted"):
+        return 130
+    return EXIT_FAILED if failures else EXIT_OK
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -707,6 +737,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in AGENT_COMMANDS:  # libraries already quieted above
             _patch_libraries()
+            # What a run holds is written by the time the interpreter exits; its teardown would
+            # then only collect the garbage of a large heap, 4-6 s of CPU for a team agent
+            # (measured): past compose's grace period when several containers stop at once.
+            atexit.unregister(gc.freeze)
+            atexit.register(gc.freeze)
         return commands[args.command](args)
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)

@@ -209,7 +209,7 @@ SLOW_FIXTURES = {"ejabberd", "cli_run", "cycle_run", "batches_received"}
 #: Modules whose every test runs whole experiments or several processes.
 SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "test_trust",
                 "test_viewer_browser", "test_packaging", "test_claim", "test_stop_and_errors",
-                "test_warm_start", "test_world_browser"}
+                "test_warm_start", "test_world_browser", "test_compose_run"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

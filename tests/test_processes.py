@@ -169,7 +169,7 @@ def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
     codes = sorted(code for _, _, code in results)
     assert codes == [0, 0, 2], "\n".join(err for _, err, _ in results)
     refused = next(err for _, err, code in results if code == 2)
-    assert "every agent of group 'scaled' is already claimed" in refused
+    assert "every agent of group 'scaled' is already claimed: the spec names 2, so at most 2" in refused
     summary = json.loads((Path(out.strip().splitlines()[-1]) / "summary.json").read_text())
     assert set(summary["agents"]) == {"scaled-1", "scaled-2"}
 

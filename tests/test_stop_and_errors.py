@@ -104,8 +104,10 @@ def test_sigterm_stops_an_agent_process_as_ctrl_c_does(ejabberd, tmp_path):
         assert agent.returncode == 130, agent_err
         assert "Traceback" not in agent_err
         # telemetry saw the agent stop, so the run is over: it writes the summary and exits
+        # with the run's status, as `bdi-rl run` does (`docker compose wait telemetry`)
         out, telemetry_err = telemetry.communicate(timeout=GRACE)
-        assert telemetry.returncode == 0, telemetry_err
+        assert telemetry.returncode == 130, telemetry_err
+        assert "bdi-rl: agent termed failed: interrupted" in telemetry_err
     finally:
         for proc in (telemetry, agent):
             proc.kill()

@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +90,17 @@ async def serve_telemetry(
     port: int,
     password: str,
     resume: tuple[Path, RunWriter] | None = None,
-) -> Path:
-    """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir.
+    ready_file: Path | None = None,
+) -> TelemetryResult:
+    """Run the telemetry agent until every agent of ``spec`` has stopped; return the run dir
+    and its summary.
 
     With ``resume`` (a restarted telemetry process: what :func:`existing_run` returned),
     continue that run's trace: agents resend what was never acknowledged and the seqs already
     written are dropped as duplicates. Stopped (Ctrl-C, SIGTERM) before every agent has
     stopped, it still writes the summary, marked interrupted, naming the agents that had not
-    stopped (or never started)."""
+    stopped (or never started). ``ready_file`` exists (holding the run directory) while
+    agents can join: from then until telemetry stops."""
     from bdi_rl.xmpp.telemetry import TelemetryAgent
 
     jid = f"{spec.telemetry.name}@{domain}"
@@ -116,15 +120,19 @@ async def serve_telemetry(
     await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     stats = telemetry.trace_log.stats
-    stopped_early = False
+    stopped_early = stop_asked = False
+    missing = MissingAgents(spec, domain)
     try:
         if resume is None:
             telemetry.record_run_event(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": expected})
         else:
             telemetry.record_run_event(TELEMETRY_RESTART, {"recovered_events": telemetry.trace_log.recovered})
+        if ready_file is not None:
+            atomic_write_bytes(ready_file, f"{run_dir}\n".encode())
         while not all(agent in stats and stats[agent].stop is not None for agent in expected):
             if telemetry.trace_log.failure is not None:  # a full disk: the run cannot go on
                 break
+            missing.check(stats)
             await asyncio.sleep(0.2)
     except asyncio.CancelledError:
         # Ctrl-C or SIGTERM (compose down) before every agent stopped: the summary says so
@@ -144,12 +152,68 @@ async def serve_telemetry(
         atomic_write_json(run_dir / SUMMARY_FILE, summary)
         writer.release()  # after the summary: a reader never finds neither a writer nor a summary
     finally:
-        await telemetry.stop()
+        if ready_file is not None:
+            ready_file.unlink(missing_ok=True)
+        try:
+            await telemetry.stop()
+        except asyncio.CancelledError:
+            # Ctrl-C or SIGTERM while leaving: the summary is written, so the run's outcome
+            # is what it says, not "interrupted"; the caller is told a stop was asked.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            stop_asked = True
     if stopped_early:
         raise asyncio.CancelledError
     if trace_failure is not None:
         raise trace_failure  # one line (the CLI): the trace is whole up to there
-    return run_dir
+    return TelemetryResult(run_dir, summary, stop_asked)
+
+
+@dataclass(frozen=True)
+class TelemetryResult:
+    """What a telemetry process leaves: its run, the run's summary, and whether a stop
+    (Ctrl-C, SIGTERM) came while it was leaving, after the summary was written."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+    stop_asked: bool = False
+
+
+class MissingAgents:
+    """Says, once telemetry has waited ``AFTER_S``, which agents of the spec have not started,
+    and again every ``EVERY_S`` while some are missing: a run waits for all of them, and with
+    fewer agent processes than the spec names (compose scaled below a group's count) it would
+    wait without a word."""
+
+    AFTER_S = 30.0
+    EVERY_S = 120.0
+
+    def __init__(self, spec: ExperimentSpec, domain: str) -> None:
+        self.groups = {g.name: [f"{name}@{domain}" for name in g.agent_names()] for g in spec.agents}
+        if spec.world is not None:
+            self.groups[spec.world.name] = [f"{spec.world.name}@{domain}"]
+        self.due = time.monotonic() + self.AFTER_S
+
+    def check(self, started: Any) -> None:
+        """``started``: the agents telemetry has events of (by JID)."""
+        now = time.monotonic()
+        if now < self.due:
+            return
+        self.due = now + self.EVERY_S
+        absent = {group: [jid for jid in jids if jid not in started] for group, jids in self.groups.items()}
+        lines = [
+            f"{group} ({len(jids) - len(absent[group])} of {len(jids)} started; missing "
+            f"{', '.join(jid.split('@', 1)[0] for jid in absent[group])})"
+            for group, jids in self.groups.items()
+            if absent[group]
+        ]
+        if lines:
+            log.warning(
+                "telemetry: still waiting for agents of the spec to start: %s. The run is over only once every "
+                "agent has run: start one agent process per agent (compose: scale each group's service to its count)",
+                "; ".join(lines),
+            )
 
 
 def stop_reason(stats: Any, unstopped: str = "interrupted") -> str:

@@ -292,7 +292,11 @@ class TelemetryAgent(Agent):
             if name not in self.claims and f"{name}@{domain}" not in self.trace_log.stats:
                 self.claims[name] = claimant
                 return name
-        raise LookupError(f"every agent of group {group!r} is already claimed")
+        count = len(self.groups[group])
+        raise LookupError(
+            f"every agent of group {group!r} is already claimed: the spec names {count}, "
+            f"so at most {count} processes can claim it"
+        )
 
     def record_run_event(self, kind: str, data: Mapping[str, Any]) -> None:
         """Run-level events (run.start, run.stop) are telemetry's own, written directly (not
