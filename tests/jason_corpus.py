@@ -35,6 +35,7 @@ import re
 import signal
 import subprocess
 import sys
+import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ WALL_LIMIT = 20
 #: Seconds the recorder lets Jason run (a program Jason refuses makes it hang to this).
 JASON_TIMEOUT = 10
 REFUSED = re.compile(r"#refused line (\d+)")
+CAUSES = CORPUS / "causes.toml"
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,43 @@ def run_all(programs: list[Program]) -> Iterator[Outcome]:
         yield run_program(program)
 
 
+@dataclass(frozen=True)
+class Cause:
+    """A root cause of differences (``tests/jason/causes.toml``) and the programs it breaks."""
+
+    id: str
+    title: str
+    jason: str
+    programs: tuple[str, ...]
+
+
+def load_causes(path: Path = CAUSES) -> list[Cause]:
+    with path.open("rb") as f:
+        entries = tomllib.load(f)["cause"]
+    return [Cause(e["id"], e["title"], e.get("jason", ""), tuple(e["programs"])) for e in entries]
+
+
+def cause_report(outcomes: list[Outcome], causes: list[Cause]) -> list[str]:
+    """Per cause, the programs that still differ; then the failing programs no cause names
+    and the names a cause lists that are not in the corpus."""
+    failing = {o.program.name for o in outcomes if o.status != "same"}
+    known = {o.program.name for o in outcomes}
+    lines = []
+    for cause in sorted(causes, key=lambda c: -len(failing.intersection(c.programs))):
+        still = [name for name in cause.programs if name in failing]
+        lines.append(f"{len(still):3}/{len(cause.programs):<3} {cause.id}: {cause.title}")
+        lines += [f"          {name}" for name in still]
+    named = {name for cause in causes for name in cause.programs}
+    unclassified = sorted(failing - named)
+    if unclassified:
+        lines.append(f"{len(unclassified):3}     failing, in no cause:")
+        lines += [f"          {name}" for name in unclassified]
+    unknown = sorted(named - known)
+    if unknown:
+        lines.append("not in the corpus: " + ", ".join(unknown))
+    return lines
+
+
 # -- recording Jason's output --------------------------------------------------------------------
 def jason_output(program: Program, jason: str, timeout: int = JASON_TIMEOUT) -> tuple[list[str], int]:
     """Runs the program on Jason (``run-jason --raw``): its lines and exit status."""
@@ -321,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="programs (category/name, name or category)")
     parser.add_argument("--category", help="only this category")
     parser.add_argument("--show-diff", action="store_true", help="show each difference")
+    parser.add_argument("--causes", action="store_true", help="the failing programs by root cause (causes.toml)")
     parser.add_argument("--quiet", action="store_true", help="only the summary and the failing programs")
     parser.add_argument("--record", action="store_true", help="record Jason's output (needs --jason)")
     parser.add_argument("--verify", action="store_true", help="run the recorded programs on Jason again and compare")
@@ -336,7 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         return 1 if record(programs, args.jason, args.runs, args.force) else 0
     counts: dict[str, int] = {}
-    for outcome in run_all(programs):
+    outcomes = list(run_all(programs))
+    if args.causes:
+        print("\n".join(cause_report(outcomes, load_causes())))
+        args.quiet = True
+    for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
         if args.quiet and outcome.status == "same":
             continue
