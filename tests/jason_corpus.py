@@ -29,6 +29,7 @@ agents take one reasoning cycle each in turn, in the order of their names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -189,13 +190,42 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _WallClock()
 
 
+@contextlib.contextmanager
+def _wall_limit(seconds: int) -> Iterator[None]:
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_program(program: Program, budget: int = STEP_BUDGET, wall_limit: int = WALL_LIMIT) -> Outcome:
-    """Load and run ``program`` on bdi-rl and compare with Jason's recorded lines."""
-    refused_line = program.refused_line()
+    """Load and run ``program`` on bdi-rl and compare with Jason's recorded lines.
+
+    The agents' files are loaded from their directory by their bare names, as Jason's
+    project names them (its ``code_src`` annotations read ``"file:alice.asl"``)."""
     host = CorpusHost()
+    cwd = os.getcwd()
+    os.chdir(program.agents[0][1].parent)
+    try:
+        with _wall_limit(wall_limit):
+            return _run(program, host, budget)
+    except _WallClock:
+        return Outcome(program, "crashed", host.printed, f"still running after {wall_limit} s")
+    finally:
+        os.chdir(cwd)
+
+
+def _run(program: Program, host: CorpusHost, budget: int) -> Outcome:
+    refused_line = program.refused_line()
     try:
         for name, path in program.agents:
-            host.agents[name] = load_agent(path, name, corpus_actions(host), host, start=False)
+            host.agents[name] = load_agent(Path(path.name), name, corpus_actions(host), host, start=False)
     except AslSyntaxError as exc:
         message = str(exc)
         if refused_line is None:
@@ -203,28 +233,21 @@ def run_program(program: Program, budget: int = STEP_BUDGET, wall_limit: int = W
         if refused_line in error_lines(message):
             return Outcome(program, "same", detail=message)
         return Outcome(program, "different", detail=f"refused, but Jason names line {refused_line}: {message}")
+    except _WallClock:
+        raise
     except Exception:
         return Outcome(program, "crashed", detail="at load: " + _last_frames())
     if refused_line is not None:
         return Outcome(program, "accepted", detail=f"Jason refuses it at line {refused_line}")
-    use_alarm = wall_limit > 0 and hasattr(signal, "SIGALRM")
-    if use_alarm:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(wall_limit)
     try:
         for agent in host.agents.values():
             agent.start()
         spent = host.run(budget)
     except _WallClock:
-        return Outcome(program, "crashed", host.printed, f"still running after {wall_limit} s")
+        raise
     except Exception:
         return Outcome(program, "crashed", host.printed, _last_frames())
-    finally:
-        if use_alarm:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
-    expected = program.expected()
-    if host.printed == expected:
+    if host.printed == program.expected():
         return Outcome(program, "same", host.printed)
     note = f"step budget ({budget} cycles) spent" if spent else ""
     return Outcome(program, "different", host.printed, note)
@@ -333,24 +356,23 @@ def record(programs: list[Program], jason: str, runs: int = 2, force: bool = Fal
     for program in programs:
         if program.expected_path.exists() and not force:
             continue
-        outs = []
-        note = ""
+        outs: list[list[str]] = []
         for _ in range(runs):
             out, note = recording(*jason_output(program, jason))
-            outs.append(out)
             if out is None:
+                print(f"{program.name}: NOT RECORDED: {note}")
+                failures += 1
                 break
-        if outs[-1] is None:
-            print(f"{program.name}: NOT RECORDED: {note}")
-            failures += 1
-        elif any(out != outs[0] for out in outs):
-            print(f"{program.name}: UNSTABLE across {runs} runs, not recorded")
-            for out in outs:
-                print("   ", out)
-            failures += 1
+            outs.append(out)
         else:
-            program.expected_path.write_text("".join(line + "\n" for line in outs[0]))
-            print(f"{program.name}: {note} ({len(outs[0])} lines)")
+            if any(out != outs[0] for out in outs):
+                print(f"{program.name}: UNSTABLE across {runs} runs, not recorded")
+                for out in outs:
+                    print("   ", out)
+                failures += 1
+            else:
+                program.expected_path.write_text("".join(line + "\n" for line in outs[0]))
+                print(f"{program.name}: {note} ({len(outs[0])} lines)")
     return failures
 
 
@@ -379,10 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = list(run_all(programs))
     if args.causes:
         print("\n".join(cause_report(outcomes, load_causes())))
-        args.quiet = True
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
-        if args.quiet and outcome.status == "same":
+        if args.causes or (args.quiet and outcome.status == "same"):
             continue
         print(
             f"{outcome.status:9} {outcome.program.name}"
