@@ -1,0 +1,5 @@
+// an atomic plan runs to completion before other intentions
+!a.
+!b.
+@ap[atomic] +!a <- .print(a1); .print(a2); .print(a3).
++!b <- .print(b1); .print(b2); .print(b3); .wait(20); .stopMAS.

@@ -1,0 +1,2 @@
+!start.
++!start <- .send(bob, achieve, nowhere); .wait(100); .print("alice goes on"); .stopMAS.

@@ -1,0 +1,1 @@
++!say(N) <- .print("say ", N).

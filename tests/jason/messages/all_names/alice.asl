@@ -1,0 +1,2 @@
+!start.
++!start <- .all_names(L); .sort(L, S); .print(S); .stopMAS.

@@ -1,0 +1,3 @@
+!start.
++!start <- .send(bob, askOne, price(beer, _)).
++price(I, P)[source(S)] <- .print(S, " answered ", I, " ", P); .stopMAS.

@@ -1,0 +1,2 @@
+!start.
++!start <- .send(bob, askHow, {+!hello(_)}, P); .print(P); .stopMAS.

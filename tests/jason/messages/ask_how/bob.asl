@@ -1,0 +1,1 @@
+@hp +!hello(N) <- .print("hello ", N).

@@ -1,0 +1,3 @@
+value(1).
+value(2).
+value(3).

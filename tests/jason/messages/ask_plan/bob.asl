@@ -1,0 +1,1 @@
++?price(gin, P)[source(S)] <- .print("asked by ", S); P = 12.

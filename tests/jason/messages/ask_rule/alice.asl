@@ -1,0 +1,2 @@
+!start.
++!start <- .send(bob, askOne, cheap(X), A); .print(A); .stopMAS.

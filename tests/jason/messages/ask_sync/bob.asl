@@ -1,0 +1,2 @@
+price(beer, 3).
+price(wine, 9).

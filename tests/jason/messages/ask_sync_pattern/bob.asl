@@ -1,0 +1,1 @@
+price(beer, 3).

@@ -1,0 +1,1 @@
++news(X)[source(S)] <- .print("bob got news ", X, " from ", S).

@@ -1,0 +1,1 @@
++ping(N)[source(A)] <- .print("ping ", N); .send(A, tell, pong(N)).

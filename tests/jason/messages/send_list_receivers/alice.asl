@@ -1,0 +1,2 @@
+!start.
++!start <- .send([bob, carl], tell, hi); .wait(100); .stopMAS.

@@ -1,0 +1,1 @@
++hi[source(S)] <- .print("bob: hi from ", S).

@@ -1,0 +1,1 @@
++!show <- .findall(A, b(1)[A], L); .print(L); .stopMAS.

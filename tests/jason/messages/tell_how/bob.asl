@@ -1,0 +1,1 @@
++!hello(N) : N > 5 <- .print("big hello").

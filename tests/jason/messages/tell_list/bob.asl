@@ -1,0 +1,1 @@
++done <- .findall(X, a(X), L); .print(L); .stopMAS.

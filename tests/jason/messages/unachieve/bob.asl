@@ -1,0 +1,1 @@
++!work <- +working(yes); .print("working"); .wait(2000); .print("never").

@@ -1,0 +1,4 @@
+!start.
++!start <- .print(a); .stopMAS.
+/* never closed
++!other <- .print(b).

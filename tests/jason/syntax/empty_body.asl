@@ -1,0 +1,4 @@
+// an empty body written with <-
+!start.
++!start <- !g; .print(done); .stopMAS.
++!g <- .

@@ -1,0 +1,3 @@
+!start.
++!start <- if (true) { .print(a) ; .stopMAS.
++!g <- .print(b).

@@ -1,0 +1,3 @@
+b(if).
+!start.
++!start <- .stopMAS.

@@ -1,0 +1,3 @@
+// a ; before the final period
+!start.
++!start <- .print(a); .stopMAS;.

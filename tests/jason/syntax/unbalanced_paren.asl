@@ -1,0 +1,2 @@
+!start.
++!start <- .print(f(a); .stopMAS.

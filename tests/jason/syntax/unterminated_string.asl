@@ -1,0 +1,3 @@
+!start.
++!start <- .print("abc); .stopMAS.
++!g <- .print(x).

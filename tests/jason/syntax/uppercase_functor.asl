@@ -1,0 +1,2 @@
+!start.
++!start <- Foo(1); .stopMAS.
