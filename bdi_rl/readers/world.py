@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 
-from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.runindex import RunIndex, read_event_at
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
@@ -152,8 +151,7 @@ def _rl_rows(index: RunIndex, jid: str, start: int, position: int) -> Iterator[d
     line = bisect.bisect_right(agent.firsts, first) - 1
     with open(index.trace_path, "rb") as f:
         while line < len(agent.offsets) and agent.firsts[line] <= last:
-            f.seek(agent.offsets[line])
-            event = orjson.loads(f.readline())
+            event = read_event_at(f, agent.offsets[line])
             at = agent.firsts[line]
             line += 1
             if event.get("kind") == RL_STEP:  # format 1: a line each
