@@ -159,3 +159,32 @@ def test_bdi_rl_view_answers_at_once_beside_a_2_gb_trace(runs_with_damage):
         _, err = viewer.communicate(timeout=20)
     assert f"{sound.name}-nul-tail/trace.jsonl:" in err  # said on stderr too, once per run
     assert err.count(f"{sound.name}-nul-tail/trace.jsonl:") == 1, err
+
+
+async def test_a_request_working_in_a_thread_holds_no_other_request_of_its_run(runs, monkeypatch, aiohttp_client):
+    """The world view of an agent without episodes: its thread raised StopIteration, which
+    never reached the request (it hung forever); and while a request works in a thread (a
+    slow world view here), the run's other requests and its indexing go on."""
+    import threading
+
+    from bdi_rl.readers import world
+
+    run_dir = run_named(runs, "hostile")  # one agent, no episodes
+    client = await aiohttp_client(create_app(runs))
+    answer = await asyncio.wait_for(client.get(f"/api/runs/{run_dir.name}/agents/learner/world?episode=0"), 30)
+    assert answer.status == 200, await answer.text()
+    release = threading.Event()
+    real = world.episode_world
+
+    def slow(*args, **kwargs):
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(world, "episode_world", slow)
+    waiting = asyncio.ensure_future(client.get(f"/api/runs/{run_dir.name}/agents/learner/world?episode=0"))
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    mind = await asyncio.wait_for(client.get(f"/api/runs/{run_dir.name}/agents/learner/mind"), 10)
+    assert mind.status == 200 and time.monotonic() - started < 5 and not waiting.done()
+    release.set()
+    assert (await asyncio.wait_for(waiting, 30)).status == 200

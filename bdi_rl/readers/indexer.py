@@ -9,8 +9,11 @@ indexed once opens at once the next time.
 The trace is read, checked and indexed in a worker thread, never on the event loop: one huge
 or damaged trace (2 GB of NUL bytes) costs its own run a slice at a time and keeps no other
 request waiting, and the viewer listens at once. Each run's index has a lock: it changes only
-under it (in the worker), and requests read it under it (:meth:`Indexer.reading`), so no
-request sees an index mid-update. Indexes read around damaged lines: the run is served,
+under it (in the worker), and requests read it on the event loop under it
+(:meth:`Indexer.reading`), so none sees an index mid-update. A request that reads it in a
+thread of its own (the world view, a video, joint actions) holds no lock meanwhile (a slow or
+stuck one must not hold the run): the index only grows, each part written before what points
+to it, so such a reader sees it as of some line. Indexes read around damaged lines: the run is served,
 marked damaged (``RunIndex.damaged``), and the damage is logged once.
 """
 

@@ -374,8 +374,8 @@ class RunIndex:
         elif kind == AGENT_START:  # a new life: its mind starts empty, its definitions from 0
             agent.lives.append([])
             agent.lost_definitions = False
-            agent.snapshot_at.append(position + 1)
-            agent.snapshots.append(MindState())
+            agent.snapshots.append(MindState())  # before its position: a reader in another
+            agent.snapshot_at.append(position + 1)  # thread never finds a position without it
         data = whole["data"]
         if kind == EPISODE_END:
             agent.episodes.append(
@@ -419,8 +419,8 @@ class RunIndex:
         line = len(agent.offsets)
         agent.record_life[line] = len(agent.lives) - 1
         if data.keyframe is not msgspec.UNSET:
+            agent.snapshots.append(line)  # before its position (a reader in another thread)
             agent.snapshot_at.append(position)
-            agent.snapshots.append(line)
         for op, kind in _LATEST_OPS:
             if op in ops:
                 agent.latest[kind].extend(position + i for i, o in enumerate(ops) if o == op)
@@ -484,8 +484,8 @@ class RunIndex:
         """Format 1: a snapshot of the folded mind every CHECKPOINT events."""
         n = agent.count
         if n % CHECKPOINT == 0 and n > agent.snapshot_at[-1]:
+            agent.snapshots.append(agent.state.copy())  # before its position (a reader in another thread)
             agent.snapshot_at.append(n)
-            agent.snapshots.append(agent.state.copy())
 
     # -- random access --------------------------------------------------------------
     def events_of(self, agent_name: str, start: int, stop: int) -> list[dict[str, Any]]:

@@ -236,6 +236,19 @@ def _with_index(handler: Handler) -> Callable[[web.Request], Awaitable[web.Strea
     return with_index
 
 
+def _with_fresh_index(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A handler of one run's API that reads the index in a thread: given the index brought up
+    to date as :func:`_with_index` does, but without the run's lock while it runs (a slow or
+    stuck thread must not hold every other request to the run; the index only grows, and a
+    reader in a thread sees whole lines of it, as the worker writes them)."""
+
+    @functools.wraps(handler)
+    async def with_fresh_index(request: web.Request) -> web.StreamResponse:
+        return await handler(request, await request.app[INDEXER].get(_run_dir(request)))
+
+    return with_fresh_index
+
+
 def _agent(index: RunIndex, name: str) -> str:
     """An agent of the run, by bare JID or local part."""
     if name in index.agents:
@@ -433,7 +446,7 @@ async def api_search(request: web.Request) -> web.Response:
     return json_response({**result.to_dict(), "agent": jid, "indexing": indexing})
 
 
-@_with_index
+@_with_fresh_index
 async def api_world(request: web.Request, index: RunIndex) -> web.Response:
     """An episode on the agent's grid world (``readers.world``): ``episode=N`` (404 if the
     trace has none), ``step=K`` the frame whose beliefs and Q-values to draw; ``{"error":
@@ -448,7 +461,7 @@ async def api_world(request: web.Request, index: RunIndex) -> web.Response:
         return json_response({"error": str(exc)})
 
 
-@_with_index
+@_with_fresh_index
 async def api_render(request: web.Request, index: RunIndex) -> web.Response:
     """The episode as a GIF (``readers.render``, as ``bdi-rl render`` draws it)."""
     jid = _agent(index, request.match_info["agent"])
@@ -463,7 +476,7 @@ async def api_render(request: web.Request, index: RunIndex) -> web.Response:
     )
 
 
-@_with_index
+@_with_fresh_index
 async def api_joint(request: web.Request, index: RunIndex) -> web.Response:
     """A shared world's joint actions early and late in training (``readers.joint``), and
     its map when it is a grid; ``{"error": why}`` for a run without a world. With
@@ -483,7 +496,7 @@ async def api_joint(request: web.Request, index: RunIndex) -> web.Response:
     return json_response(summary)
 
 
-@_with_index
+@_with_fresh_index
 async def api_joint_episode(request: web.Request, index: RunIndex) -> web.Response:
     """Every joint step of one of the world's episodes (404 if the trace has none)."""
     try:

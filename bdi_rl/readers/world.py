@@ -234,7 +234,9 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
     steps, first, last = episode_steps(index, jid, episode)
     names = agent.action_names or []
     n_actions = len(names) or 1 + max((int(s["a"]) for s in steps), default=0)
-    entry = next(e for e in agent.episodes if e["episode"] == episode)
+    # an agent without episode.end lines has none; a StopIteration here never reached the
+    # request waiting on this thread (asyncio cannot set it on a future): the request hung
+    entry = next((e for e in agent.episodes if e["episode"] == episode), {})
     goal = _episode_goal(index, jid, last)
     if goal is not None and world["family"] == "frozenlake":  # moving goals: this episode's G
         world["map"] = [row.replace("G", "F") for row in world["map"]]
@@ -431,7 +433,7 @@ def joint_world(index: RunIndex, jid: str, episode: int, frame: int | None = Non
 def _seat_actions(index: RunIndex, agents: list[str]) -> dict[str, list[str]]:
     """Each seated agent's action names, from its own ``agent.start``."""
     out = {}
-    for jid, agent in index.agents.items():
+    for jid, agent in list(index.agents.items()):  # a copy: the viewer's worker may add an agent
         local = jid.split("@", 1)[0]
         if local in agents and agent.action_names:
             out[local] = list(agent.action_names)
