@@ -242,3 +242,17 @@ def test_every_reader_reads_around_when_told(source, tmp_path, name):
         assert len(warnings) == 1, (command, warnings)
     inspected = run_main("inspect", str(run_dir), "--agent", "learner", "--skip-damaged")
     assert "DAMAGED TRACE, read around" in inspected.stdout  # on screen as well
+
+
+def test_a_torn_last_line_is_no_damage(source, tmp_path):
+    """A run still writing its trace (or killed while it did) ends in a torn line: readers read
+    the complete lines before it and say nothing of it."""
+    run_dir = tmp_path / "runs" / source.name
+    shutil.copytree(source, run_dir)
+    lines = (source / "trace.jsonl").read_bytes().splitlines(keepends=True)
+    (run_dir / "trace.jsonl").write_bytes(b"".join(lines[:-3]) + lines[-3][: len(lines[-3]) // 2])
+    for command in COMMANDS:
+        out = tmp_path / "out"
+        out.mkdir(exist_ok=True)
+        result = run_main(*_args(command, run_dir, out))
+        assert result.returncode == 0 and result.stderr == "", (command, result.stderr)
