@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import tracemalloc
 import urllib.request
 from pathlib import Path
 
@@ -188,3 +189,23 @@ async def test_a_request_working_in_a_thread_holds_no_other_request_of_its_run(r
     assert mind.status == 200 and time.monotonic() - started < 5 and not waiting.done()
     release.set()
     assert (await asyncio.wait_for(waiting, 30)).status == 200
+
+
+async def test_a_huge_sweep_record_is_not_read(runs, tmp_path, aiohttp_client):
+    """The runs page asks for the sweeps every few seconds: a 2 GB file among their records
+    (runs/.sweeps/) is no sweep, and is not read."""
+    where = tmp_path / "runs"
+    shutil.copytree(runs, where)
+    huge = where / ".sweeps" / "sweep-20261127-101010.json"
+    huge.parent.mkdir(exist_ok=True)
+    huge.write_bytes(b"")
+    os.truncate(huge, HUGE)
+    client = await aiohttp_client(create_app(where))
+    tracemalloc.start()
+    try:
+        answer = await client.get("/api/sweeps")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert answer.status == 200 and peak < 64 << 20  # it read all 2 GB into memory
+    assert all(s["id"] != huge.stem for s in (await answer.json())["sweeps"])
