@@ -209,16 +209,19 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--event", type=_COUNT, help="the agent's event number (default: its last)")
     where.add_argument("--episode", type=_COUNT, help="an episode (with --step: a step of it)")
     inspect.add_argument("--step", type=_COUNT, help="a step of --episode")
+    _skip_damaged(inspect)
     search = sub.add_parser("search", help="when beliefs matching a pattern were first added and removed, by whom")
     search.add_argument("run", help="run directory, or a run id under --runs")
     search.add_argument("pattern", help="hazard, hazard(_, _), hazard(3, Y) ... (README: Search)")
     search.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     search.add_argument("--agent", help="only this agent's beliefs (learner-1, or a bare JID)")
     search.add_argument("--limit", type=_number(int, 1), default=500, help="most hits printed (default: 500)")
+    _skip_damaged(search)
     plot = sub.add_parser("plot", help="learning curves across agents and seeds, and a Q heatmap (PNG/SVG/PDF)")
     plot.add_argument("run", nargs="+", help="run directories, or run ids under --runs (several: seeds)")
     plot.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     plot.add_argument("-o", "--output", type=Path, required=True, help="image file (.png, .svg, .pdf)")
+    _skip_damaged(plot)
     render = sub.add_parser("render", help="an episode on its grid world as a video (GIF or MP4), from the trace")
     render.add_argument("run", help="run directory, or a run id under --runs")
     render.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
@@ -228,9 +231,11 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--fps", type=_number(float, 0, 60, low_open=True), default=4.0, help="frames a second (default: 4)"
     )
+    _skip_damaged(render)
     export = sub.add_parser("export", help="a run's curves as CSV or TensorBoard scalars (CleanRL tags)")
     export.add_argument("run", help="run directory, or a run id under --runs")
     export.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    _skip_damaged(export)
     target = export.add_mutually_exclusive_group(required=True)
     target.add_argument("--csv", type=Path, metavar="FILE", help="one row per episode and evaluation")
     target.add_argument(
@@ -257,6 +262,25 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("b", type=Path, help="checkpoint B")
     compare.add_argument("--top", type=_number(int, 1), default=10, help="largest changes listed (default: 10)")
     return parser
+
+
+def _skip_damaged(command: argparse.ArgumentParser) -> None:
+    """A reader's choice for a damaged trace: refuse it (the default) or read around it."""
+    command.add_argument(
+        "--skip-damaged",
+        action="store_true",
+        help="read around damaged trace lines (each run's first one is named on stderr) instead of refusing the run",
+    )
+
+
+def _on_damage(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """``--skip-damaged``: read around damaged trace lines, saying so on stderr; else None:
+    a damaged trace is refused (one line naming ``trace.jsonl:LINE``, exit status 2)."""
+    return _warn if args.skip_damaged else None
+
+
+def _warn(notice: str) -> None:
+    print(f"bdi-rl: warning: {notice}", file=sys.stderr, flush=True)
 
 
 def _quiet_libraries() -> None:
@@ -571,7 +595,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     if args.step is not None and args.episode is None:
         raise BadInput("--step needs --episode")
-    print_mind(inspect_mind(find_run(args.run, args.runs), args.agent, args.event, args.episode, args.step))
+    run_dir = find_run(args.run, args.runs)
+    print_mind(inspect_mind(run_dir, args.agent, args.event, args.episode, args.step, _on_damage(args)))
     return EXIT_OK
 
 
@@ -585,7 +610,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         pattern = parse_pattern(args.pattern)
     except PatternError as exc:
         raise BadInput(f"PATTERN: {exc}") from None
-    index = open_index(find_run(args.run, args.runs), default_cache_dir())
+    index = open_index(find_run(args.run, args.runs), default_cache_dir(), _on_damage(args))
     agent = resolve_agent(index, args.agent) if args.agent is not None else None
     print(format_result(search_run(index, pattern, agent, args.limit)))
     return EXIT_OK
@@ -596,7 +621,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from bdi_rl.readers.inspector import find_run, resolve_agent
     from bdi_rl.readers.render import write_video
 
-    index = open_index(find_run(args.run, args.runs), default_cache_dir())
+    index = open_index(find_run(args.run, args.runs), default_cache_dir(), _on_damage(args))
     frames = write_video(index, resolve_agent(index, args.agent), args.episode, args.output, args.fps)
     print(f"{args.output}: {frames} frames")
     return EXIT_OK
@@ -610,7 +635,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise BadInput(f"-o {args.output}: expected a .png, .svg or .pdf file")
     if not args.output.parent.is_dir():
         raise BadInput(f"-o {args.output}: no such directory {args.output.parent}")
-    print(plot_runs([find_run(run, args.runs) for run in args.run], args.output))
+    print(plot_runs([find_run(run, args.runs) for run in args.run], args.output, on_damage=_on_damage(args)))
     return EXIT_OK
 
 
@@ -619,18 +644,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     from bdi_rl.readers.inspector import find_run
 
     run_dir = find_run(args.run, args.runs)
+    warn = _on_damage(args)
+    read_around: list[str] = []
+
+    def on_damage(notice: str) -> None:  # said on stderr, and beside what was written
+        read_around.append(notice)
+        if warn is not None:
+            warn(notice)
+
+    damage = on_damage if warn is not None else None
     for flag, target, export in (("--csv", args.csv, export_csv), ("--joint", args.joint, export_joint_csv)):
         if target is not None:
             if not target.parent.is_dir():
                 raise BadInput(f"{flag} {target}: no such directory {target.parent}")
-            print(f"{target}: {export(run_dir, target)} rows")
+            count = export(run_dir, target, damage)
+            print(f"{target}: {count} rows{_read_around_aside(read_around)}")
             return EXIT_OK
     try:
         import tensorboard  # noqa: F401
     except ImportError:
         raise BadInput("--tensorboard needs the tensorboard package: pip install 'bdi-rl[tensorboard]'") from None
-    print(export_tensorboard(run_dir, args.tensorboard))
+    print(f"{export_tensorboard(run_dir, args.tensorboard, damage)}{_read_around_aside(read_around)}")
     return EXIT_OK
+
+
+def _read_around_aside(notices: list[str]) -> str:
+    return " (from a damaged trace: its damaged lines were read around, as said above)" if notices else ""
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
@@ -640,7 +679,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     run_dir = find_run(args.run, args.runs)
     if args.screenshot is not None and args.screenshot.suffix.lower() != ".png":
         raise BadInput(f"--screenshot {args.screenshot}: expected a .png file")
-    board = Dashboard(run_dir)
+    board = Dashboard(run_dir, on_damage=_warn)  # a live view: it reads around damage, saying so
     if args.screenshot is None:
         board.run()
         return EXIT_OK
@@ -702,6 +741,8 @@ def _say_user_error(exc: BaseException) -> str:
             "the XMPP server refused the agents' login: wrong password for an existing "
             "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"
         )
+    if _is_a(exc, "bdi_rl.readers.runindex", "DamagedTrace"):  # a reader's refusal
+        return f"{exc} (--skip-damaged reads around damaged lines)"
     return " ".join(str(exc).split()) or type(exc).__name__
 
 

@@ -314,12 +314,18 @@ def write_sweep(runs: Path, sweep: Sweep) -> None:
     atomic_write_bytes(runs / SWEEPS_DIR / f"{sweep.id}.json", msgspec.json.encode(sweep))
 
 
+#: A sweep record is a few KB (at most 64 seeds): a bigger file is no sweep, and is not read.
+MAX_SWEEP_BYTES = 1 << 20
+
+
 def read_sweep(runs: Path, sweep_id: str) -> Sweep | None:
     """The sweep of that id, or None (no such id, or a record that is not one)."""
     if not SWEEP_ID.fullmatch(sweep_id):
         return None
     try:
-        return msgspec.json.decode((runs / SWEEPS_DIR / f"{sweep_id}.json").read_bytes(), type=Sweep)
+        with open(runs / SWEEPS_DIR / f"{sweep_id}.json", "rb") as f:
+            data = f.read(MAX_SWEEP_BYTES + 1)  # the viewer's runs page reads them every few seconds
+        return msgspec.json.decode(data, type=Sweep) if len(data) <= MAX_SWEEP_BYTES else None
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bdi_rl.readers.indexcache import cache_file, load_index, open_index, save_index
 from bdi_rl.readers.indexer import Indexer
-from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.runindex import DamagedTrace, RunIndex
 from bdi_rl.readers.viewer import create_app
 from tests.conftest import run_named
 from tests.test_runindex import _same
@@ -77,6 +77,26 @@ def test_a_cache_that_does_not_match_its_trace_is_not_used(team_run, tmp_path, c
         assert load_index(team_run, cache) is None
     assert "not used" in caplog.text and team_run.name in caplog.text
     _same(open_index(team_run, cache), _fresh(team_run))  # indexed afresh, correctly
+
+
+def test_a_cached_trace_edited_in_its_middle_is_checked_again(team_run, tmp_path):
+    """The fingerprint sees the start of the trace and its indexed end: a trace edited in its
+    middle since it was cached (its size kept, in place) is not read from the cache, so a
+    reader finds the damage (it would have read the numbers the cache held)."""
+    cache = tmp_path / "cache"
+    save_index(_fresh(team_run), cache, min_bytes=0)
+    trace = team_run / "trace.jsonl"
+    lines = trace.read_bytes().splitlines(keepends=True)
+    ends = [i for i, line in enumerate(lines) if b'"kind":"episode.end"' in line and b'"return":0.0' in line]
+    k = ends[len(ends) // 2]
+    assert 1 << 16 < sum(map(len, lines[:k])) < trace.stat().st_size - (1 << 16)  # outside the fingerprint
+    size = trace.stat().st_size
+    with open(trace, "r+b") as f:  # the same file, the same size
+        f.seek(sum(map(len, lines[:k])))
+        f.write(lines[k].replace(b'"return":0.0', b'"return":"x"', 1))
+    assert trace.stat().st_size == size
+    with pytest.raises(DamagedTrace, match=rf"trace.jsonl:{k + 1}: episode.end data: .* `data.return`"):
+        open_index(team_run, cache)
 
 
 def _corrupt(path, how):

@@ -117,6 +117,10 @@ def test_each_state_rests_on_evidence(run_copy: Path) -> None:
 
     (run_copy / SUMMARY_FILE).write_text("{not json")
     assert run_state(run_copy).state == "failed"
+    with open(run_copy / SUMMARY_FILE, "wb") as f:  # 2 GB, sparse: never read whole
+        f.truncate(2 << 30)
+    state = run_state(run_copy)
+    assert state.state == "failed" and "cannot be read" in state.why
 
     (run_copy / SUMMARY_FILE).unlink()  # killed: nobody writes it, and it has no summary
     state = run_state(run_copy)

@@ -154,6 +154,9 @@ def _as_format_1(run_dir: Path, into: Path) -> Path:
     copy = into / run_dir.name
     shutil.copytree(run_dir, copy)
     events = read_trace(run_dir / TRACE_FILE)
+    seqs: dict[str, int] = {}  # each event numbered on its own, as format 1 numbered them
+    for e in events:
+        e["seq"] = seqs[e["agent"]] = seqs.get(e["agent"], -1) + 1
     (copy / TRACE_FILE).write_bytes(b"".join(orjson.dumps({**e, "schema": SCHEMA_V1}) + b"\n" for e in events))
     return copy
 

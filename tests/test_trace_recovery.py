@@ -119,6 +119,10 @@ NOT_EVENTS = [
      "steps data: a belief.add definition: Object missing required field `source`"),
     (_record(lambda d: d["rl"]["r"].pop()), "steps data: rl columns of different lengths"),
     (_record(lambda d: d.__setitem__("at", [0, 0, 4, 2, 0, 4, 1, 0, 5])), "steps data: at must be"),
+    # its definitions numbered as if a record had come between (one was lost): refs shifted too
+    (_record(lambda d: d.update(def0=d["def0"] + 3, refs=[r + 3 if r >= d["def0"] and op != 6 else r
+                                                         for op, r in zip(d["ops"], d["refs"])])),
+     "steps data: def0 5 where a@x has made 2 definitions"),
     (_line(2, run="FrozenLake-v1__other__3__9"),
      "an event of run 'FrozenLake-v1__other__3__9', not of 'FrozenLake-v1__tiny__3__1'"),
     (A[1], "seq 1 of a@x where the trace needs 2"),  # a line written twice
@@ -150,6 +154,25 @@ def test_a_last_line_that_is_json_but_not_the_next_event_is_refused_not_cut(tmp_
         TraceLog(path, RUN)
     assert str(caught.value).startswith(f"{path}:4: ") and reason in str(caught.value)
     assert path.read_bytes() == before
+
+
+def test_a_huge_last_line_is_torn_and_read_in_bounded_memory(tmp_path):
+    """A crash's tail of NUL bytes (here 256 MB, sparse) is a torn last line, cut by a resume;
+    the check never holds more than a piece of it. In the middle, it is damage."""
+    import tracemalloc
+
+    path = _trace(tmp_path, *GOOD)
+    os.truncate(path, path.stat().st_size + (256 << 20))
+    tracemalloc.start()
+    scan = check_trace(path, RUN)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (scan.events, scan.good_end) == (5, len(b"".join(GOOD))) and scan.torn == "no newline at its end"
+    assert peak < 24 << 20
+    with open(path, "ab") as f:
+        f.write(b"\n" + A[3])
+    with pytest.raises(TraceFileError, match=rf"^{path}:6: a line of {(256 << 20) + 1} bytes, longer than any"):
+        check_trace(path, RUN)
 
 
 def test_check_trace_reads_a_whole_trace(tmp_path):

@@ -8,13 +8,16 @@ headless machines: ``QT_QPA_PLATFORM=offscreen``).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from bdi_rl.readers.plots import WINDOW, rolling_mean
 from bdi_rl.readers.runindex import RunIndex
+
+log = logging.getLogger("bdi_rl.readers.dashboard")
 
 #: Seconds between two reads of a live run's trace.
 REFRESH_SECONDS = 1.0
@@ -37,11 +40,13 @@ def _qt() -> tuple[Any, Any]:
 class Dashboard:
     """The window: three plots, one curve per agent, refreshed from the run's trace."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, on_damage: Callable[[str], None] | None = None) -> None:
         pg, QtWidgets = _qt()
         self.app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
         pg.setConfigOptions(antialias=True, background="w", foreground="k")
-        self.index = RunIndex(run_dir)
+        self.index = RunIndex(run_dir, read_around=True)  # a damaged trace: said in the title
+        self._told: str | None = None
+        self._on_damage = on_damage or (lambda notice: log.warning("dashboard: %s", notice))
         self.window = pg.GraphicsLayoutWidget(title=f"bdi-rl: {run_dir.name}")
         self.window.resize(1100, 760)
         self.returns = self.window.addPlot(row=0, col=0, title=f"Episodic return (rolling {WINDOW})")
@@ -84,7 +89,19 @@ class Dashboard:
         self.window.setWindowTitle(f"bdi-rl: {self.index.run_dir.name} ({state}, {shown} episodes)")
         if state != "live":
             self.timer.stop()
+        self._say_damage()
         return shown
+
+    def _say_damage(self) -> None:
+        """A damaged trace is read around (a live view, as the viewer): the title says so, and
+        ``on_damage`` (stderr) which line and why, once."""
+        notice = self.index.damage_notice()
+        if notice is None:
+            return
+        self.window.setWindowTitle(f"{self.window.windowTitle()} DAMAGED TRACE: lines read around")
+        if notice != self._told:
+            self._told = notice
+            self._on_damage(notice)
 
     def screenshot(self, path: Path) -> None:
         self.window.show()

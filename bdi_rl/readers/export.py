@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.runindex import OnDamage
 from bdi_rl.store import atomic_write_bytes
 
 CSV_COLUMNS = (
@@ -40,10 +41,10 @@ class ExportError(ValueError):
     """Nothing to export, or a target that would be overwritten (one line for the CLI)."""
 
 
-def rows(run_dir: Path) -> Iterator[dict[str, Any]]:
+def rows(run_dir: Path, on_damage: OnDamage = None) -> Iterator[dict[str, Any]]:
     """One row per training episode and per evaluation, per agent, in trace order.
     ``success`` is the episode's (1 or 0), ``success_rate`` the evaluation's."""
-    index = open_index(run_dir, default_cache_dir())
+    index = open_index(run_dir, default_cache_dir(), on_damage)
     for jid, agent in sorted(index.agents.items()):
         name = jid.split("@", 1)[0]
         steps = 0
@@ -90,13 +91,14 @@ def _eval_row(run: str, agent: str, ev: dict[str, Any], steps: int) -> dict[str,
     }
 
 
-def export_csv(run_dir: Path, path: Path) -> int:
-    """Write the rows as CSV (atomically); returns how many."""
+def export_csv(run_dir: Path, path: Path, on_damage: OnDamage = None) -> int:
+    """Write the rows as CSV (atomically); returns how many. Nothing is written for a
+    damaged trace unless ``on_damage`` reads around it."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     count = 0
-    for row in rows(run_dir):
+    for row in rows(run_dir, on_damage):
         writer.writerow(row)
         count += 1
     if not count:
@@ -105,12 +107,12 @@ def export_csv(run_dir: Path, path: Path) -> int:
     return count
 
 
-def export_joint_csv(run_dir: Path, path: Path) -> int:
+def export_joint_csv(run_dir: Path, path: Path, on_damage: OnDamage = None) -> int:
     """A shared world's joint steps as CSV (atomically), one row per agent per step
     (``readers.joint.JOINT_COLUMNS``); returns how many rows."""
     from bdi_rl.readers.joint import JOINT_COLUMNS, JointError, joint_rows
 
-    index = open_index(run_dir, default_cache_dir())
+    index = open_index(run_dir, default_cache_dir(), on_damage)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=JOINT_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -127,15 +129,19 @@ def export_joint_csv(run_dir: Path, path: Path) -> int:
     return count
 
 
-def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
+def export_tensorboard(run_dir: Path, log_dir: Path, on_damage: OnDamage = None) -> Path:
     """Write ``log_dir/<run>/<agent>/`` event files; the run's directory appears whole or not
-    at all (written beside it, then renamed)."""
+    at all (written beside it, then renamed): not at all for a damaged trace, unless
+    ``on_damage`` reads around it."""
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
     target = log_dir / run_dir.name
     if target.exists():
         raise ExportError(f"--tensorboard {target}: already exists (remove it to export again)")
+    scalars = list(rows(run_dir, on_damage))  # the trace checked before anything is created
+    if not scalars:
+        raise ExportError(f"{run_dir.name}: no episodes in the trace: nothing to export")
     log_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.", dir=log_dir))
     writers: dict[str, Any] = {}
@@ -149,7 +155,7 @@ def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
         writer.add_event(event_pb2.Event(wall_time=wall or 0.0, step=step, summary=summary))
 
     try:
-        for row in rows(run_dir):
+        for row in scalars:
             agent, step, wall = row["agent"], row["global_step"], row["wall_time"]
             if row["kind"] == "eval":
                 scalar(agent, "eval/episodic_return", row["episodic_return"], step, wall)
@@ -164,8 +170,6 @@ def export_tensorboard(run_dir: Path, log_dir: Path) -> Path:
             t0, s0 = first.setdefault(agent, (wall, step))
             if wall is not None and t0 is not None and wall > t0:
                 scalar(agent, "charts/SPS", (step - s0) / (wall - t0), step, wall)
-        if not writers:
-            raise ExportError(f"{run_dir.name}: no episodes in the trace: nothing to export")
         for writer in writers.values():
             writer.close()
         os.replace(staging, target)

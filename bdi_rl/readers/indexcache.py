@@ -7,10 +7,13 @@ directory (``$BDI_RL_INDEX_CACHE``, else ``$XDG_CACHE_HOME/bdi-rl/index``, else
 what the trace gained since.
 
 A cache file is untrusted input: an ``.npz`` read without pickle, one JSON member and raw
-integer arrays. It is used only if it names the same trace file (path, device, inode) and
-the trace still starts and, at the indexed length, ends with the same bytes (a fingerprint),
-so a replaced or rewritten trace is indexed afresh. Anything unreadable is logged and
-ignored: the cache is only ever a shortcut.
+integer arrays. It is used only if it names the same trace file (path, device, inode), the
+trace still starts and, at the indexed length, ends with the same bytes (a fingerprint), and
+a trace that has not grown since was not written since (its modification time): a replaced
+or rewritten trace is indexed afresh. A cache holds only an index of sound lines (``RunIndex``
+checks every line; the index of a damaged trace is never saved), so a reader that uses one
+has applied the check. Anything unreadable is logged and ignored: the cache is only ever a
+shortcut.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from typing import Any
 import numpy as np
 import orjson
 
-from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, RunIndex
+from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, OnDamage, RunIndex
 from bdi_rl.store import atomic_write_bytes, cache_root
+from bdi_rl.trace.events import TraceChecker
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
-FORMAT = "bdi-rl.index/4"  # 3: episodes carry success, agents their env kind; 4: beliefs their sources
+# 3: episodes carry success, agents their env kind; 4: beliefs their sources; 5: every line
+# checked (a cache of 4 may hold lines 5 would refuse), the check's state kept
+FORMAT = "bdi-rl.index/5"
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -55,8 +61,10 @@ def cache_file(cache_dir: Path, run_dir: Path) -> Path:
 
 def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYTES) -> Path | None:
     """Write the index atomically; returns the file, or None if the run is smaller than
-    ``min_bytes`` or the cache cannot be written (logged: the viewer goes on without it)."""
-    if index.indexed_bytes < min_bytes:
+    ``min_bytes``, its trace is damaged (a cache holds only checked, sound lines, so a reader
+    that refuses damage can trust it), or the cache cannot be written (logged: the viewer
+    goes on without it)."""
+    if index.indexed_bytes < min_bytes or index.damage or index.stopped_at is not None:
         return None
     path = cache_file(cache_dir, index.run_dir)
     try:
@@ -64,10 +72,11 @@ def save_index(index: RunIndex, cache_dir: Path, min_bytes: int = MIN_CACHED_BYT
             "format": FORMAT,
             "checkpoint": CHECKPOINT,
             **_identity(index.trace_path),
+            "written": _written(index.trace_path),
             "fingerprint": _fingerprint(index.trace_path, index.indexed_bytes),
             "indexed_bytes": index.indexed_bytes,
             "lines": index.lines,
-            "bad_lines": index.bad_lines,
+            "checker": index.checker.state(),
             "run_events": index.run_events,
             "agents": [_agent_meta(agent) for agent in index.agents.values()],
         }
@@ -97,14 +106,23 @@ def load_index(run_dir: Path, cache_dir: Path) -> RunIndex | None:
         return None
 
 
-def open_index(run_dir: Path, cache_dir: Path | None) -> RunIndex:
+def open_index(run_dir: Path, cache_dir: Path | None, on_damage: OnDamage = None) -> RunIndex:
     """The run's index brought up to date: from the cache when there is a usable one, saved
-    back when it grew. ``cache_dir`` None: no cache."""
+    back when it grew. ``cache_dir`` None: no cache. A damaged trace is refused (a
+    TraceFileError naming its first damaged line) unless ``on_damage`` is given: then the
+    damaged lines are read around and ``on_damage`` gets the one line saying so."""
     index = (load_index(run_dir, cache_dir) if cache_dir else None) or RunIndex(run_dir)
+    index.read_around = on_damage is not None
     before = index.indexed_bytes
     index.refresh()
     if cache_dir and index.indexed_bytes > before:
         save_index(index, cache_dir)
+    notice = index.damage_notice()
+    if notice is not None:
+        if on_damage is None:
+            index.check_whole()
+        else:
+            on_damage(notice)
     return index
 
 
@@ -112,6 +130,14 @@ def open_index(run_dir: Path, cache_dir: Path | None) -> RunIndex:
 def _identity(trace: Path) -> dict[str, Any]:
     stat = trace.stat()
     return {"trace": str(trace.resolve()), "device": stat.st_dev, "inode": stat.st_ino}
+
+
+def _written(trace: Path) -> tuple[int, int]:
+    """The trace's size and modification time: a trace whose size did not change since it was
+    indexed must not have been written at all (an edit in its middle that keeps its size is
+    caught here: the fingerprint sees only its start and its indexed end)."""
+    stat = trace.stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _fingerprint(trace: Path, length: int) -> str:
@@ -167,6 +193,9 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
         indexed = int(meta["indexed_bytes"])
         if index.trace_path.stat().st_size < indexed:
             raise ValueError("the trace is shorter than what was indexed")
+        size, mtime = _written(index.trace_path)
+        if size == meta["written"][0] and mtime != meta["written"][1]:  # not grown, yet written
+            raise ValueError("the trace was rewritten since it was indexed")
         if meta["fingerprint"] != _fingerprint(index.trace_path, indexed):
             raise ValueError("the trace's content changed")
         for k, agent_meta in enumerate(meta["agents"]):
@@ -188,7 +217,8 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
             _check(agent, indexed)
             index.add_agent(agent)
     index.indexed_bytes = indexed
-    index.lines, index.bad_lines = int(meta["lines"]), int(meta["bad_lines"])
+    index.lines = int(meta["lines"])
+    index.checker = TraceChecker.from_state(meta["checker"])
     index.run_events = list(meta["run_events"])
     return index
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.mindnotes import mind_notes
-from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.runindex import OnDamage, RunIndex
 from bdi_rl.store import TRACE_FILE
 from bdi_rl.trace.events import MSG_SEND, WORLD_STEP
 
@@ -44,9 +44,17 @@ def resolve_agent(index: RunIndex, name: str) -> str:
     raise InspectError(f"--agent {name}: no such agent in this run (agents: {known})")
 
 
-def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | None, step: int | None) -> dict[str, Any]:
-    """The inspector's content at one position, as plain data."""
-    index = open_index(run_dir, default_cache_dir())
+def inspect_mind(
+    run_dir: Path,
+    agent: str,
+    event: int | None,
+    episode: int | None,
+    step: int | None,
+    on_damage: OnDamage = None,
+) -> dict[str, Any]:
+    """The inspector's content at one position, as plain data (a damaged trace is refused,
+    or read around when ``on_damage`` says so, and the notes say so too)."""
+    index = open_index(run_dir, default_cache_dir(), on_damage)
     jid = resolve_agent(index, agent)
     total = index.agents[jid].events
     if episode is not None:
@@ -75,8 +83,13 @@ def inspect_mind(run_dir: Path, agent: str, event: int | None, episode: int | No
         "rl": state.rl,
         "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
         "messages": messages,
-        "notes": mind_notes(index.trace_level, state.beliefs, current[0]),
+        "notes": _damage_notes(index) + mind_notes(index.trace_level, state.beliefs, current[0]),
     }
+
+
+def _damage_notes(index: RunIndex) -> list[str]:
+    notice = index.damage_notice()
+    return [] if notice is None else [f"DAMAGED TRACE, read around: {notice}"]
 
 
 def _tidy(value: Any) -> Any:

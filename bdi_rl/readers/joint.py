@@ -33,7 +33,7 @@ def world_agent(index: RunIndex) -> str:
     if not isinstance(spec_world, dict):
         raise JointError("this run has no shared world (its spec has no [world] table)")
     local = spec_world.get("name", "world")
-    for jid in index.agents:
+    for jid in list(index.agents):  # a copy: the viewer's worker may add an agent meanwhile
         if jid.split("@", 1)[0] == local:
             return jid
     raise JointError(f"the world agent {local!r} has no events in this trace yet")

@@ -15,6 +15,7 @@ import numpy as np
 
 from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.runindex import OnDamage
 from bdi_rl.store import atomic_write_bytes
 
 #: Episodes in the rolling mean of the curves.
@@ -33,12 +34,12 @@ def rolling_mean(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
     return (sums[idx] - sums[lo]) / (idx - lo)
 
 
-def learner_curves(run_dirs: list[Path]) -> list[dict[str, Any]]:
+def learner_curves(run_dirs: list[Path], on_damage: OnDamage = None) -> list[dict[str, Any]]:
     """One entry per learner of every run: its returns, successes (by the env kind's rule)
     and epsilons per episode, and its greedy evaluations (after how many episodes)."""
     curves = []
     for run_dir in run_dirs:
-        index = open_index(run_dir, default_cache_dir())
+        index = open_index(run_dir, default_cache_dir(), on_damage)
         for jid, agent in sorted(index.agents.items()):
             if not agent.episodes:
                 continue
@@ -117,7 +118,7 @@ def _qtable_panel(ax: Any, run_dir: Path, agent: str) -> str | None:
     return None
 
 
-def _joint_panel(ax: Any, run_dir: Path) -> str | None:
+def _joint_panel(ax: Any, run_dir: Path, on_damage: OnDamage = None) -> str | None:
     """A shared world's joint steps (``readers.joint``): where every episode is one step (the
     matrix games), the share of the most played joint actions along training; else the
     length of each joint episode. Returns a reason when the run has no world steps."""
@@ -125,7 +126,7 @@ def _joint_panel(ax: Any, run_dir: Path) -> str | None:
     from bdi_rl.readers.joint import JointError, joint_rows
 
     try:
-        rows = list(joint_rows(open_index(run_dir, default_cache_dir())))
+        rows = list(joint_rows(open_index(run_dir, default_cache_dir(), on_damage)))
     except JointError as exc:
         return str(exc)
     first_agent = rows[0]["agent"] if rows else None
@@ -169,14 +170,25 @@ def _joint_panel(ax: Any, run_dir: Path) -> str | None:
     return None
 
 
-def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
-    """Draw the figure for ``run_dirs`` into ``output`` (format from its suffix)."""
+def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110, on_damage: OnDamage = None) -> Path:
+    """Draw the figure for ``run_dirs`` into ``output`` (format from its suffix). A damaged
+    trace is refused (nothing is written) unless ``on_damage`` reads around it: then the
+    figure says so too, under its panels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = learner_curves(run_dirs)
+    notices: list[str] = []
+
+    def read_around(notice: str) -> None:
+        if notice not in notices:  # a run's index is opened twice for the world's panel
+            notices.append(notice)
+            if on_damage is not None:
+                on_damage(notice)
+
+    damage = read_around if on_damage is not None else None
+    curves = learner_curves(run_dirs, damage)
     if not curves:
         raise PlotError("no episodes in these runs' traces: nothing to plot")
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
@@ -208,7 +220,7 @@ def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
     ax_succ.legend(fontsize=8, loc="lower right")
     spec_has_world = "world" in _spec_tables(run_dirs[0])
     if spec_has_world:
-        reason = _joint_panel(ax_q, run_dirs[0])
+        reason = _joint_panel(ax_q, run_dirs[0], damage)
     else:
         reason = _qtable_panel(ax_q, run_dirs[0], curves[0]["agent"])
     if reason is not None:
@@ -217,6 +229,9 @@ def plot_runs(run_dirs: list[Path], output: Path, dpi: int = 110) -> Path:
     title = run_dirs[0].name if len(run_dirs) == 1 else f"{len(run_dirs)} runs"
     fig.suptitle(title)
     fig.tight_layout()
+    if notices:
+        said = "; ".join(notices)
+        fig.text(0.01, 0.003, f"DAMAGED TRACE, read around: {said[:400]}", fontsize=6.5, color="tab:red", wrap=True)
     buf = io.BytesIO()
     fig.savefig(buf, format=output.suffix.lstrip(".") or "png", dpi=dpi)
     plt.close(fig)

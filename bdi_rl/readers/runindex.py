@@ -17,8 +17,9 @@ import bisect
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
+import msgspec
 import orjson
 
 from bdi_rl.rl.success import family_of_env_id, is_success
@@ -37,6 +38,7 @@ from bdi_rl.trace.events import (
     INTENTION_FAIL,
     INTENTION_START,
     INTENTIONS,
+    MAX_LINE_BYTES,
     MSG_RECV,
     MSG_SEND,
     OPTIONS,
@@ -47,14 +49,17 @@ from bdi_rl.trace.events import (
     SCHEMA_V1,
     STEPS,
     TELEMETRY_RESTART,
+    CheckedEvent,
+    LineOutOfTurn,
+    TraceChecker,
+    TraceFileError,
+    TraceFormatError,
+    skip_line,
 )
 
 #: Events between two mind snapshots of one agent.
 CHECKPOINT = 500
 
-#: How an ``rl.step`` line says its kind, byte for byte as orjson writes it.
-_RL_STEP = orjson.dumps({"kind": RL_STEP})[1:-1]
-_AGENT_KEY = b'"agent":"'
 #: Events of the run rather than of one agent.
 _RUN_KINDS = frozenset({RUN_START, RUN_STOP, RUN_RESUME, TELEMETRY_RESTART})
 
@@ -151,6 +156,8 @@ class AgentIndex:
     """format 2: the definitions of each of the agent's lives (a resumed run starts a new one)"""
     record_life: dict[int, int] = field(default_factory=dict)
     """format 2: line index of each step record -> its life"""
+    lost_definitions: bool = False
+    """format 2, read around damage: the current life lacks definitions a lost line made"""
     state: MindState = field(default_factory=MindState)
     env_family: str = "generic"
     """the env kind its ``agent.start`` named (success of episodes that do not carry it)"""
@@ -169,97 +176,187 @@ class AgentIndex:
         return self.latest[RL_STEP]
 
 
-class RunIndex:
-    """The index of one run; :meth:`refresh` reads what was appended since the last call."""
+#: What a reader does with a damaged trace (``indexcache.open_index``): None refuses it; a
+#: function reads around its damaged lines, and is given the one line that says so.
+OnDamage = Callable[[str], None] | None
 
-    def __init__(self, run_dir: Path) -> None:
+
+class DamagedTrace(TraceFileError):
+    """A trace a reader refuses, as one line: ``<trace>:<line>: <what is wrong>`` (the first
+    damaged line)."""
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A line of the trace that is not the run's next event, and why (``TraceChecker``)."""
+
+    line: int
+    """its number in the file, from 1"""
+    why: str
+
+
+#: Damaged lines noted one by one (the rest are counted).
+NOTED_DAMAGE = 100
+#: After this many damaged lines, reading around them stops: what is left is not a trace,
+#: and a file of garbage costs bounded time (sound records that refer to definitions a
+#: damaged line held are not counted: they cost no more than any line).
+MAX_DAMAGED_LINES = 1000
+#: Bytes read past a "line" too long to be one (a search for its newline, at ~3 GB/s) cost
+#: the budget of a refresh as this many times fewer bytes indexed.
+_SKIP_COST = 32
+#: Kinds whose data the index keeps (as dicts): the series, the messages, the mind of format 1.
+_PARSED_KINDS = frozenset({EPISODE_END, EVAL, MSG_SEND, MSG_RECV, AGENT_START})
+_FOLDED_KINDS = frozenset(
+    {AGENT_START, CYCLE, OPTIONS, INTENTIONS, BELIEF_ADD, BELIEF_DEL, INTENTION_START, INTENTION_END, INTENTION_FAIL}
+)
+
+
+class RunIndex:
+    """The index of one run; :meth:`refresh` reads what was appended since the last call.
+
+    Every line is checked as it is indexed, by the check ``run --resume`` applies
+    (``trace.events.TraceChecker``): a line that is not the run's next event is damage. With
+    ``read_around`` False (the commands' default) indexing stops at the first damaged line,
+    and :meth:`check_whole` refuses the run naming it; with ``read_around`` (the viewer, the
+    commands' ``--skip-damaged``) damaged lines are left out, noted in :attr:`damage` and
+    said by :attr:`damaged`. A torn last line is a line still being written, not damage,
+    unless it holds NUL bytes (no writer writes one); a "line" longer than MAX_LINE_BYTES is
+    damage and is read past, never held."""
+
+    def __init__(self, run_dir: Path, read_around: bool = False) -> None:
         self.run_dir = run_dir
         self.trace_path = run_dir / TRACE_FILE
+        self.read_around = read_around
         self._spec: dict[str, Any] = {}
         self.agents: dict[str, AgentIndex] = {}
         self.run_events: list[dict[str, Any]] = []
-        self._agents_by_key: dict[bytes, AgentIndex] = {}  # name as it appears in a line
         self.indexed_bytes = 0  # bytes of complete lines indexed so far
         self.size = 0  # of the trace at the last refresh
         self.complete = True  # False while a refresh with ``max_bytes`` left lines unread
         self.indexed_before_refresh = 0
         self.lines = 0
-        self.bad_lines = 0
+        self.checker = TraceChecker()
+        self.damage: list[Damage] = []
+        """the first NOTED_DAMAGE damaged lines"""
+        self.damaged_lines = 0
+        self.torn_tail: Damage | None = None
+        """a last line without its newline that cannot be one being written (NUL bytes)"""
+        self.stopped_at: int | None = None
+        """the line from which nothing is read: the first damaged one (not ``read_around``),
+        or the one past MAX_DAMAGED_LINES"""
+        self._skipping = False  # inside a "line" too long to be one
+        self._counted_damage = 0
 
     # -- reading ------------------------------------------------------------------
     def refresh(self, max_bytes: int | None = None) -> bool:
         """Index complete lines appended since the last call, at most ``max_bytes`` of them
         (a big trace is indexed in slices, between which a server stays responsive);
-        True if there were any."""
+        True if there were any. One line at a time is held in memory."""
         try:
             size = self.trace_path.stat().st_size
         except FileNotFoundError:
             return False
         self.size = size
-        self.indexed_before_refresh = self.indexed_bytes
-        remaining = size - self.indexed_bytes
-        if remaining <= 0:
+        start = self.indexed_before_refresh = offset = self.indexed_bytes
+        if self.stopped_at is not None or size <= start:
+            self.complete = True
             return False
-        want = remaining if max_bytes is None else min(remaining, max_bytes)
-        self.complete = want == remaining
-        if want <= 0:
+        budget = size - start if max_bytes is None else max_bytes
+        if budget <= 0:  # nothing may be read now: the rest waits
+            self.complete = False
             return False
+        self.torn_tail = None
+        at_end = False
         with open(self.trace_path, "rb") as f:
-            f.seek(self.indexed_bytes)
-            chunk = f.read(want)
-            if b"\n" not in chunk and want < size - self.indexed_bytes:  # one line longer than a slice
-                chunk += f.readline()
-        end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next call
-        self._index_lines(chunk[:end], self.indexed_bytes)
-        self.indexed_bytes += end
-        return end > 0
-
-    def _index_lines(self, chunk: bytes, offset: int) -> None:
-        """The hot loop: format 1's ``rl.step`` lines (most of such a trace) are located, not
-        parsed."""
-        by_key = self._agents_by_key
-        for line in chunk.splitlines(keepends=True):
-            if _RL_STEP in line:
-                start = line.find(_AGENT_KEY) + len(_AGENT_KEY)
-                agent = by_key.get(line[start : line.find(b'"', start)])
-                if agent is not None and start >= len(_AGENT_KEY):
-                    n = agent.count
-                    if n % CHECKPOINT == 0:
-                        self._checkpoint(agent)
-                    agent.latest[RL_STEP].append(n)
-                    agent.offsets.append(offset)
-                    agent.firsts.append(n)
-                    agent.count = n + 1
-                    self.lines += 1
-                    offset += len(line)
+            f.seek(offset)
+            readline = f.readline
+            spent = 0  # of the budget: bytes indexed, and bytes read past at a fraction
+            while spent < budget and self.stopped_at is None:
+                if self._skipping:
+                    skipped, ended = skip_line(f, (budget - spent) * _SKIP_COST)
+                    offset += skipped
+                    spent += max(1, skipped // _SKIP_COST)
+                    self._skipping = not ended
+                    if not ended and (not skipped or offset >= size):  # the end, for now
+                        at_end = True
+                        break
                     continue
-            self._index_line(line, offset)
-            offset += len(line)
+                line = readline(MAX_LINE_BYTES + 1)
+                spent += len(line)
+                if line.endswith(b"\n"):
+                    self._index_line(line, offset)
+                    offset += len(line)
+                elif len(line) > MAX_LINE_BYTES:
+                    self.lines += 1
+                    self._damaged(self.lines, f"longer than any trace line ({MAX_LINE_BYTES} bytes): not an event")
+                    offset += len(line)
+                    self._skipping = True
+                else:  # the end, or a last line still being written (or cut by a kill)
+                    if b"\0" in line:
+                        self.torn_tail = Damage(self.lines + 1, "NUL bytes: not a line being written")
+                        if not self.read_around:
+                            self.stopped_at = self.torn_tail.line
+                    at_end = True
+                    break
+        self.indexed_bytes = offset
+        self.complete = at_end or self.stopped_at is not None or offset >= size
+        return offset > start
+
+    def up_to_date(self) -> bool:
+        """Whether a refresh would find nothing to index (one ``stat``)."""
+        if self.stopped_at is not None:
+            return True
+        try:
+            size = self.trace_path.stat().st_size
+        except OSError:
+            return False
+        return self.complete and size == self.size
 
     def _index_line(self, line: bytes, offset: int) -> None:
-        """Parse and index one line (``_index_lines`` skips parsing known agents' ``rl.step``)."""
+        """Check one line (with its newline), at ``offset``, and index it if it is sound."""
         self.lines += 1
         try:
-            event = orjson.loads(line)
-            agent_name, kind = event["agent"], event["kind"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            self.bad_lines += 1
+            event = self.checker.check(line[:-1])
+        except LineOutOfTurn as exc:
+            self._damaged(self.lines, str(exc))
+            if not (self.read_around and exc.ahead and self.stopped_at is None):
+                return
+            event = exc.event  # lines were lost before it: read on from it
+            self.checker.take(event)
+        except TraceFormatError as exc:
+            self._damaged(self.lines, str(exc))
+            if self.read_around:
+                self.checker.pass_over(line[:-1])
             return
-        if not (isinstance(agent_name, str) and isinstance(kind, str) and isinstance(event.get("data"), dict)):
-            self.bad_lines += 1
-            return
+        self._index_event(event, line, offset)
+
+    def _damaged(self, line: int, why: str, counts: bool = True) -> None:
+        """Note a damaged line; ``counts`` toward MAX_DAMAGED_LINES unless it is a sound
+        line made unreadable by one before it."""
+        self.damaged_lines += 1
+        self._counted_damage += counts
+        if len(self.damage) < NOTED_DAMAGE:
+            self.damage.append(Damage(line, why))
+        if not self.read_around or self._counted_damage >= MAX_DAMAGED_LINES:
+            self.stopped_at = line
+
+    def _index_event(self, event: CheckedEvent, line: bytes, offset: int) -> None:
+        """Index a checked event; its line is parsed into a dict only for the kinds whose
+        data the index keeps."""
+        kind = event.kind
         if kind in _RUN_KINDS:
-            self.run_events.append(event)
+            whole = orjson.loads(line)
+            self.run_events.append(whole)
             if kind == RUN_RESUME:
-                self._resumed(event["data"])
+                self._resumed(whole["data"])
             return
-        agent = self.agents.get(agent_name)
+        agent = self.agents.get(event.agent)
         if agent is None:
-            agent = self.add_agent(AgentIndex(agent_name))
+            agent = self.add_agent(AgentIndex(event.agent))
         if kind == STEPS:
-            self._index_record(agent, event, offset)
+            self._index_record(agent, event.data, offset)  # type: ignore[attr-defined]
             return
-        format1 = event.get("schema") == SCHEMA_V1
+        format1 = event.schema == SCHEMA_V1
         if format1:
             self._checkpoint(agent)
         position = agent.count
@@ -268,68 +365,105 @@ class RunIndex:
         agent.offsets.append(offset)
         agent.firsts.append(position)
         agent.count = position + 1
+        if kind == AGENT_STOP:
+            agent.stopped = True
+        if kind not in _PARSED_KINDS and not (format1 and kind in _FOLDED_KINDS):
+            return
+        whole = orjson.loads(line)
         if format1:
-            agent.state.apply(event)
+            agent.state.apply(whole)
         elif kind == AGENT_START:  # a new life: its mind starts empty, its definitions from 0
             agent.lives.append([])
-            agent.snapshot_at.append(position + 1)
-            agent.snapshots.append(MindState())
-        data = event.get("data") or {}
+            agent.lost_definitions = False
+            agent.snapshots.append(MindState())  # before its position: a reader in another
+            agent.snapshot_at.append(position + 1)  # thread never finds a position without it
+        data = whole["data"]
         if kind == EPISODE_END:
             agent.episodes.append(
                 {
-                    "episode": event.get("episode"),
+                    "episode": event.episode,
                     "return": data.get("return"),
                     "length": data.get("length"),
                     "outcome": data.get("outcome"),
                     "success": _episode_success(agent, data),
                     "epsilon": data.get("epsilon"),
-                    "ts": event.get("ts"),
+                    "ts": event.ts,
                     "position": position,
                 }
             )
         elif kind == EVAL:
-            agent.evals.append(
-                {"after_episodes": len(agent.episodes), **data, "ts": event.get("ts"), "position": position}
-            )
+            agent.evals.append({"after_episodes": len(agent.episodes), **data, "ts": event.ts, "position": position})
         elif kind == MSG_SEND or kind == MSG_RECV:
             agent.messages.append(
-                {"kind": kind, "ts": event.get("ts"), "position": position, "episode": event.get("episode"), **data}
+                {"kind": kind, "ts": event.ts, "position": position, "episode": event.episode, **data}
             )
-        elif kind == AGENT_STOP:
-            agent.stopped = True
         elif kind == AGENT_START:
             if isinstance(data.get("actions"), list):
                 agent.action_names = [str(name) for name in data["actions"]]
             if isinstance(data.get("env"), str):
                 agent.env_family = family_of_env_id(data["env"])
 
-    def _index_record(self, agent: AgentIndex, event: dict[str, Any], offset: int) -> None:
-        """A format-2 step record: its events are counted and located, not expanded."""
-        data = event["data"]
-        try:
-            ops, defs, def0 = data["ops"], data["defs"], data["def0"]
-            if not agent.lives:
-                agent.lives.append([])  # a trace cut before its agent.start
-            life = agent.lives[-1]
-            if def0 != len(life) or not isinstance(ops, list) or not isinstance(defs, list):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            self.bad_lines += 1
+    def _index_record(self, agent: AgentIndex, data: Any, offset: int) -> None:
+        """A format-2 step record (checked): its events are counted and located, not expanded."""
+        ops, def0 = data.ops, data.def0
+        if not agent.lives:
+            agent.lives.append([])  # a trace cut before its agent.start
+        life = agent.lives[-1]
+        if def0 > len(life):  # read around: lines lost before it held these definitions
+            life.extend([None] * (def0 - len(life)))
+            agent.lost_definitions = True
+        life.extend(data.defs)
+        if agent.lost_definitions and _refers_to_lost(data, life):  # sound, but unreadable now
+            self._damaged(self.lines, "refers to definitions made in a line that is damaged or lost", counts=False)
             return
-        life.extend(defs)
         position = agent.count
         line = len(agent.offsets)
         agent.record_life[line] = len(agent.lives) - 1
-        if "keyframe" in data:
+        if data.keyframe is not msgspec.UNSET:
+            agent.snapshots.append(line)  # before its position (a reader in another thread)
             agent.snapshot_at.append(position)
-            agent.snapshots.append(line)
         for op, kind in _LATEST_OPS:
             if op in ops:
                 agent.latest[kind].extend(position + i for i, o in enumerate(ops) if o == op)
         agent.offsets.append(offset)
         agent.firsts.append(position)
         agent.count = position + len(ops)
+
+    # -- damage ---------------------------------------------------------------------
+    @property
+    def damaged(self) -> dict[str, Any] | None:
+        """The trace's damage as the runs list and the run page show it: the first damaged
+        line and why, how many there are, and the line from which nothing was read (None:
+        everything else was); None for a sound trace."""
+        notes = self.damage + ([self.torn_tail] if self.torn_tail is not None else [])
+        if not notes:
+            return None
+        return {
+            "line": notes[0].line,
+            "why": notes[0].why,
+            "lines": self.damaged_lines + (self.torn_tail is not None),
+            "unread_from": self.stopped_at,
+        }
+
+    def damage_notice(self) -> str | None:
+        """One line saying what was read around, for a reader that did (None: nothing was)."""
+        damaged = self.damaged
+        if damaged is None:
+            return None
+        count = damaged["lines"]
+        notice = (
+            f"{self.trace_path}:{damaged['line']}: {damaged['why']}; "
+            f"read around {count} damaged line{'' if count == 1 else 's'}"
+        )
+        if damaged["unread_from"] is not None:
+            notice += f"; nothing from line {damaged['unread_from']} on was read"
+        return notice
+
+    def check_whole(self) -> None:
+        """DamagedTrace naming the first damaged line (``<trace>:<line>: why``), if any."""
+        damaged = self.damaged
+        if damaged is not None:
+            raise DamagedTrace(f"{self.trace_path}:{damaged['line']}: {damaged['why']}")
 
     def _resumed(self, data: dict[str, Any]) -> None:
         """A resumed run re-runs the episodes after each learner's last checkpoint: the
@@ -344,7 +478,6 @@ class RunIndex:
 
     def add_agent(self, agent: AgentIndex) -> AgentIndex:
         self.agents[agent.name] = agent
-        self._agents_by_key[agent.name.encode()] = agent
         return agent
 
     @staticmethod
@@ -352,8 +485,8 @@ class RunIndex:
         """Format 1: a snapshot of the folded mind every CHECKPOINT events."""
         n = agent.count
         if n % CHECKPOINT == 0 and n > agent.snapshot_at[-1]:
+            agent.snapshots.append(agent.state.copy())  # before its position (a reader in another thread)
             agent.snapshot_at.append(n)
-            agent.snapshots.append(agent.state.copy())
 
     # -- random access --------------------------------------------------------------
     def events_of(self, agent_name: str, start: int, stop: int) -> list[dict[str, Any]]:
@@ -366,7 +499,7 @@ class RunIndex:
         line = bisect.bisect_right(agent.firsts, start) - 1
         with open(self.trace_path, "rb") as f:
             while len(out) < stop - start:
-                event = _read_event(f, agent.offsets[line])
+                event = read_event_at(f, agent.offsets[line])
                 first = agent.firsts[line]
                 if event.get("kind") == STEPS:
                     defs = agent.lives[agent.record_life[line]]
@@ -401,7 +534,7 @@ class RunIndex:
         if isinstance(snapshot, MindState):
             return snapshot
         with open(self.trace_path, "rb") as f:
-            event = _read_event(f, agent.offsets[snapshot])
+            event = read_event_at(f, agent.offsets[snapshot])
         frame = keyframe_of(event["data"], agent.lives[agent.record_life[snapshot]])
         state = MindState()
         if frame is not None:
@@ -520,6 +653,7 @@ class RunIndex:
             "live": state.state == "live",
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
+            "damaged": self.damaged,
         }
 
 
@@ -566,9 +700,30 @@ def _episode_success(agent: AgentIndex, data: dict[str, Any]) -> bool:
     )
 
 
-def _read_event(f: BinaryIO, offset: int) -> dict[str, Any]:
+def _refers_to_lost(data: Any, life: list[Any]) -> bool:
+    """Whether a record refers to a definition its life lacks (read around a lost line)."""
+    defined = (ref for op, ref in zip(data.ops, data.refs, strict=True) if op != OP[RL_STEP] and op != OP[CYCLE])
+    frame = data.keyframe
+    framed = () if frame is msgspec.UNSET else (*frame.beliefs, *frame.intentions)
+    return any(life[ref] is None for ref in (*defined, *framed))
+
+
+def read_event_at(f: BinaryIO, offset: int) -> dict[str, Any]:
+    """The event of the line at ``offset`` (indexed, so checked); TraceFileError if the file
+    no longer holds it there (rewritten since)."""
     f.seek(offset)
-    return orjson.loads(f.readline())
+    line = f.readline(MAX_LINE_BYTES + 1)
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        event = None
+    if not isinstance(event, dict):
+        raise TraceFileError(f"{f.name}: the line at byte {offset} is not the event indexed there (the trace changed)")
+    return event
+
+
+#: A spec.toml is a few KB: a bigger one is not read (it is not a spec, and would cost its size).
+_MAX_SPEC_BYTES = 1 << 20
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
@@ -576,8 +731,9 @@ def _read_spec(path: Path) -> dict[str, Any]:
 
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+            text = f.read(_MAX_SPEC_BYTES + 1)
+        return tomllib.loads(text.decode()) if len(text) <= _MAX_SPEC_BYTES else {}
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError):
         return {}
 
 

@@ -90,8 +90,15 @@ def _read_summary(path: Path) -> dict[str, object] | object | None:
     return _parse_summary(str(path), info.st_mtime_ns, info.st_size)
 
 
+#: No summary is this big (1000 agents write ~200 KB): a bigger file is not read, so one
+#: huge file cannot stall the runs list that asks for every run's state.
+MAX_SUMMARY_BYTES = 16 << 20
+
+
 @functools.lru_cache(maxsize=4096)
-def _parse_summary(path: str, _mtime_ns: int, _size: int) -> dict[str, object] | object | None:
+def _parse_summary(path: str, _mtime_ns: int, size: int) -> dict[str, object] | object | None:
+    if size > MAX_SUMMARY_BYTES:
+        return _UNREADABLE
     try:
         value = json.loads(Path(path).read_bytes())
     except FileNotFoundError:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import re
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,8 +209,32 @@ def _run_dir(request: web.Request) -> Path:
     return path
 
 
-def _index(request: web.Request) -> RunIndex:
-    return request.app[INDEXER].get(_run_dir(request))
+Handler = Callable[[web.Request, RunIndex], Awaitable[web.StreamResponse]]
+
+
+def _with_index(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A handler of one run's API, given the run's index brought up to date (off the event
+    loop, by at most the request budget); the index does not change while it runs."""
+
+    @functools.wraps(handler)
+    async def with_index(request: web.Request) -> web.StreamResponse:
+        async with request.app[INDEXER].reading(_run_dir(request)) as index:
+            return await handler(request, index)
+
+    return with_index
+
+
+def _with_fresh_index(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A handler of one run's API that reads the index in a thread: given the index brought up
+    to date as :func:`_with_index` does, but without the run's lock while it runs (a slow or
+    stuck thread must not hold every other request to the run; the index only grows, and a
+    reader in a thread sees whole lines of it, as the worker writes them)."""
+
+    @functools.wraps(handler)
+    async def with_fresh_index(request: web.Request) -> web.StreamResponse:
+        return await handler(request, await request.app[INDEXER].get(_run_dir(request)))
+
+    return with_fresh_index
 
 
 def _agent(index: RunIndex, name: str) -> str:
@@ -256,15 +281,15 @@ async def api_runs(request: web.Request) -> web.Response:
     rows, budget = [], indexer.request_budget  # shared: big runs not yet indexed say how far
     for path in indexer.run_dirs():
         if _RUN_ID.fullmatch(path.name):
-            index = indexer.get(path, budget)
-            budget = max(0, budget - (index.indexed_bytes - index.indexed_before_refresh))
-            rows.append(index.overview())
+            async with indexer.reading(path, budget) as index:
+                budget = max(0, budget - (index.indexed_bytes - index.indexed_before_refresh))
+                rows.append(index.overview())
     rows.sort(key=lambda r: r["started"] or 0, reverse=True)
     return json_response({"runs": rows})
 
 
-async def api_run(request: web.Request) -> web.Response:
-    index = _index(request)
+@_with_index
+async def api_run(request: web.Request, index: RunIndex) -> web.Response:
     agents = {}
     for jid, agent in sorted(index.agents.items()):
         agents[jid] = {
@@ -320,7 +345,10 @@ async def api_curves(request: web.Request) -> web.Response:
     across = _choice(request, "across", curves.ACROSS)
     window = min(_int_param(request, "smooth", 100), 100_000)
     indexer = request.app[INDEXER]
-    series = [curves.run_series(indexer.get(p)) for p in paths]  # copied here, worked out in a thread
+    series = []
+    for path in paths:  # copied here, worked out in a thread
+        async with indexer.reading(path) as index:
+            series.append(curves.run_series(index))
     payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across)
     return json_response({**payload, "waiting": waiting})
 
@@ -330,8 +358,8 @@ async def api_sweeps(request: web.Request) -> web.Response:
     return json_response({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
 
 
-async def api_mind(request: web.Request) -> web.Response:
-    index = _index(request)
+@_with_index
+async def api_mind(request: web.Request, index: RunIndex) -> web.Response:
     jid = _agent(index, request.match_info["agent"])
     agent = index.agents[jid]
     if "episode" in request.query:  # a step (or a whole episode): its last event, and
@@ -380,11 +408,11 @@ async def api_mind(request: web.Request) -> web.Response:
     )
 
 
-async def api_qtable(request: web.Request) -> web.Response:
+@_with_index
+async def api_qtable(request: web.Request, index: RunIndex) -> web.Response:
     """The agent's latest Q-table checkpoint on its grid, or as numbers (``{"table": ...}``)
     when it has no map, saying why (a shared world's seat ...); ``{"error": why}`` when it
     has no readable checkpoint (``readers.qgrid``)."""
-    index = _index(request)
     jid = _agent(index, request.match_info["agent"])
     names = index.agents[jid].action_names
     try:
@@ -399,22 +427,23 @@ async def api_qtable(request: web.Request) -> web.Response:
 async def api_search(request: web.Request) -> web.Response:
     """When each belief matching ``belief=PATTERN`` was first added and removed, per agent
     and source (``agent=NAME``: one agent's; ``readers.search``); a bad pattern is a 400."""
-    index = _index(request)
-    jid = _agent(index, request.query["agent"]) if request.query.get("agent") else None
-    try:
-        pattern = parse_pattern(request.query.get("belief", ""))
-    except PatternError as exc:
-        raise bad_request(f"belief: {exc}") from None
-    scope = Scope.of(index, jid)  # copied here, searched in a thread while indexing goes on
+    async with request.app[INDEXER].reading(_run_dir(request)) as index:
+        jid = _agent(index, request.query["agent"]) if request.query.get("agent") else None
+        try:
+            pattern = parse_pattern(request.query.get("belief", ""))
+        except PatternError as exc:
+            raise bad_request(f"belief: {exc}") from None
+        scope = Scope.of(index, jid)  # copied here, searched in a thread while indexing goes on
+        indexing = index.indexing
     result = await asyncio.to_thread(search, scope, pattern)
-    return json_response({**result.to_dict(), "agent": jid, "indexing": index.indexing})
+    return json_response({**result.to_dict(), "agent": jid, "indexing": indexing})
 
 
-async def api_world(request: web.Request) -> web.Response:
+@_with_fresh_index
+async def api_world(request: web.Request, index: RunIndex) -> web.Response:
     """An episode on the agent's grid world (``readers.world``): ``episode=N`` (404 if the
     trace has none), ``step=K`` the frame whose beliefs and Q-values to draw; ``{"error":
     why}`` for an agent without a world view."""
-    index = _index(request)
     jid = _agent(index, request.match_info["agent"])
     episode, frame = _int_param(request, "episode", 0), _int_param(request, "step", 0)
     try:
@@ -425,9 +454,9 @@ async def api_world(request: web.Request) -> web.Response:
         return json_response({"error": str(exc)})
 
 
-async def api_render(request: web.Request) -> web.Response:
+@_with_fresh_index
+async def api_render(request: web.Request, index: RunIndex) -> web.Response:
     """The episode as a GIF (``readers.render``, as ``bdi-rl render`` draws it)."""
-    index = _index(request)
     jid = _agent(index, request.match_info["agent"])
     episode = _int_param(request, "episode", 0)
     try:
@@ -440,12 +469,12 @@ async def api_render(request: web.Request) -> web.Response:
     )
 
 
-async def api_joint(request: web.Request) -> web.Response:
+@_with_fresh_index
+async def api_joint(request: web.Request, index: RunIndex) -> web.Response:
     """A shared world's joint actions early and late in training (``readers.joint``), and
     its map when it is a grid; ``{"error": why}`` for a run without a world. With
     ``from=A&to=B``: the joint actions of episodes A to B instead (400 for a range the
     trace does not have)."""
-    index = _index(request)
     if "from" in request.query or "to" in request.query:
         first = _int_param(request, "from", 0, minimum=0)
         last = _int_param(request, "to", first, minimum=0)
@@ -460,9 +489,9 @@ async def api_joint(request: web.Request) -> web.Response:
     return json_response(summary)
 
 
-async def api_joint_episode(request: web.Request) -> web.Response:
+@_with_fresh_index
+async def api_joint_episode(request: web.Request, index: RunIndex) -> web.Response:
     """Every joint step of one of the world's episodes (404 if the trace has none)."""
-    index = _index(request)
     try:
         episode = int(request.match_info["episode"])
     except ValueError:
@@ -473,10 +502,10 @@ async def api_joint_episode(request: web.Request) -> web.Response:
         raise not_found(str(exc)) from None
 
 
-async def api_messages(request: web.Request) -> web.Response:
+@_with_index
+async def api_messages(request: web.Request, index: RunIndex) -> web.Response:
     """Who told whom what: every ``msg.send`` of the run in time order (long runs: the last
     ``limit``, default 2000); ``hide=functor`` leaves out messages of that functor."""
-    index = _index(request)
     limit = min(_int_param(request, "limit", 2000, minimum=1), 20000)
     hide = request.query.get("hide", "")  # a functor whose messages to leave out (experience)
     if hide and not re.fullmatch(r"[a-z][A-Za-z0-9_]{0,60}", hide):
@@ -495,34 +524,36 @@ async def api_messages(request: web.Request) -> web.Response:
 async def api_live(request: web.Request) -> web.StreamResponse:
     """Server-sent events: one ``update`` each time the run's trace grows, until it ends or
     the page goes (a closed tab is no error: nothing is logged)."""
-    index = _index(request)
+    run_dir = _run_dir(request)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     try:
-        await _stream_updates(request, index, response)
+        await _stream_updates(request, run_dir, response)
     except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the page was closed
         pass
     return response
 
 
-async def _stream_updates(request: web.Request, index: RunIndex, response: web.StreamResponse) -> None:
+async def _stream_updates(request: web.Request, run_dir: Path, response: web.StreamResponse) -> None:
     last = -1
     poll = request.app[LIVE_POLL]
     indexer = request.app[INDEXER]
     while True:
-        index = indexer.get(index.run_dir)  # the background task may have made a new one
-        total = index.lines
-        if total != last:
-            last = total
+        async with indexer.reading(run_dir) as index:  # read under its lock, written after
+            total = index.lines
             payload = {
                 "events": total,
                 "live": index.live,
                 "state": index.state.state,
                 "indexing": index.indexing,
                 "episodes": {jid: len(a.episodes) for jid, a in index.agents.items()},
+                "damaged": index.damaged,
             }
+            done = not index.live and index.complete
+        if total != last:
+            last = total
             await response.write(b"event: update\ndata: " + orjson.dumps(payload) + b"\n\n")
-        if not index.live and index.complete:
+        if done:
             return
         await asyncio.sleep(poll)
 

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 
-from bdi_rl.readers.runindex import RunIndex
+from bdi_rl.readers.runindex import RunIndex, read_event_at
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
@@ -161,8 +160,7 @@ def _rl_rows(index: RunIndex, jid: str, start: int, position: int) -> Iterator[d
     line = bisect.bisect_right(agent.firsts, first) - 1
     with open(index.trace_path, "rb") as f:
         while line < len(agent.offsets) and agent.firsts[line] <= last:
-            f.seek(agent.offsets[line])
-            event = orjson.loads(f.readline())
+            event = read_event_at(f, agent.offsets[line])
             at = agent.firsts[line]
             line += 1
             if event.get("kind") == RL_STEP:  # format 1: a line each
@@ -245,7 +243,9 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
     steps, first, last = episode_steps(index, jid, episode)
     names = agent.action_names or []
     n_actions = len(names) or 1 + max((int(s["a"]) for s in steps), default=0)
-    entry = next(e for e in agent.episodes if e["episode"] == episode)
+    # an agent without episode.end lines has none; a StopIteration here never reached the
+    # request waiting on this thread (asyncio cannot set it on a future): the request hung
+    entry = next((e for e in agent.episodes if e["episode"] == episode), {})
     goal = _episode_goal(index, jid, last)
     if goal is not None and world["family"] == "frozenlake":  # moving goals: this episode's G
         world["map"] = [row.replace("G", "F") for row in world["map"]]
@@ -442,7 +442,7 @@ def joint_world(index: RunIndex, jid: str, episode: int, frame: int | None = Non
 def _seat_actions(index: RunIndex, agents: list[str]) -> dict[str, list[str]]:
     """Each seated agent's action names, from its own ``agent.start``."""
     out = {}
-    for jid, agent in index.agents.items():
+    for jid, agent in list(index.agents.items()):  # a copy: the viewer's worker may add an agent
         local = jid.split("@", 1)[0]
         if local in agents and agent.action_names:
             out[local] = list(agent.action_names)

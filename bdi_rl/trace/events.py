@@ -19,6 +19,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import (
     Any,
+    BinaryIO,
     ClassVar,
     Final,
     Iterable,
@@ -43,6 +44,10 @@ SCHEMA_V1 = "bdi-rl.trace/1"
 NUMPY = orjson.OPT_SERIALIZE_NUMPY
 #: Longest literal / message text kept in one event (a shared-experience literal is ~12 KB).
 MAX_TEXT_CHARS = 1024
+#: The longest line a trace holds: telemetry writes none longer than one batch's payload
+#: (``trace.batch.MAX_PAYLOAD_BYTES``, 1 MB), so a longer "line" (a run of NUL bytes, a
+#: file that is no trace) is damage, and no reader holds more than this of one line in memory.
+MAX_LINE_BYTES: Final = 1 << 20
 
 
 def clip_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
@@ -665,18 +670,23 @@ def _refusal(line: bytes) -> str:
 _OP_RL, _OP_CYCLE = RECORD_KINDS.index(RL_STEP), RECORD_KINDS.index(CYCLE)
 
 
+#: Records with at most this many entries are checked in plain Python: numpy's fixed cost per
+#: call (~50 µs a record) is most of the check of a one-episode record (most records are).
+_SMALL_RECORD = 512
+
+
 def check_record(data: Any) -> None:
     """What the C decode of a ``steps`` line cannot say: one reference per op, ops known,
     every reference to a definition or row that exists, stamps in order, and each new
     definition the data of the kind that uses it (TraceFormatError naming what is wrong).
-    Whether a definition made in an earlier line exists is the reader's check (telemetry
-    writes each agent's lines in order, exactly once)."""
+    Whether the definitions made in earlier lines exist is the trace's check: the record's
+    ``def0`` must be the number its agent made before (:class:`TraceChecker`)."""
     ops, refs, at = data.ops, data.refs, data.at
     n = len(ops)
+    small = n <= _SMALL_RECORD
     if not n or len(refs) != n:
         raise TraceFormatError(f"steps data: {len(refs)} refs for {n} ops (one each, at least one)")
-    marks = np.asarray(at, dtype=np.int64)
-    if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or (np.diff(marks[::3]) < 0).any():
+    if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or not _in_order(at[::3], small):
         raise TraceFormatError("steps data: at must be (entry, episode, step) triples from entry 0, in order")
     rl = data.rl
     rows = 0
@@ -696,30 +706,77 @@ def check_record(data: Any) -> None:
     limit = def0 + len(data.defs)
     if def0 < 0:
         raise TraceFormatError("steps data: def0 must be 0 or more")
-    # In numpy: a record holds thousands of entries and telemetry checks every one.
-    o = np.asarray(ops, dtype=np.int64)
-    r = np.asarray(refs, dtype=np.int64)
-    if o.min() < 0 or o.max() >= len(RECORD_KINDS):
-        raise TraceFormatError(f"steps data: unknown op {int(o[(o < 0) | (o >= len(RECORD_KINDS))][0])}")
-    is_rl, is_cycle = o == _OP_RL, o == _OP_CYCLE
-    bound = np.where(is_rl, rows, np.where(is_cycle, cycles, limit))
-    wrong = (r < 0) | (r >= bound)
-    if wrong.any():
-        i = int(wrong.argmax())
-        raise TraceFormatError(
-            f"steps data: a {RECORD_KINDS[int(o[i])]} refers to {int(r[i])}, which the record does not hold"
-        )
-    new = ~(is_rl | is_cycle) & (r >= def0)
-    if new.any():
-        for key in np.unique(o[new] * (limit + 1) + (r[new] - def0)).tolist():
-            op, local = divmod(key, limit + 1)
-            kind = RECORD_KINDS[op]
-            _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
+    new = (_new_definitions if small else _new_definitions_numpy)(ops, refs, rows, cycles, def0, limit)
+    for op, local in new:
+        kind = RECORD_KINDS[op]
+        _check_definition(BELIEF_ADD if kind == BELIEF_DEL else kind, data.defs[local])
     # ``cycles`` rows were typed by the line's decode already (CycleData structs, not dicts).
     frame = data.keyframe
     if frame is not msgspec.UNSET:
         if any(not 0 <= ref < limit for ref in (*frame.beliefs, *frame.intentions)):
             raise TraceFormatError("steps data: the keyframe refers to a definition that does not exist")
+
+
+def _in_order(values: list[int], small: bool) -> bool:
+    if small:
+        return values == sorted(values)  # in C: ~5x a comparison of neighbours in Python
+    return not (np.diff(np.asarray(values, dtype=np.int64)) < 0).any()
+
+
+def _unknown_op(op: int) -> TraceFormatError:
+    return TraceFormatError(f"steps data: unknown op {op}")
+
+
+def _wrong_ref(op: int, ref: int) -> TraceFormatError:
+    return TraceFormatError(f"steps data: a {RECORD_KINDS[op]} refers to {ref}, which the record does not hold")
+
+
+def _new_definitions(
+    ops: list[int], refs: list[int], rows: int, cycles: int, def0: int, limit: int
+) -> list[tuple[int, int]]:
+    """Every reference checked against what the record holds; the (op, index in ``defs``)
+    of each new definition it uses, sorted (as :func:`_new_definitions_numpy` gives them)."""
+    if min(ops) < 0 or max(ops) >= len(RECORD_KINDS):
+        raise _unknown_op(next(op for op in ops if not 0 <= op < len(RECORD_KINDS)))
+    if min(refs) < 0:
+        i = next(i for i, ref in enumerate(refs) if ref < 0)
+        raise _wrong_ref(ops[i], refs[i])
+    op_rl, op_cycle = _OP_RL, _OP_CYCLE  # locals: this loop runs for every entry
+    new = []
+    for op, ref in zip(ops, refs, strict=True):
+        if op == op_rl:
+            if ref >= rows:
+                raise _wrong_ref(op, ref)
+        elif op == op_cycle:
+            if ref >= cycles:
+                raise _wrong_ref(op, ref)
+        elif ref >= def0:
+            if ref >= limit:
+                raise _wrong_ref(op, ref)
+            new.append((op, ref - def0))
+    return sorted(set(new))
+
+
+def _new_definitions_numpy(
+    ops: list[int], refs: list[int], rows: int, cycles: int, def0: int, limit: int
+) -> list[tuple[int, int]]:
+    """:func:`_new_definitions` in numpy: a record holds up to 4096 entries."""
+    o = np.asarray(ops, dtype=np.int64)
+    r = np.asarray(refs, dtype=np.int64)
+    unknown = (o < 0) | (o >= len(RECORD_KINDS))
+    if unknown.any():
+        raise _unknown_op(int(o[unknown][0]))
+    is_rl, is_cycle = o == _OP_RL, o == _OP_CYCLE
+    bound = np.where(is_rl, rows, np.where(is_cycle, cycles, limit))
+    wrong = (r < 0) | (r >= bound)
+    if wrong.any():
+        i = int(wrong.argmax())
+        raise _wrong_ref(int(o[i]), int(r[i]))
+    new = ~(is_rl | is_cycle) & (r >= def0)
+    if not new.any():
+        return []
+    keys = np.unique(o[new] * (limit + 1) + (r[new] - def0)).tolist()
+    return [divmod(key, limit + 1) for key in keys]
 
 
 def _check_definition(kind: str, value: Any) -> None:
@@ -744,6 +801,163 @@ def encode_lines(events: Iterable[dict[str, Any]], out: io.BytesIO | None = None
     return out.getvalue()
 
 
+class LineOutOfTurn(TraceFormatError):
+    """An event sound in itself that is not the next one of its agent (a seq, or a record's
+    first definition, out of turn); ``ahead``: it comes after a gap in the lines of an agent
+    the trace has already shown (lines lost before it), so a reader reading around the
+    damage can go on from it (:meth:`TraceChecker.take`). An agent's first line is never
+    ahead: a line of an agent the trace never started is someone else's, not a gap."""
+
+    def __init__(self, message: str, event: CheckedEvent, ahead: bool) -> None:
+        super().__init__(message)
+        self.event = event
+        self.ahead = ahead
+
+
+class TraceChecker:
+    """The check of a trace read from its first line on, one line after the other: each line
+    an event (:func:`check_event`) of the trace's run (``run``; None: the run its first line
+    names), the next seq of its agent (gapless from 0, each once), and a step record's first
+    definition (``def0``) the next of its agent's life (numbered from 0 again at each
+    ``agent.start``): so every definition a record refers to is in the trace, once.
+
+    The one check of a trace file: ``run --resume`` and ``telemetry --run`` apply it
+    (:func:`check_trace`) before continuing one, every reader (``readers.runindex``) as it
+    indexes one. It holds a few integers per agent, so a reader can keep it with its index."""
+
+    def __init__(self, run: str | None = None) -> None:
+        self.run = run
+        self.next_seq: dict[str, int] = {}
+        """each agent's next seq"""
+        self.next_def: dict[str, int] = {}
+        """each agent's next definition id in its current life"""
+
+    def check(self, line: bytes) -> CheckedEvent:
+        """The event ``line`` (without its newline) holds, if it is the trace's next one;
+        TraceFormatError saying why not (a :class:`LineOutOfTurn` for a sound event out of
+        turn). The checker's state moves on only for an event it returns."""
+        try:
+            event = check_event(line)
+        except _NotJson as exc:
+            raise _NotJson(f"not JSON: {exc}") from None
+        if self.run is None:
+            self.run = event.run
+        elif event.run != self.run:
+            raise TraceFormatError(f"an event of run {event.run!r}, not of {self.run!r}")
+        agent = event.agent
+        expected = self.next_seq.get(agent, 0)
+        if event.seq != expected:
+            raise LineOutOfTurn(
+                f"seq {event.seq} of {agent} where the trace needs {expected} "
+                "(each agent's events are gapless from 0, each once)",
+                event,
+                event.seq > expected and agent in self.next_seq,
+            )
+        if event.kind == STEPS:
+            def0, defined = event.data.def0, self.next_def.get(agent, 0)  # type: ignore[attr-defined]
+            if def0 != defined:
+                raise LineOutOfTurn(
+                    f"steps data: def0 {def0} where {agent} has made {defined} definitions "
+                    "(its records must number them on, without gaps)",
+                    event,
+                    def0 > defined,
+                )
+        self.take(event)
+        return event
+
+    def take(self, event: CheckedEvent) -> None:
+        """Go on from ``event`` as if it were the next one (what :meth:`check` does with a
+        sound event; a reader reading around lines lost before it calls it too)."""
+        agent = event.agent
+        self.next_seq[agent] = event.seq + 1
+        if event.kind == STEPS:
+            data = event.data  # type: ignore[attr-defined]
+            self.next_def[agent] = data.def0 + len(data.defs)
+        elif event.kind == AGENT_START:  # a new life: definitions from 0
+            self.next_def[agent] = 0
+
+    def pass_over(self, line: bytes) -> None:
+        """A line that failed :meth:`check`, left out by a reader reading around it: if it is
+        still an event envelope in turn (only its ``data`` is wrong), its agent's next line is
+        in turn after it, so the damage is this one line, not the one after it as well."""
+        try:
+            event = _WIRE_EVENT.decode(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return
+        if event.seq != self.next_seq.get(event.agent, 0) or event.run != (self.run or event.run):
+            return
+        self.next_seq[event.agent] = event.seq + 1
+        if event.kind == STEPS:  # its definitions are lost with it, but numbered on
+            try:
+                data = msgspec.json.decode(event.data)
+                def0, defs = data["def0"], data["defs"]
+            except (msgspec.DecodeError, TypeError, KeyError):
+                return
+            if type(def0) is int and def0 == self.next_def.get(event.agent, 0) and isinstance(defs, list):
+                self.next_def[event.agent] = def0 + len(defs)
+        elif event.kind == AGENT_START:
+            self.next_def[event.agent] = 0
+
+    def state(self) -> dict[str, Any]:
+        """What it holds, as JSON (a reader's index cache keeps it)."""
+        return {"run": self.run, "next_seq": self.next_seq, "next_def": self.next_def}
+
+    @classmethod
+    def from_state(cls, state: Any) -> "TraceChecker":
+        """The checker :meth:`state` described; ValueError if ``state`` is not such a thing."""
+        if not isinstance(state, dict) or not isinstance(state.get("run"), (str, type(None))):
+            raise ValueError("not a trace checker's state")
+        checker = cls(state["run"])
+        for name in ("next_seq", "next_def"):
+            counts = state.get(name)
+            if not isinstance(counts, dict) or not all(
+                isinstance(k, str) and type(v) is int and v >= 0 for k, v in counts.items()
+            ):
+                raise ValueError(f"a trace checker's {name} is not counts by agent")
+            setattr(checker, name, counts)
+        return checker
+
+
+def read_line(f: BinaryIO, limit: int = MAX_LINE_BYTES) -> tuple[bytes | None, int, bool]:
+    """The next line of ``f``: (its bytes with the newline, or None for a line longer than
+    ``limit``, which is read past in bounded pieces and never held; its length in bytes;
+    whether it ends in a newline). ``(b"", 0, False)`` at the end of the file."""
+    line = f.readline(limit + 1)
+    if line.endswith(b"\n") or len(line) <= limit:
+        return line, len(line), line.endswith(b"\n")
+    size, ended = len(line), False
+    while not ended:
+        skipped, ended = skip_line(f, 1 << 30)
+        size += skipped
+        if not skipped:
+            break
+    return None, size, ended
+
+
+#: Bytes read at a time past a "line" too long to be one (~3 ms of a 2 GB run of NUL bytes).
+SKIP_PIECE = 8 << 20
+
+
+def skip_line(f: BinaryIO, most: int) -> tuple[int, bool]:
+    """Read past the rest of a line from ``f``'s position, at most ``most`` bytes of it, in
+    bounded pieces (``readline`` on a 2 GB run of NUL bytes took 9 s, this 0.8 s); ``f`` is
+    left after its newline, or where it stopped. Returns (bytes read past, whether the
+    newline was among them)."""
+    start = f.tell()
+    done = 0
+    while done < most:
+        piece = f.read(min(SKIP_PIECE, most - done))
+        if not piece:
+            break
+        end = piece.find(b"\n")
+        if end >= 0:
+            done += end + 1
+            f.seek(start + done)
+            return done, True
+        done += len(piece)
+    return done, False
+
+
 @dataclass(frozen=True)
 class TraceScan:
     """A trace file checked line by line (:func:`check_trace`)."""
@@ -762,41 +976,45 @@ class TraceScan:
 
 def check_trace(path: Path, run: str | None = None, keep: Collection[str] = ()) -> TraceScan:
     """Check a trace file before it is continued (``run --resume``, ``telemetry --run``); it
-    is only read. Every line must be an event (:func:`check_event`) of ``run`` and the next
-    seq of its agent, as telemetry writes them. Only the last line may be torn (no newline,
-    or not JSON); any other bad line is a TraceFileError naming it: cutting the file there
-    would delete every good event after it."""
-    next_seq: dict[str, int] = {}
+    is only read. Every line must pass :class:`TraceChecker` (events of ``run``, each the
+    next of its agent), as telemetry writes them. Only the last line may be torn (no
+    newline, or not JSON); any other bad line is a TraceFileError naming it: cutting the
+    file there would delete every good event after it. Memory stays bounded whatever the
+    file holds (a line is at most MAX_LINE_BYTES)."""
+    checker = TraceChecker(run)
     kept: list[bytes] = []
     good_end = count = 0
     with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
-            if not line.endswith(b"\n"):  # only the last line can lack one
-                return TraceScan(count, good_end, "no newline at its end", next_seq, kept)
+        number = 0
+        while True:
+            line, size, ended = read_line(f)
+            if not size:
+                break
+            number += 1
+            if not ended:  # only the last line can lack a newline
+                return TraceScan(count, good_end, "no newline at its end", checker.next_seq, kept)
+            if line is None:
+                if not f.read(1):  # the last line: a torn write (a crash's block of zeros)
+                    return TraceScan(count, good_end, _too_long(size), checker.next_seq, kept)
+                raise TraceFileError(f"{path}:{number}: {_too_long(size)}")
             text = line[:-1]
             try:
-                event = check_event(text)
+                event = checker.check(text)
             except _NotJson as exc:
                 if not f.read(1):  # the last line: a torn write
-                    return TraceScan(count, good_end, f"not JSON ({exc})", next_seq, kept)
-                raise TraceFileError(f"{path}:{number}: not JSON: {exc}") from None
+                    return TraceScan(count, good_end, f"{exc}", checker.next_seq, kept)
+                raise TraceFileError(f"{path}:{number}: {exc}") from None
             except TraceFormatError as exc:
                 raise TraceFileError(f"{path}:{number}: {exc}") from None
-            if run is not None and event.run != run:
-                raise TraceFileError(f"{path}:{number}: an event of run {event.run!r}, not of {run!r}")
-            expected = next_seq.get(event.agent, 0)
-            if event.seq != expected:
-                raise TraceFileError(
-                    f"{path}:{number}: seq {event.seq} of {event.agent} where "
-                    f"the trace needs {expected} (each agent's events are "
-                    "gapless from 0, each once)"
-                )
-            next_seq[event.agent] = expected + 1
             if event.kind in keep:
                 kept.append(text)
-            good_end += len(line)
+            good_end += size
             count += 1
-    return TraceScan(count, good_end, None, next_seq, kept)
+    return TraceScan(count, good_end, None, checker.next_seq, kept)
+
+
+def _too_long(size: int) -> str:
+    return f"a line of {size} bytes, longer than any trace line ({MAX_LINE_BYTES}): not an event"
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:

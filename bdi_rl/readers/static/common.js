@@ -44,3 +44,12 @@ function tidyJSON(value, indent) {
 }
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+
+// A damaged trace (RunIndex.damaged): its first damaged line and why, and what was read
+// around it. The viewer reads around damaged lines; this is what says so wherever a run is shown.
+function damageText(damaged) {
+  const more = damaged.lines > 1 ? " (" + damaged.lines + " damaged lines)" : "";
+  const rest = damaged.unread_from === null ? "the rest was read around it"
+    : "nothing from line " + damaged.unread_from + " on was read";
+  return "damaged trace: trace.jsonl:" + damaged.line + ": " + damaged.why + more + "; " + rest;
+}

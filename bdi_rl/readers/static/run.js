@@ -27,6 +27,9 @@ function renderSummary(run) {
     el("tbody", {}, ...rows));
   document.getElementById("summary").replaceChildren(
     el("p", {}, (run.env || "?") + " · " + (run.experiment || "?") + " · " + run.events + " events"), table);
+  const damaged = document.getElementById("damaged");  // what is shown was read around it
+  damaged.hidden = !run.damaged;
+  damaged.textContent = run.damaged ? damageText(run.damaged) : "";
 }
 
 // The learning curves (charts.js): fetched from /api/curves again at each refresh of a live

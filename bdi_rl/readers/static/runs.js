@@ -33,7 +33,8 @@ async function loadRuns() {
   const body = document.querySelector("#runs tbody");
   body.replaceChildren();
   for (const run of data.runs) {
-    const link = el("a", {href: "/run/" + encodeURIComponent(run.run)}, run.run);
+    const link = el("span", {}, el("a", {href: "/run/" + encodeURIComponent(run.run)}, run.run), run.damaged ?
+      el("span", {class: "badge damaged", title: damageText(run.damaged)}, "damaged: line " + run.damaged.line) : null);
     const evaluated = run.final_eval;  // the learners' latest evaluations, averaged
     const evalReturn = evaluated ? fmt(evaluated.mean_return) : "-";
     const evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
