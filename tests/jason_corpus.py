@@ -45,6 +45,7 @@ from typing import Any, Iterator
 
 from bdi_rl.bdi.runtime import Actions, Agent, Host, PlanFailure, load_agent
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
+from bdi_rl.bdi.runtime.terms import term_str
 
 CORPUS = Path(__file__).parent / "jason"
 #: Reasoning cycles (all agents together) before a run is cut.
@@ -113,6 +114,7 @@ class CorpusHost(Host):
         self.printed: list[str] = []
         self.clock = 0.0
         self.stopped = False
+        self.sent = 0
 
     def print(self, agent: Agent, text: str) -> None:
         self.printed.append(f"[{agent.name}] {text}")
@@ -132,8 +134,14 @@ class CorpusHost(Host):
     ) -> None:
         name = receiver.functor if hasattr(receiver, "functor") else str(receiver)
         to = self.agents.get(name)
-        if to is not None:  # Jason: a message to an unknown agent is lost (with a warning)
-            to.deliver(agent.name_term, performative, content, msg_id, in_reply_to)
+        if to is None:  # Jason's local infrastructure: the .send fails
+            self.sent += 1
+            raise PlanFailure(
+                "receiver_not_found",
+                f"Receiver '{name}' does not exist! Could not send "
+                f"<mid{self.sent},{agent.name},{performative},{name},{term_str(content)}>",
+            )
+        to.deliver(agent.name_term, performative, content, msg_id, in_reply_to)
 
     def agent_names(self, agent: Agent) -> list[Any]:
         return [other.name_term for other in self.agents.values()]

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import _formula_instr
-from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.intention import SUSPENDED
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
@@ -255,12 +255,40 @@ def is_free(code: Code, env: list) -> bool:
         return True
     if code.const is not MISSING:
         return False
-    return type(deref(code.build(env))) is LVar
+    try:
+        return type(deref(code.build(env))) is LVar
+    except AslTypeError:  # a list with a free tail: a pattern, bound enough
+        return False
 
 
 def value(code: Code, env: list) -> Any:
     """The argument's value, every bound variable inside replaced (unbound ones are LVars)."""
     return deref(resolve(code.build(env)))
+
+
+class _PartialList:
+    def __repr__(self) -> str:
+        return "[...|_]"
+
+
+#: What :func:`bound` says of a list whose tail is free (``[a|T]``): a list for Jason's type
+#: checks, though the runtime builds no such value (it is a pattern only).
+PARTIAL_LIST: Any = _PartialList()
+
+
+def bound(code: Code, env: list) -> Any:
+    """The argument's value; None when it is a free variable, :data:`PARTIAL_LIST` for a
+    list with a free tail (an output pattern such as ``.concat(A, B, [x|R])``)."""
+    if is_free(code, env):
+        return None
+    try:
+        return value(code, env)
+    except AslTypeError:
+        return PARTIAL_LIST
+
+
+def is_list(v: Any) -> bool:
+    return type(v) is tuple or v is PARTIAL_LIST
 
 
 def _det(first: Callable[..., bool]) -> Query:

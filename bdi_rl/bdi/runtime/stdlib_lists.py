@@ -18,7 +18,9 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib import (
     action_error,
+    bound,
     is_free,
+    is_list,
     java_error,
     standard,
     value,
@@ -176,17 +178,16 @@ def _concat(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     def first(ag: Any, env: list, trail: Any) -> bool:
         values = [deref(resolve(p(env))) for p in parts]
         if type(values[0]) is tuple:
-            if not is_free(result, env) and type(value(result, env)) is not tuple:
-                raise action_error(
-                    f"Last argument of concat '{term_str(value(result, env))}'is not a list nor a variable."
-                )
+            last = bound(result, env)
+            if last is not None and not is_list(last):
+                raise action_error(f"Last argument of concat '{term_str(last)}'is not a list nor a variable.")
             for k, v in enumerate(values[1:], 1):
                 if type(v) is not tuple:
                     raise wrong_argument(".concat", f"arg[{k}] is not a list")
             return out(tuple(x for v in values for x in v), env, trail)
         text = "".join(print_str(v) for v in values)
-        if not is_free(result, env):
-            last = value(result, env)
+        last = bound(result, env)
+        if last is not None:
             if type(last) is not str:  # Jason compares with the term's text
                 return text == term_str(last)
         return out(text, env, trail)
@@ -250,9 +251,9 @@ def _reverse(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
     def first(ag: Any, env: list, trail: list) -> bool:
         v = deref(resolve(arg(env)))
-        last = None if is_free(result, env) else value(result, env)
+        last = bound(result, env)
         if type(v) is tuple:
-            if last is not None and type(last) is not tuple:
+            if last is not None and not is_list(last):
                 raise wrong_argument(".reverse", f"last argument '{term_str(last)}' must be a list or a variable.")
             return result.match(v[::-1], env, trail)
         if last is not None and type(last) is not str:
@@ -376,7 +377,8 @@ def _sequence_action(
         whole = tc.term(node.args[1]).build
 
         def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
-            if not is_free(part, env) and not check_first(value(part, env)):
+            given = bound(part, env)
+            if given is not None and not check_first(given):
                 raise wrong_argument(name, first_msg)
             target = deref(resolve(whole(env)))
             for candidate in candidates(target):
@@ -425,7 +427,7 @@ def _sublists(target: Any) -> Iterator[Any]:
 
 
 def _list_string_or_var(v: Any) -> bool:
-    return type(v) is tuple or type(v) is str
+    return is_list(v) or type(v) is str
 
 
 standard(".prefix", 2)(
@@ -434,9 +436,7 @@ standard(".prefix", 2)(
 standard(".suffix", 2)(
     _sequence_action(".suffix", _suffixes, _list_string_or_var, "first argument must be a list, string, or a variable")
 )
-standard(".sublist", 2)(
-    _sequence_action(".sublist", _sublists, lambda v: type(v) is tuple, "first argument must be a list or a variable")
-)
+standard(".sublist", 2)(_sequence_action(".sublist", _sublists, is_list, "first argument must be a list or a variable"))
 
 
 # -- sets ------------------------------------------------------------------------------------
@@ -452,10 +452,9 @@ def _set_action(name: str, combine: Callable[[tuple, tuple], tuple]) -> Callable
                 raise wrong_argument(name, f"first argument '{term_str(a)}'is not a list.")
             if type(b) is not tuple:
                 raise wrong_argument(name, f"second argument '{term_str(b)}'is not a list.")
-            if not is_free(result, env) and type(value(result, env)) is not tuple:
-                raise wrong_argument(
-                    name, f"last argument '{term_str(value(result, env))}'is not a list nor a variable."
-                )
+            last = bound(result, env)
+            if last is not None and not is_list(last):
+                raise wrong_argument(name, f"last argument '{term_str(last)}'is not a list nor a variable.")
             return result.match(combine(a, b), env, trail)
 
         return Query(first)

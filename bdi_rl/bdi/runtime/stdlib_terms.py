@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value, wrong_argument
+from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value
 from bdi_rl.bdi.runtime.terms import (
     FALSE,
     TRUE,
@@ -127,32 +127,23 @@ def fresh_copy(v: Any, fresh: dict[int, LVar] | None = None) -> Any:
     return v
 
 
-@standard(".copy_term", 2)
-def _copy_term(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+def _copy(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.copy_term(T, C)``, ``.rename_apart(T, C)``: C is T with fresh variables. (Jason's
+    ``copy_term`` never checks its arguments: a number or a string dies of a cast.)"""
     arg = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
     def first(ag: Any, env: list, trail: list) -> bool:
         v = deref(arg(env))
-        if not is_literal(v):
-            raise wrong_argument(".copy_term", "first argument must be a literal")
-        return out(fresh_copy(v), env, trail)
-
-    return Query(first)
-
-
-@standard(".rename_apart", 2)
-def _rename_apart(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-    arg = tc.term(node.args[0]).build
-    out = tc.term(node.args[1]).match
-
-    def first(ag: Any, env: list, trail: list) -> bool:
-        v = deref(arg(env))
-        if not is_literal(v) and type(v) is not LVar:
+        if type(v) is not Struct and type(v) is not tuple and type(v) is not LVar:
             raise java_error()  # ClassCastException: Jason casts it to a literal
         return out(fresh_copy(v), env, trail)
 
     return Query(first)
+
+
+standard(".copy_term", 2)(_copy)
+standard(".rename_apart", 2)(_copy)
 
 
 @standard(".eval", 2)
