@@ -117,7 +117,10 @@ class CorpusHost(Host):
         self.sent = 0
 
     def print(self, agent: Agent, text: str) -> None:
-        self.printed.append(f"[{agent.name}] {text}")
+        # a text of several lines (.printf's %n) is one log record in Jason: its first line
+        # carries the agent's name, and the recording keeps only the lines that start so
+        first, *_ = text.split("\n")
+        self.printed.append(f"[{agent.name}] {first}")
 
     def now(self) -> float:
         return self.clock

@@ -26,20 +26,36 @@ action is false, and so it is here (:func:`standard`).
 from __future__ import annotations
 
 import functools
+import logging
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import _formula_instr
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, deref, from_python, print_str, resolve, undo
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_matcher
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    UNBOUND,
+    LVar,
+    Struct,
+    atom,
+    deref,
+    from_python,
+    print_str,
+    resolve,
+    undo,
+)
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
 from bdi_rl.bdi.runtime.unify import MISSING, Code, TermCompiler, read_slot
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
 Builtin = Callable[["QueryCompiler", s.Lit, TermCompiler], Query]
+
+log = logging.getLogger("bdi_rl.bdi.runtime")
 
 
 class HostAction:
@@ -327,6 +343,54 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     return _det(first)
 
 
+@standard(".signal", 1, 2, context=False)
+def _signal(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+    """``.signal({+b})``, ``.signal({+!g})``: the event, as if from outside (a new intention
+    for its plan; nothing changes in the belief base). The literal gets ``source(self)``
+    unless it names a source. (Jason's second argument, ``type_signal``, is not kept.)"""
+    trigger = node.args[0]
+    if not isinstance(trigger, s.TriggerExpr):
+        raise tc.error(node, ".signal takes an event: .signal({+b}) or .signal({+!g})")
+    ttype = TRIGGER_TYPES[(trigger.op, trigger.kind)]
+    build = tc.term(trigger.literal).build
+
+    def first(ag: Any, env: list, trail: Any) -> bool:
+        event = deref(resolve(build(env)))
+        if not any(type(a) is Struct and a.functor == "source" for a in event.annots):
+            event = Struct(event.functor, event.args, event.annots | ANNOTS_SELF)
+        if ttype == ADD_ACH:
+            ag.post_goal(event)
+        elif (ttype, event.functor, len(event.args)) in ag.plans:
+            ag.events.append((ttype, event))
+        return True
+
+    return _det(first)
+
+
+@standard(".include", 1, context=False)
+def _include(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+    """``.include("file.asl")``: the file's beliefs, rules, plans and initial goals join the
+    agent now; a relative name is beside the file of the plan that includes it. As in
+    Jason, a file that is missing or does not parse is logged, and the action succeeds."""
+    path = tc.term(node.args[0]).build
+
+    def first(ag: Any, env: list, trail: Any) -> bool:
+        name = deref(resolve(path(env)))
+        if type(name) is not str:
+            raise java_error()  # ClassCastException: Jason reads the name as a string
+        it = ag.current
+        base = Path(it.stack[-1].plan.file).parent if it is not None and it.stack else Path(".")
+        try:
+            program = parse_file(base / name)
+        except AslSyntaxError as exc:
+            log.warning("[%s] .include: %s", ag.name, exc)
+            return True
+        ag.add_program(program, goals=True)
+        return True
+
+    return _det(first)
+
+
 @standard(".current_intention", 1)
 def _current_intention(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
@@ -467,6 +531,7 @@ from bdi_rl.bdi.runtime import (  # noqa: E402
     stdlib_beliefs,
     stdlib_lists,
     stdlib_mas,
+    stdlib_printing,
     stdlib_strings,
     stdlib_system,
     stdlib_terms,
@@ -482,6 +547,7 @@ __all__ = [
     "stdlib_beliefs",
     "stdlib_lists",
     "stdlib_mas",
+    "stdlib_printing",
     "stdlib_strings",
     "stdlib_system",
     "stdlib_terms",

@@ -9,9 +9,10 @@ experiment's agents (bdi_rl/xmpp/society.py), in one process alone the agent its
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.intention import SUSPENDED
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib import is_free, standard, value, wrong_argument
 from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str
@@ -69,15 +70,17 @@ def _name(code: Any, node: Any, env: list) -> str:
     return v if type(v) is str else term_str(v)
 
 
-@standard(".create_agent", 1, 2, 3, context=False)
+@standard(".create_agent", 1, 2, 3)
 def _create_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.create_agent(Name[, Source[, Options]])``: a new agent of the MAS running the plan
     file ``Source`` (a string, beside this agent's file when relative); a free ``Name`` gets
     the name given (a string: ``bob``, or ``bob_1`` when taken). The options (Jason's agent
-    and architecture classes) are checked, not used."""
+    and architecture classes) are checked, not used. A host that starts the agent in the
+    background holds the intention (``Agent.hold``) until it runs: the plan goes on once the
+    new agent can be spoken to, as in Jason. Only a plan statement creates an agent."""
     codes = [tc.term(a) for a in node.args]
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def create(ag: Any, env: list, trail: list) -> bool:
         source = None
         if len(codes) > 1:
             source = value(codes[1], env)
@@ -85,13 +88,27 @@ def _create_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
                 raise wrong_argument(".create_agent", "second argument must be a string")
         if len(codes) == 3 and type(value(codes[2], env)) is not tuple:
             raise wrong_argument(".create_agent", "third argument must be a list")
-        name = _name(codes[0], node.args[0], env)
-        given = ag.host.create_agent(ag, name, source)
-        if is_free(codes[0], env):
-            return codes[0].match(given, env, trail)
-        return True
+        free = is_free(codes[0], env)
+        given = ag.host.create_agent(ag, _name(codes[0], node.args[0], env), source)
+        return codes[0].match(given, env, trail) if free else True
 
-    return Query(first)
+    def make(pc: int, labels: dict) -> Callable[..., int]:
+        nxt = pc + 1
+
+        def run(ag: Any, it: Any, frame: Any) -> int:
+            create(ag, frame.env, [])
+            if it.id in ag.held:  # the host starts it in the background
+                frame.pc = nxt
+                return SUSPENDED
+            return nxt
+
+        return run
+
+    return Query(_never, body=make)
+
+
+def _never(ag: Any, env: list, trail: list) -> bool:
+    return False
 
 
 @standard(".kill_agent", 1, 2, context=False)
