@@ -979,7 +979,7 @@ async def _wait_for_learners(
                 return
             if society is not None and society.stopped_by is not None:
                 for agent in agents:
-                    if not agent.done.is_set() and not agent.failure:
+                    if not agent.done.is_set() and not agent.failure and not agent.stopped:
                         agent.stopped = STOPPED + society.stopped_by
                 return
             stop = halt()

@@ -144,6 +144,8 @@ class Society:
         del self.members[local]
         self.killed.add(local)
         target.stopped = KILLED + str(killer.jid)
+        target.pause_bdi()
+        target.done.set()
         self._background(target.retire())
         return True
 
