@@ -26,10 +26,15 @@ from bdi_rl.bdi.runtime.stdlib import (
     value,
     wrong_argument,
 )
-from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, print_str, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, resolve, term_str, unify, undo
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 _ORDER = functools.cmp_to_key(compare)
+
+
+def text_of(v: Any) -> str:
+    """A string's characters, any other term's text (Jason's ``toString()``)."""
+    return v if type(v) is str else term_str(v)
 
 
 def is_number(v: Any) -> bool:
@@ -185,7 +190,7 @@ def _concat(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 if type(v) is not tuple:
                     raise wrong_argument(".concat", f"arg[{k}] is not a list")
             return out(tuple(x for v in values for x in v), env, trail)
-        text = "".join(print_str(v) for v in values)
+        text = "".join(text_of(v) for v in values)
         last = bound(result, env)
         if last is not None:
             if type(last) is not str:  # Jason compares with the term's text
@@ -351,8 +356,8 @@ def _range(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             if start <= java_int(x) <= end:
                 yield True
             return
-        if step == 0:
-            raise wrong_argument(".range", "the step must not be 0 (Jason loops forever)")
+        if step == 0 and start >= end:
+            raise wrong_argument(".range", "a step of 0 from Start down to End never ends (Jason loops forever)")
         x = start
         while (x <= end) if step > 0 else (x >= end):
             mark = len(trail)

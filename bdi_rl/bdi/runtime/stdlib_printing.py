@@ -19,8 +19,9 @@ from typing import Any
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value, wrong_argument
+from bdi_rl.bdi.runtime.stdlib_lists import text_of
 from bdi_rl.bdi.runtime.stdlib_strings import parse_term
-from bdi_rl.bdi.runtime.terms import FALSE, TRUE, UNBOUND, LVar, Struct, deref, print_str, term_str
+from bdi_rl.bdi.runtime.terms import FALSE, TRUE, UNBOUND, LVar, Struct, deref, term_str
 from bdi_rl.bdi.runtime.unify import TermCompiler, read_slot
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
@@ -42,7 +43,7 @@ def _log(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         if type(lv) is not Struct or lv.args or lv.annots:
             raise wrong_argument(".log", "first argument must be an atom: severe, warning, info, fine, finer or finest")
         text = "".join(
-            f"{name}<no-value>" if is_free(code, env) else print_str(value(code, env))
+            f"{name}<no-value>" if is_free(code, env) else text_of(value(code, env))
             for code, name in zip(parts, names, strict=False)
         )
         if lv.functor in ("severe", "warning"):
@@ -74,8 +75,8 @@ def _puts(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             v = read_slot(env, slot)
             if v is UNBOUND or type(v) is LVar:
                 return name
-            return print_str(v)
-        return print_str(parse_term(name))
+            return text_of(v)
+        return text_of(parse_term(name))
 
     def first(ag: Any, env: list, trail: list) -> bool:
         texts = [value(c, env) for c in codes if not is_free(c, env)]

@@ -15,13 +15,9 @@ from typing import Any, Callable, Iterator
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib import action_error, is_free, java_error, standard, value
+from bdi_rl.bdi.runtime.stdlib_lists import text_of
 from bdi_rl.bdi.runtime.terms import UNBOUND, atom, term_str, undo
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
-
-
-def text_of(v: Any) -> str:
-    """A string's characters, or any other term's text (Jason's ``toString()``)."""
-    return v if type(v) is str else term_str(v)
 
 
 def parse_term(text: str) -> Any:
