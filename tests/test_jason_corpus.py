@@ -140,6 +140,7 @@ PASSING = [
     "messages/kill_agent",
     "messages/my_name",
     "messages/ping_pong",
+    "messages/send_list_broadcast",
     "messages/send_list_receivers",
     "messages/tell",
     "messages/tell_how",
