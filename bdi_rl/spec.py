@@ -429,6 +429,15 @@ def _validate_world(spec: ExperimentSpec, names: set[str]) -> None:
             raise SpecError(f"agents[{i}].episodes: every agent of a shared world trains the same episodes")
 
 
+#: What an agent's name must be (the local part of its JID): a spec's, or one ``.create_agent`` gives.
+AGENT_NAME_RULE = _NAME_RULE
+
+
+def is_agent_name(name: str) -> bool:
+    """Whether ``name`` can be an agent's name (see :func:`_is_jid_local`)."""
+    return _is_jid_local(name)
+
+
 def _is_jid_local(name: str) -> bool:
     """ASCII lower case only: XMPP servers case-fold and normalise (PRECIS) local parts, and
     pyjabber folds registrations but not addressees (docs/ARCHITECTURE.md), so any other letter makes an

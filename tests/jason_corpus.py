@@ -21,9 +21,10 @@ unstable and not written. The tests never need Java: only recording does.
 
 The in-process host gives the agents what Jason's local infrastructure gives them: messages
 between the agents by name, a clock (virtual: when every agent waits, it jumps to the
-earliest deadline, so ``.wait(500)`` costs nothing), and ``.stopMAS`` (when the runtime has
-no ``.stopMAS`` of its own, the harness adds one that stops the run after that cycle). The
-agents take one reasoning cycle each in turn, in the order of their names.
+earliest deadline, so ``.wait(500)`` costs nothing), and the MAS's actions (``.all_names``,
+``.broadcast``, ``.stopMAS``: the run stops after that cycle, ``.create_agent`` from a file
+beside the creator's, ``.kill_agent``). The agents take one reasoning cycle each in turn,
+in the order of their names, an agent created in the order of creation.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from bdi_rl.bdi.runtime import Actions, Agent, Host, load_agent
+from bdi_rl.bdi.runtime import Actions, Agent, Host, PlanFailure, load_agent
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
+from bdi_rl.bdi.runtime.terms import term_str
 
 CORPUS = Path(__file__).parent / "jason"
 #: Reasoning cycles (all agents together) before a run is cut.
@@ -107,12 +109,18 @@ class CorpusHost(Host):
 
     def __init__(self) -> None:
         self.agents: dict[str, Agent] = {}
+        self.files: dict[str, Path] = {}
+        """each agent's plan file (a created agent's source is beside its creator's)"""
         self.printed: list[str] = []
         self.clock = 0.0
         self.stopped = False
+        self.sent = 0
 
     def print(self, agent: Agent, text: str) -> None:
-        self.printed.append(f"[{agent.name}] {text}")
+        # a text of several lines (.printf's %n) is one log record in Jason: its first line
+        # carries the agent's name, and the recording keeps only the lines that start so
+        first, *_ = text.split("\n")
+        self.printed.append(f"[{agent.name}] {first}")
 
     def now(self) -> float:
         return self.clock
@@ -129,21 +137,51 @@ class CorpusHost(Host):
     ) -> None:
         name = receiver.functor if hasattr(receiver, "functor") else str(receiver)
         to = self.agents.get(name)
-        if to is not None:  # Jason: a message to an unknown agent is lost (with a warning)
-            to.deliver(agent.name_term, performative, content, msg_id, in_reply_to)
+        if to is None:  # Jason's local infrastructure: the .send fails
+            self.sent += 1
+            raise PlanFailure(
+                "receiver_not_found",
+                f"Receiver '{name}' does not exist! Could not send "
+                f"<mid{self.sent},{agent.name},{performative},{name},{term_str(content)}>",
+            )
+        to.deliver(agent.name_term, performative, content, msg_id, in_reply_to)
 
-    def stop(self, agent: Agent, *args: Any) -> bool:
+    def agent_names(self, agent: Agent) -> list[Any]:
+        return [other.name_term for other in self.agents.values()]
+
+    def stop_mas(self, agent: Agent) -> None:
         self.stopped = True
-        return True
+
+    def create_agent(self, agent: Agent, name: str, source: str | None) -> str:
+        given, n = name, 1
+        while given in self.agents:  # Jason: bob, bob_1, bob_2 ...
+            given, n = f"{name}_{n}", n + 1
+        if source is None:
+            program = Path(os.devnull)
+        else:
+            program = self.files[agent.name].parent / source
+        try:
+            created = load_agent(program, given, corpus_actions(self), self, start=False)
+        except AslSyntaxError as exc:
+            raise PlanFailure("internal_action", str(exc)) from None
+        self.agents[given] = created
+        self.files[given] = program
+        created.start()
+        return given
+
+    def kill_agent(self, agent: Agent, name: str) -> bool:
+        return self.agents.pop(name, None) is not None
 
     def run(self, budget: int = STEP_BUDGET) -> bool:
         """Round-robin cycles until ``.stopMAS``, nothing left to do, or the budget; True
         when the budget was spent."""
-        agents = list(self.agents.values())
         spent = 0
         while not self.stopped:
             busy = False
+            agents = list(self.agents.values())
             for agent in agents:
+                if agent.name not in self.agents:  # killed during this round
+                    continue
                 if agent.cycle():
                     busy = True
                     spent += 1
@@ -151,6 +189,7 @@ class CorpusHost(Host):
                     return False
             if spent >= budget:
                 return True
+            agents = list(self.agents.values())
             if busy or any(a.inbox or a.events for a in agents):
                 continue
             deadlines = [d for d in (a.next_deadline() for a in agents) if d is not None]
@@ -161,10 +200,7 @@ class CorpusHost(Host):
 
 
 def corpus_actions(host: CorpusHost) -> Actions:
-    actions = Actions()
-    if ".stopMAS" not in actions.names():
-        actions.add(".stopMAS", host.stop)
-    return actions
+    return Actions()
 
 
 @dataclass
@@ -226,6 +262,7 @@ def _run(program: Program, host: CorpusHost, budget: int) -> Outcome:
     try:
         for name, path in program.agents:
             host.agents[name] = load_agent(Path(path.name), name, corpus_actions(host), host, start=False)
+            host.files[name] = Path(path.name)
     except AslSyntaxError as exc:
         message = str(exc)
         if refused_line is None:

@@ -101,6 +101,17 @@ FILE_CASES: dict[str, FileCase] = {
                                              "unknown internal action", WITH_BAD_ASL),
     "asl: internal action of the wrong arity": FileCase(
         {"bad.asl": "!start.\n+!start <- .rl_act(1, 2, 3).\n"}, _RUN, "rl_act", WITH_BAD_ASL),
+    "asl: a Jason action bdi-rl refuses": FileCase(
+        {"bad.asl": "!start.\n+!start <- .df_search(s, L).\n"}, _RUN,
+        "bad.asl:2: .df_search is a Jason action bdi-rl does not implement: no directory facilitator", WITH_BAD_ASL),
+    "asl: a misspelt action": FileCase({"bad.asl": '!start.\n+!start <- .prnt("x").\n'}, _RUN,
+                                       "bad.asl:2: unknown internal action .prnt (did you mean .print?)", WITH_BAD_ASL),
+    "asl: an agent created from a missing plan file": FileCase(
+        {"bad.asl": '!start.\n+!start <- .create_agent(bob, "absent.asl").\n'}, _RUN,
+        "absent.asl: no such plan file (an agent is created from it in ", WITH_BAD_ASL),
+    "asl: an agent created from a plan file that does not parse": FileCase(
+        {"bad.asl": '!start.\n+!start <- .create_agent(bob, "lib/bob.asl").\n', "lib/bob.asl": "+!go <- .print(.\n"},
+        _RUN, "lib/bob.asl:1:", WITH_BAD_ASL),
     "asl: initial goal without a plan": FileCase({"bad.asl": "!start.\n+!other <- true.\n"}, _RUN,
                                                  "no applicable plan for +!start", WITH_BAD_ASL),
     "asl: empty file": FileCase({"bad.asl": ""}, _RUN, "bad.asl: no plans", WITH_BAD_ASL),

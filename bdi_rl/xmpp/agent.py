@@ -40,6 +40,7 @@ from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_bo
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.events import (
     AGENT_START,
+    AGENT_STOP,
     MAX_TEXT_CHARS,
     MSG_RECV,
     MSG_SEND,
@@ -52,6 +53,7 @@ from bdi_rl.trace.events import (
 )
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
+from bdi_rl.xmpp.society import STOPPED, Society
 
 log = logging.getLogger("bdi_rl.xmpp.agent")
 
@@ -216,11 +218,39 @@ class AgentHost(MindHost):
             raise PlanFailure("wrong_arguments", f".send: {exc}") from None
         # a peer by JID string ("bob@x") or by local part (bob, an atom)
         to = self.agent.resolve_jid(receiver if type(receiver) is str else term_text(receiver, annots=False))
+        society = self.agent.society
+        if society is not None and society.was_killed(bare_jid(to)):  # Jason: the .send fails
+            raise PlanFailure("receiver_not_found", f"Receiver '{to}' does not exist (killed)! Could not send {body}")
         if msg_id is not None:
             self.asked[msg_id] = bare_jid(to)
             if len(self.asked) > _ASKS_KEPT:  # answered or expired long ago
                 del self.asked[next(iter(self.asked))]
         self.agent.send_bdi(to, performative, body, reply_with=msg_id, in_reply_to=in_reply_to)
+
+    # -- the MAS (bdi_rl/xmpp/society.py) -------------------------------------------------
+    def agent_names(self, agent: Any) -> list[Any]:
+        society = self.agent.society
+        return society.names() if society is not None else [agent.name_term]
+
+    def stop_mas(self, agent: Any) -> None:
+        society = self.agent.society
+        if society is not None:
+            society.stop_mas(self.agent)
+        else:  # an agent on its own: it ends
+            self.agent.stopped = STOPPED + str(self.agent.jid)
+            self.agent.mark_finished()
+
+    def create_agent(self, agent: Any, name: str, source: str | None) -> str:
+        society = self.agent.society
+        if society is None:
+            return super().create_agent(agent, name, source)
+        return society.create(self.agent, name, source)
+
+    def kill_agent(self, agent: Any, name: str) -> bool:
+        society = self.agent.society
+        if society is None:
+            return super().kill_agent(agent, name)
+        return society.kill(self.agent, name)
 
     def answers(self, msg_id: str | None, sender: str, mind: Mind) -> bool:
         """Whether a message from ``sender`` replying to ``msg_id`` answers an ask the mind
@@ -460,6 +490,12 @@ class TracedBdiAgent(Agent):
         """(event, handler) pairs for the XMPP client, which exists only once the agent starts"""
         self.stranger_tell_bytes = 0
         """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
+        self.society: Society | None = None
+        """the run's agents as a MAS (.all_names, .stopMAS, .create_agent, .kill_agent)"""
+        self.stopped: str | None = None
+        """why a plan ended this agent cleanly (.kill_agent, .stopMAS): no failure"""
+        self.retired = False
+        """stopped for good during the run (.kill_agent): its trace is closed, its session over"""
         super().__init__(jid, password, port=port, verify_security=False)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
         self.reasoning = False
@@ -681,6 +717,28 @@ class TracedBdiAgent(Agent):
             await asyncio.sleep(0.02)
         return True
 
+    def stop_event(self) -> dict[str, Any]:
+        """Its ``agent.stop`` event's data (but ``emitted``)."""
+        return {"reason": self.failure or self.stopped or "finished"}
+
+    def close_trace(self) -> None:
+        """Its last event, ``agent.stop``, after its open step record; then no more."""
+        self.tracer.flush_record()  # its open step record is numbered before agent.stop
+        stop = self.stop_event()
+        stop["emitted"] = self.tracer.seq + 1
+        self.tracer.emit(AGENT_STOP, stop)
+        self.tracer.close()
+
+    async def retire(self, stall_seconds: float = 30.0) -> None:
+        """Stop for good while the run goes on (``.kill_agent``): no more reasoning, the trace
+        closed and acknowledged, the XMPP session ended."""
+        self.retired = True
+        self.pause_bdi()
+        self.done.set()
+        self.close_trace()
+        await self.flush_trace(stall_seconds)
+        await self.stop()
+
     async def stop(self) -> None:
         await super().stop()
         # SPADE's container is a process-wide singleton that would keep routing this JID's
@@ -713,6 +771,18 @@ class CoordinatorAgent(TracedBdiAgent):
 
     def nothing_left(self) -> str:
         return "no intention left, .finish never called"
+
+
+class CreatedAgent(TracedBdiAgent):
+    """An agent a plan created during the run (``.create_agent``, bdi_rl/xmpp/society.py):
+    plans only; it ends when killed, at ``.stopMAS`` or with the run."""
+
+    def __init__(self, jid: str, password: str, asl: str, *, creator: str, **kwargs: Any) -> None:
+        self.creator = creator
+        super().__init__(jid, password, asl, **kwargs)
+
+    def summary(self) -> dict[str, Any]:
+        return {"role": "created", "created_by": self.creator, "asl": str(self.asl_file)}
 
 
 class WorldAgent(TracedBdiAgent):
@@ -748,6 +818,9 @@ class WorldAgent(TracedBdiAgent):
         if grid is not None:
             data["world"] = grid  # type: ignore[typeddict-item]
         return data
+
+    def stop_event(self) -> dict[str, Any]:
+        return {**super().stop_event(), **self.stop_data()}
 
     def stop_data(self) -> dict[str, Any]:
         """How far the world went, for its ``agent.stop``."""
@@ -799,6 +872,18 @@ class LearnerAgent(TracedBdiAgent):
 
     def nothing_left(self) -> str:
         return "no intention left, .rl_finish never called"
+
+    def stop_event(self) -> dict[str, Any]:
+        stop = super().stop_event()
+        if self.bridge.stats.replayed_steps:
+            stop["replayed_steps"] = self.bridge.stats.replayed_steps
+        return stop
+
+    async def retire(self, stall_seconds: float = 30.0) -> None:
+        self.bridge.session.stop_training_clock()  # its throughput counts the time it trained
+        if self.seat is not None:  # the world must not wait for it
+            self.seat.finish(self.stopped)
+        await super().retire(stall_seconds)
 
     def after_burst(self) -> None:
         super().after_burst()

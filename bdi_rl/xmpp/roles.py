@@ -33,8 +33,10 @@ from bdi_rl.xmpp.runner import (
     run_learners,
     run_summary,
     spec_jids,
+    spec_names,
     wait_for_server,
 )
+from bdi_rl.xmpp.society import Society, is_clean_stop
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import (
     QTABLE_DIR,
@@ -247,7 +249,12 @@ def summary_from_trace(
         name = jid.split("@", 1)[0]
         s = stats.get(jid) or AgentStats()
         reason = stop_reason(stats.get(jid), unstopped)
-        failure = {"failure": reason} if reason != "finished" else {}
+        if reason == "finished":
+            failure = {}
+        elif is_clean_stop(reason):  # .kill_agent, .stopMAS
+            failure = {"stopped": reason}
+        else:
+            failure = {"failure": reason}
         steps += s.life_env_steps  # the steps of train_seconds: a resumed run's last part
         train_seconds = max(train_seconds, s.train_seconds)
         if name in coordinators:
@@ -378,6 +385,8 @@ async def run_agents(
                 agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
                 agent.bridge.checkpoints.meta["run"] = run
                 agent.bridge.policy_cache.path = policy_file(runs_dir / run, plan.name)
-        return await run_learners(agents, None, stalls="warn")  # peers elsewhere may still wake them
+        society = Society(domain, spec_names(spec), agents, reserved=[spec.telemetry.name])
+        # peers elsewhere may still wake them: a stall only warns
+        return await run_learners(agents, None, stalls="warn", society=society)
     finally:
-        await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
+        await asyncio.gather(*(agent.stop() for agent in agents if not agent.retired), return_exceptions=True)

@@ -18,7 +18,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal
 
 import tomli_w
 
@@ -51,9 +51,10 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace.events import AGENT_STOP, RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
+from bdi_rl.trace.events import RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
+from bdi_rl.xmpp.society import STOPPED, Society, created_plan_files
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.triggers import ADD_BEL
@@ -427,11 +428,25 @@ def check_plans(plans: list[AgentPlan]) -> None:
             minds[path] = mind = check_asl(path, _checking_actions(plan))
             if not any(mind.plans.values()):
                 raise AslError(f"{path}: no plans: an agent running it would do nothing")
+            _check_created(path, {path})
     if minds and not any(map(_can_start, minds.values())):
         raise AslError(
             f"{', '.join(minds)}: no initial goal (such as !start.) and no plan for a "
             "new belief: no agent of the experiment would ever start"
         )
+
+
+def _check_created(path: str | Path, seen: set[Any]) -> None:
+    """The plan files ``path``'s plans create agents from (``.create_agent``), and theirs,
+    loaded as the agents they will be (plans only)."""
+    for created in created_plan_files(path):
+        if str(created) in seen:
+            continue
+        seen.add(str(created))
+        if not created.is_file():
+            raise AslError(f"{created}: no such plan file (an agent is created from it in {path})")
+        check_asl(created, Actions())
+        _check_created(created, seen)
 
 
 def _can_start(mind: Mind) -> bool:
@@ -556,6 +571,7 @@ async def run_experiment(
 
     server = telemetry = None
     agents: list[Any] = []
+    society: Society | None = None
     started = time.time()
     released = stopped_in_startup = False
     try:
@@ -611,6 +627,8 @@ async def run_experiment(
             agents.append(world_agent)
         for agent in filter(_is_learner, agents):
             agent.bridge.session.on_episode = on_episode
+        make, start = created_agents(spec, run, domain, port, password, telemetry, server, register)
+        society = Society(domain, spec_names(spec), agents, reserved=[spec.telemetry.name], make=make, start=start)
         await asyncio.gather(*(agent.start(auto_register=register) for agent in agents))
         gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
         # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
@@ -621,6 +639,7 @@ async def run_experiment(
             on_progress,
             stalls="warn" if spec.xmpp.trust else "fail",
             halt=functools.partial(_trace_failure, telemetry),
+            society=society,
         )
         telemetry.record_run_event(RUN_STOP, {"failures": failures})
     except asyncio.CancelledError:
@@ -636,7 +655,9 @@ async def run_experiment(
         for agent in agents:
             agent.failure = agent.failure or "interrupted"
     finally:
-        await asyncio.gather(*(agent.stop() for agent in agents), return_exceptions=True)
+        if society is not None:
+            await society.settle()
+        await asyncio.gather(*(agent.stop() for agent in agents if not agent.retired), return_exceptions=True)
         if telemetry is not None:
             await telemetry.stop()
         if server is not None:
@@ -762,6 +783,50 @@ def make_world_agent(
     )
 
 
+def created_agents(
+    spec: ExperimentSpec,
+    run: str,
+    domain: str,
+    port: int,
+    password: str,
+    telemetry: Any,
+    server: Any,
+    register: bool,
+) -> tuple[Callable[[str, Path, Any], Any], Callable[[Any], Awaitable[None]]]:
+    """How ``bdi-rl run`` makes and starts the agents plans create (bdi_rl/xmpp/society.py):
+    a plans-only agent with the team's percepts and its own trace, trusted by the run's
+    agents, with an account on the embedded server and its batches taken by telemetry."""
+    from bdi_rl.xmpp.agent import CreatedAgent
+
+    def make(name: str, asl: Path, creator: Any) -> Any:
+        jid = f"{name}@{domain}"
+        for agent in creator.society.agents:  # its requests are taken, as a spec agent's
+            if agent.achieve_from is not None:
+                agent.achieve_from = agent.achieve_from | {jid}
+        return CreatedAgent(
+            jid,
+            password,
+            str(asl),
+            creator=str(creator.jid),
+            tracer=Tracer(run, jid, TraceLevel.parse(spec.trace)),
+            telemetry=f"{spec.telemetry.name}@{domain}",
+            flush_seconds=spec.telemetry.flush_seconds,
+            port=port,
+            hold=True,
+            percepts=team_percepts(spec, name, domain),
+            achieve_from=creator.achieve_from,
+        )
+
+    async def start(agent: Any) -> None:
+        if server is not None:
+            await server.add_account(agent.name, password)
+        telemetry.accept_sender(str(agent.jid))
+        await agent.start(auto_register=register)
+        agent.release()
+
+    return make, start
+
+
 def connect_world(
     spec: ExperimentSpec, every_plan: list[AgentPlan], agents: list[Any], world_agent: Any, domain: str
 ) -> None:
@@ -821,6 +886,7 @@ async def run_learners(
     on_progress: Callable[[Progress], None] | None,
     stalls: Stalls = "fail",
     halt: Callable[[], str | None] = lambda: None,
+    society: Society | None = None,
 ) -> dict[str, str]:
     """Release started learners together, wait until they finish, flush their traces.
 
@@ -828,11 +894,15 @@ async def run_learners(
     the run (every agent of the experiment is here), "warn" logs what each waits for.
     ``halt`` says why the whole run must stop now (None: it need not), e.g. its trace cannot
     be written: every agent still going stops with that reason, and nothing is flushed.
+    ``society``: the process's agents as a MAS (``.stopMAS`` ends the wait; created agents
+    join ``agents``; bdi_rl/xmpp/society.py).
     Returns the failures by agent JID (an empty dict when every learner finished)."""
+    if society is None:
+        society = Society("", [], agents)
     for agent in agents:
         agent.release()
     try:
-        await _wait_for_learners(agents, on_progress, stalls, halt)
+        await _wait_for_learners(agents, on_progress, stalls, halt, society)
     except asyncio.CancelledError:
         # Ctrl-C (the CLI cancels this task): stop the minds, keep what was learned and traced.
         current = asyncio.current_task()
@@ -845,19 +915,13 @@ async def run_learners(
                 if _is_learner(agent):
                     agent.bridge.session.stop_training_clock()
                     agent.bridge.checkpoints.save()
-    for agent in agents:
+    await society.settle()  # agents being created or killed: started or stopped by now
+    running = [agent for agent in agents if not agent.retired]  # the killed have closed their traces
+    for agent in running:
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
         if _is_learner(agent):  # its throughput counts the time it trained, however it ended
             agent.bridge.session.stop_training_clock()
-        stop: dict[str, Any] = {"reason": agent.failure or "finished"}
-        if _is_learner(agent) and agent.bridge.stats.replayed_steps:
-            stop["replayed_steps"] = agent.bridge.stats.replayed_steps
-        if hasattr(agent, "shared"):  # the world agent: how far the world went
-            stop.update(agent.stop_data())
-        agent.tracer.flush_record()  # its open step record is numbered before agent.stop
-        stop["emitted"] = agent.tracer.seq + 1
-        agent.tracer.emit(AGENT_STOP, stop)
-        agent.tracer.close()
+        agent.close_trace()
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.
     interrupted = any(agent.failure == "interrupted" for agent in agents)
@@ -865,12 +929,12 @@ async def run_learners(
     flushed = await asyncio.gather(
         *(
             agent.flush_trace(stall_seconds=INTERRUPTED_FLUSH if interrupted else 30.0)
-            for agent in agents
+            for agent in running
             if not halted  # nothing more can be written: no acknowledgement will come
         )
     )
     failures = {str(a.jid): a.failure for a in agents if a.failure}
-    for agent, ok in zip(agents, flushed, strict=False):
+    for agent, ok in zip(running, flushed, strict=False):
         if not ok:
             failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
     for agent in filter(_is_learner, agents):
@@ -892,13 +956,15 @@ async def _wait_for_learners(
     on_progress: Callable[[Progress], None] | None,
     stalls: Stalls = "fail",
     halt: Callable[[], str | None] = lambda: None,
+    society: Society | None = None,
 ) -> None:
     """Until every agent is done, or ``halt`` gives a reason to stop them all; once one has
     failed, the others get FAILURE_GRACE seconds (team plans wait for each other: without
     this a failed teammate would hang the run). A stall (``bdi_rl.xmpp.liveness``) ends the
     wait at once with ``stalls`` "fail" (each agent not done fails, saying what it waited
     for; after another agent's failure, as stopped by it), and is logged with back-off with
-    "warn"."""
+    "warn". A ``.stopMAS`` (``society.stopped_by``) ends it at once, every agent stopping
+    cleanly; agents created meanwhile are watched too, but not waited for."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if _is_learner(agent)]
     total = sum(agent.bridge.session.episodes_target for agent in learners)
@@ -910,6 +976,11 @@ async def _wait_for_learners(
             if on_progress is not None and learners:
                 on_progress(_progress(learners, total))
             if len(done) == len(waiters):
+                return
+            if society is not None and society.stopped_by is not None:
+                for agent in agents:
+                    if not agent.done.is_set() and not agent.failure and not agent.stopped:
+                        agent.stopped = STOPPED + society.stopped_by
                 return
             stop = halt()
             if stop is not None:
@@ -969,8 +1040,13 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
     learners = [agent for agent in agents if _is_learner(agent)]
     learn_seconds = max((a.bridge.stats.train_seconds for a in learners), default=0.0)
     for agent in agents:
+        stopped = {"stopped": agent.stopped} if agent.stopped and not agent.failure else {}
         if not _is_learner(agent):
-            per_agent[agent.name] = {**agent.summary(), **({"failure": agent.failure} if agent.failure else {})}
+            per_agent[agent.name] = {
+                **agent.summary(),
+                **({"failure": agent.failure} if agent.failure else {}),
+                **stopped,
+            }
             continue
         stats = agent.bridge.stats
         steps += stats.env_steps - stats.resumed_env_steps
@@ -985,7 +1061,7 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
             }
         if agent.failure:
             entry["failure"] = agent.failure
-        per_agent[agent.name] = entry
+        per_agent[agent.name] = {**entry, **stopped}
     return run_summary(run, spec, per_agent, steps, learn_seconds, wall)
 
 

@@ -261,6 +261,8 @@ class EmbeddedXmppServer:
         if log_level.upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level must be one of {list(_LOG_LEVELS)}, got {log_level!r}")
         self.accounts: dict[str, str] = dict(accounts or {})
+        self._hashes: dict[str, str] = {}
+        """password -> its stored hash (one PBKDF2 per password)"""
         self.open_registration = open_registration
         self._host = host
         self.domain: str = host.strip().lower()
@@ -431,12 +433,28 @@ class EmbeddedXmppServer:
         if not self.accounts:
             return
         loop = asyncio.get_running_loop()
-        hashes: dict[str, str] = {}
+        hashes = self._hashes
         for password in set(self.accounts.values()):
             hashes[password] = await loop.run_in_executor(self._executor, _password_hash, password)
         rows = [{"jid": name, "hash_pwd": hashes[password]} for name, password in self.accounts.items()]
         async with DB._engine.begin() as connection:
             await connection.execute(insert(Model.Credentials), rows)
+
+    async def add_account(self, name: str, password: str) -> None:
+        """One more account while the server runs (an agent a plan created: ``.create_agent``)."""
+        from pyjabber.db.database import DB
+        from pyjabber.db.model import Model
+        from sqlalchemy import insert
+
+        if name in self.accounts:
+            return
+        hashed = self._hashes.get(password)
+        if hashed is None:  # the run's agents share one password: hashed once, at start
+            loop = asyncio.get_running_loop()
+            hashed = self._hashes[password] = await loop.run_in_executor(self._executor, _password_hash, password)
+        async with DB._engine.begin() as connection:
+            await connection.execute(insert(Model.Credentials), [{"jid": name, "hash_pwd": hashed}])
+        self.accounts[name] = password
 
     async def _listen(self) -> asyncio.Server:
         """Bind the c2s port on loopback, moving to a free port when asked to."""

@@ -276,6 +276,11 @@ class TelemetryAgent(Agent):
         self.on_trace_failure: Callable[[TraceWriteError], None] = self._log_trace_failure
         """called once when the trace cannot be written any more (the run cannot go on)"""
 
+    def accept_sender(self, jid: str) -> None:
+        """Write the trace batches of ``jid`` too (an agent a plan created during the run)."""
+        if self.senders is not None:
+            self.senders = self.senders | {jid.lower()}
+
     @staticmethod
     def _log_trace_failure(exc: TraceWriteError) -> None:
         log.warning("telemetry: cannot write %s: %s; what was written is whole", exc.filename, exc.strerror)

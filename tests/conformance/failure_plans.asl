@@ -7,7 +7,7 @@
 // expect: after b
 // expect: c: test_goal_failed
 // expect: after c
-// expect: outer handled inner's failure: ia_failed
+// expect: outer handled inner's failure: internal_action
 // expect: after outer
 
 !start.
@@ -24,5 +24,5 @@
 -!c[error(E)] <- .print("c: ", E).
 
 +!outer <- !inner; .print("never after inner").
-+!inner <- .nth(9, [1], _).
++!inner <- .nth(9, [1], _).   // out of the list: Jason's error(internal_action)
 -!outer[error(E)] <- .print("outer handled inner's failure: ", E).

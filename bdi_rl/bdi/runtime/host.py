@@ -21,7 +21,14 @@ if TYPE_CHECKING:
 
 
 class Host:
-    """What the runtime needs of its host; override what the host provides."""
+    """What the runtime needs of its host; override what the host provides.
+
+    The multi-agent system's actions (``.all_names``, ``.broadcast``, ``.stopMAS``,
+    ``.create_agent``, ``.kill_agent``) ask the host, whose defaults are a MAS of one agent:
+    the agent alone, ``.stopMAS`` ending :func:`run`, no agent to create."""
+
+    stopped = False
+    """set by ``.stopMAS`` (the default :meth:`stop_mas`): :func:`run` returns"""
 
     def act(self, agent: "Agent", action: Struct) -> bool | None:
         """An environment action (a body literal that is not an internal action); False fails it."""
@@ -54,12 +61,41 @@ class Host:
     def intention_failed(self, agent: "Agent", report: dict) -> None:
         """An intention was dropped (no failure plan); ``agent.failures`` keeps them too."""
 
+    # -- the multi-agent system (stdlib_mas.py) -------------------------------------------
+    def agent_names(self, agent: "Agent") -> list[Any]:
+        """Every agent of the MAS, the caller included, as each names itself (``.my_name``)."""
+        return [agent.name_term]
+
+    def broadcast(self, agent: "Agent", performative: str, content: Any) -> None:
+        """``.broadcast``: the message to every other agent of the MAS."""
+        for name in self.agent_names(agent):
+            if name != agent.name_term:
+                self.send(agent, name, performative, content)
+
+    def stop_mas(self, agent: "Agent") -> None:
+        """``.stopMAS``: the whole MAS ends (as in Jason, the rest of the current cycle may
+        still run)."""
+        self.stopped = True
+
+    def create_agent(self, agent: "Agent", name: str, source: str | None) -> str:
+        """``.create_agent``: start an agent named ``name`` (or ``name_1``, ``name_2``... when
+        taken) running the plan file ``source`` (beside ``agent``'s own when relative; None: no
+        plans); returns the name it got. PlanFailure when it cannot."""
+        raise PlanFailure("internal_action", f"cannot create agent {name}: this host runs one agent")
+
+    def kill_agent(self, agent: "Agent", name: str) -> bool:
+        """``.kill_agent``: stop the agent ``name`` for good; False when there is none."""
+        if name != agent.name:
+            return False
+        self.stop_mas(agent)
+        return True
+
 
 def run(ag: Agent, max_cycles: int | None = None, sleep: bool = True) -> int:
     """Cycles until idle (no events, messages or runnable intentions; with ``sleep``,
     also waits out timed waits). Returns the cycles run."""
     n = 0
-    while max_cycles is None or n < max_cycles:
+    while (max_cycles is None or n < max_cycles) and not ag.host.stopped:
         if ag.cycle():
             n += 1
             continue

@@ -8,25 +8,54 @@ tuples for lists, :class:`~bdi_rl.bdi.runtime.terms.Struct` for atoms and struct
 
 Standard actions are compiled, not called: each is a function from its argument AST to
 a :class:`~bdi_rl.bdi.runtime.queries.Query`, so ``.member`` can backtrack in a context
-and ``.count``/``.findall`` evaluate their formula as compiled code.
+and ``.count``/``.findall`` evaluate their formula as compiled code. Jason 3.2's standard
+library (``jason.stdlib``) is the list: this module holds the table, the printing,
+messaging, waiting and failing actions; its siblings ``stdlib_lists``, ``stdlib_strings``,
+``stdlib_terms``, ``stdlib_beliefs`` and ``stdlib_mas`` the others, and ``stdlib_refused``
+the Jason actions bdi-rl refuses at load, each with its reason (docs/AGENTSPEAK.md has the
+whole table).
+
+An action fails as Jason's does: ``False`` (Jason's ``ia_failed``), or it raises
+:func:`wrong_argument` (``error(wrong_arguments)``, Jason's message) or :func:`action_error`
+(``error(internal_action)``), or :func:`java_error` where Jason's action dies of a Java
+exception (``error(unknown)``). That is a body statement's failure; inside a formula (a
+context, an ``if``/``while``/``for`` test, ``.findall``) Jason logs the exception and the
+action is false, and so it is here (:func:`standard`).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.body import _formula_instr
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
-from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, from_python, print_str, resolve, undo
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_matcher
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    UNBOUND,
+    LVar,
+    Struct,
+    atom,
+    deref,
+    from_python,
+    print_str,
+    resolve,
+    undo,
+)
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
+from bdi_rl.bdi.runtime.unify import MISSING, Code, TermCompiler, read_slot
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
 Builtin = Callable[["QueryCompiler", s.Lit, TermCompiler], Query]
+
+log = logging.getLogger("bdi_rl.bdi.runtime")
 
 
 class HostAction:
@@ -83,7 +112,9 @@ class Actions:
     def compile_call(self, compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         entry = self.get(node.functor)
         if entry is None:
-            raise tc.error(node, f"unknown internal action {node.functor}")
+            from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
+
+            raise tc.error(node, unknown_action(node.functor, self.names()))
         if isinstance(entry, HostAction):
             return _host_call(compiler, node, tc, entry)
         return entry(compiler, node, tc)
@@ -146,18 +177,134 @@ def _host_call(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler, entry: 
 STANDARD: dict[str, Builtin] = {}
 
 
-def standard(name: str, *arities: int) -> Callable[[Builtin], Builtin]:
+def standard(name: str, *arities: int, context: bool = True) -> Callable[[Builtin], Builtin]:
+    """Register a standard action (``arities``: the argument counts it takes, checked at
+    load). A body statement runs its ``first`` as compiled (an exception is the plan's
+    failure); in a formula the action is wrapped so that an exception makes it false, as
+    Jason's ``InternalActionLiteral.logicalConsequence`` does; an action that is not for
+    formulas (``context`` False: ``.send``, ``.broadcast``, ``.stopMAS`` ...) is false there
+    and does nothing."""
+
     def register(fn: Builtin) -> Builtin:
         @functools.wraps(fn)
         def checked(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
             if arities and len(node.args) not in arities:
                 raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), got {len(node.args)}")
-            return fn(compiler, node, tc)
+            query = fn(compiler, node, tc)
+            if query.body is not None:  # a statement with its own control (.wait, an ask)
+                return query
+            return _in_formula(query, node, context)
 
         STANDARD[name] = checked
         return checked
 
     return register
+
+
+def _in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
+    """``query`` whose exceptions make it false, with its statement (``body``) unchanged."""
+    statement = _formula_instr(query, node)
+    if not context:
+        return Query(_never, body=statement, failure=query.failure)
+    first, solve, then = query.first, query.solve, query.then
+
+    def first_false(ag: Any, env: list, trail: list) -> bool:
+        mark = len(trail)
+        try:
+            return first(ag, env, trail)
+        except PlanFailure:
+            undo(trail, mark)
+            return False
+
+    def solve_false(ag: Any, env: list, trail: list) -> Iterator[Any]:
+        mark = len(trail)
+        try:
+            yield from solve(ag, env, trail)
+        except PlanFailure:
+            undo(trail, mark)
+
+    def then_false(k: Callable[..., bool]) -> Callable[..., bool]:
+        first_k = then(k)
+
+        def guarded(ag: Any, env: list, trail: list) -> bool:
+            mark = len(trail)
+            try:
+                return first_k(ag, env, trail)
+            except PlanFailure:
+                undo(trail, mark)
+                return False
+
+        return guarded
+
+    return Query(first_false, solve_false, body=statement, failure=query.failure, then=then_false)
+
+
+def _never(ag: Any, env: list, trail: list) -> bool:
+    return False
+
+
+# -- how an action fails (Jason's exceptions) ----------------------------------------------
+def wrong_argument(action: str, reason: str) -> PlanFailure:
+    """Jason's ``JasonException.createWrongArgument``: ``error(wrong_arguments)``."""
+    return PlanFailure("wrong_arguments", f"Wrong argument for internal action '{action.lstrip('.')}': {reason}")
+
+
+def action_error(message: str) -> PlanFailure:
+    """A ``JasonException`` of an action: ``error(internal_action)`` with its message."""
+    return PlanFailure("internal_action", message)
+
+
+def java_error() -> PlanFailure:
+    """Where Jason's action dies of a Java exception (a cast, an index out of a string's
+    bounds): Jason logs it and the failure event says ``error(unknown)``, ``error_msg("")``."""
+    return PlanFailure("unknown", "")
+
+
+# -- arguments ------------------------------------------------------------------------------
+def is_free(code: Code, env: list) -> bool:
+    """Whether the argument is an unbound variable now (Jason's ``isVar()`` after its
+    arguments are applied), without building it."""
+    if code.slot >= 0:
+        v = read_slot(env, code.slot)
+        return v is UNBOUND or type(v) is LVar
+    if code.anonymous:
+        return True
+    if code.const is not MISSING:
+        return False
+    try:
+        return type(deref(code.build(env))) is LVar
+    except AslTypeError:  # a list with a free tail: a pattern, bound enough
+        return False
+
+
+def value(code: Code, env: list) -> Any:
+    """The argument's value, every bound variable inside replaced (unbound ones are LVars)."""
+    return deref(resolve(code.build(env)))
+
+
+class _PartialList:
+    def __repr__(self) -> str:
+        return "[...|_]"
+
+
+#: What :func:`bound` says of a list whose tail is free (``[a|T]``): a list for Jason's type
+#: checks, though the runtime builds no such value (it is a pattern only).
+PARTIAL_LIST: Any = _PartialList()
+
+
+def bound(code: Code, env: list) -> Any:
+    """The argument's value; None when it is a free variable, :data:`PARTIAL_LIST` for a
+    list with a free tail (an output pattern such as ``.concat(A, B, [x|R])``)."""
+    if is_free(code, env):
+        return None
+    try:
+        return value(code, env)
+    except AslTypeError:
+        return PARTIAL_LIST
+
+
+def is_list(v: Any) -> bool:
+    return type(v) is tuple or v is PARTIAL_LIST
 
 
 def _det(first: Callable[..., bool]) -> Query:
@@ -178,181 +325,6 @@ def _print(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
 STANDARD[".println"] = STANDARD[".print"]
 
 
-@standard(".my_name", 1)
-def _my_name(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    out = tc.term(node.args[0]).match
-    return _det(lambda ag, env, trail: out(ag.name_term, env, trail))
-
-
-def _list_arg(value: Any, what: str) -> tuple:
-    value = deref(value)
-    if type(value) is not tuple:
-        raise PlanFailure("wrong_arguments", f"{what}: not a list: {print_str(value)}")
-    return value
-
-
-@standard(".length", 2)
-def _length(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    arg = tc.term(node.args[0]).build
-    out = tc.term(node.args[1]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        value = deref(arg(env))
-        if type(value) is str:
-            return out(len(value), env, trail)
-        return out(len(_list_arg(value, ".length")), env, trail)
-
-    return _det(first)
-
-
-@standard(".member", 2)
-def _member(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    item = tc.term(node.args[0]).match
-    items = tc.term(node.args[1]).build
-
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
-        for value in _list_arg(items(env), ".member"):
-            mark = len(trail)
-            if item(value, env, trail):
-                yield True
-            undo(trail, mark)
-
-    def first(ag: Any, env: list, trail: list) -> bool:
-        for value in _list_arg(items(env), ".member"):
-            mark = len(trail)
-            if item(value, env, trail):
-                return True
-            undo(trail, mark)
-        return False
-
-    return Query(first, solve)
-
-
-@standard(".concat")
-def _concat(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    if len(node.args) < 2:
-        raise tc.error(node, ".concat needs its parts and a result")
-    parts = [tc.term(a).build for a in node.args[:-1]]
-    out = tc.term(node.args[-1]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        values = [deref(resolve(p(env))) for p in parts]
-        if all(type(v) is tuple for v in values):
-            return out(tuple(x for v in values for x in v), env, trail)
-        return out("".join(print_str(v) for v in values), env, trail)
-
-    return _det(first)
-
-
-def _extreme(pick: Callable[..., Any]) -> Builtin:
-    def compile_(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-        items = tc.term(node.args[0]).build
-        out = tc.term(node.args[1]).match
-
-        def first(ag: Any, env: list, trail: Any) -> bool:
-            values = _list_arg(resolve(items(env)), node.functor)
-            if not values:
-                return False
-            return out(pick(values, key=functools.cmp_to_key(compare)), env, trail)
-
-        return _det(first)
-
-    return compile_
-
-
-standard(".max", 2)(_extreme(max))
-standard(".min", 2)(_extreme(min))
-
-
-@standard(".nth", 3)
-def _nth(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    index = tc.term(node.args[0]).build
-    items = tc.term(node.args[1]).build
-    out = tc.term(node.args[2]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        values = _list_arg(items(env), ".nth")
-        i = deref(index(env))
-        if type(i) is float and i.is_integer():
-            i = int(i)
-        if type(i) is not int or not 0 <= i < len(values):
-            return False
-        return out(values[i], env, trail)
-
-    return _det(first)
-
-
-@standard(".sort", 2)
-def _sort(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    items = tc.term(node.args[0]).build
-    out = tc.term(node.args[1]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        values = _list_arg(resolve(items(env)), ".sort")
-        return out(tuple(sorted(values, key=functools.cmp_to_key(compare))), env, trail)
-
-    return _det(first)
-
-
-def _type_test(test: Callable[[Any], bool]) -> Builtin:
-    def compile_(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-        arg = tc.term(node.args[0]).build
-        return _det(lambda ag, env, trail: test(deref(resolve(arg(env)))))
-
-    return compile_
-
-
-def _ground(value: Any) -> bool:
-    from bdi_rl.bdi.runtime.terms import is_ground
-
-    return is_ground(value)
-
-
-standard(".ground", 1)(_type_test(_ground))
-standard(".number", 1)(_type_test(lambda v: type(v) in (int, float)))
-standard(".string", 1)(_type_test(lambda v: type(v) is str))
-standard(".list", 1)(_type_test(lambda v: type(v) is tuple))
-standard(".atom", 1)(_type_test(lambda v: type(v) is Struct and not v.args and not v.functor.startswith("~")))
-standard(".literal", 1)(_type_test(lambda v: type(v) is Struct))
-
-
-@standard(".random", 1)
-def _random(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    out = tc.term(node.args[0]).match
-    return _det(lambda ag, env, trail: out(ag.random.random(), env, trail))
-
-
-@standard(".findall", 3)
-def _findall(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    template = tc.term(node.args[0]).build
-    query = compiler.query(node.args[1], tc)
-    out = tc.term(node.args[2]).match
-    solve = query.solve
-
-    def first(ag: Any, env: list, trail: list) -> bool:
-        mark = len(trail)
-        found = [resolve(template(env)) for _ in solve(ag, env, trail)]
-        undo(trail, mark)
-        return out(tuple(found), env, trail)
-
-    return _det(first)
-
-
-@standard(".count", 2)
-def _count(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    query = compiler.query(node.args[0], tc)
-    out = tc.term(node.args[1]).match
-    solve = query.solve
-
-    def first(ag: Any, env: list, trail: list) -> bool:
-        mark = len(trail)
-        n = sum(1 for _ in solve(ag, env, trail))
-        undo(trail, mark)
-        return out(n, env, trail)
-
-    return _det(first)
-
-
 @standard(".fail")
 def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
@@ -367,6 +339,54 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
                 elif value.functor == "error_msg":
                     message = print_str(value.args[0])
         raise PlanFailure(kind, message)
+
+    return _det(first)
+
+
+@standard(".signal", 1, 2, context=False)
+def _signal(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+    """``.signal({+b})``, ``.signal({+!g})``: the event, as if from outside (a new intention
+    for its plan; nothing changes in the belief base). The literal gets ``source(self)``
+    unless it names a source. (Jason's second argument, ``type_signal``, is not kept.)"""
+    trigger = node.args[0]
+    if not isinstance(trigger, s.TriggerExpr):
+        raise tc.error(node, ".signal takes an event: .signal({+b}) or .signal({+!g})")
+    ttype = TRIGGER_TYPES[(trigger.op, trigger.kind)]
+    build = tc.term(trigger.literal).build
+
+    def first(ag: Any, env: list, trail: Any) -> bool:
+        event = deref(resolve(build(env)))
+        if not any(type(a) is Struct and a.functor == "source" for a in event.annots):
+            event = Struct(event.functor, event.args, event.annots | ANNOTS_SELF)
+        if ttype == ADD_ACH:
+            ag.post_goal(event)
+        elif (ttype, event.functor, len(event.args)) in ag.plans:
+            ag.events.append((ttype, event))
+        return True
+
+    return _det(first)
+
+
+@standard(".include", 1, context=False)
+def _include(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+    """``.include("file.asl")``: the file's beliefs, rules, plans and initial goals join the
+    agent now; a relative name is beside the file of the plan that includes it. As in
+    Jason, a file that is missing or does not parse is logged, and the action succeeds."""
+    path = tc.term(node.args[0]).build
+
+    def first(ag: Any, env: list, trail: Any) -> bool:
+        name = deref(resolve(path(env)))
+        if type(name) is not str:
+            raise java_error()  # ClassCastException: Jason reads the name as a string
+        it = ag.current
+        base = Path(it.stack[-1].plan.file).parent if it is not None and it.stack else Path(".")
+        try:
+            program = parse_file(base / name)
+        except AslSyntaxError as exc:
+            log.warning("[%s] .include: %s", ag.name, exc)
+            return True
+        ag.add_program(program, goals=True)
+        return True
 
     return _det(first)
 
@@ -466,7 +486,7 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
     return Query(_no_context(".wait"), body=make)
 
 
-@standard(".send", 3, 4, 5)
+@standard(".send", 3, 4, 5, context=False)
 def _send(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     receiver = tc.term(node.args[0]).build
     performative = tc.term(node.args[1]).build
@@ -506,4 +526,29 @@ def _send(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     return Query(_no_context(".send"), body=make)
 
 
-__all__ = ["Actions", "HostAction", "STANDARD", "AslSyntaxError", "LVar", "atom"]
+# The other standard actions, each module registering its own (they import this one).
+from bdi_rl.bdi.runtime import (  # noqa: E402
+    stdlib_beliefs,
+    stdlib_lists,
+    stdlib_mas,
+    stdlib_printing,
+    stdlib_strings,
+    stdlib_system,
+    stdlib_terms,
+)
+
+__all__ = [
+    "Actions",
+    "HostAction",
+    "STANDARD",
+    "AslSyntaxError",
+    "LVar",
+    "atom",
+    "stdlib_beliefs",
+    "stdlib_lists",
+    "stdlib_mas",
+    "stdlib_printing",
+    "stdlib_strings",
+    "stdlib_system",
+    "stdlib_terms",
+]

@@ -1,0 +1,157 @@
+"""Jason's actions on the belief base: queries (``.findall .setof .count .belief``) and
+changes (``.abolish .asserta .assertz``).
+
+``.belief`` answers from beliefs only, never rules. ``.abolish`` removes every matching
+belief whole (all its sources) and each removal raises its ``-b`` event, as a change
+from outside the plan (Jason's ``delBel`` with no intention); ``.asserta``/``.assertz`` add
+as ``+b``/``+>b`` (``.asserta`` adds ``source(self)`` when the literal names no source).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.stdlib import java_error, standard, wrong_argument
+from bdi_rl.bdi.runtime.stdlib_lists import sorted_set
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    LVar,
+    Struct,
+    deref,
+    has_source,
+    is_ground,
+    resolve,
+    unify,
+    undo,
+)
+from bdi_rl.bdi.runtime.unify import TermCompiler
+
+
+def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[Any, Any, Any]:
+    template = tc.term(node.args[0]).build
+    solve = compiler.query(node.args[1], tc).solve
+    out = tc.term(node.args[2]).match
+
+    def found(ag: Any, env: list, trail: list) -> list:
+        mark = len(trail)
+        answers = [resolve(template(env)) for _ in solve(ag, env, trail)]
+        undo(trail, mark)
+        return answers
+
+    return found, out, solve
+
+
+@standard(".findall", 3)
+def _findall(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.findall(T, Formula, L)``: T for each solution, in order."""
+    found, out, _ = _collect(compiler, node, tc)
+    return Query(lambda ag, env, trail: out(tuple(found(ag, env, trail)), env, trail))
+
+
+@standard(".setof", 3)
+def _setof(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.setof(T, Formula, L)``: as ``.findall``, sorted in the standard order, without
+    duplicates (Jason's ``TreeSet``)."""
+    found, out, _ = _collect(compiler, node, tc)
+    return Query(lambda ag, env, trail: out(sorted_set(found(ag, env, trail)), env, trail))
+
+
+@standard(".count", 2)
+def _count(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.count(Formula, N)``: its number of solutions."""
+    solve = compiler.query(node.args[0], tc).solve
+    out = tc.term(node.args[1]).match
+
+    def first(ag: Any, env: list, trail: list) -> bool:
+        mark = len(trail)
+        n = sum(1 for _ in solve(ag, env, trail))
+        undo(trail, mark)
+        return out(n, env, trail)
+
+    return Query(first)
+
+
+def matching_beliefs(ag: Any, pattern: Any) -> list[Struct]:
+    """The beliefs (no rules) ``pattern`` unifies with, in the order queries see them
+    (newest first in each functor/arity; a free pattern: every belief)."""
+    if type(pattern) is LVar:
+        groups = [((functor, arity), group) for (functor, arity), group in ag.beliefs.groups.items()]
+    else:
+        group = ag.beliefs.groups.get((pattern.functor, len(pattern.args)))
+        groups = [((pattern.functor, len(pattern.args)), group)] if group else []
+    found = []
+    trail: list = []
+    for (functor, _), group in groups:
+        for args, annots in reversed(tuple(group.items())):
+            belief = Struct(functor, args, annots)
+            if unify(pattern, belief, trail):
+                found.append(belief)
+            undo(trail, 0)
+    return found
+
+
+@standard(".belief", 1)
+def _belief(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.belief(B)``: each belief B unifies with (rules are not asked)."""
+    code = tc.term(node.args[0])
+
+    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+        pattern = deref(resolve(code.build(env)))
+        if type(pattern) is not Struct and type(pattern) is not LVar:
+            raise java_error()  # ClassCastException: Jason casts it to a literal
+        for belief in matching_beliefs(ag, pattern):
+            mark = len(trail)
+            if code.match(belief, env, trail):
+                yield True
+            undo(trail, mark)
+
+    def first(ag: Any, env: list, trail: list) -> bool:
+        for _ in solve(ag, env, trail):
+            return True
+        return False
+
+    return Query(first, solve)
+
+
+@standard(".abolish", 1)
+def _abolish(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+    """``.abolish(Pattern)``: every belief the pattern unifies with goes, whole."""
+    build = tc.term(node.args[0]).build
+
+    def first(ag: Any, env: list, trail: list) -> bool:
+        pattern = deref(resolve(build(env)))
+        if type(pattern) is not Struct and type(pattern) is not LVar:
+            raise wrong_argument(".abolish", "first argument must be a literal or variable.")
+        for belief in matching_beliefs(ag, pattern):
+            ag._bb_remove(belief.functor, belief.args, belief.annots)
+        return True
+
+    return Query(first)
+
+
+def _assert(at_end: bool) -> Any:
+    def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
+        build = tc.term(node.args[0]).build
+
+        def first(ag: Any, env: list, trail: list) -> bool:
+            belief = deref(resolve(build(env)))
+            if type(belief) is not Struct:
+                if type(belief) is LVar or not is_ground(belief):
+                    raise wrong_argument(
+                        ".assertz" if at_end else ".asserta", "first argument must be a ground literal (or rule)."
+                    )
+                raise java_error()  # ClassCastException: a number or string is no literal
+            if not at_end and not has_source(belief.annots):
+                belief = Struct(belief.functor, belief.args, belief.annots | ANNOTS_SELF)
+            ag.add_belief(belief, at_end=at_end)
+            return True
+
+        return Query(first)
+
+    return compile_
+
+
+standard(".asserta", 1)(_assert(at_end=False))
+standard(".assertz", 1)(_assert(at_end=True))

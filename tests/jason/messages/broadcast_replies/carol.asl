@@ -1,0 +1,1 @@
++!report(N)[source(A)] <- .send(A, tell, done(N * 2)).

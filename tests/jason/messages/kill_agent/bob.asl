@@ -1,0 +1,3 @@
+!loop.
++!loop <- .wait(10); !loop.
++hello <- .print("? a killed agent got a message").

@@ -1,0 +1,1 @@
++!ping[source(S)] <- .send(S, tell, pong).

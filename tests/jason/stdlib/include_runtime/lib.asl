@@ -1,0 +1,2 @@
+size(3).
++!greet(X) <- .print("hello ", X).
