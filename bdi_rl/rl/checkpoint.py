@@ -3,7 +3,7 @@
 A checkpoint holds the table (``q``) and JSON metadata (``meta``), whose one schema is
 :class:`CheckpointMeta`: format version, the env's state-space signature (id, the kwargs
 that shape the states, sizes), the env's full kwargs, agent, run, episodes and env steps
-trained, epsilon and alpha at save, hyper-parameters, the spec's hash, where a warm start
+trained, the step limit, epsilon and alpha at save, hyper-parameters, the spec's hash, where a warm start
 came from, a SHA-256 of the table, and the creation time.
 
 Files are written atomically (temporary file, fsync, rename), so a process killed while
@@ -42,6 +42,9 @@ READABLE_FORMATS = (1, 2)
 #: expand into gigabytes (a Taxi table is 24 KB; 256 MiB is 32M Q-values).
 MAX_TABLE_BYTES = 256 << 20
 MAX_META_BYTES = 16 << 20
+#: No checkpoint file is bigger than its largest table and metadata (``np.savez`` stores them
+#: uncompressed) and a little zip framing: readers that list or import files open none bigger.
+MAX_FILE_BYTES = MAX_TABLE_BYTES + MAX_META_BYTES + (1 << 20)
 #: Deepest nesting of the metadata's JSON (bdi-rl writes 3 levels; printing or comparing a
 #: deeper value could exhaust the stack).
 MAX_META_DEPTH = 32
@@ -111,6 +114,9 @@ class CheckpointMeta(msgspec.Struct, frozen=True):
     run: str = ""
     env_kwargs: dict[str, Any] = {}
     """the env's full kwargs (the state space's are in ``env``)"""
+    max_episode_steps: Size | UnsetType = UNSET
+    """the env's step limit as trained (not part of the state space; a play of the table
+    on its own env needs it: FrozenLake 8x8 is trained with 200 steps, registered with 100)"""
     task: TaskSignature = msgspec.field(default_factory=TaskSignature)
     total_episodes: Count | UnsetType = UNSET
     """episodes over every run the table was warm-started through"""
