@@ -169,7 +169,7 @@ class Library:
         self._entries: dict[Path, tuple[tuple[int, int, int] | None, Any]] = {}
         self._latest: dict[str, Any] = {"entries": [], "pending": 0, "scanned": None}
         self._lock = threading.Lock()
-        self._scan: asyncio.Future[None] | None = None
+        self._scan: asyncio.Future[dict[str, Any]] | None = None
 
     # -- reading -------------------------------------------------------------------------
     def scan(self) -> dict[str, Any]:
@@ -299,8 +299,10 @@ def _plays(runs: Path) -> list[dict[str, Any]]:
                 continue
             summary = read_summary(run_dir)
             evaluation = summary.get("evaluation") if summary else None
-            agents = evaluation.get("agents") if isinstance(evaluation, dict) else None
-            for name, result in (agents or {}).items():
+            if not isinstance(evaluation, dict):
+                continue
+            agents = evaluation.get("agents")
+            for name, result in (agents if isinstance(agents, dict) else {}).items():
                 table = result.get("checkpoint") if isinstance(result, dict) else None
                 path = str(table.get("path", "")) if isinstance(table, dict) else ""
                 if path.startswith(root):
@@ -310,7 +312,7 @@ def _plays(runs: Path) -> list[dict[str, Any]]:
                             "file": path.removeprefix(root),
                             "run": run_dir.name,
                             "agent": name,
-                            "policy_only": bool(evaluation.get("policy_only")),  # type: ignore[union-attr]
+                            "policy_only": bool(evaluation.get("policy_only")),
                             **{k: result.get(k) for k in keys},
                         }
                     )

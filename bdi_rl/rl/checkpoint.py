@@ -242,9 +242,49 @@ def load_checkpoint(path: Path) -> Checkpoint:
     return Checkpoint(path, table, header, meta)
 
 
+#: Most members an archive may list to be read as a checkpoint (it has two, ``q`` and ``meta``):
+#: Python's zipfile parses the whole central directory when it opens one, and a 200 MB file
+#: can list millions of members (gigabytes of ``ZipInfo``), so a bigger one is refused first.
+MAX_MEMBERS = 64
+_EOCD = struct.Struct("<4s4H2LH")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+
+
+def _members_listed(path: Path) -> int | None:
+    """How many members the archive's end record says it lists (None: no end record, or
+    one that cannot be read; zipfile then says what is wrong)."""
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        tail_size = min(size, _EOCD.size + 0xFFFF)
+        f.seek(size - tail_size)
+        tail = f.read(tail_size)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + _EOCD.size > len(tail):
+            return None
+        entries = _EOCD.unpack_from(tail, at)[4]
+        if entries != 0xFFFF:
+            return int(entries)
+        locator = tail.rfind(b"PK\x06\x07", 0, at)  # zip64: the real count is in its own record
+        if locator < 0:
+            return None
+        offset = struct.unpack_from("<Q", tail, locator + 8)[0]
+        if offset + _ZIP64_EOCD.size > size:
+            return None
+        f.seek(offset)
+        record = f.read(_ZIP64_EOCD.size)
+        if len(record) < _ZIP64_EOCD.size or record[:4] != b"PK\x06\x06":
+            return None
+        return int(_ZIP64_EOCD.unpack(record)[7])
+
+
 def _read_archive(path: Path) -> tuple[np.ndarray, bytes]:
     """The ``q`` and ``meta`` arrays of an ``.npz``, read without pickle, sizes bounded."""
     try:
+        listed = _members_listed(path)
+        if listed is not None and listed > MAX_MEMBERS:
+            raise CheckpointError(
+                f"{path}: not a bdi-rl Q-table checkpoint (an archive of {listed} members; a checkpoint has 2)"
+            )
         with zipfile.ZipFile(path) as archive:
             members = {info.filename: info for info in archive.infolist()}
             if not {"q.npy", "meta.npy"} <= members.keys():

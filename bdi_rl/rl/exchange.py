@@ -109,7 +109,8 @@ def export_tables(source: Path, file: Path) -> str:
     checked = [load_checkpoint(path) for path in tables]
     evals = _final_evals(run_dir) if run_dir is not None else {}
     buffer = io.BytesIO()
-    entries, policies = [], []
+    entries: list[dict[str, Any]] = []
+    policies: list[dict[str, Any]] = []
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for checkpoint in checked:
             agent = checkpoint.path.stem
@@ -215,8 +216,10 @@ def import_tables(file: Path, runs: Path) -> str:
             raise ExchangeError(f"{file}: not a bdi-rl export or checkpoint (not a zip archive)") from None
         with archive:
             names = set(archive.namelist())
+            policies: dict[str, Path] = {}
+            manifest: Manifest | None = None
             if {"q.npy", "meta.npy"} <= names:  # a bare checkpoint: read as --warm-start reads one
-                tables, policies, manifest = _bare_checkpoint(file), {}, None
+                tables = _bare_checkpoint(file)
             elif MANIFEST in names:
                 manifest = _read_manifest(file, archive)
                 tables, policies = _exported_files(file, archive, manifest, scratch)
