@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -217,8 +217,8 @@ class Library:
                     pending += 1
                     run, agent = path.parent.parent.name, path.stem
                     entries[f"{run}/{agent}"] = Entry(f"{run}/{agent}", run, agent, f"{run}/{QTABLE_DIR}/{path.name}")
-                else:
-                    entries[found[1].key] = found[1]
+                else:  # a copy: what the listing adds (its run's, cross-references) is its own
+                    entries[found[1].key] = replace(found[1], plays=[])
         for path in files:  # policy caches: beside their agent's table, or alone
             found = known.get(path)
             if path.suffix != ".json" or found is None:

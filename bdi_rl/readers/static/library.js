@@ -5,6 +5,7 @@
 "use strict";
 
 const state = {entries: [], sort: {key: "saved", descending: true}, control: false, jobs: new Map()};
+const MAX_PLAYS_SHOWN = 3;
 
 const COLUMNS = [
   {key: "run", label: "run", value: e => e.run},
@@ -41,7 +42,9 @@ function cell(entry, key) {
   }
   if (key === "plays") {
     if (!entry.plays.length) return el("td", {}, "-");
-    return el("td", {}, el("ul", {class: "plays"}, ...entry.plays.map(p => el("li", {},
+    const older = entry.plays.length - MAX_PLAYS_SHOWN;
+    return el("td", {}, older > 0 ? el("span", {class: "hint"}, older + " earlier; the last:") : null,
+      el("ul", {class: "plays"}, ...entry.plays.slice(-MAX_PLAYS_SHOWN).map(p => el("li", {},
       el("a", {href: "/run/" + encodeURIComponent(p.run)}, p.run), ": " + p.episodes + " episodes, success " +
       fmt(p.success_rate) + " [" + (p.success_ci95 || []).map(v => fmt(v)).join(", ") + "]" +
       (p.task_change ? " · " + p.task_change : "") + (p.policy_only ? " · policy only" : "")))));
@@ -85,7 +88,7 @@ function playOnForm(entry) {
     if (value("goal-x") !== "" || value("goal-y") !== "") options.goal = [Number(value("goal-x")), Number(value("goal-y"))];
     if (value("slippery") !== "") options.is_slippery = value("slippery") === "true";
     if (value("map") !== "") options.map_name = value("map");
-    startPlay(entry, options);
+    startPlay(entry, options).then(queued => { if (queued) form.closest("tr").remove(); });
   });
   return form;
 }
@@ -112,7 +115,8 @@ async function startPlay(entry, options) {
     state.jobs.set(job.id, job);
     say("queued job " + job.id + ": " + job.spec, true);
     showJobs();
-  } catch (e) { say(e.message, false); }
+    return true;
+  } catch (e) { say(e.message, false); return false; }
 }
 
 function showJobs() {
