@@ -73,7 +73,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     evaluation = summary.get("evaluation")
     if evaluation:  # a play: what it measured, and how sure that is
         for line in evaluation_lines(evaluation):
-            console.print(line, highlight=False, markup=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)  # one line each
 
 
 def evaluation_lines(evaluation: dict[str, Any]) -> list[str]:

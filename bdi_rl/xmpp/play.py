@@ -117,7 +117,7 @@ def _table_of(run_dir: Path, agent: str | None) -> Path:
     if agent is not None:
         return find_checkpoint(run_dir, agent)
     folder = run_dir / QTABLE_DIR
-    tables = sorted(folder.glob("*.npz")) if folder.is_dir() else []
+    tables = sorted(folder.glob("*.npz"), key=lambda p: p.stem) if folder.is_dir() else []
     if not tables:
         raise PlayError(f"{run_dir}: no Q-table checkpoint to play (no {QTABLE_DIR}/*.npz)")
     if len(tables) > 1:
