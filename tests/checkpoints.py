@@ -101,7 +101,8 @@ def _pickled(path: Path) -> None:
 
 
 #: Each bad checkpoint: how to make it from a good one in place, and what its one line says
-#: (the last, a sound table of another state space, only where it meets an env: play, warm start).
+#: (a sound table with no env, or of another state space, is refused only where it meets an
+#: env: play, warm start, import).
 BAD_CHECKPOINTS: dict[str, tuple[Callable[[Path], None], str]] = {
     "truncated": (lambda p: p.write_bytes(p.read_bytes()[:300]), "not a readable checkpoint"),
     "flipped byte": (_flip, "learner.npz: "),
@@ -121,5 +122,5 @@ BAD_CHECKPOINTS: dict[str, tuple[Callable[[Path], None], str]] = {
                                                 "(checkpoint vs run: table 64x4 vs 16x4 (states x actions)"),
 }
 
-#: The corpus without the sound table of another state space: what every reader refuses.
-DAMAGED = {name: case for name, case in BAD_CHECKPOINTS.items() if name != "another state space"}
+#: The corpus without the sound tables (no env, another state space): what every reader refuses.
+DAMAGED = {name: case for name, case in BAD_CHECKPOINTS.items() if name not in ("another state space", "no env")}

@@ -131,8 +131,9 @@ def read_checkpoint_entry(path: Path) -> Entry:
         entry.env = made.env_id
         entry.signature = msgspec.to_builtins(made)
         entry.group = _group_label(made.env_id, made.kwargs, made.n_states, made.n_actions)
-    else:
-        entry.group = f"no env recorded · {checkpoint.q.shape[0]}x{checkpoint.q.shape[1]}"
+    else:  # sound, but no env can be checked against it
+        entry.group = f"no env recorded · {checkpoint.q.shape[0]} states x {checkpoint.q.shape[1]} actions"
+        entry.integrity += "; it does not say which env it is for: no warm start or play can check it"
     entry.env_kwargs = dict(header.env_kwargs)
     entry.task = msgspec.to_builtins(header.task)
     entry.made_by = header.run or None

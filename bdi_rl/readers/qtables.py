@@ -171,7 +171,9 @@ def print_library(runs: Path, file: Any = None) -> int:
     from bdi_rl.readers.library import Library
 
     entries = Library(runs).scan()["entries"]
-    console = Console(file=file or sys.stdout, width=200, highlight=False)
+    out = file or sys.stdout
+    # a terminal's width; piped (grep, a file), one line per checkpoint
+    console = Console(file=out, width=None if out.isatty() else 1000, highlight=False)
     if not entries:
         console.print(f"no Q-table checkpoints under {escape(str(runs))}")
         return 0
