@@ -238,9 +238,9 @@ async def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path
             label = start.spec
         else:
             assert start.toml is not None
-            path, spec = uploaded_spec(start.toml, overrides, runs)
-            label = f"{spec.name} (uploaded)"
-        if start.warm_start:
+            uploaded, spec = uploaded_spec(start.toml, overrides, runs, save=not start.warm_start)
+            path, label = uploaded or Path(), f"{spec.name} (uploaded)"
+        if start.warm_start:  # nothing is saved before every warm start is found and checked
             warm = apply_warm_starts(spec, start.warm_start, runs)
             await asyncio.to_thread(_check_learners, spec)
             path, label = save_spec(spec, runs), f"{label}; warm start {', '.join(warm)}"

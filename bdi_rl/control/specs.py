@@ -70,9 +70,12 @@ def shipped_spec(name: str, overrides: dict[str, Any]) -> tuple[Path, Experiment
         raise RequestError(_one_line(str(exc))) from None
 
 
-def uploaded_spec(text: str, overrides: dict[str, Any], runs: Path) -> tuple[Path, ExperimentSpec]:
+def uploaded_spec(
+    text: str, overrides: dict[str, Any], runs: Path, save: bool = True
+) -> tuple[Path | None, ExperimentSpec]:
     """Check ``text`` as a spec with ``overrides``, then save it as ``<runs>/.specs/<sha256>.toml``
-    (RequestError, and nothing written, if it is refused)."""
+    (RequestError, and nothing written, if it is refused). ``save`` False: not saved (a spec
+    the server changes further is saved by :func:`save_spec` once every check passed)."""
     data = text.encode("utf-8")
     if len(data) > MAX_SPEC_BYTES:
         raise RequestError(f"spec: larger than {MAX_SPEC_BYTES // 1024} KB")
@@ -94,6 +97,8 @@ def uploaded_spec(text: str, overrides: dict[str, Any], runs: Path) -> tuple[Pat
     for i, group in enumerate(spec.agents):  # what the loader resolved: shipped plans only
         if not Path(group.asl).resolve().is_relative_to(shipped) or group.warm_start is not None:
             raise RequestError(f"agents[{i}]: an uploaded spec may name only shipped plan files")
+    if not save:
+        return None, spec
     saved = runs / SPECS_DIR / f"{hashlib.sha256(data).hexdigest()}.toml"
     if not saved.is_file():
         atomic_write_bytes(saved, data)
