@@ -103,6 +103,37 @@ _ALLOW_HOST_HELP = (
 _COUNT = _number(int, 0)
 
 
+def _env_override(text: str) -> tuple[str, Any]:
+    """An argparse type: ``KEY=VALUE`` with VALUE in TOML (``false``, ``"8x8"``, ``[...]``);
+    a bare word that is no TOML value is taken as text (``map_name=8x8``)."""
+    import re
+    import tomllib
+
+    key, eq, value = text.partition("=")
+    if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", key):
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY a keyword argument's name, got {text[:60]!r}")
+    try:
+        return key, tomllib.loads(f"v = {value}")["v"]
+    except (tomllib.TOMLDecodeError, RecursionError):
+        if re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", value):
+            return key, value
+        raise argparse.ArgumentTypeError(f"{key}: not a TOML value: {value[:60]!r}") from None
+
+
+_env_override.__name__ = "KEY=VALUE"
+
+
+def _cell(text: str) -> tuple[int, int]:
+    """An argparse type: ``X,Y``, two integers >= 0."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and len(p.strip()) <= 6 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected X,Y (two integers >= 0), got {text[:40]!r}")
+    return int(parts[0]), int(parts[1])
+
+
+_cell.__name__ = "X,Y"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="bdi-rl",
@@ -136,6 +167,30 @@ def _parser() -> argparse.ArgumentParser:
         help="every learner starts from its Q-table in RUN_DIR (by agent name), or "
         "from FILE; checked against the env first",
     )
+
+    play = sub.add_parser("play", help="greedy episodes of a trained Q-table, learning nothing: an evaluation run")
+    play.add_argument("source", type=Path, metavar="CHECKPOINT_OR_RUN", help="a run directory, or a checkpoint file")
+    play.add_argument("--agent", help="whose table, in a run of several learners (learner-2)")
+    play.add_argument(
+        "--episodes", type=_number(int, 1, 10_000_000), default=100, help="episodes to play (default: 100)"
+    )
+    play.add_argument("--seed", type=_COUNT, help="the env's seed (default: the played run's)")
+    play.add_argument(
+        "--env",
+        type=_env_override,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an env kwarg to change, the value in TOML (is_slippery=false, map_name=8x8, desc=[...]); "
+        "the state space must stay the table's (repeatable)",
+    )
+    play.add_argument("--goal", type=_cell, metavar="X,Y", help="move the map's goal to this cell (FrozenLake)")
+    play.add_argument(
+        "--policy-only", action="store_true", help="the table alone in a plain loop: no plans, no XMPP (faster)"
+    )
+    play.add_argument("--runs", type=Path, default=Path("runs"), help="where the evaluation run goes (default: runs)")
+    play.add_argument("--no-progress", action="store_true", help="no progress bar")
+    play.add_argument("--announce-run-dir", action="store_true", help=argparse.SUPPRESS)
 
     def role(name: str, help_text: str) -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
@@ -253,8 +308,16 @@ def _parser() -> argparse.ArgumentParser:
     dashboard.add_argument(
         "--screenshot", type=Path, metavar="FILE.png", help="render one frame into FILE.png and exit"
     )
-    qtable = sub.add_parser("qtable", help="Q-table checkpoints: show one, or diff two")
-    qtable_sub = qtable.add_subparsers(dest="qtable_command", required=True, metavar="show|diff")
+    qtable = sub.add_parser("qtable", help="Q-table checkpoints: list, show, diff, export and import them")
+    qtable_sub = qtable.add_subparsers(dest="qtable_command", required=True, metavar="list|show|diff|export|import")
+    listed = qtable_sub.add_parser("list", help="every checkpoint under a runs directory: the checkpoint library")
+    listed.add_argument("runs", type=Path, nargs="?", default=Path("runs"), help="runs directory (default: runs)")
+    exported = qtable_sub.add_parser("export", help="a checkpoint or a run's tables as one file, with their metadata")
+    exported.add_argument("source", type=Path, metavar="RUN_OR_CHECKPOINT", help="a run directory or a checkpoint")
+    exported.add_argument("file", type=Path, help="the file to write (a zip archive)")
+    imported = qtable_sub.add_parser("import", help="an exported file (or a checkpoint) as a run directory of its own")
+    imported.add_argument("file", type=Path, help="a file of qtable export, or one checkpoint (.npz)")
+    imported.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     show = qtable_sub.add_parser("show", help="metadata, and the greedy policy on the map (grid worlds)")
     show.add_argument("file", type=Path, help="a checkpoint (runs/<run>/qtables/<agent>.npz)")
     compare = qtable_sub.add_parser("diff", help="largest Q changes and states whose greedy action differs")
@@ -337,7 +400,10 @@ def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
         stopped_in_startup = isinstance(summary, dict) and not summary.get("agents")
         if not (run_dir / TRACE_FILE).is_file() and not stopped_in_startup:
             raise BadInput(f"--resume {run_dir}: not a run directory (no {TRACE_FILE})")
-        return load_spec(run_dir / SPEC_FILE), writer
+        spec = load_spec(run_dir / SPEC_FILE)
+        if spec.play is not None:
+            raise BadInput(f"--resume {run_dir}: an evaluation (bdi-rl play) is not resumed: play the table again")
+        return spec, writer
     except BaseException:
         writer.release()
         raise
@@ -689,13 +755,63 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_qtable(args: argparse.Namespace) -> int:
-    from bdi_rl.readers.qtables import diff, show
+    from bdi_rl.readers.qtables import diff, print_library, show
 
-    if args.qtable_command == "show":
+    if args.qtable_command == "list":
+        _check_runs(args.runs, must_exist=True)
+        print_library(args.runs)
+    elif args.qtable_command == "show":
         show(args.file)
-    else:
+    elif args.qtable_command == "diff":
         diff(args.a, args.b, top=args.top)
+    elif args.qtable_command == "export":
+        from bdi_rl.rl.exchange import export_tables
+
+        if not args.file.parent.is_dir():
+            raise BadInput(f"FILE {args.file}: no such directory {args.file.parent}")
+        print(export_tables(args.source, args.file))
+    else:
+        from bdi_rl.rl.exchange import import_tables
+
+        _check_runs(args.runs)
+        print(import_tables(args.file, args.runs))
     return EXIT_OK
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Greedy episodes of a trained table as an evaluation run (``bdi_rl.xmpp.play``)."""
+    from bdi_rl.console import print_summary, progress_bar
+    from bdi_rl.xmpp.play import PlayRequest, play_policy_only, prepare_play
+
+    _check_runs(args.runs)
+    request = PlayRequest(
+        args.source, args.agent, args.episodes, args.seed, dict(args.env), args.goal, args.policy_only
+    )
+    prepared = prepare_play(request)  # every check, before anything is written
+    args.runs.mkdir(parents=True, exist_ok=True)
+    on_run_dir: Callable[[Path], None] | None = None
+    if args.announce_run_dir:  # bdi-rl serve's play jobs learn their run id so
+        from bdi_rl.control.jobs import announce_run_dir
+
+        on_run_dir = announce_run_dir
+    with progress_bar(enabled=not args.no_progress) as on_progress:
+        if args.policy_only:
+            result = play_policy_only(prepared, args.runs, on_progress, on_run_dir)
+        else:
+            from bdi_rl.xmpp.runner import run_experiment
+            from bdi_rl.xmpp.runtime import event_loop
+
+            result = _until_signalled(
+                event_loop(),
+                run_experiment(prepared.spec, args.runs, on_progress, plans=prepared.plans, on_run_dir=on_run_dir),
+            )
+    print_summary(result.summary)
+    print(result.run_dir, flush=True)
+    if result.summary.get("interrupted"):
+        print(f"bdi-rl: interrupted; the episodes played so far are in {result.run_dir}", file=sys.stderr)
+        return 130
+    _print_failures(result.failures)
+    return EXIT_FAILED if result.failures else EXIT_OK
 
 
 #: Exceptions that mean bad input (one line, exit status 2), by module and name: the boundary
@@ -710,7 +826,9 @@ USER_ERRORS = (
     ("bdi_rl.readers.export", "ExportError"),
     ("bdi_rl.readers.dashboard", "DashboardError"),
     ("bdi_rl.rl.checkpoint", "CheckpointError"),
-    ("bdi_rl.bdi.policycache", "PolicyFileError"),
+    ("bdi_rl.rl.exchange", "ExchangeError"),
+    ("bdi_rl.xmpp.play", "PlayError"),
+    ("bdi_rl.rl.policyfile", "PolicyFileError"),
     ("bdi_rl.readers.qgrid", "QGridError"),
     ("bdi_rl.readers.world", "WorldError"),
     ("bdi_rl.store", "RunsDirError"),
@@ -750,7 +868,7 @@ def _say_user_error(exc: BaseException) -> str:
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 #: The commands that run agents: they patch the libraries first; the readers never import them.
-AGENT_COMMANDS = frozenset({"run", "agent", "telemetry"})
+AGENT_COMMANDS = frozenset({"run", "agent", "telemetry", "play"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -773,6 +891,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": cmd_export,
         "dashboard": cmd_dashboard,
         "qtable": cmd_qtable,
+        "play": cmd_play,
     }
     note_run_dir(None)
     try:

@@ -68,4 +68,31 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"{ev['mean_return']:.3f}" if ev else "-",
             f"{ev['success_rate']:.3f}" if ev else "-",
         )
-    Console(file=sys.stdout, width=120).print(table)
+    console = Console(file=sys.stdout, width=120)
+    console.print(table)
+    evaluation = summary.get("evaluation")
+    if evaluation:  # a play: what it measured, and how sure that is
+        for line in evaluation_lines(evaluation):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)  # one line each
+
+
+def evaluation_lines(evaluation: dict[str, Any]) -> list[str]:
+    """A play's results, one line per agent: the table played, then success and mean return
+    with their 95 % intervals (methods named)."""
+    lines = []
+    for name, entry in evaluation.get("agents", {}).items():
+        if not entry.get("episodes"):
+            lines.append(f"{name}: no episode played")
+            continue
+        table = entry.get("checkpoint") or {}
+        origin = f" of {table.get('path')} ({table.get('episodes')} episodes trained)" if table else ""
+        low, high = entry["success_ci95"]
+        r_low, r_high = entry["return_ci95"]
+        lines.append(
+            f"{name}: evaluation{origin}: {entry['episodes']} greedy episodes, success {entry['success_rate']:.3f} "
+            f"[{low:.3f}, {high:.3f}], mean return {entry['mean_return']:.3f} [{r_low:.3f}, {r_high:.3f}] "
+            f"(95 % intervals: success {evaluation.get('success_ci')}, return {evaluation.get('return_ci')})"
+        )
+        if entry.get("task_change"):
+            lines.append(f"{name}: played on another task than it learned: {entry['task_change']}")
+    return lines

@@ -130,6 +130,17 @@ class WorldSpec(_Table):
     died); a reconnect within it changes nothing."""
 
 
+class PlaySpec(_Table):
+    """This run is an evaluation (``bdi-rl play``): each learner plays the trained table its
+    ``warm_start`` names, greedily (epsilon 0), learning nothing and writing no checkpoint;
+    ``episodes`` is how many it plays, and the summary's ``evaluation`` holds their mean
+    return and success rate with 95 % intervals."""
+
+    policy_only: bool = False
+    """True: the table alone, in a plain loop (no plans, no XMPP); False: through the agent's
+    plans, traced as a run is."""
+
+
 class XmppSpec(_Table):
     server: Annotated[str, Meta(min_length=1, max_length=300)] = "embedded"
     """``embedded`` (pyjabber in-process on loopback) or ``host:port`` of a running server."""
@@ -167,6 +178,8 @@ class ExperimentSpec(_Table):
     """Agent groups."""
     world: WorldSpec | None = None
     """Present: ``env`` is a multi-agent world (a PettingZoo env) shared by the learners."""
+    play: PlaySpec | None = None
+    """Present: the run is an evaluation of trained tables, not training (``bdi-rl play``)."""
     episodes: Count = 1000
     """Training episodes per learner."""
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
@@ -370,6 +383,7 @@ def _validate(spec: ExperimentSpec) -> None:
             f"seed: learner i uses seed + i, which must stay <= {MAX_SEED}; got {spec.seed} with {learners} learners"
         )
     _validate_world(spec, names)
+    _validate_play(spec)
     if spec.eval_every and not spec.eval_episodes:
         raise SpecError("eval_every: evaluating during training needs eval_episodes of at least 1")
     if len(spec.env.goals) > 1 and spec.env.goal_every < 1:
@@ -436,6 +450,20 @@ AGENT_NAME_RULE = _NAME_RULE
 def is_agent_name(name: str) -> bool:
     """Whether ``name`` can be an agent's name (see :func:`_is_jid_local`)."""
     return _is_jid_local(name)
+
+
+def _validate_play(spec: ExperimentSpec) -> None:
+    """What an evaluation asks of the spec: a table for every learner, and nothing that
+    trains (a shared world's seats play only together: not played)."""
+    if spec.play is None:
+        return
+    if spec.world is not None:
+        raise SpecError("play: a shared world is not played (its seats act only together)")
+    if spec.eval_every:
+        raise SpecError("eval_every: a play is an evaluation already; leave it at 0")
+    for i, group in enumerate(spec.agents):
+        if group.role == "learner" and group.warm_start is None:
+            raise SpecError(f"agents[{i}].warm_start: a play needs the table each learner plays")
 
 
 def _is_jid_local(name: str) -> bool:
@@ -541,19 +569,25 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
         raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
-        spec = parse_spec(data)
-        spec_dir = path.parent
-        for i, group in enumerate(spec.agents):
-            group.asl = str(_resolve_file(group.asl, spec_dir, f"agents[{i}].asl"))
-            if group.warm_start is not None:
-                try:
-                    group.warm_start = str(_resolve_existing(group.warm_start, spec_dir, f"agents[{i}].warm_start"))
-                except OSError as exc:
-                    raise SpecError(
-                        f"agents[{i}].warm_start: cannot use {_short(group.warm_start)}: {exc.strerror}"
-                    ) from None
+        return spec_from_table(data, path.parent)
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
+
+
+def spec_from_table(data: dict[str, Any], spec_dir: Path) -> ExperimentSpec:
+    """A spec from its TOML table, checked as :func:`load_spec` checks a file's, with plan
+    files and warm starts resolved against ``spec_dir`` (``bdi-rl play`` builds its spec so,
+    from the played run's). SpecError naming the key."""
+    spec = parse_spec(data)
+    for i, group in enumerate(spec.agents):
+        group.asl = str(_resolve_file(group.asl, spec_dir, f"agents[{i}].asl"))
+        if group.warm_start is not None:
+            try:
+                group.warm_start = str(_resolve_existing(group.warm_start, spec_dir, f"agents[{i}].warm_start"))
+            except OSError as exc:
+                raise SpecError(
+                    f"agents[{i}].warm_start: cannot use {_short(group.warm_start)}: {exc.strerror}"
+                ) from None
     return spec
 
 

@@ -103,6 +103,22 @@ def run_id(env_id: str, experiment: str, seed: int, started: float | None = None
     return f"{_slug(env_id.split(':')[-1])}__{_slug(experiment)}__{seed}__{stamp}"
 
 
+#: A run directory's name as a request may give it (run_id's slugs and a suffix): anything
+#: else that comes from a URL or a request body is no run, and never becomes a path.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,200}")
+
+
+def run_dir_named(runs: Path, run: str) -> Path | None:
+    """The directory ``run`` names directly under ``runs`` (a run id, never a path), or None."""
+    if not RUN_ID.fullmatch(run) or run in (".", ".."):
+        return None
+    path = runs / run
+    try:
+        return path if path.parent == runs and path.is_dir() else None
+    except OSError:
+        return None
+
+
 class RunsDirError(ValueError):
     """A runs directory that cannot hold runs; the message is one line naming it."""
 

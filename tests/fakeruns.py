@@ -265,7 +265,8 @@ class Learner(Agent):
         task = {**self.env.task_signature(), **({"goal": self.goal} if self.goal is not None else {})}
         save_checkpoint(self.run.dir / path, self.q, {
             "agent": self.name, "run": self.run.name, "env": self.env.state_space_signature(),
-            "env_kwargs": self.env.kwargs, "learning": dataclasses.asdict(self.config),
+            "env_kwargs": self.env.kwargs, "max_episode_steps": self.env.max_episode_steps,
+            "learning": dataclasses.asdict(self.config),
             "spec_hash": self.run.spec_hash, "warm_start": None, "task": task,
             "episodes": self.episodes, "total_episodes": self.episodes, "env_steps": self.env_steps,
             "epsilon": self.epsilon, "alpha": self.config.alpha})

@@ -66,6 +66,9 @@ class LearnerStats:
 class EpisodeSession:
     """A learner's env, Q-learner and trace, stepped by its plans."""
 
+    learns = True
+    """whether its episodes train the table (a play's do not: ``bdi.play.PlaySession``)"""
+
     def __init__(
         self,
         env: EnvAdapter,
@@ -291,7 +294,10 @@ class EpisodeSession:
         columns = self._columns if tracer.level >= TraceLevel.STEP else None
         hook = None if self.on_transition is None else _observing(self.on_transition)
         epsilon = learner.epsilon
-        result = run_episode(self.env, learner, learn=True, seed=seed, on_step=hook, collect=columns)
+        result = run_episode(self.env, learner, learn=self.learns, seed=seed, on_step=hook, collect=columns)
+        if not self.learns:  # greedy, so run_episode counted nothing
+            learner.env_steps += result.length
+            learner.end_episode()
         if columns is not None:
             tracer.rl_rows(columns, True, epsilon)
             columns.clear()

@@ -14,24 +14,38 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-import msgspec
 import numpy as np
 
 from bdi_rl.bdi.args import cell_arg, decoded, number_arg, text_arg
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.bdi.runtime.terms import Struct
-from bdi_rl.rl.checkpoint import field_error
 from bdi_rl.rl.envs import EnvAdapter
+from bdi_rl.rl.policyfile import (
+    FORMAT,
+    POLICY_DIR,
+    PolicyEntry,
+    PolicyFile,
+    PolicyFileError,
+    policy_file,
+    read_policy_file,
+)
 from bdi_rl.store import atomic_write_json
 
-FORMAT = 1
-POLICY_DIR = "policies"
-
-
-class PolicyFileError(ValueError):
-    """A policy cache file that cannot be used (one line, naming the file)."""
+__all__ = [
+    "FORMAT",
+    "POLICY_DIR",
+    "CachedPolicy",
+    "PolicyCache",
+    "PolicyEntry",
+    "PolicyFile",
+    "PolicyFileError",
+    "as_beliefs",
+    "load_policies",
+    "policy_file",
+    "save_policies",
+]
 
 
 @dataclass(frozen=True)
@@ -112,10 +126,6 @@ def confidence(env: EnvAdapter, actions: list[int]) -> float:
     return float(reached)
 
 
-def policy_file(run_dir: Path, agent: str) -> Path:
-    return run_dir / POLICY_DIR / f"{agent}.json"
-
-
 def save_policies(path: Path, agent: str, env: EnvAdapter, policies: dict[tuple[int, int], CachedPolicy]) -> None:
     atomic_write_json(
         path,
@@ -130,32 +140,9 @@ def save_policies(path: Path, agent: str, env: EnvAdapter, policies: dict[tuple[
     )
 
 
-class PolicyEntry(msgspec.Struct, frozen=True):
-    goal: Annotated[list[Annotated[int, msgspec.Meta(ge=0)]], msgspec.Meta(min_length=2, max_length=2)]
-    actions: str
-    confidence: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
-
-
-class PolicyFile(msgspec.Struct, frozen=True):
-    """``policies/<agent>.json``, as :func:`save_policies` writes it."""
-
-    format: Literal[1]
-    env: dict[str, Any]
-    """the state-space signature the sequences were made for"""
-    policies: list[PolicyEntry]
-    agent: str = ""
-
-
 def load_policies(path: Path, env: EnvAdapter) -> dict[tuple[int, int], CachedPolicy]:
     """A policy cache file, checked against ``env`` (PolicyFileError otherwise)."""
-    try:
-        data = msgspec.json.decode(path.read_bytes(), type=PolicyFile)
-    except OSError as exc:
-        raise PolicyFileError(f"{path}: not a readable policy cache ({type(exc).__name__})") from None
-    except msgspec.ValidationError as exc:
-        raise PolicyFileError(f"{path}: {field_error(str(exc), 'policy cache')}") from None
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise PolicyFileError(f"{path}: not a readable policy cache ({type(exc).__name__})") from None
+    data = read_policy_file(path)
     mine = env.state_space_signature()
     if data.env != mine:
         raise PolicyFileError(f"{path}: made for {str(data.env)[:200]}, not {mine}")

@@ -9,10 +9,17 @@ server's own host names (``readers.webserver``: no DNS rebinding), so that host 
 server. Refused requests are a 403 ``{"error": ...}`` and change nothing. Bodies are small
 JSON objects read with a bound; anything malformed is a 400 with one line.
 
-API (JSON): ``GET /api/control/specs`` (shipped specs and their TOML), ``GET
+API (JSON): ``GET /api/control/specs`` (shipped specs, their TOML and learner groups), ``GET
 /api/control/jobs`` (the queue), ``POST /api/control/runs`` and ``POST /api/control/sweeps``
-(``{"spec": name | "toml": text, "seed", "episodes", "trace"}``, a sweep with ``"seeds": N``),
-``POST /api/control/jobs/{id}/stop``.
+(``{"spec": name | "toml": text, "seed", "episodes", "trace", "warm_start": [{"run", "agent",
+"group"}]}``, a sweep with ``"seeds": N``), ``POST /api/control/jobs/{id}/stop``, ``POST
+/api/control/play`` (``{"run", "agent", "episodes", "seed", "policy_only", "goal": [x, y],
+"is_slippery", "map_name"}``: ``bdi-rl play`` of a checkpoint of the library) and ``POST
+/api/control/runs/{run}/resume`` (``bdi-rl run --resume`` of an interrupted or abandoned
+run). Checkpoints and runs are named by run id and agent, found under the runs directory;
+nothing in a request is ever a path. Plays and warm starts are checked as the CLI checks them
+(in a worker thread) before anything is queued: a table of another state space is a 400 with
+the line ``--warm-start`` gives.
 """
 
 from __future__ import annotations
@@ -22,22 +29,42 @@ import hmac
 import secrets
 import sys
 import time
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 import orjson
 from aiohttp import web
 from msgspec import Meta
 
-from bdi_rl.control.jobs import JobQueue
-from bdi_rl.control.specs import MAX_SPEC_BYTES, RequestError, shipped_spec, shipped_specs, uploaded_spec
+from bdi_rl.bdi.mind import AslError
+from bdi_rl.control.jobs import Job, JobQueue
+from bdi_rl.control.specs import (
+    MAX_SPEC_BYTES,
+    AgentName,
+    RequestError,
+    RunId,
+    WarmStartRef,
+    apply_warm_starts,
+    learner_groups,
+    save_spec,
+    shipped_spec,
+    shipped_specs,
+    uploaded_spec,
+)
+from bdi_rl.readers.runstate import run_state
 from bdi_rl.readers.viewer import STATIC, bad_request, create_app, json_response, not_found, stop_signals
 from bdi_rl.readers.webserver import host_check, start_app, url_of
-from bdi_rl.spec import MAX_EPISODES, MAX_SEED
-from bdi_rl.store import Sweep, new_sweep_id, write_sweep
+from bdi_rl.rl.checkpoint import CheckpointError
+from bdi_rl.rl.envs import EnvError
+from bdi_rl.rl.policyfile import PolicyFileError
+from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
+from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
+from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
+from bdi_rl.xmpp.runner import plan_learners
 
 TOKEN_HEADER = "X-BDI-RL-Token"
 #: Largest request body (an uploaded spec, JSON-escaped, and a few numbers).
@@ -46,7 +73,12 @@ MAX_BODY = 2 * MAX_SPEC_BYTES + 4096
 MAX_SWEEP = 64
 #: Most jobs waiting at once (a page left starting sweeps must not fill the memory).
 MAX_QUEUED = 1024
+#: Most warm-start entries in one request (one per agent group).
+MAX_AGENT_GROUPS = 1000
+#: Most episodes one play from the page plays.
+MAX_PLAY_EPISODES = 1_000_000
 
+T = TypeVar("T")
 JOBS = web.AppKey("jobs", JobQueue)
 TOKEN = web.AppKey("token", str)
 
@@ -60,6 +92,27 @@ class StartRequest(msgspec.Struct, forbid_unknown_fields=True):
     episodes: Annotated[int, Meta(ge=1, le=MAX_EPISODES)] | None = None
     trace: Literal["episode", "step", "cycle"] | None = None
     seeds: Annotated[int, Meta(ge=1, le=MAX_SWEEP)] = 1
+    warm_start: Annotated[list[WarmStartRef], Meta(max_length=MAX_AGENT_GROUPS)] = []
+    """what learner groups start from, by run id and agent (checked before anything is queued)"""
+
+
+class PlayBody(msgspec.Struct, forbid_unknown_fields=True):
+    """A play of a checkpoint of the library (``bdi-rl play``), as the library page sends it:
+    only the overrides its small form offers, each checked here."""
+
+    run: RunId
+    agent: AgentName | None = None
+    episodes: Annotated[int, Meta(ge=1, le=MAX_PLAY_EPISODES)] = 100
+    seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] | None = None
+    policy_only: bool = False
+    goal: Annotated[list[Annotated[int, Meta(ge=0, le=10_000)]], Meta(min_length=2, max_length=2)] | None = None
+    is_slippery: bool | None = None
+    map_name: Literal["4x4", "8x8"] | None = None
+
+
+#: Errors of a spec, a checkpoint, an env or a play that the CLI would report as bad input:
+#: a request that meets one is a 400 with that one line.
+USER_ERRORS = (RequestError, SpecError, CheckpointError, EnvError, AslError, PolicyFileError, PlayError)
 
 
 def same_origin(origin: str, host: str) -> bool:
@@ -90,6 +143,8 @@ def create_control_app(
             web.post("/api/control/runs", api_start_run),
             web.post("/api/control/sweeps", api_start_sweep),
             web.post("/api/control/jobs/{job}/stop", api_stop),
+            web.post("/api/control/play", api_play),
+            web.post("/api/control/runs/{run}/resume", api_resume),
         ]
     )
     return app
@@ -126,7 +181,9 @@ async def _control_page(request: web.Request) -> web.FileResponse:
 
 async def api_specs(request: web.Request) -> web.Response:
     """The shipped specs (name and TOML text), and the limits the page should know."""
-    specs = [{"name": name, "toml": text} for name, text in shipped_specs().items()]
+    specs = [
+        {"name": name, "toml": text, "learner_groups": learner_groups(text)} for name, text in shipped_specs().items()
+    ]
     return json_response(
         {"specs": specs, "max_sweep": MAX_SWEEP, "max_seed": MAX_SEED, "max_spec_bytes": MAX_SPEC_BYTES}
     )
@@ -145,8 +202,8 @@ async def api_jobs(request: web.Request) -> web.Response:
 
 
 # -- changing things ---------------------------------------------------------------------
-async def _start_request(request: web.Request) -> StartRequest:
-    """The body as a :class:`StartRequest`; 400 naming what is wrong."""
+async def _body(request: web.Request, kind: type[T]) -> T:
+    """The body as a ``kind``; 400 naming what is wrong (read with a bound)."""
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise bad_request(f"request body larger than {MAX_BODY // 1024} KB")
     body = b""
@@ -155,9 +212,14 @@ async def _start_request(request: web.Request) -> StartRequest:
         if len(body) > MAX_BODY:
             raise bad_request(f"request body larger than {MAX_BODY // 1024} KB")
     try:
-        start = msgspec.json.decode(body, type=StartRequest)
+        return msgspec.json.decode(body, type=kind)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise bad_request(" ".join(str(exc).split())[:300]) from None
+
+
+async def _start_request(request: web.Request) -> StartRequest:
+    """The body as a :class:`StartRequest`; 400 naming what is wrong."""
+    start = await _body(request, StartRequest)
     if (start.spec is None) == (start.toml is None):
         raise bad_request('give "spec" (a shipped spec\'s name) or "toml" (a spec\'s text), not both')
     if request.app[JOBS].queued() + start.seeds > MAX_QUEUED:
@@ -165,18 +227,26 @@ async def _start_request(request: web.Request) -> StartRequest:
     return start
 
 
-def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path, Any]:
-    """What the job shows as its spec, the file the child runs, and the loaded spec."""
+async def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path, Any]:
+    """What the job shows as its spec, the file the child runs, and the loaded spec, its warm
+    starts resolved and checked against its envs (in a worker thread: tables are read)."""
     overrides = {"seed": start.seed, "episodes": start.episodes, "trace": start.trace}
+    runs = request.app[JOBS].runs
     try:
         if start.spec is not None:
             path, spec = shipped_spec(start.spec, overrides)
-            return start.spec, path, spec
-        assert start.toml is not None
-        path, spec = uploaded_spec(start.toml, overrides, request.app[JOBS].runs)
-        return f"{spec.name} (uploaded)", path, spec
-    except RequestError as exc:
-        raise bad_request(str(exc)) from None
+            label = start.spec
+        else:
+            assert start.toml is not None
+            uploaded, spec = uploaded_spec(start.toml, overrides, runs, save=not start.warm_start)
+            path, label = uploaded or Path(), f"{spec.name} (uploaded)"
+        if start.warm_start:  # nothing is saved before every warm start is found and checked
+            warm = apply_warm_starts(spec, start.warm_start, runs)
+            await asyncio.to_thread(_check_learners, spec)
+            path, label = save_spec(spec, runs), f"{label}; warm start {', '.join(warm)}"
+        return label, path, spec
+    except USER_ERRORS as exc:
+        raise bad_request(_in_runs(str(exc), runs)) from None
     except OSError as exc:
         raise web.HTTPInternalServerError(
             text=orjson.dumps({"error": f"cannot save the spec: {exc.strerror}"}).decode(),
@@ -184,11 +254,22 @@ def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path, Any]
         ) from None
 
 
+def _check_learners(spec: ExperimentSpec) -> None:
+    """Every learner's env and warm start, as ``bdi-rl run`` checks them before it starts."""
+    plan_learners(spec)
+
+
+def _in_runs(message: str, runs: Path) -> str:
+    """A one-line error with the runs directory's paths said as ``runs/<run>/...`` (the
+    page names runs by id; it need not learn where the server keeps them)."""
+    return " ".join(message.replace(f"{runs}/", "runs/").split())[:600]
+
+
 async def api_start_run(request: web.Request) -> web.Response:
     start = await _start_request(request)
     if start.seeds != 1:
         raise bad_request("seeds: one run has one seed; start a sweep for more")
-    label, path, spec = _spec_of(start, request)
+    label, path, spec = await _spec_of(start, request)
     queue = request.app[JOBS]
     job = queue.new_job(label, path, spec.seed, episodes=start.episodes, trace=start.trace)
     queue.submit([job])
@@ -198,12 +279,18 @@ async def api_start_run(request: web.Request) -> web.Response:
 async def api_start_sweep(request: web.Request) -> web.Response:
     """N seeds of one spec (base .. base+N-1), recorded as a sweep (``store.Sweep``)."""
     start = await _start_request(request)
-    label, path, spec = _spec_of(start, request)
+    if start.seed is not None and start.seed + start.seeds - 1 > MAX_SEED:
+        raise bad_request(f"seed: {start.seed} + {start.seeds} seeds goes past {MAX_SEED}")
+    label, path, spec = await _spec_of(start, request)
     if spec.seed + start.seeds - 1 > MAX_SEED:
         raise bad_request(f"seed: {spec.seed} + {start.seeds} seeds goes past {MAX_SEED}")
     queue = request.app[JOBS]
     seeds = list(range(spec.seed, spec.seed + start.seeds))
-    overrides = {k: v for k, v in (("episodes", start.episodes), ("trace", start.trace)) if v is not None}
+    overrides: dict[str, Any] = {
+        k: v for k, v in (("episodes", start.episodes), ("trace", start.trace)) if v is not None
+    }
+    if start.warm_start:
+        overrides["warm_start"] = [msgspec.to_builtins(ref) for ref in start.warm_start]
     created = time.time()
     sweep = Sweep(new_sweep_id(queue.runs, created), spec.name, seeds, [None] * len(seeds), created, overrides)
     try:
@@ -230,6 +317,71 @@ async def api_stop(request: web.Request) -> web.Response:
     if job is None:
         raise not_found("no such job")
     return json_response({"job": job.to_json()})
+
+
+def _queue_one(queue: JobQueue, job: Job) -> web.Response:
+    if queue.queued() + 1 > MAX_QUEUED:
+        raise bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
+    queue.submit([job])
+    return json_response({"jobs": [job.to_json()]}, status=201)
+
+
+async def api_play(request: web.Request) -> web.Response:
+    """``bdi-rl play`` of an agent's checkpoint in a run of this runs directory, checked whole
+    (in a worker thread) before it is queued."""
+    body = await _body(request, PlayBody)
+    queue = request.app[JOBS]
+    run_dir = run_dir_named(queue.runs, body.run)
+    if run_dir is None:
+        raise not_found("no such run")
+    env = {k: v for k, v in (("is_slippery", body.is_slippery), ("map_name", body.map_name)) if v is not None}
+    goal = (body.goal[0], body.goal[1]) if body.goal is not None else None
+    play = PlayRequest(run_dir, body.agent, body.episodes, body.seed, env, goal, body.policy_only)
+    try:
+        await asyncio.to_thread(prepare_play, play)
+    except USER_ERRORS as exc:
+        raise bad_request(_in_runs(str(exc), queue.runs)) from None
+    args = ["play", str(run_dir), "--runs", str(queue.runs), "--episodes", str(body.episodes)]
+    if body.agent is not None:
+        args += ["--agent", body.agent]
+    if body.seed is not None:
+        args += ["--seed", str(body.seed)]
+    if goal is not None:
+        args += ["--goal", f"{goal[0]},{goal[1]}"]
+    args += [f"--env={key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in env.items()]
+    if body.policy_only:
+        args.append("--policy-only")
+    on = ", ".join([*(f"{k} {v}" for k, v in env.items()), *([f"goal {goal}"] if goal else [])])
+    label = f"play {body.run}/{body.agent or '(its table)'}" + (f" on {on}" if on else "")
+    return _queue_one(queue, queue.new_task(label, "play", args, seed=body.seed, episodes=body.episodes))
+
+
+async def api_resume(request: web.Request) -> web.Response:
+    """``bdi-rl run --resume`` of an interrupted or abandoned run of this runs directory."""
+    queue = request.app[JOBS]
+    run = request.match_info["run"]
+    run_dir = run_dir_named(queue.runs, run)
+    if run_dir is None or not (run_dir / SPEC_FILE).is_file():
+        raise not_found("no such run")
+    state = await asyncio.to_thread(run_state, run_dir)
+    if state.state not in ("interrupted", "abandoned"):
+        raise bad_request(f"{run}: {state.state} ({state.why}): only an interrupted or abandoned run is resumed")
+    if await asyncio.to_thread(_is_play, run_dir):
+        raise bad_request(f"{run}: an evaluation (bdi-rl play) is not resumed: play the table again")
+    active = queue.active_for(run)
+    if active is not None:
+        raise bad_request(f"{run}: job {active.id} is resuming it already")
+    job = queue.new_task(f"resume {run}", "resume", ["run", "--resume", str(run_dir)], run=run)
+    return _queue_one(queue, job)
+
+
+def _is_play(run_dir: Path) -> bool:
+    """Whether the run's spec says it is an evaluation (``[play]``)."""
+    try:
+        with open(run_dir / SPEC_FILE, "rb") as f:
+            return "play" in tomllib.loads(f.read(1 << 20).decode("utf-8", "replace"))
+    except (OSError, tomllib.TOMLDecodeError, RecursionError):
+        return False
 
 
 # -- serving -----------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """The job queue of ``bdi-rl serve``: at most N ``bdi-rl run`` children at once, the rest FIFO.
 
 Each job is ``python -m bdi_rl run SPEC --runs RUNS --seed S ... --no-progress
---announce-run-dir``: the same code path as a run from the terminal, so its run directory is
-an ordinary one. The child prints :data:`ANNOUNCE` and its run directory on stdout as soon as
-the directory exists (:func:`announce_run_dir`), which is how a job learns its run id (and a
-sweep record its ``runs[k]``) while the run is still going. Stopping a running job is Ctrl-C
+--announce-run-dir`` (or ``run --resume RUN_DIR``, or ``play RUN_DIR --agent A ...``): the same
+code path as from the terminal, so its run directory is an ordinary one. The child prints
+:data:`ANNOUNCE` and its run directory on stdout as soon as the directory exists
+(:func:`announce_run_dir`), which is how a job learns its run id (and a sweep record its
+``runs[k]``) while the run is still going. Stopping a running job is Ctrl-C
 for it (SIGINT: learners stop, tables and summary saved, exit 130), SIGKILL only after a grace
 period. Children run in their own session, so a Ctrl-C in serve's terminal reaches serve
 alone, which then stops them the same way.
@@ -46,9 +47,10 @@ class Job:
 
     id: int
     spec: str
-    """what the page shows: a shipped spec's name, or the experiment of an uploaded one"""
-    spec_path: Path
-    seed: int
+    """what the page shows: a shipped spec's name, the experiment of an uploaded one, or
+    what a resume or a play does"""
+    spec_path: Path | None
+    seed: int | None
     episodes: int | None = None
     trace: str | None = None
     sweep: str | None = None
@@ -62,9 +64,13 @@ class Job:
     ended: float | None = None
     proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
     stop_requested: bool = False
+    kind: str = "run"
+    """``run`` (a spec), ``resume`` (``run --resume``) or ``play`` (``bdi-rl play``)"""
+    args: list[str] = field(default_factory=list)
+    """a resume's or a play's ``bdi-rl`` arguments (a run's come from the fields above)"""
 
     def to_json(self) -> dict[str, Any]:
-        keys = ("id", "spec", "seed", "episodes", "trace", "sweep", "state", "run", "exit_code", "error")
+        keys = ("id", "kind", "spec", "seed", "episodes", "trace", "sweep", "state", "run", "exit_code", "error")
         return {k: getattr(self, k) for k in keys} | {
             "created": self.created,
             "started": self.started,
@@ -91,6 +97,14 @@ class JobQueue:
     def new_job(self, spec: str, spec_path: Path, seed: int, **kwargs: Any) -> Job:
         return Job(next(self._ids), spec, spec_path, seed, **kwargs)
 
+    def new_task(self, label: str, kind: str, args: list[str], seed: int | None = None, **kwargs: Any) -> Job:
+        """A resume or a play: ``bdi-rl ARGS`` in a child, as a run is."""
+        return Job(next(self._ids), label, None, seed, kind=kind, args=args, **kwargs)
+
+    def active_for(self, run: str) -> Job | None:
+        """A queued or running job of this server that writes the run ``run`` (a resume)."""
+        return next((j for j in self.jobs.values() if j.run == run and j.state in (QUEUED, RUNNING)), None)
+
     def submit(self, jobs: list[Job], sweep: Sweep | None = None) -> None:
         """Queue ``jobs`` (a sweep's record is already written) and start what may start."""
         if sweep is not None:
@@ -115,9 +129,13 @@ class JobQueue:
             task.add_done_callback(self._tasks.discard)
 
     def command(self, job: Job) -> list[str]:
-        """``bdi-rl run`` as the terminal would run it, plus the announcement of its run dir."""
+        """``bdi-rl run`` (or the resume's or play's command) as the terminal would run it,
+        plus the announcement of its run dir."""
         # -P: the installed bdi_rl, never a ``bdi_rl`` directory that happens to be in serve's
         # working directory (``python -m`` would put it first, as the console script does not)
+        tail = ["--no-progress", "--announce-run-dir"]
+        if job.kind != "run":
+            return [sys.executable, "-P", "-m", "bdi_rl", *job.args, *tail]
         cmd = [sys.executable, "-P", "-m", "bdi_rl", "run", str(job.spec_path), "--runs", str(self.runs)]
         cmd += ["--seed", str(job.seed)]
         if job.episodes is not None:

@@ -1,4 +1,7 @@
-"""``bdi-rl qtable show`` and ``qtable diff``: Q-table checkpoints, for people.
+"""``bdi-rl qtable list``, ``show`` and ``diff``: Q-table checkpoints, for people.
+
+``list`` prints the checkpoint library (:mod:`bdi_rl.readers.library`) of a runs directory,
+one table per env and state space; a damaged checkpoint is a row saying why.
 
 ``show`` prints a checkpoint's metadata (verified: the file is read through
 :func:`~bdi_rl.rl.checkpoint.load_checkpoint`) and, for grid worlds, the greedy policy as
@@ -160,3 +163,84 @@ def diff(path_a: Path, path_b: Path, top: int = 10, file: Any = None) -> dict[st
             + ", ".join(f"{s}: {greedy_a[s]} -> {greedy_b[s]}" for s in changed[:40])
         )
     return {"largest": largest, "changed": changed, "max_abs": float(np.abs(delta).max())}
+
+
+def print_library(runs: Path, file: Any = None) -> int:
+    """The checkpoint library of ``runs`` as tables, one per env and state space (the
+    tables of one can warm-start each other's runs); returns how many entries it lists."""
+    from bdi_rl.readers.library import Library
+
+    entries = Library(runs).scan()["entries"]
+    out = file or sys.stdout
+    # a terminal's width; piped (grep, a file), one line per checkpoint
+    console = Console(file=out, width=None if out.isatty() else 1000, highlight=False)
+    if not entries:
+        console.print(f"no Q-table checkpoints under {escape(str(runs))}")
+        return 0
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault(entry["group"], []).append(entry)
+    for group in sorted(groups):
+        table = Table(title=_text(group), title_justify="left", box=None, pad_edge=False)
+        columns = (
+            "run",
+            "agent",
+            "episodes",
+            "epsilon",
+            "final eval",
+            "saved",
+            "warm start from",
+            "plays",
+            "integrity",
+        )
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for entry in sorted(groups[group], key=lambda e: (e["run"], e["agent"])):
+            table.add_row(*_library_row(entry))
+        console.print(table)
+        console.print()
+    return len(entries)
+
+
+def _library_row(entry: dict[str, Any]) -> list[str]:
+    final = entry["evaluation"]
+    evaluated = (
+        f"success {final.get('success_rate', '?')}, return {final.get('mean_return', '?')}"
+        if isinstance(final, dict)
+        else "-"
+    )
+    lineage = entry["lineage"]
+    origin = "-"
+    if lineage:
+        origin = f"{lineage.get('key') or lineage.get('path')} ({lineage.get('episodes')} ep.; {lineage['status']})"
+    episodes = entry["total_episodes"]
+    trained = "-" if episodes is None else str(episodes)
+    if episodes is not None and entry["episodes"] != episodes:
+        trained += f" ({entry['episodes']} here)"
+    saved = entry["created"]
+    run = entry["run"] + (f" (imported from {entry['made_by']})" if entry["imported"] else "")
+    integrity = entry["integrity"] if entry["verified"] else f"NOT USABLE: {entry['integrity']}"
+    policies = entry["policies"]
+    if policies:
+        integrity += (
+            f"; policy cache: {policies['problem']}"
+            if policies["problem"]
+            else f"; policy cache of {len(policies['goals'])} goal(s)"
+        )
+    plays = entry["plays"]
+    played = "-"
+    if plays:
+        last = plays[-1]
+        low, high = last["success_ci95"] or (0.0, 0.0)
+        played = f"{len(plays)}; last {last['run']}: success {last['success_rate']:.3f} [{low:.3f}, {high:.3f}]"
+    return [
+        _text(run),
+        _text(entry["agent"]),
+        trained,
+        "-" if entry["epsilon"] is None else f"{entry['epsilon']:.3g}",
+        _text(evaluated),
+        "-" if saved is None else datetime.datetime.fromtimestamp(saved).isoformat(sep=" ", timespec="seconds"),
+        _text(origin),
+        _text(played),
+        _text(integrity),
+    ]

@@ -23,7 +23,7 @@ import msgspec
 import orjson
 
 from bdi_rl.rl.success import family_of_env_id, is_success
-from bdi_rl.readers.runstate import RunState, run_state
+from bdi_rl.readers.runstate import RunState, read_summary, run_state
 from bdi_rl.store import SPEC_FILE, TRACE_FILE
 from bdi_rl.trace.steps import OP, expand, keyframe_of
 from bdi_rl.trace.events import (
@@ -654,7 +654,19 @@ class RunIndex:
             "indexing": self.indexing,
             "events": sum(a.events for a in self.agents.values()),
             "damaged": self.damaged,
+            "evaluation": self.evaluation,
         }
+
+    @property
+    def evaluation(self) -> dict[str, Any] | None:
+        """A play's results (``bdi-rl play``: ``summary.json``'s ``evaluation``), else None;
+        ``{"policy_only": ...}`` alone while the play is still going."""
+        play = self.spec.get("play")
+        if not isinstance(play, dict):
+            return None
+        summary = read_summary(self.run_dir) or {}
+        found = summary.get("evaluation")
+        return found if isinstance(found, dict) else {"policy_only": bool(play.get("policy_only"))}
 
 
 def _spec_learners(spec: dict[str, Any]) -> int:

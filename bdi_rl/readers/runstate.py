@@ -29,7 +29,7 @@ from typing import Literal
 from bdi_rl.crashlog import CRASH_LOG
 from bdi_rl.store import SUMMARY_FILE, TRACE_FILE, WRITER_FILE, run_writer
 
-__all__ = ["RunState", "State", "run_state"]
+__all__ = ["RunState", "State", "read_summary", "run_state"]
 
 State = Literal["live", "finished", "interrupted", "failed", "abandoned"]
 
@@ -78,6 +78,13 @@ def _ended(summary: dict[str, object]) -> RunState:
 
 
 _UNREADABLE = object()
+
+
+def read_summary(run_dir: Path) -> dict[str, object] | None:
+    """The run's ``summary.json`` as a JSON object, or None (none yet, unreadable, or larger
+    than any summary: :data:`MAX_SUMMARY_BYTES`); parsed once per version of the file."""
+    summary = _read_summary(run_dir / SUMMARY_FILE)
+    return summary if isinstance(summary, dict) else None
 
 
 def _read_summary(path: Path) -> dict[str, object] | object | None:

@@ -32,6 +32,7 @@ from bdi_rl.readers import curves, joint, render, vendor, world
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
+from bdi_rl.readers.library import Library
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.pattern import PatternError, parse_pattern
@@ -62,6 +63,9 @@ from bdi_rl.trace.events import (
 RUNS_DIR = web.AppKey("runs_dir", Path)
 INDEXER = web.AppKey("indexer", Indexer)
 LIVE_POLL = web.AppKey("live_poll", float)
+LIBRARY = web.AppKey("library", Library)
+#: Seconds the library's answer waits for its scan (the rest is listed as pending, read on).
+LIBRARY_WAIT = 1.0
 
 STATIC = Path(__file__).resolve().parent / "static"
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,200}")
@@ -100,12 +104,14 @@ def create_app(
     app[RUNS_DIR] = runs_dir.resolve()
     app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())
     app[LIVE_POLL] = live_poll
+    app[LIBRARY] = Library(app[RUNS_DIR])
     app.cleanup_ctx.append(_background_indexing)
     app.add_routes(
         [
             web.get("/", _page("index.html")),
             web.get("/run/{run}", _page("run.html")),
             web.get("/compare", _page("compare.html")),
+            web.get("/library", _page("library.html")),
             web.get("/static/{name}", _static),
             web.get("/static/vendor/{name}", _vendor),
             web.get("/favicon.ico", _no_icon),
@@ -123,6 +129,7 @@ def create_app(
             web.get("/api/runs/{run}/joint/{episode}", api_joint_episode),
             web.get("/api/curves", api_curves),
             web.get("/api/sweeps", api_sweeps),
+            web.get("/api/library", api_library),
         ]
     )
     return app
@@ -356,6 +363,13 @@ async def api_curves(request: web.Request) -> web.Response:
 async def api_sweeps(request: web.Request) -> web.Response:
     """Every sweep record of the runs directory, newest first."""
     return json_response({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
+
+
+async def api_library(request: web.Request) -> web.Response:
+    """The checkpoint library (``readers.library``): every checkpoint and policy cache under
+    the runs directory, read in a worker thread; what it has not read within LIBRARY_WAIT
+    seconds is listed as pending (``"pending": N``) and read on meanwhile."""
+    return json_response(await request.app[LIBRARY].listing(LIBRARY_WAIT))
 
 
 @_with_index

@@ -3,7 +3,7 @@
 A checkpoint holds the table (``q``) and JSON metadata (``meta``), whose one schema is
 :class:`CheckpointMeta`: format version, the env's state-space signature (id, the kwargs
 that shape the states, sizes), the env's full kwargs, agent, run, episodes and env steps
-trained, epsilon and alpha at save, hyper-parameters, the spec's hash, where a warm start
+trained, the step limit, epsilon and alpha at save, hyper-parameters, the spec's hash, where a warm start
 came from, a SHA-256 of the table, and the creation time.
 
 Files are written atomically (temporary file, fsync, rename), so a process killed while
@@ -42,6 +42,9 @@ READABLE_FORMATS = (1, 2)
 #: expand into gigabytes (a Taxi table is 24 KB; 256 MiB is 32M Q-values).
 MAX_TABLE_BYTES = 256 << 20
 MAX_META_BYTES = 16 << 20
+#: No checkpoint file is bigger than its largest table and metadata (``np.savez`` stores them
+#: uncompressed) and a little zip framing: readers that list or import files open none bigger.
+MAX_FILE_BYTES = MAX_TABLE_BYTES + MAX_META_BYTES + (1 << 20)
 #: Deepest nesting of the metadata's JSON (bdi-rl writes 3 levels; printing or comparing a
 #: deeper value could exhaust the stack).
 MAX_META_DEPTH = 32
@@ -111,6 +114,9 @@ class CheckpointMeta(msgspec.Struct, frozen=True):
     run: str = ""
     env_kwargs: dict[str, Any] = {}
     """the env's full kwargs (the state space's are in ``env``)"""
+    max_episode_steps: Size | UnsetType = UNSET
+    """the env's step limit as trained (not part of the state space; a play of the table
+    on its own env needs it: FrozenLake 8x8 is trained with 200 steps, registered with 100)"""
     task: TaskSignature = msgspec.field(default_factory=TaskSignature)
     total_episodes: Count | UnsetType = UNSET
     """episodes over every run the table was warm-started through"""
@@ -236,9 +242,49 @@ def load_checkpoint(path: Path) -> Checkpoint:
     return Checkpoint(path, table, header, meta)
 
 
+#: Most members an archive may list to be read as a checkpoint (it has two, ``q`` and ``meta``):
+#: Python's zipfile parses the whole central directory when it opens one, and a 200 MB file
+#: can list millions of members (gigabytes of ``ZipInfo``), so a bigger one is refused first.
+MAX_MEMBERS = 64
+_EOCD = struct.Struct("<4s4H2LH")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+
+
+def _members_listed(path: Path) -> int | None:
+    """How many members the archive's end record says it lists (None: no end record, or
+    one that cannot be read; zipfile then says what is wrong)."""
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        tail_size = min(size, _EOCD.size + 0xFFFF)
+        f.seek(size - tail_size)
+        tail = f.read(tail_size)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + _EOCD.size > len(tail):
+            return None
+        entries = _EOCD.unpack_from(tail, at)[4]
+        if entries != 0xFFFF:
+            return int(entries)
+        locator = tail.rfind(b"PK\x06\x07", 0, at)  # zip64: the real count is in its own record
+        if locator < 0:
+            return None
+        offset = struct.unpack_from("<Q", tail, locator + 8)[0]
+        if offset + _ZIP64_EOCD.size > size:
+            return None
+        f.seek(offset)
+        record = f.read(_ZIP64_EOCD.size)
+        if len(record) < _ZIP64_EOCD.size or record[:4] != b"PK\x06\x06":
+            return None
+        return int(_ZIP64_EOCD.unpack(record)[7])
+
+
 def _read_archive(path: Path) -> tuple[np.ndarray, bytes]:
     """The ``q`` and ``meta`` arrays of an ``.npz``, read without pickle, sizes bounded."""
     try:
+        listed = _members_listed(path)
+        if listed is not None and listed > MAX_MEMBERS:
+            raise CheckpointError(
+                f"{path}: not a bdi-rl Q-table checkpoint (an archive of {listed} members; a checkpoint has 2)"
+            )
         with zipfile.ZipFile(path) as archive:
             members = {info.filename: info for info in archive.infolist()}
             if not {"q.npy", "meta.npy"} <= members.keys():

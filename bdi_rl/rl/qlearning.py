@@ -7,6 +7,7 @@ at a time from the table and draws its random numbers in blocks.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from bdi_rl.rl.envs import EnvAdapter
 __all__ = [
     "EpisodeResult",
     "EvalResult",
+    "FrozenLearner",
     "LearningConfig",
     "QLearner",
     "StepHook",
@@ -299,6 +301,43 @@ class QLearner:
         )
 
 
+class FrozenLearner(QLearner):
+    """A trained table played, never trained (``bdi-rl play``): greedy actions (random
+    tie-breaking on the evaluation stream), epsilon 0, and nothing the plans ask for changes a
+    Q-value: updates, replayed experience, priors and adopted policies leave the table as it
+    is. Episodes are counted (plans end a play by ``training_done``); the schedules stay."""
+
+    def __init__(self, q: np.ndarray, config: LearningConfig | None = None, seed: int | None = None) -> None:
+        frozen = dataclasses.replace(config or LearningConfig(), epsilon_start=0.0, epsilon_end=0.0, beta=None)
+        super().__init__(q.shape[0], q.shape[1], frozen, seed)
+        self.load_table(q)
+
+    def act(self, s: int) -> int:
+        return self.greedy(s)
+
+    def update(self, s: int, a: int, r: float, s2: int, terminated: bool) -> tuple[float, float]:
+        value = float(self.q[s, a])
+        return value, value
+
+    def end_episode(self) -> None:
+        self.episodes += 1
+
+    def set_epsilon(self, x: float) -> None:
+        """Ignored: a play is greedy whatever its plans ask."""
+
+    def cap(self, arrivals: Iterable[tuple[int, int, float]]) -> None:
+        """Ignored: a played table takes no prior."""
+
+    def floor(self, arrivals: Iterable[tuple[int, int, float]], reward: float) -> None:
+        """Ignored: a played table takes no prior."""
+
+    def adopt_policy(self, actions: list[int]) -> int:
+        """Changes nothing (0 states changed); the length is still checked."""
+        if len(actions) != self.n_states:
+            raise ValueError(f"the policy must give one action per state ({self.n_states}), got {len(actions)}")
+        return 0
+
+
 @dataclass
 class EpisodeResult:
     """One finished episode."""
@@ -354,7 +393,9 @@ def run_episode(
     on_step: StepHook | None = None,
     collect: StepColumns | None = None,
 ) -> EpisodeResult:
-    """Play one episode; with ``learn`` update the table and schedules, else act greedily.
+    """Play one episode; with ``learn`` update the table and schedules, else act greedily
+    (on the learner's evaluation stream, counting nothing). ``collect``: each step's row of
+    the trace, in either case.
 
     Hot path.  Each step reads the current Q row once as a Python list, and that same
     list serves both the bootstrap of this step and the action choice of the next one
@@ -418,6 +459,13 @@ def run_episode(
         while True:
             a = _pick_max(row, next_u)
             s2, r, term, trunc = step(a)
+            if collect is not None:  # Q does not change: q_after is Q[s, a] as chosen
+                collect.s.append(s)
+                collect.a.append(a)
+                collect.r.append(r)
+                collect.s2.append(s2)
+                collect.q_after.append(row[a])
+                collect.q.extend(row)
             if on_step is not None:
                 v = row[a]
                 on_step(s, a, r, s2, term, trunc, v, v)

@@ -25,6 +25,7 @@ import tomli_w
 from bdi_rl.bdi.actions import PERCEPT, RlBridge, register_signatures
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.play import PlayedTable, PlaySession, evaluation
 from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.rl.checkpoint import (
     Checkpoint,
@@ -39,7 +40,7 @@ from bdi_rl.rl.worldenv import Seat, make_world
 from bdi_rl.rl.goals import goal_envs, map_goal
 from bdi_rl.bdi.mind import AslError, check_asl
 from bdi_rl.bdi.policycache import CachedPolicy, PolicyCache, PolicyFileError, as_beliefs, load_policies, policy_file
-from bdi_rl.rl.qlearning import LearningConfig, QLearner
+from bdi_rl.rl.qlearning import FrozenLearner, LearningConfig, QLearner
 from bdi_rl.spec import AgentGroup, ExperimentSpec, SpecError, packaged_asl_dir, parse_host_port
 from bdi_rl.store import (
     QTABLE_DIR,
@@ -194,9 +195,12 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                 )
             if name == group.agent_names()[0] and seat is None:  # one env of each group is enough
                 probe_reset(spec.env.id, spec.env.kwargs, env.reset)
-            learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
-            if checkpoint is not None:
-                learner.load_table(checkpoint.q)
+            if spec.play is not None and checkpoint is not None:  # an evaluation (bdi-rl play): frozen
+                learner: QLearner = FrozenLearner(checkpoint.q, learner_config, seed=seed)
+            else:
+                learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
+                if checkpoint is not None:
+                    learner.load_table(checkpoint.q)
             plans.append(
                 LearnerPlan(
                     name,
@@ -707,7 +711,8 @@ def make_agent(
     )
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)
-    session = EpisodeSession(
+    playing = spec.play is not None  # an evaluation (bdi-rl play): greedy, nothing learned or saved
+    session = (PlaySession if playing else EpisodeSession)(
         plan.env,
         plan.learner,
         tracer,
@@ -719,7 +724,7 @@ def make_agent(
         goals=plan.goals,
         goal_every=spec.env.goal_every,
     )
-    checkpoints = CheckpointSchedule(
+    checkpoints = (PlayedTable if playing else CheckpointSchedule)(
         session,
         run_dir / QTABLE_DIR / f"{plan.name}.npz",
         checkpoint_meta(plan, spec, run),
@@ -869,6 +874,7 @@ def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[s
         "run": run,
         "env": plan.env.state_space_signature(),
         "env_kwargs": plan.env.kwargs,
+        "max_episode_steps": plan.env.max_episode_steps,
         "learning": dataclasses.asdict(plan.learner.config),
         "spec_hash": spec_hash(spec),
         "warm_start": lineage,
@@ -1062,7 +1068,17 @@ def _summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: float) -> 
         if agent.failure:
             entry["failure"] = agent.failure
         per_agent[agent.name] = {**entry, **stopped}
-    return run_summary(run, spec, per_agent, steps, learn_seconds, wall)
+    summary = run_summary(run, spec, per_agent, steps, learn_seconds, wall)
+    if spec.play is not None:  # what the play measured, with 95 % intervals
+        summary["evaluation"] = evaluation(
+            spec.play.policy_only,
+            {
+                a.name: (a.bridge.session.played, a.bridge.checkpoints.warm_start, a.bridge.checkpoints.task_change)
+                for a in learners
+                if isinstance(a.bridge.session, PlaySession)
+            },
+        )
+    return summary
 
 
 def resumed_summary(resumed_at: dict[str, int], agents: list[Any]) -> dict[str, Any]:

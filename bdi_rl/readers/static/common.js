@@ -53,3 +53,18 @@ function damageText(damaged) {
     : "nothing from line " + damaged.unread_from + " on was read";
   return "damaged trace: trace.jsonl:" + damaged.line + ": " + damaged.why + more + "; " + rest;
 }
+
+// A play's evaluation (bdi-rl play: summary.json's "evaluation"), one line per agent: the table
+// played, then success and mean return with their 95 % intervals and how they were made.
+function playedText(evaluation) {
+  const agents = Object.entries(evaluation.agents || {});
+  if (!agents.length) return "an evaluation (bdi-rl play) still being played" + (evaluation.policy_only ? ", policy only" : "");
+  return agents.map(([name, e]) => {
+    if (!e.episodes) return name + ": no episode played";
+    const table = e.checkpoint ? " of " + e.checkpoint.run + " / " + e.checkpoint.agent + " (" + e.checkpoint.episodes + " episodes trained)" : "";
+    return name + table + ": " + e.episodes + " greedy episodes" + (evaluation.policy_only ? " (policy only)" : " (with its plans)") +
+      ", success " + fmt(e.success_rate) + " [" + e.success_ci95.map(v => fmt(v)).join(", ") + "] (" + evaluation.success_ci + ")" +
+      ", mean return " + fmt(e.mean_return) + " [" + e.return_ci95.map(v => fmt(v)).join(", ") + "] (" + evaluation.return_ci + ")" +
+      (e.task_change ? "; played on another task: " + e.task_change : "");
+  }).join("\n");
+}

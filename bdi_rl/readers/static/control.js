@@ -1,39 +1,12 @@
 // The control page (bdi-rl serve): start runs and seed sweeps, watch the queue, stop jobs.
-// The token comes in the URL's fragment (never sent to the server), is kept in sessionStorage
-// and sent in a header with every POST; the DOM is built with text nodes only (common.js).
+// The token (token.js) is kept in sessionStorage and sent in a header with every POST; the DOM
+// is built with text nodes only (common.js).
 "use strict";
 
-const TOKEN_KEY = "bdi-rl-token";
 const shipped = new Map();  // spec name -> its TOML text, as the server ships it
 
-function takeToken() {
-  const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (found) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(found[1]));
-    history.replaceState(null, "", location.pathname + location.search);  // out of sight and history
-  }
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  document.getElementById("no-token").hidden = Boolean(token);
-  return token || "";
-}
-
 const token = takeToken();
-
-// A state-changing request: the token, and an Origin header (the page's no-referrer policy
-// would make it "null", which the server refuses; same-origin keeps it).
-async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-BDI-RL-Token": token},
-    body: JSON.stringify(body || {}),
-    referrerPolicy: "same-origin",
-    credentials: "same-origin",
-  });
-  let data = null;
-  try { data = await response.json(); } catch (e) { data = null; }
-  if (!response.ok) throw new Error((data && data.error) || (url + ": " + response.status));
-  return data;
-}
+document.getElementById("no-token").hidden = Boolean(token);
 
 function say(text, ok) {
   const line = document.getElementById("start-result");
@@ -41,11 +14,15 @@ function say(text, ok) {
   line.className = ok ? "ok" : "error";
 }
 
+const groupsOf = new Map();  // shipped spec name -> its learner groups
+const warmStarts = [];  // {group, run, agent}: what each group starts from (by run id and agent)
+
 async function loadSpecs() {
   const data = await getJSON("/api/control/specs");
   const select = document.getElementById("spec-name");
   for (const spec of data.specs) {
     shipped.set(spec.name, spec.toml);
+    groupsOf.set(spec.name, spec.learner_groups || []);
     select.append(el("option", {value: spec.name}, spec.name));
   }
   select.append(el("option", {value: ""}, "(your own: paste it below)"));
@@ -60,6 +37,50 @@ async function loadSpecs() {
 function showSpec() {
   const name = document.getElementById("spec-name").value;
   document.getElementById("spec-text").value = name ? shipped.get(name) : "";
+  const groups = document.getElementById("warm-group");
+  groups.replaceChildren(el("option", {value: ""}, "every learner group"),
+    ...(groupsOf.get(name) || []).map(g => el("option", {value: g}, g)));
+}
+
+// The library's usable checkpoints, by env, for the warm-start picker.
+async function loadCheckpoints() {
+  const data = await getJSON("/api/library");
+  const select = document.getElementById("warm-checkpoint");
+  const groups = new Map();
+  for (const entry of data.entries) {
+    if (!entry.verified) continue;
+    if (!groups.has(entry.group)) groups.set(entry.group, el("optgroup", {label: entry.group}));
+    const episodes = entry.total_episodes === null ? "?" : entry.total_episodes;
+    groups.get(entry.group).append(el("option", {value: entry.key, "data-run": entry.run, "data-agent": entry.agent},
+      entry.run + " / " + entry.agent + " (" + episodes + " episodes)"));
+  }
+  select.replaceChildren(el("option", {value: ""}, "a checkpoint of the library …"), ...groups.values());
+}
+
+function showWarmStarts() {
+  document.getElementById("warm-starts").replaceChildren(...warmStarts.map((w, k) => {
+    const drop = el("button", {type: "button", class: "drop"}, "remove");
+    drop.addEventListener("click", () => { warmStarts.splice(k, 1); showWarmStarts(); });
+    return el("li", {"data-run": w.run, "data-agent": w.agent || ""},
+      (w.group || "every learner group") + " from " + w.run + " / " + (w.agent || "each agent's own table") + " ", drop);
+  }));
+}
+
+function addWarmStart() {
+  const option = document.getElementById("warm-checkpoint").selectedOptions[0];
+  if (!option || !option.value) { say("pick a checkpoint to warm-start from", false); return; }
+  const group = document.getElementById("warm-group").value || null;
+  const others = warmStarts.filter(w => w.group !== group);
+  warmStarts.splice(0, warmStarts.length, ...others, {group, run: option.dataset.run, agent: option.dataset.agent});
+  showWarmStarts();
+}
+
+// "warm start a new run from this" on the library page: /control?warm_run=RUN&warm_agent=AGENT
+function takeWarmStartFromUrl() {
+  const query = new URLSearchParams(location.search);
+  const run = query.get("warm_run");
+  if (run) warmStarts.push({group: null, run, agent: query.get("warm_agent") || null});
+  showWarmStarts();
 }
 
 // What to start: a shipped spec by name while its text is untouched, else the text itself.
@@ -73,6 +94,7 @@ function startBody() {
   }
   const trace = document.getElementById("trace").value;
   if (trace) body.trace = trace;
+  if (warmStarts.length) body.warm_start = warmStarts.map(w => ({group: w.group, run: w.run, agent: w.agent}));
   return body;
 }
 
@@ -111,7 +133,7 @@ function jobRows(job) {
     action.addEventListener("click", () => stopJob(job.id));
   }
   const row = el("tr", {"data-job": String(job.id), "data-state": job.state},
-    el("td", {}, String(job.id)), el("td", {}, job.spec), el("td", {}, String(job.seed)),
+    el("td", {}, String(job.id)), el("td", {}, job.spec), el("td", {}, job.seed === null ? "-" : String(job.seed)),
     el("td", {}, job.episodes === null ? "spec's" : String(job.episodes)),
     el("td", {}, job.trace === null ? "spec's" : job.trace), el("td", {}, sweepCell),
     el("td", {class: "state"}, job.stopping ? "stopping" : job.state), el("td", {}, runCell),
@@ -139,8 +161,10 @@ async function refresh() {
 async function main() {
   document.getElementById("start-run").addEventListener("click", startRun);
   document.getElementById("start-sweep").addEventListener("click", startSweep);
+  document.getElementById("warm-add").addEventListener("click", addWarmStart);
   await loadSpecs();
-  await refresh();
+  takeWarmStartFromUrl();
+  await Promise.all([refresh(), loadCheckpoints().catch(e => say("the checkpoint library: " + e.message, false))]);
   document.body.dataset.ready = "1";
   setInterval(refresh, 1000);
 }

@@ -27,6 +27,10 @@ function renderSummary(run) {
     el("tbody", {}, ...rows));
   document.getElementById("summary").replaceChildren(
     el("p", {}, (run.env || "?") + " · " + (run.experiment || "?") + " · " + run.events + " events"), table);
+  const played = document.getElementById("evaluation");  // a play: what it measured, with CIs
+  played.hidden = !run.evaluation;
+  played.textContent = run.evaluation ? "Evaluation (bdi-rl play): " + playedText(run.evaluation) : "";
+  showResume(run);
   const damaged = document.getElementById("damaged");  // what is shown was read around it
   damaged.hidden = !run.damaged;
   damaged.textContent = run.damaged ? damageText(run.damaged) : "";
@@ -337,3 +341,22 @@ async function start() {
   document.body.dataset.ready = "1";
 }
 start();
+
+// Resume (bdi-rl serve only, with its token): a stopped, interrupted or abandoned run goes
+// on from its latest checkpoints as `bdi-rl run --resume` does (an evaluation is played again instead).
+let controlled = null;
+async function showResume(run) {
+  if (controlled === null) controlled = await controlAvailable();
+  const resumable = controlled && !run.evaluation && (run.state === "interrupted" || run.state === "abandoned");
+  document.getElementById("resume-box").hidden = !resumable && !document.getElementById("resume-result").textContent;
+  document.getElementById("resume").disabled = !resumable;
+}
+
+document.getElementById("resume").addEventListener("click", async () => {
+  const line = document.getElementById("resume-result");
+  try {
+    const data = await post("/api/control/runs/" + encodeURIComponent(RUN) + "/resume");
+    line.textContent = "queued as job " + data.jobs[0].id + " (the control page shows it)";
+    line.className = "ok";
+  } catch (e) { line.textContent = e.message; line.className = "error"; }
+});

@@ -34,10 +34,15 @@ async function loadRuns() {
   body.replaceChildren();
   for (const run of data.runs) {
     const link = el("span", {}, el("a", {href: "/run/" + encodeURIComponent(run.run)}, run.run), run.damaged ?
-      el("span", {class: "badge damaged", title: damageText(run.damaged)}, "damaged: line " + run.damaged.line) : null);
+      el("span", {class: "badge damaged", title: damageText(run.damaged)}, "damaged: line " + run.damaged.line) : null,
+      run.evaluation ? el("span", {class: "badge evaluation", title: playedText(run.evaluation)}, "evaluation") : null);
     const evaluated = run.final_eval;  // the learners' latest evaluations, averaged
     const evalReturn = evaluated ? fmt(evaluated.mean_return) : "-";
-    const evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
+    let evalSuccess = evaluated && evaluated.success_rate !== null ? fmt(evaluated.success_rate) : "-";
+    const played = run.evaluation && run.evaluation.agents ? Object.values(run.evaluation.agents) : [];
+    if (played.length === 1 && played[0].success_ci95) {  // a play of one table: its 95 % interval too
+      evalSuccess += " [" + played[0].success_ci95.map(v => fmt(v)).join(", ") + "]";
+    }
     const started = run.started ? new Date(run.started * 1000).toLocaleString() : "-";
     // live, finished, interrupted, failed or abandoned; what it rests on in the tooltip
     body.append(el("tr", {class: run.state},
