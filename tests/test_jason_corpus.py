@@ -208,7 +208,7 @@ def _program(tmp_path: Path, source: str, recorded: str) -> Program:
         ('!start.\n+!start <- .print("hi"); .wait(5000); .stopMAS.\n', "[p] hi\n", "same"),
         ('!start.\n+!start <- .print("hi"); .stopMAS.\n', "[p] ho\n", "different"),
         ("!start.\n+!start <- .nope(1).\n", "[p] x\n", "refused"),
-        ("!start.\n+!start <- .print(a)\n  .print(b).\n", "#refused line 3\n", "accepted"),
+        ("!start.\n+!start <- .print(a);\n  .print(b).\n", "#refused line 3\n", "accepted"),
         ("!start.\n+!start <- .print(a;\n", "#refused line 2\n", "same"),
         ("!start.\n+!start <- .print(a;\n", "#refused line 1\n", "different"),
     ],

@@ -21,7 +21,7 @@ def term_text(value: Any, annots: bool = True) -> str:
         value = deref(value)
         kind = type(value)
         if kind is LVar:
-            return value.name
+            return _variable_name(value.name)
     if kind is Struct:
         if value.args:
             try:
@@ -50,6 +50,15 @@ def term_text(value: Any, annots: bool = True) -> str:
 def _literal_text(functor: str, args: tuple) -> str:
     # Percepts repeat (state(5), pos(1, 2) ...): their text is made once.
     return f"{functor}({', '.join(map(term_text, args))})"
+
+
+def _variable_name(name: str) -> str:
+    """A variable as the text names it: an anonymous one (``_`` and ``_Y``, numbered by the
+    parser ``_1``, ``_2_Y``) as written, so a message or trace reads as the plan does."""
+    if name[:1] == "_" and name[1:2].isdigit():
+        rest = name[1:].lstrip("0123456789")
+        return "_" + rest.lstrip("_") if rest.startswith("_") else "_" + rest
+    return name
 
 
 def source_text(who: Any) -> str:

@@ -1,5 +1,7 @@
-"""Jason's arithmetic functions (``math.abs(X)``, ``math.max([1, 5])`` ...): name -> arities
-and the Python function of the evaluated arguments.
+"""Jason 3.2's arithmetic functions (``math.abs(X)``, ``math.max([1, 5])``, ``.length(L)``
+...): name -> arities and the Python function of the evaluated arguments. Exactly Jason's set
+(its ``FunctionRegister``): a name or arity not in it is no function, so ``math.average(L)``
+stays a term, as in Jason, and ``a.b`` is an atom.
 
 Jason's return doubles; here numbers keep Python's int/float distinction as everywhere in
 the runtime: ``abs``, ``max``, ``min`` and ``sum`` keep their arguments' type, ``round``,
@@ -12,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import time
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime.errors import AslTypeError
@@ -55,6 +58,12 @@ def _random(*args: Any) -> float:
     return random.random()
 
 
+def _length(v: Any) -> int:
+    if type(v) is tuple or type(v) is str:
+        return len(v)
+    raise AslTypeError(f"The argument {v!r} is not a list or a string")
+
+
 def _std_dev(v: Any) -> float:
     values = _numbers("math.std_dev", v)
     if len(values) < 2:
@@ -81,8 +90,15 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "math.e": ((0,), lambda: math.e),
     "math.random": ((0, 1), _random),
     "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
-    "math.average": ((1,), lambda v: statistics.fmean(_nonempty("math.average", v))),
     "math.mean": ((1,), lambda v: statistics.fmean(_nonempty("math.mean", v))),
     "math.median": ((1,), lambda v: statistics.median(_nonempty("math.median", v))),
     "math.std_dev": ((1,), _std_dev),
+    "math.time": ((0,), lambda: int(time.time() * 1000)),
+    ".length": ((1,), _length),
 }
+
+
+def is_function(name: str, arity: int) -> bool:
+    """Whether ``name(args)`` with ``arity`` arguments is an arithmetic function call."""
+    entry = FUNCTIONS.get(name)
+    return entry is not None and arity in entry[0]

@@ -21,7 +21,7 @@ from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.intention import SUSPENDED
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
-from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, from_python, print_str, resolve, undo
+from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, from_python, print_str, resolve, term_str, undo
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_matcher
 from bdi_rl.bdi.runtime.unify import TermCompiler
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
@@ -166,10 +166,10 @@ def _det(first: Callable[..., bool]) -> Query:
 
 @standard(".print")
 def _print(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    builds = [tc.term(a).build for a in node.args]
+    shows = [tc.printer(a) for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
-        ag.host.print(ag, "".join(print_str(resolve(b(env))) for b in builds))
+        ag.host.print(ag, "".join([show(env) for show in shows]))
         return True
 
     return _det(first)
@@ -239,7 +239,7 @@ def _concat(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         values = [deref(resolve(p(env))) for p in parts]
         if all(type(v) is tuple for v in values):
             return out(tuple(x for v in values for x in v), env, trail)
-        return out("".join(print_str(v) for v in values), env, trail)
+        return out("".join(v if type(v) is str else term_str(v) for v in values), env, trail)
 
     return _det(first)
 
