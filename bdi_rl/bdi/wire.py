@@ -142,16 +142,18 @@ def _expr(body: str) -> Expr:
     if _INCLUDE.search(text):
         raise WireError(_NOT_ONE)
     try:
-        program = parse_text(f"term__({text}\n).", "<message>")
+        program = parse_text(f"term__({text}\n).", "<message>", wire=True)
     except AslSyntaxError as exc:
         if _is_program(text):  # "a. b", "+!x <- .rl_reset", "!go": AgentSpeak, not one literal
             raise WireError(_NOT_ONE) from None
         raise WireError(f"not an AgentSpeak literal: {_reason(exc)}") from None
     except RecursionError:
         raise WireError("not an AgentSpeak literal: nested too deeply") from None
-    if program.plans or program.rules or program.goals or len(program.beliefs) != 1:
+    # a term with variables reads as a fact with variables (a rule without conditions)
+    heads = program.beliefs + [rule.head for rule in program.rules if rule.fact]
+    if program.plans or program.goals or len(heads) != 1 or len(program.rules) > 1 - len(program.beliefs):
         raise WireError(_NOT_ONE)
-    belief = program.beliefs[0]
+    belief = heads[0]
     if belief.functor != "term__" or len(belief.args) != 1:
         raise WireError(_NOT_ONE)
     return belief.args[0]
@@ -163,7 +165,7 @@ _NOT_ONE = "body must be exactly one literal (no rules, plans, goals or lists of
 def _is_program(text: str) -> bool:
     """Whether ``text`` parses as plan-file clauses (checked for includes before)."""
     try:
-        parse_text(text + ".", "<message>")
+        parse_text(text + ".", "<message>", wire=True)
     except (AslSyntaxError, RecursionError):
         return False
     return True

@@ -152,8 +152,8 @@ class BodyCompiler:
                     return achieve_new
 
             self.emit(make, line)
-        elif not isinstance(expr, s.Lit):
-            raise tc.error(expr, f"{op} with a variable is not supported (only !G and !!G)")
+        elif isinstance(expr, s.Var):
+            self.variable_statement(op, expr, line)
         elif op == "?":
             self.test_goal(expr, line)
         elif op == "+" and not expr.annots:
@@ -214,6 +214,44 @@ class BodyCompiler:
                 return nxt
 
             return act
+
+        self.emit(make, line)
+
+    def variable_statement(self, op: str, var: s.Var, line: int) -> None:
+        """``?B``, ``+B``, ``-B``, ``+>B``, ``-+B`` with ``B`` bound to a literal when the
+        statement runs (Jason)."""
+        build = goal_code(self.tc, var)
+        if op == "?":
+            first = self.compiler.query(var, self.tc).first
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def test(ag: Any, it: Any, frame: Any) -> int:
+                    if first(ag, frame.env, []):
+                        return nxt
+                    value = build(frame.env)
+                    frame.pc = nxt
+                    return ag.test_goal(it, value, value.key)
+
+                return test
+
+        else:
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def change(ag: Any, it: Any, frame: Any) -> int:
+                    value = resolve(build(frame.env))
+                    if op == "-":
+                        ag._bb_remove(value.functor, value.args, value.annots)
+                    elif op == "-+":
+                        ag.replace_belief(value)
+                    else:
+                        ag.add_belief(value, at_end=op == "+>")
+                    return nxt
+
+                return change
 
         self.emit(make, line)
 

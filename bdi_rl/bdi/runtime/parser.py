@@ -156,18 +156,17 @@ class _ToAst(Transformer):
     def var(self, meta, children):
         name = str(children[0])
         if name.startswith("_") and not name[1:2].isdigit():
-            self.unnamed += 1
-            return s.Var(f"_{self.unnamed}{name[1:]}", _line(meta), anonymous=True)
+            self.unnamed += 1  # Jason's UnnamedVar: _ is _7, _Y is _8_Y
+            return s.Var(f"_{self.unnamed}{name if name != '_' else ''}", _line(meta), anonymous=True)
         return s.Var(name, _line(meta))
 
     def var_literal(self, meta, children):
-        negated = isinstance(children[0], Token) and children[0].type == "NEG"
-        if negated:
+        if isinstance(children[0], Token) and children[0].type == "NEG":
             raise self.error(meta, "a variable standing for a literal cannot be negated here")
         var = self.var(meta, [children[0]])
         for child in children[1:]:
             if isinstance(child, tuple) and child[0] == "annots":
-                raise self.error(meta, "annotations on a variable goal are not supported")
+                return s.VarLit("", (), child[1], False, _line(meta), child[2], var)
         return var
 
     def number(self, meta, children):
@@ -302,11 +301,13 @@ class _ToAst(Transformer):
         op = children[0]
         kind = children[1] if len(children) == 3 else ""
         literal = children[-1]
-        if isinstance(literal, s.Var) and kind == "":
-            raise self.error(meta, "a belief trigger needs a literal, not a variable")
+        if isinstance(literal, s.Var):
+            literal = s.VarLit("", (), (), False, literal.line, None, literal)
         return s.TriggerExpr(op, kind, literal, _line(meta))
 
     def _make_stmt(self, op: str, meta: Any, children: Any) -> s.Stmt:
+        if isinstance(children[0], s.VarLit):
+            raise self.error(meta, "annotations on a variable in a plan body are not supported")
         return s.Stmt(op, children[0], _line(meta))
 
     def achieve(self, meta, children):
@@ -391,6 +392,8 @@ class _ToAst(Transformer):
     def belief_or_rule(self, meta, children):
         head = children[0]
         if len(children) == 1:
+            if _has_variables(head):  # last([X], X). answers as a rule with no conditions
+                return s.Rule(head, s.Lit("true", line=_line(meta)), self.file, _line(meta), self.beliefs, fact=True)
             self.beliefs += 1
             return ("belief", head)
         return s.Rule(head, children[1], self.file, _line(meta), self.beliefs)
@@ -442,6 +445,20 @@ class _ToAst(Transformer):
 setattr(_ToAst, "elif", _ToAst.elif_)
 
 
+def _has_variables(node: Any) -> bool:
+    if isinstance(node, s.Var):
+        return True
+    if isinstance(node, s.Lit):
+        return node.tail is not None or any(_has_variables(a) for a in node.args + node.annots)
+    if isinstance(node, s.ListExpr):
+        return node.tail is not None or any(_has_variables(a) for a in node.items)
+    if isinstance(node, s.BinOp):
+        return _has_variables(node.left) or _has_variables(node.right)
+    if isinstance(node, s.UnOp):
+        return _has_variables(node.operand)
+    return False
+
+
 def _split_tail(children: list) -> tuple[tuple, Any]:
     """The items of ``[a, b | T]`` and its tail (None without one)."""
     if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
@@ -472,7 +489,9 @@ def _in_namespace(clause: Any, ns: str) -> Any:
 
 
 def _ns_literal(node: Any, ns: str) -> Any:
-    if not isinstance(node, s.Lit) or "::" in node.functor or node.functor.startswith("."):
+    if not isinstance(node, s.Lit) or isinstance(node, s.VarLit):
+        return node
+    if "::" in node.functor or node.functor.startswith("."):
         return node
     if node.functor in ("true", "false") and not node.args:
         return node
@@ -603,6 +622,7 @@ def _describe(exc: lark.exceptions.UnexpectedInput) -> str:
 def parse_expr(text: str) -> s.Expr:
     """One term or formula (message contents, tellHow triggers, tests)."""
     program = parse_text(f"term__({text}).", "<term>")
-    if len(program.beliefs) != 1 or len(program.beliefs[0].args) != 1:
+    heads = program.beliefs + [rule.head for rule in program.rules if rule.fact]  # with variables
+    if len(heads) != 1 or len(program.rules) + len(program.beliefs) != 1 or len(heads[0].args) != 1:
         raise AslSyntaxError(f"not one term: {text!r}")
-    return program.beliefs[0].args[0]
+    return heads[0].args[0]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.terms import Struct, atom, compare, deref, resolve, unify, undo
+from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, resolve, sorted_annots, unify, undo
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
@@ -54,13 +53,15 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
         def first(ag: Any, env: Env, trail: list) -> bool:
             value = deref(lb(env))
             if type(value) is Struct:
-                return unify((_functor_atom(value), tuple(value.args), tuple(value.annots)), rb(env), trail)
-            parts = deref(rb(env))
-            if type(parts) is tuple and len(parts) == 3:
-                f, a, n = (deref(p) for p in parts)
-                if type(f) is Struct and type(a) is tuple and type(n) is tuple:
-                    return unify(value, Struct(f.functor, a, frozenset(n)), trail)
-            raise PlanFailure("wrong_arguments", "=.. needs a literal or [functor, args, annots]")
+                parts = deref(rb(env))
+                listed = univ_list(value)
+                if type(parts) is tuple and len(parts) == 3:  # Jason: the list without the namespace
+                    listed = listed[1:]
+                return unify(listed, parts, trail)
+            if type(value) is LVar:
+                built = univ_literal(resolve(rb(env)))
+                return built is not None and unify(value, built, trail)
+            return False  # Jason logs the error; the formula fails (constraint_failed)
     else:
         first = _comparison(op, lb, rb)
     return first
@@ -76,8 +77,45 @@ def term_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _functor_atom(value: Struct) -> Struct:
-    return atom(value.functor)
+def univ_list(value: Struct) -> tuple:
+    """``f(a,b)[x] =.. L``: Jason 3.2's ``[Namespace, Functor, Args, Annotations]``."""
+    functor = value.functor
+    negated = functor.startswith("~")
+    if negated:
+        functor = functor[1:]
+    namespace, _, name = functor.rpartition("::")
+    return (
+        atom(namespace or "default"),
+        atom("~" + name if negated else name),
+        value.args,
+        sorted_annots(value.annots),
+    )
+
+
+def univ_literal(parts: Any) -> Struct | None:
+    """The literal of ``[Namespace, Functor, Args, Annotations]`` (or the same without the
+    namespace), None when ``parts`` is no such list (Jason: ``[g, 1, 2]`` fails)."""
+    if type(parts) is not tuple or len(parts) not in (3, 4):
+        return None
+    namespace = parts[0] if len(parts) == 4 else None
+    functor, args, annots = parts[-3:]
+    if type(functor) is str:
+        name = functor
+    elif type(functor) is Struct and not functor.args:
+        name = functor.functor
+    else:
+        return None
+    if type(args) is not tuple or type(annots) is not tuple:
+        return None
+    negated = name.startswith("~")
+    if negated:
+        name = name[1:]
+    if namespace is not None:
+        if type(namespace) is not Struct or namespace.args:
+            return None
+        if namespace.functor != "default":
+            name = f"{namespace.functor}::{name}"
+    return Struct("~" + name if negated else name, args, frozenset(annots))
 
 
 def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> Callable[..., bool]:

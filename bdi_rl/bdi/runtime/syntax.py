@@ -81,6 +81,14 @@ class TriggerExpr:
 
 
 @dataclass(frozen=True)
+class VarLit(Lit):
+    """A variable standing for a literal, with annotation patterns: the trigger
+    ``-!G[error(E)]`` (relevant to every goal of its kind). Its functor is empty."""
+
+    var: Var = Var("_")
+
+
+@dataclass(frozen=True)
 class PlanTermExpr:
     """``{@l +!g(X) : c <- body}``: a plan written as a term (``.add_plan``, tellHow)."""
 
@@ -148,6 +156,8 @@ class Rule:
     position: int = 0
     """how many of the program's beliefs come before it: facts and rules of one predicate
     answer in source order (Jason keeps both in its belief base)"""
+    fact: bool = False
+    """a fact with variables (``last([X], X).``), kept as a rule without conditions"""
 
 
 @dataclass

@@ -48,6 +48,21 @@ class LVar:
         return f"LVar({self.name}={self.ref!r})"
 
 
+class PartialList:
+    """``[a, b | T]`` with ``T`` unbound: a list whose rest is not known yet (Jason's open
+    lists: ``app([H|T], L, [H|R]) :- app(T, L, R)`` builds one). Once ``T`` is bound to a
+    list, :func:`resolve` gives the whole list as a tuple."""
+
+    __slots__ = ("items", "tail")
+
+    def __init__(self, items: tuple, tail: LVar) -> None:
+        self.items = items
+        self.tail = tail
+
+    def __repr__(self) -> str:
+        return term_str(self)
+
+
 class Struct:
     """``functor(args)[annots]``; ``annots`` is a frozenset (empty for most terms).
 
@@ -159,7 +174,7 @@ def resolve(value: Any) -> Any:
         new_args = None
         for i, a in enumerate(args):
             t = type(a)
-            if t is LVar or t is Struct or t is tuple:
+            if t is LVar or t is Struct or t is tuple or t is PartialList:
                 r = resolve(a)
                 if r is not a:
                     if new_args is None:
@@ -179,11 +194,22 @@ def resolve(value: Any) -> Any:
         if new_args is None and new_annots is annots:
             return value
         return Struct(value.functor, tuple(new_args) if new_args is not None else args, new_annots)
+    if kind is PartialList:
+        rest = deref(value.tail)
+        items = resolve(value.items)
+        if type(rest) is LVar:
+            return value if items is value.items else PartialList(items, rest)
+        rest = resolve(rest)
+        if type(rest) is tuple:
+            return items + rest
+        if type(rest) is PartialList:
+            return PartialList(items + rest.items, rest.tail)
+        return value
     if kind is tuple:
         new = None
         for i, a in enumerate(value):
             t = type(a)
-            if t is LVar or t is Struct or t is tuple:
+            if t is LVar or t is Struct or t is tuple or t is PartialList:
                 r = resolve(a)
                 if r is not a:
                     if new is None:
@@ -202,6 +228,8 @@ def is_ground(value: Any) -> bool:
         return all(is_ground(a) for a in value.args) and all(is_ground(a) for a in value.annots)
     if kind is tuple:
         return all(is_ground(a) for a in value)
+    if kind is PartialList:
+        return type(resolve(value)) is tuple and is_ground(resolve(value))
     return True
 
 
@@ -253,17 +281,41 @@ def unify(a: Any, b: Any, trail: list | None) -> bool:
             return unify_annots(a.annots, b.annots, trail)
         return True
     if ta is tuple:
+        if tb is PartialList:
+            return unify_partial(b, a, trail)
         if tb is not tuple or len(a) != len(b):
             return False
         for x, y in zip(a, b, strict=False):
             if not unify(x, y, trail):
                 return False
         return True
+    if ta is PartialList:
+        return (tb is tuple or tb is PartialList) and unify_partial(a, b, trail)
     if tb is Struct or tb is tuple:
+        return False
+    if tb is PartialList:
         return False
     if ta is str or tb is str:
         return ta is tb and a == b
     return bool(a == b)
+
+
+def unify_partial(a: PartialList, b: Any, trail: list | None) -> bool:
+    """An open list with a list (a tuple) or another open list."""
+    if type(b) is PartialList and len(b.items) < len(a.items):
+        a, b = b, a
+    n = len(a.items)
+    items = b.items if type(b) is PartialList else b
+    if len(items) < n:
+        return False
+    for x, y in zip(a.items, items, strict=False):
+        if not unify(x, y, trail):
+            return False
+    if type(b) is PartialList:
+        rest: Any = PartialList(b.items[n:], b.tail) if len(b.items) > n else b.tail
+    else:
+        rest = b[n:]
+    return unify(a.tail, rest, trail)
 
 
 def unify_annots(pattern: frozenset, annots: frozenset, trail: list | None) -> bool:
@@ -498,8 +550,8 @@ def _digits(text: str) -> tuple[str, int]:
 
 def string_literal(text: str) -> str:
     """``text`` as a bdi-rl string literal that reads back exactly (the wire and the trace:
-    ``\\``, ``"`` and line breaks escaped)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    backslashes, quotes and line breaks escaped; read with ``parse_text(wire=True)``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
 
 
 #: Operators that Jason prints infix, ``(a & b)``: functor -> the text between the operands.
@@ -563,6 +615,11 @@ def term_str(value: Any) -> str:
         return "[" + ",".join([term_str(a) for a in value]) + "]"
     if kind is str:
         return '"' + value + '"'
+    if kind is PartialList:
+        resolved = resolve(value)
+        if type(resolved) is tuple:
+            return term_str(resolved)
+        return "[" + ",".join([term_str(a) for a in resolved.items]) + "|" + term_str(resolved.tail) + "]"
     if kind is int or kind is float:
         return number_str(value)
     if value is UNBOUND:

@@ -20,6 +20,7 @@ from bdi_rl.bdi.runtime.functions import FUNCTIONS, is_function
 from bdi_rl.bdi.runtime.terms import (
     UNBOUND,
     LVar,
+    PartialList,
     Struct,
     annots_walk,
     atom,
@@ -494,9 +495,13 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
         if tail is None:
             return head
         rest = deref(tail.build(env))
-        if type(rest) is not tuple:
-            raise AslTypeError("the tail of a list [H|T] must be a list (partial lists are not supported)")
-        return head + rest
+        if type(rest) is tuple:
+            return head + rest
+        if type(rest) is LVar:  # an open list: its rest comes later
+            return PartialList(head, rest)
+        if type(rest) is PartialList:
+            return PartialList(head + rest.items, rest.tail)
+        raise AslTypeError(f"the tail of a list [H|T] must be a list, not {term_str(rest)}")
 
     def match(value: Any, env: Env, trail: list | None) -> bool:
         if type(value) is LVar:
@@ -505,6 +510,11 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
                 bind(value, build(env), trail)
                 return True
         if type(value) is not tuple:
+            if type(value) is PartialList:
+                value = resolve(value)
+                if type(value) is PartialList:
+                    return unify(build(env), value, trail)
+                return match(value, env, trail)
             return False
         if tail is None:
             if len(value) != n:
