@@ -28,6 +28,7 @@ from typing import Any
 
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.syntax import Expr
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, is_ground, resolve
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
@@ -63,6 +64,7 @@ def format_body(performative: str, content: Any) -> str:
         raise WireError(f"unknown performative {performative!r}")
     if performative == "tellHow":
         texts = content if type(content) is tuple else (content,)
+        texts = tuple(t.source() if type(t) is PlanTerm else t for t in texts)  # {+!g <- ...}
         if not all(type(t) is str for t in texts):
             raise WireError("tellHow carries plan source (a string, or a list of strings)")
         return "\n".join(texts)

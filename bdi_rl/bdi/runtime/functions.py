@@ -43,11 +43,19 @@ def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[..., Any]:
     return lambda x: fn(_number(name, x))
 
 
+#: Where Jason's math.max and math.min of a list start (Java's Double.MIN_VALUE, the least
+#: positive double, and MAX_VALUE): math.max([]) is 4.9E-324, and so is math.max([-1]).
+_LIST_MAX_START = 5e-324
+_LIST_MIN_START = 1.7976931348623157e308
+
+
 def _extreme(name: str, pick: Callable[..., Any]) -> Callable[..., Any]:
+    start = _LIST_MAX_START if pick is max else _LIST_MIN_START
+
     def fn(*args: Any) -> Any:
         if len(args) == 2:
             return pick(_number(name, args[0]), _number(name, args[1]))
-        return pick(_nonempty(name, args[0]))
+        return pick([start, *_numbers(name, args[0])])
 
     return fn
 
@@ -65,10 +73,20 @@ def _length(v: Any) -> int:
 
 
 def _std_dev(v: Any) -> float:
+    """Jason's: n - 1 in the denominator, NaN for fewer than two numbers."""
     values = _numbers("math.std_dev", v)
-    if len(values) < 2:
-        raise AslTypeError(f"math.std_dev needs two numbers or more: {v!r}")
-    return statistics.stdev(values)  # n - 1 in the denominator, as Jason
+    n = len(values)
+    if n < 2:
+        return math.nan
+    mean = sum(values) / n
+    return math.sqrt(sum((x - mean) * (x - mean) for x in values) / (n - 1))
+
+
+def _median(v: Any) -> Any:
+    """Jason's: every element a number (else no value), the mean of the middle two."""
+    if type(v) is not tuple or not v or not all(type(x) is int or type(x) is float for x in v):
+        raise AslTypeError(f"math.median needs a list of numbers: {v!r}")
+    return statistics.median(v)
 
 
 FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
@@ -91,7 +109,7 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "math.random": ((0, 1), _random),
     "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
     "math.mean": ((1,), lambda v: statistics.fmean(_nonempty("math.mean", v))),
-    "math.median": ((1,), lambda v: statistics.median(_nonempty("math.median", v))),
+    "math.median": ((1,), _median),
     "math.std_dev": ((1,), _std_dev),
     "math.time": ((0,), lambda: int(time.time() * 1000)),
     ".length": ((1,), _length),

@@ -434,6 +434,8 @@ class _ToAst(Transformer):
     def plan(self, meta, children):
         label, trigger, context, body = self._plan_parts(children)
         assert trigger is not None
+        if context is not None:
+            _check_context(context, self.file)
         text = self.text[meta.start_pos : meta.end_pos] if hasattr(meta, "start_pos") else ""
         return s.Plan(trigger, context, body or (), label, self.file, _line(meta), text)
 
@@ -443,6 +445,23 @@ class _ToAst(Transformer):
 
 # lark names the rule ``elif``; a Python method cannot be called that
 setattr(_ToAst, "elif", _ToAst.elif_)
+
+
+#: Internal actions Jason refuses in a plan's context (they act; a context only tests).
+_NOT_IN_CONTEXT = frozenset({".wait", ".send", ".broadcast", ".stopMAS", ".fork", ".join"})
+
+
+def _check_context(node: Any, file: str) -> None:
+    """Jason's parser refuses a context that runs an action it cannot run there."""
+    if isinstance(node, s.BinOp) and node.op in ("&", "|"):
+        _check_context(node.left, file)
+        _check_context(node.right, file)
+    elif isinstance(node, s.UnOp) and node.op == "not":
+        _check_context(node.operand, file)
+    elif isinstance(node, s.Lit) and node.functor in _NOT_IN_CONTEXT:
+        raise AslSyntaxError(
+            f"{file}:{node.line}: the internal action {node.functor} cannot be used in a plan's context"
+        )
 
 
 def _has_variables(node: Any) -> bool:
@@ -532,7 +551,7 @@ def parse_text(
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
-        raise AslSyntaxError(f"{file}:{exc.line}:{exc.column}: {_describe(exc)}") from None
+        raise AslSyntaxError(f"{file}:{exc.line}:{exc.column}: {_describe(exc, text)}") from None
     try:
         clauses = _ToAst(text, file, wire).transform(tree)
     except lark.exceptions.VisitError as exc:
@@ -608,15 +627,60 @@ def parse_file(path: str | Path) -> s.Program:
     return parse_text(text, str(path), frozenset({str(path.resolve())}))
 
 
-def _describe(exc: lark.exceptions.UnexpectedInput) -> str:
+#: How an error names the terminals that are not a fixed text.
+_TERMINAL_NAMES = {
+    "ATOM": "an atom",
+    "VAR": "a variable",
+    "UNNAMEDVAR": "_",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "$END": "the end of the file",
+}
+
+
+_SEPARATORS = {"';'", "'.'", "')'", "']'", "'}'", "','", "'<-'", "':'", "':-'"}
+
+
+def _describe(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
+    """The parse error and what was expected there: ``unexpected '.print', expected ';' or
+    '.'``."""
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         token = exc.token
-        if token.type == "$END":
-            return "unexpected end of file"
-        return f"unexpected {str(token)!r}"
+        found = "unexpected end of file" if token.type == "$END" else f"unexpected {str(token)!r}"
+        expected = exc.expected
+        if exc.interactive_parser is not None:  # what the parser takes there (LALR merges states)
+            try:
+                expected = exc.interactive_parser.accepts()
+            except Exception:  # noqa: BLE001 - the message without it
+                pass
+        return found + _expected(expected)
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        return f"illegal character {exc.char!r}"
+        at = exc.pos_in_stream or 0
+        following = text[at : at + 3]
+        if following.startswith("\\=") and following != "\\==":
+            return "illegal character '\\': Jason has no \\= (write not (A = B), or A \\== B)"
+        return f"illegal character {exc.char!r}" + _expected(exc.allowed or set())
     return "syntax error"
+
+
+def _expected(names: set[str]) -> str:
+    patterns = {t.name: t.pattern for t in _parser().terminals}
+    shown = set()
+    for name in names:
+        pattern = patterns.get(name)
+        if name in _TERMINAL_NAMES:
+            shown.add(_TERMINAL_NAMES[name])
+        elif pattern is not None and pattern.type == "str":
+            shown.add(repr(pattern.value))
+    if len(shown) > 8:  # in the middle of a formula: the separators, or "a term"
+        term = "an atom" in shown and "a variable" in shown
+        shown &= _SEPARATORS
+        if term:
+            shown.add("a term")
+    if not shown:
+        return ""
+    ordered = sorted(shown)
+    return ", expected " + (ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " or " + ordered[-1])
 
 
 def parse_expr(text: str) -> s.Expr:

@@ -38,7 +38,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a == b
+                return a is b or a == b  # Jason: X == X holds for X = NaN (the same term)
             return term_equal(a, b)
     elif op == "\\==":
 
@@ -46,7 +46,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a != b
+                return a is not b and a != b
             return not term_equal(a, b)
     elif op == "=..":
 
@@ -140,7 +140,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a <= b
+                return not a > b  # Jason compares NaN as equal to any number
             return other(a, b)
     elif op == ">":
 
@@ -156,7 +156,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a >= b
+                return not a < b
             return other(a, b)
 
     return first

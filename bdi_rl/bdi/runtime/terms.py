@@ -531,6 +531,8 @@ def java_double_str(value: float) -> str:
         return text if "." in text else text + ".0"
     if magnitude == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    if magnitude == 5e-324:  # Double.MIN_VALUE, which Java writes with two digits
+        return "-4.9E-324" if value < 0 else "4.9E-324"
     digits, exponent = _digits(repr(magnitude))
     text = digits[0] + "." + (digits[1:] or "0") + "E" + str(exponent)
     return "-" + text if value < 0 else text
