@@ -30,7 +30,7 @@ from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.syntax import Expr
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, is_ground, resolve
+from bdi_rl.bdi.runtime.terms import INFIX, UNBOUND, LVar, Struct, is_ground, resolve
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 from bdi_rl.bdi.text import term_text
 
@@ -47,9 +47,16 @@ PERFORMATIVES = LITERAL_BODIES | {"tellHow", "untellHow", "askHow"}
 ASKS = frozenset({"askOne", "askAll", "askHow"})
 
 #: What the AgentSpeak parser reads as an atom (a functor), strong negation included.
-_ATOM = re.compile(r"~?[a-z][A-Za-z0-9_]*")
+_ATOM = re.compile(r"~?(?:[a-z][A-Za-z0-9_]*::)?(?:[a-z][A-Za-z0-9_]*|'[^']*')")
+#: Words the parser reads as keywords, never as atoms (Jason's).
+_KEYWORDS = frozenset({"not", "div", "mod", "if", "else", "elif", "while", "for"})
 #: An include directive: a told plan must not make the receiver read its files.
 _INCLUDE = re.compile(r"\{\s*include\b")
+
+
+def _is_operator(term: Struct) -> bool:
+    """``(a & b)``, ``not (a)``, ``(X > 1)``: written infix, read back as the same term."""
+    return term.functor in INFIX and len(term.args) == 2 or term.functor in ("not", "-") and len(term.args) == 1
 
 
 class WireError(ValueError):
@@ -83,10 +90,10 @@ def format_literal(term: Struct) -> str:
 def _check_writable(term: Any) -> None:
     kind = type(term)
     if kind is Struct:
-        if not _ATOM.fullmatch(term.functor):
+        if not _ATOM.fullmatch(term.functor) and not _is_operator(term):
             raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
-        if term.functor == "not" and not term.args:
-            raise WireError("'not' is a keyword, not an atom; send it as a string")
+        if term.functor in _KEYWORDS and not _is_operator(term):
+            raise WireError(f"'{term.functor}' is a keyword, not an atom; send it as a string")
         for arg in term.args:
             _check_writable(arg)
         for annot in term.annots:
