@@ -36,7 +36,7 @@ from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.reasoning import SLICE
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.triggers import PlanLibrary
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, atom, is_ground, source
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
@@ -127,14 +127,14 @@ class Agent:
             self._bb_add(value.functor, value.args, annots)
         if goals:
             for lit in program.goals:
-                self.post_goal(_with_self(_ground_literal(lit, "a goal")))
+                self.post_goal(_with_self(_goal_literal(lit)))
         return compiled
 
     def start(self) -> None:
         """Post the initial goals (a host may first add the percepts they depend on)."""
         goals, self._initial_goals = self._initial_goals, []
         for lit in goals:
-            self.post_goal(_with_self(_ground_literal(lit, "a goal")))
+            self.post_goal(_with_self(_goal_literal(lit)))
 
     @property
     def idle(self) -> bool:
@@ -225,6 +225,13 @@ def _ground_literal(lit: s.Lit, what: str) -> Struct:
     if type(value) is LVar or not is_ground(value):
         raise AslSyntaxError(f"line {lit.line}: {what} must be ground: {lit.name}")
     return value
+
+
+def _goal_literal(lit: s.Lit) -> Struct:
+    """An initial goal; its variables are free (Jason: ``!g(X).`` runs ``+!g`` with X unbound)."""
+    scope = Scope()
+    code = TermCompiler(scope, "<program>").term(lit)
+    return code.build([UNBOUND] * scope.size)  # type: ignore[no-any-return]
 
 
 def load_agent(
