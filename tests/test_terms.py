@@ -208,3 +208,11 @@ def test_plan_terms_turn_into_plans_and_back() -> None:
     assert term.source() == '+!g(X) : (X > 1) <- .print("big ",X).'
     ttype, literal = trigger_of("+!g(_)")
     assert ttype == ADD_ACH and literal.functor == "g" and len(literal.args) == 1
+
+
+def test_nan_and_infinity_travel_over_the_wire() -> None:
+    """They have no literal (Jason prints ``NaN``, which reads as a variable): a message
+    carries the arithmetic that makes them."""
+    sent = S("r", (float("nan"), float("inf"), -float("inf"), 1.5))
+    assert format_literal(sent) == "r((0/0), (1/0), (-1/0), 1.5)"
+    assert term_str(parse_literal(format_literal(sent))) == "r(NaN,Infinity,-Infinity,1.5)"

@@ -23,6 +23,7 @@ receiver's own belief, not one it was told.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -30,7 +31,7 @@ from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.syntax import Expr
-from bdi_rl.bdi.runtime.terms import INFIX, UNBOUND, LVar, Struct, is_ground, resolve
+from bdi_rl.bdi.runtime.terms import INFIX, UNBOUND, LVar, Struct, atom, is_ground, resolve
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 from bdi_rl.bdi.text import term_text
 
@@ -79,7 +80,26 @@ def format_body(performative: str, content: Any) -> str:
         return content
     content = resolve(content)
     _check_writable(content)
-    return term_text(content)
+    return term_text(_finite(content))
+
+
+#: NaN and the infinities have no literal (Jason prints NaN, which reads as a variable): they
+#: travel as the arithmetic that makes them, evaluated when read.
+_NON_FINITE = {"nan": atom("(0/0)"), "inf": atom("(1/0)"), "-inf": atom("(-1/0)")}
+
+
+def _finite(term: Any) -> Any:
+    """``term`` with each NaN or infinity replaced by a stand-in that prints as its arithmetic."""
+    kind = type(term)
+    if kind is float and not math.isfinite(term):
+        return _NON_FINITE[repr(term)]
+    if kind is Struct and term.args:
+        args = tuple(_finite(a) for a in term.args)
+        annots = frozenset(_finite(a) for a in term.annots)
+        return term if args == term.args and annots == term.annots else Struct(term.functor, args, annots)
+    if kind is tuple:
+        return tuple(_finite(a) for a in term)
+    return term
 
 
 def format_literal(term: Struct) -> str:
