@@ -126,6 +126,7 @@ def test_an_annotation_variable_binds_the_first_annotation_in_order() -> None:
         ("!G.\n", 1, "unexpected 'G'"),
         ("@l(1) +!g <- .print(x).\n", 1, "unexpected '('"),
         ("b('it''s').\n", 1, "unexpected"),
+        ("@l +!g <- .print(a).\n@l +!h <- .print(b).\n", 2, "there already is a plan with label l (p.asl:1)"),
     ],
     ids=[
         "missing-semicolon",
@@ -137,6 +138,7 @@ def test_an_annotation_variable_binds_the_first_annotation_in_order() -> None:
         "variable-goal",
         "label-args",
         "quote-in-quote",
+        "label-twice",
     ],
 )
 def test_what_jason_refuses_is_refused_at_its_line(source: str, line: int, says: str) -> None:

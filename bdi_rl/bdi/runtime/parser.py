@@ -560,7 +560,23 @@ def parse_text(
         raise
     program = s.Program()
     _add_clauses(program, clauses, file, _seen)
+    if not _seen or len(_seen) == 1:  # the whole program, includes and all
+        _check_labels(program)
     return program
+
+
+def _check_labels(program: s.Program) -> None:
+    """Jason refuses an agent with two plans of one label."""
+    seen: dict[str, s.Plan] = {}
+    for plan in program.plans:
+        if plan.label is None:
+            continue
+        first = seen.setdefault(plan.label.functor, plan)
+        if first is not plan:
+            raise AslSyntaxError(
+                f"{plan.file}:{plan.line}: there already is a plan with label {plan.label.functor} "
+                f"({first.file}:{first.line})"
+            )
 
 
 def _add_clauses(program: s.Program, clauses: list, file: str, seen: frozenset[str]) -> None:
