@@ -100,7 +100,10 @@ def _number(text: str) -> int | float:
         return float(text)
     value = int(text)
     if value > _EXACT:  # the double Jason reads it as
-        value = int(float(text)) if value < 2**1023 else value
+        try:
+            return int(float(text))
+        except OverflowError:  # past the doubles: Jason's Infinity, kept as written here
+            return value
     return value
 
 
@@ -118,8 +121,6 @@ def _fold(children: list, line: int) -> Any:
 
 #: Arithmetic operators: their operands must be numbers, variables, arithmetic or functions.
 _ARITH_OPS = frozenset({"+", "-", "*", "/", "div", "mod", "**"})
-#: Operators that are formulas, not terms (Jason: LogExpr, RelExpr).
-_FORMULA_OPS = frozenset({"&", "|", "==", "\\==", "=..", "<=", ">=", "<", ">", "="})
 
 
 def _is_numeric(node: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.arith import NoValue, evaluate, is_arith_term
 from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, resolve, sorted_annots, unify, undo
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
@@ -68,13 +69,25 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
 
 
 def term_equal(a: Any, b: Any) -> bool:
-    a, b = resolve(a), resolve(b)
+    a, b = valued(resolve(a)), valued(resolve(b))
     ta, tb = type(a), type(b)
     if (ta is str) != (tb is str):
         return False
     if ta is Struct or tb is Struct or ta is tuple or tb is tuple:
         return ta is tb and a == b
     return bool(a == b)
+
+
+def valued(value: Any) -> Any:
+    """Arithmetic left as a term (``Y + 1`` while ``Y`` was unbound) is its number once its
+    operands have values, as Jason evaluates it wherever it is used."""
+    value = deref(value)
+    if is_arith_term(value):
+        try:
+            return evaluate(value)
+        except NoValue:
+            return value
+    return value
 
 
 def univ_list(value: Struct) -> tuple:
@@ -124,6 +137,10 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
     test = COMPARE[op]
 
     def other(a: Any, b: Any) -> bool:
+        a, b = valued(a), valued(b)
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):  # Jason compares NaN as 0
+            return test((a > b) - (a < b), 0, 1)
         return test(compare(a, b), 0, 1)
 
     if op == "<":
