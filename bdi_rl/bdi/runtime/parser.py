@@ -133,8 +133,9 @@ def _is_numeric(node: Any) -> bool:
         return node.op in _ARITH_OPS
     if isinstance(node, s.UnOp):
         return node.op == "-"
-    if isinstance(node, s.Lit):
-        return is_function(node.functor, len(node.args)) and not node.negated
+    if isinstance(node, s.Lit):  # a function, or .count(F) (of the beliefs: queries.py counts it)
+        functional = is_function(node.functor, len(node.args)) or node.functor == ".count" and len(node.args) == 1
+        return functional and not node.negated
     return False
 
 

@@ -10,6 +10,7 @@ undoes them before the next solution. Only the last conjunct of a ``first`` is a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -143,6 +144,48 @@ def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bo
     return unify_annots(pattern, annots, trail)
 
 
+#: Internal actions whose arguments are formulas evaluated in their own time.
+_FORMULA_ARGUMENTS = frozenset({".findall", ".setof", ".bagof", ".count", ".forall", ".wait", ".if_then_else"})
+
+
+def _hoist_counts(node: Any) -> Any:
+    """``N = .count(b(_)) + 1`` as ``.count(b(_), C) & N = C + 1``: Jason's ``.count(F)`` is an
+    arithmetic function of the agent's beliefs, which a term cannot reach here. None when
+    ``node`` has no ``.count(F)`` inside."""
+    counts: list[s.Lit] = []
+
+    def walk(n: Any) -> Any:
+        if isinstance(n, s.Lit):
+            if n.functor == ".count" and len(n.args) == 1:
+                var = s.Var(f"count__{id(n)}", n.line)
+                counts.append(s.Lit(".count", (n.args[0], var), (), False, n.line))
+                return var
+            if n.functor in _FORMULA_ARGUMENTS:  # a .count inside is counted there
+                return n
+            args = tuple(walk(a) for a in n.args)
+            return n if args == n.args else replace(n, args=args)
+        if isinstance(n, s.BinOp):
+            left, right = walk(n.left), walk(n.right)
+            return n if left is n.left and right is n.right else replace(n, left=left, right=right)
+        if isinstance(n, s.UnOp):
+            operand = walk(n.operand)
+            return n if operand is n.operand else replace(n, operand=operand)
+        if isinstance(n, s.ListExpr):
+            items = tuple(walk(a) for a in n.items)
+            return n if items == n.items else replace(n, items=items)
+        return n
+
+    if isinstance(node, s.Lit) and node.functor in _FORMULA_ARGUMENTS:
+        return None
+    rewritten = walk(node)
+    if not counts:
+        return None
+    formula: Any = rewritten
+    for count in reversed(counts):
+        formula = s.BinOp("&", count, formula, count.line)
+    return formula
+
+
 class QueryCompiler:
     """Compiles formulas against one agent's action table."""
 
@@ -153,6 +196,10 @@ class QueryCompiler:
 
     # -- queries ----------------------------------------------------------------------------
     def query(self, node: Any, tc: TermCompiler) -> Query:
+        if isinstance(node, (s.Lit, s.BinOp)) and not (isinstance(node, s.BinOp) and node.op in ("&", "|")):
+            counted = _hoist_counts(node)
+            if counted is not None:  # .count(F) used as a number: count first, then the formula
+                return self.query(counted, tc)
         if isinstance(node, s.Lit):
             if node.functor.startswith("."):
                 return self.actions.compile_call(self, node, tc)
