@@ -234,10 +234,10 @@ def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path
 @pytest.mark.parametrize("method, args, message", [
     ("session.choose", (16,), "state must be a whole number in 0..15, got 16"),
     ("session.choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
-    ("session.choose", (float("nan"),), "got nan"),
+    ("session.choose", (float("nan"),), "got NaN"),
     ("session.act", (4,), "action must be a whole number in 0..3, got 4"),
-    ("session.set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got nan"),
-    ("team.goal", (3, 3, float("inf")), "the reward must be a finite number, got inf"),
+    ("session.set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got NaN"),
+    ("team.goal", (3, 3, float("inf")), "the reward must be a finite number, got Infinity"),
     ("team.hazard", (True, 0), "(true, 0) is not a cell"),
 ])
 def test_python_callers_get_the_same_refusal(tmp_path, method, args, message):

@@ -370,7 +370,7 @@ def test_tell_how_ask_how_untell_how() -> None:
     """)
     carl = society.add("carl", "")
     society.run()
-    assert society.printed == ['bob: got ["@hello +!hello(N) <- .print(\\"hello \\", N)."]']
+    assert society.printed == ['bob: got ["@hello +!hello(N) <- .print("hello ", N)."]']  # Jason: no escapes
     carl.post_goal(parse_goal("hello(1)"))
     society.run()
     assert society.printed[-1] == "carl: hello 1"

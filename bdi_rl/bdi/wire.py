@@ -23,13 +23,15 @@ receiver's own belief, not one it was told.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.syntax import Expr
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, is_ground, resolve
+from bdi_rl.bdi.runtime.terms import INFIX, UNBOUND, LVar, Struct, atom, is_ground, resolve
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 from bdi_rl.bdi.text import term_text
 
@@ -46,9 +48,16 @@ PERFORMATIVES = LITERAL_BODIES | {"tellHow", "untellHow", "askHow"}
 ASKS = frozenset({"askOne", "askAll", "askHow"})
 
 #: What the AgentSpeak parser reads as an atom (a functor), strong negation included.
-_ATOM = re.compile(r"~?[a-z][A-Za-z0-9_]*")
+_ATOM = re.compile(r"~?(?:[a-z][A-Za-z0-9_]*::)?(?:[a-z][A-Za-z0-9_]*|'[^']*')")
+#: Words the parser reads as keywords, never as atoms (Jason's).
+_KEYWORDS = frozenset({"not", "div", "mod", "if", "else", "elif", "while", "for"})
 #: An include directive: a told plan must not make the receiver read its files.
 _INCLUDE = re.compile(r"\{\s*include\b")
+
+
+def _is_operator(term: Struct) -> bool:
+    """``(a & b)``, ``not (a)``, ``(X > 1)``: written infix, read back as the same term."""
+    return term.functor in INFIX and len(term.args) == 2 or term.functor in ("not", "-") and len(term.args) == 1
 
 
 class WireError(ValueError):
@@ -63,6 +72,7 @@ def format_body(performative: str, content: Any) -> str:
         raise WireError(f"unknown performative {performative!r}")
     if performative == "tellHow":
         texts = content if type(content) is tuple else (content,)
+        texts = tuple(t.source() if type(t) is PlanTerm else t for t in texts)  # {+!g <- ...}
         if not all(type(t) is str for t in texts):
             raise WireError("tellHow carries plan source (a string, or a list of strings)")
         return "\n".join(texts)
@@ -70,7 +80,26 @@ def format_body(performative: str, content: Any) -> str:
         return content
     content = resolve(content)
     _check_writable(content)
-    return term_text(content)
+    return term_text(_finite(content))
+
+
+#: NaN and the infinities have no literal (Jason prints NaN, which reads as a variable): they
+#: travel as the arithmetic that makes them, evaluated when read.
+_NON_FINITE = {"nan": atom("(0/0)"), "inf": atom("(1/0)"), "-inf": atom("(-1/0)")}
+
+
+def _finite(term: Any) -> Any:
+    """``term`` with each NaN or infinity replaced by a stand-in that prints as its arithmetic."""
+    kind = type(term)
+    if kind is float and not math.isfinite(term):
+        return _NON_FINITE[repr(term)]
+    if kind is Struct and term.args:
+        args = tuple(_finite(a) for a in term.args)
+        annots = frozenset(_finite(a) for a in term.annots)
+        return term if args == term.args and annots == term.annots else Struct(term.functor, args, annots)
+    if kind is tuple:
+        return tuple(_finite(a) for a in term)
+    return term
 
 
 def format_literal(term: Struct) -> str:
@@ -81,10 +110,10 @@ def format_literal(term: Struct) -> str:
 def _check_writable(term: Any) -> None:
     kind = type(term)
     if kind is Struct:
-        if not _ATOM.fullmatch(term.functor):
+        if not _ATOM.fullmatch(term.functor) and not _is_operator(term):
             raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
-        if term.functor == "not" and not term.args:
-            raise WireError("'not' is a keyword, not an atom; send it as a string")
+        if term.functor in _KEYWORDS and not _is_operator(term):
+            raise WireError(f"'{term.functor}' is a keyword, not an atom; send it as a string")
         for arg in term.args:
             _check_writable(arg)
         for annot in term.annots:
@@ -142,16 +171,18 @@ def _expr(body: str) -> Expr:
     if _INCLUDE.search(text):
         raise WireError(_NOT_ONE)
     try:
-        program = parse_text(f"term__({text}\n).", "<message>")
+        program = parse_text(f"term__({text}\n).", "<message>", wire=True)
     except AslSyntaxError as exc:
         if _is_program(text):  # "a. b", "+!x <- .rl_reset", "!go": AgentSpeak, not one literal
             raise WireError(_NOT_ONE) from None
         raise WireError(f"not an AgentSpeak literal: {_reason(exc)}") from None
     except RecursionError:
         raise WireError("not an AgentSpeak literal: nested too deeply") from None
-    if program.plans or program.rules or program.goals or len(program.beliefs) != 1:
+    # a term with variables reads as a fact with variables (a rule without conditions)
+    heads = program.beliefs + [rule.head for rule in program.rules if rule.fact]
+    if program.plans or program.goals or len(heads) != 1 or len(program.rules) > 1 - len(program.beliefs):
         raise WireError(_NOT_ONE)
-    belief = program.beliefs[0]
+    belief = heads[0]
     if belief.functor != "term__" or len(belief.args) != 1:
         raise WireError(_NOT_ONE)
     return belief.args[0]
@@ -163,7 +194,7 @@ _NOT_ONE = "body must be exactly one literal (no rules, plans, goals or lists of
 def _is_program(text: str) -> bool:
     """Whether ``text`` parses as plan-file clauses (checked for includes before)."""
     try:
-        parse_text(text + ".", "<message>")
+        parse_text(text + ".", "<message>", wire=True)
     except (AslSyntaxError, RecursionError):
         return False
     return True

@@ -35,7 +35,8 @@ from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.reasoning import SLICE
 from bdi_rl.bdi.runtime.stdlib import Actions
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, atom, is_ground, source
+from bdi_rl.bdi.runtime.triggers import PlanLibrary
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
@@ -93,18 +94,31 @@ class Agent:
     def add_program(self, program: s.Program, goals: bool = True, plan_source: Any = None) -> list[CompiledPlan]:
         """Compile and add ``program``'s rules and plans, then its beliefs (and goals)."""
         compiled = []
+        placed: dict[int, list] = {}  # rules by the number of beliefs before them
         for rule in program.rules:
             key, cr = self._compiler.rule(rule)
             self.rules.setdefault(key, []).append(cr)
+            placed.setdefault(min(rule.position, len(program.beliefs)), []).append((key, cr))
         for plan in program.plans:
             self._plan_count += 1
             cp = self._compiler.plan(plan, self._plan_count)
             if plan_source is not None and cp.label is not None:
                 cp.label = Struct(cp.label.functor, cp.label.args, cp.label.annots | {source(plan_source)})
-            self.plans.setdefault((cp.ttype, cp.functor, cp.arity), []).append(cp)
+            if cp.arity < 0:  # a variable trigger (-!G[error(E)])
+                if type(self.plans) is not PlanLibrary:
+                    self.plans = PlanLibrary(self.plans)
+                self.plans.add_var_plan(cp)
+            else:
+                self.plans.setdefault((cp.ttype, cp.functor, cp.arity), []).append(cp)
             compiled.append(cp)
-        for lit in reversed(program.beliefs):  # Jason: so queries see them in source order
-            value = _ground_literal(lit, "a belief")
+        # Jason adds the initial beliefs and rules last to first, each at the front: queries
+        # see them in source order, facts and rules of one predicate interleaved
+        for i in range(len(program.beliefs), -1, -1):
+            for key, cr in reversed(placed.get(i, ())):
+                self.beliefs.add_rule(key, cr)
+            if i == 0:
+                break
+            value = _ground_literal(program.beliefs[i - 1], "a belief")
             annots = (
                 value.annots
                 if any(a.functor == "source" for a in value.annots if type(a) is Struct)
@@ -113,14 +127,14 @@ class Agent:
             self._bb_add(value.functor, value.args, annots)
         if goals:
             for lit in program.goals:
-                self.post_goal(_with_self(_ground_literal(lit, "a goal")))
+                self.post_goal(_with_self(_goal_literal(lit)))
         return compiled
 
     def start(self) -> None:
         """Post the initial goals (a host may first add the percepts they depend on)."""
         goals, self._initial_goals = self._initial_goals, []
         for lit in goals:
-            self.post_goal(_with_self(_ground_literal(lit, "a goal")))
+            self.post_goal(_with_self(_goal_literal(lit)))
 
     @property
     def idle(self) -> bool:
@@ -211,6 +225,13 @@ def _ground_literal(lit: s.Lit, what: str) -> Struct:
     if type(value) is LVar or not is_ground(value):
         raise AslSyntaxError(f"line {lit.line}: {what} must be ground: {lit.name}")
     return value
+
+
+def _goal_literal(lit: s.Lit) -> Struct:
+    """An initial goal; its variables are free (Jason: ``!g(X).`` runs ``+!g`` with X unbound)."""
+    scope = Scope()
+    code = TermCompiler(scope, "<program>").term(lit)
+    return code.build([UNBOUND] * scope.size)  # type: ignore[no-any-return]
 
 
 def load_agent(

@@ -3,6 +3,11 @@
 A query on ground arguments is one dict lookup; otherwise it scans one group, newest
 first as in Jason. Annotations of one belief merge (``b[source(a)]`` and ``b[source(b)]``
 are one belief with two sources); a belief goes when its last source does (Jason).
+
+Jason keeps rules in the belief base with the facts, so a predicate with both answers in
+their order: ``p(1). p(X) :- X = 2. p(4).`` gives 1, 2, 4. For a predicate that has rules
+(and only then) :attr:`BeliefBase.order` keeps that order: its facts' argument tuples and
+its rules, first answer first; a fact added later goes first (``+>b``: last), as in Jason.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ Key = tuple[str, int]
 
 
 class BeliefBase:
-    __slots__ = ("groups",)
+    __slots__ = ("groups", "order")
 
     def __init__(self) -> None:
         self.groups: dict[Key, dict[tuple, frozenset]] = {}
+        self.order: dict[Key, list[Any]] = {}
+        """for each predicate with rules: its facts (argument tuples) and rules, in the order
+        queries answer them"""
 
     def add(self, key: Key, args: tuple, annots: frozenset) -> frozenset | None:
         """Add ``annots`` to the belief; returns the annotations that are new (the event's),
@@ -29,11 +37,26 @@ class BeliefBase:
         old = group.get(args)
         if old is None:
             group[args] = annots
+            if self.order:
+                order = self.order.get(key)
+                if order is not None:
+                    order.insert(0, args)
             return annots
         if annots <= old:
             return None
         group[args] = old | annots
         return annots - old
+
+    def add_rule(self, key: Key, rule: Any, at_end: bool = False) -> None:
+        """Put a rule first among its predicate's facts and rules (``at_end``: last)."""
+        order = self.order.get(key)
+        if order is None:
+            group = self.groups.get(key) or {}
+            order = self.order[key] = list(reversed(group))
+        if at_end:
+            order.append(rule)
+        else:
+            order.insert(0, rule)
 
     def remove(self, key: Key, args: tuple, annots: frozenset) -> frozenset | None:
         """Remove ``annots`` from the belief (all of it when it has no source left); returns
@@ -52,6 +75,7 @@ class BeliefBase:
             group[args] = left
         else:
             del group[args]
+            self._unorder(key, args)
             removed = old
         return removed
 
@@ -59,13 +83,27 @@ class BeliefBase:
         group = self.groups.get(key)
         if not group:
             return None
-        return group.pop(args, None)
+        dropped = group.pop(args, None)
+        if dropped is not None:
+            self._unorder(key, args)
+        return dropped
+
+    def _unorder(self, key: Key, args: tuple) -> None:
+        if self.order:
+            order = self.order.get(key)
+            if order is not None:
+                order.remove(args)
 
     def move_to_end(self, key: Key, args: tuple) -> None:
         """Make the belief the oldest of its group (queries scan newest first)."""
         group = self.groups[key]
         annots = group.pop(args)
         self.groups[key] = {args: annots, **group}
+        if self.order:
+            order = self.order.get(key)
+            if order is not None:
+                order.remove(args)
+                order.append(args)
 
     def get(self, key: Key) -> dict[tuple, frozenset] | None:
         return self.groups.get(key)

@@ -51,7 +51,9 @@ def add_belief(ag: Agent, value: Struct, at_end: bool = False) -> None:
 
 def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, env: list) -> None:
     """``-b(...)[annots]``: the newest matching belief loses those annotations (nothing
-    happens when none matches, as in Jason)."""
+    happens when none matches, as in Jason). As Jason's belief revision does, a belief
+    found by its arguments leaves the annotations' variables unbound, one found by
+    unification (``-b(X)``) keeps the bindings."""
     group = ag.beliefs.groups.get(key)
     if not group:
         return
@@ -72,8 +74,7 @@ def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, e
             annots, bannots, env, trail
         ):
             removed = frozenset(resolve(code.build(env)) for code in annots)
-            undo(trail, 0)
-            ag._bb_remove(key[0], bargs, removed)
+            ag._bb_remove(key[0], bargs, removed)  # Jason: -b(X) binds X (the bindings stay)
             return
         undo(trail, 0)
 

@@ -27,13 +27,16 @@ from bdi_rl.bdi.runtime.control import (
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, resolve, term_str
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, has_source, resolve, term_str
 from bdi_rl.bdi.runtime.unify import MISSING, Env, TermCompiler, has_source_annot
 
 
-def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
+def goal_code(tc: TermCompiler, lit: s.Lit | s.Var) -> Callable[[Env], Struct]:
     """Build function for a goal or belief written in a body: ``source(self)`` is added
-    unless the literal names a source (Jason)."""
+    unless the literal names a source (Jason). A variable (``!G``) stands for the literal
+    it is bound to when the statement runs."""
+    if isinstance(lit, s.Var):
+        return _variable_goal(tc.term(lit).build, lit.name)
     code = tc.term(lit)
     if code.const is not MISSING:
         value = code.const
@@ -53,6 +56,18 @@ def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
         return Struct(v.functor, v.args, v.annots | ANNOTS_SELF)
 
     return with_self
+
+
+def _variable_goal(build: Callable[[Env], Any], name: str) -> Callable[[Env], Struct]:
+    def goal(env: Env) -> Struct:
+        value = deref(build(env))
+        if type(value) is not Struct:
+            raise PlanFailure("wrong_arguments", f"{name} is not bound to a literal: {term_str(value)}")
+        if has_source(value.annots):
+            return value
+        return Struct(value.functor, value.args, value.annots | ANNOTS_SELF)
+
+    return goal
 
 
 class BodyCompiler:
@@ -97,6 +112,7 @@ class BodyCompiler:
 
     def simple(self, stmt: s.Stmt) -> None:
         op, expr, line = stmt.op, stmt.expr, stmt.line
+        op = _SAME_FOCUS.get(op, op)
         tc = self.tc
         if op == "expr":
             if isinstance(expr, s.Lit) and expr.functor == "true" and not expr.args:
@@ -110,7 +126,7 @@ class BodyCompiler:
                 return
             self.emit(_formula_instr(query, expr), line)
             return
-        if not isinstance(expr, s.Lit) or expr.functor.startswith("."):
+        if not isinstance(expr, (s.Lit, s.Var)) or isinstance(expr, s.Lit) and expr.functor.startswith("."):
             raise tc.error(expr, f"{op} needs a literal")
         if op in ("!", "!!"):
             build = goal_code(tc, expr)
@@ -136,6 +152,8 @@ class BodyCompiler:
                     return achieve_new
 
             self.emit(make, line)
+        elif isinstance(expr, s.Var):
+            self.variable_statement(op, expr, line)
         elif op == "?":
             self.test_goal(expr, line)
         elif op == "+" and not expr.annots:
@@ -196,6 +214,44 @@ class BodyCompiler:
                 return nxt
 
             return act
+
+        self.emit(make, line)
+
+    def variable_statement(self, op: str, var: s.Var, line: int) -> None:
+        """``?B``, ``+B``, ``-B``, ``+>B``, ``-+B`` with ``B`` bound to a literal when the
+        statement runs (Jason)."""
+        build = goal_code(self.tc, var)
+        if op == "?":
+            first = self.compiler.query(var, self.tc).first
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def test(ag: Any, it: Any, frame: Any) -> int:
+                    if first(ag, frame.env, []):
+                        return nxt
+                    value = build(frame.env)
+                    frame.pc = nxt
+                    return ag.test_goal(it, value, value.key)
+
+                return test
+
+        else:
+
+            def make(pc: int, labels: dict) -> Callable:
+                nxt = pc + 1
+
+                def change(ag: Any, it: Any, frame: Any) -> int:
+                    value = resolve(build(frame.env))
+                    if op == "-":
+                        ag._bb_remove(value.functor, value.args, value.annots)
+                    elif op == "-+":
+                        ag.replace_belief(value)
+                    else:
+                        ag.add_belief(value, at_end=op == "+>")
+                    return nxt
+
+                return change
 
         self.emit(make, line)
 
@@ -330,6 +386,10 @@ class BodyCompiler:
         self.statements(stmt.body)
         self.emit(jump_back(step), stmt.line)
         self.place(end)
+
+
+#: ++b and --b (Jason's new-focus forms) run as +b and -b here (see the README).
+_SAME_FOCUS = {"++": "+", "--": "-"}
 
 
 def _formula_instr(query: Query, expr: Any) -> Callable:

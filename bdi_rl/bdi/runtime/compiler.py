@@ -11,7 +11,13 @@ from bdi_rl.bdi.runtime.body import BodyCompiler, lit_text
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.rules import CompiledRule
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT, TRIGGER_TYPES, plan_trigger_matcher
+from bdi_rl.bdi.runtime.triggers import (
+    TRIGGER_TEXT,
+    TRIGGER_TYPES,
+    VAR_TRIGGER,
+    plan_trigger_matcher,
+    var_trigger_matcher,
+)
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, Scope, TermCompiler
 
 
@@ -83,16 +89,22 @@ class Compiler(QueryCompiler):
         trig = plan.trigger
         cp = CompiledPlan()
         cp.ttype = TRIGGER_TYPES[(trig.op, trig.kind)]
-        cp.functor = trig.literal.name
-        cp.arity = len(trig.literal.args)
-        cp.args = [tc.term(a) for a in trig.literal.args]
-        cp.annots = [tc.term(a) for a in trig.literal.annots]
-        cp.match_trigger = plan_trigger_matcher(cp.args, cp.annots)
+        lit = trig.literal
+        if isinstance(lit, s.VarLit):  # -!G[error(E)]: relevant to every goal of its kind
+            cp.functor, cp.arity, cp.args = VAR_TRIGGER, -1, []
+            cp.annots = [tc.term(a) for a in lit.annots]
+            cp.match_trigger = var_trigger_matcher(tc.term(lit.var), cp.annots)
+        else:
+            cp.functor = lit.name
+            cp.arity = len(lit.args)
+            cp.args = [tc.term(a) for a in lit.args]
+            cp.annots = tc.annot_codes(lit)
+            cp.match_trigger = plan_trigger_matcher(cp.args, cp.annots)
         cp.context = self.query(plan.context, tc) if plan.context is not None else None
         cp.file = plan.file
         cp.line = plan.line
         cp.text = plan.text
-        cp.trigger_text = TRIGGER_TEXT[cp.ttype] + lit_text(trig.literal)
+        cp.trigger_text = TRIGGER_TEXT[cp.ttype] + (lit.var.name if isinstance(lit, s.VarLit) else lit_text(lit))
         if plan.label is not None:
             label_code = TermCompiler(Scope(), plan.file).term(plan.label)
             if label_code.const is MISSING:

@@ -1,5 +1,7 @@
-"""Jason's arithmetic functions (``math.abs(X)``, ``math.max([1, 5])`` ...): name -> arities
-and the Python function of the evaluated arguments.
+"""Jason 3.2's arithmetic functions (``math.abs(X)``, ``math.max([1, 5])``, ``.length(L)``
+...): name -> arities and the Python function of the evaluated arguments. Exactly Jason's set
+(its ``FunctionRegister``): a name or arity not in it is no function, so ``math.average(L)``
+stays a term, as in Jason, and ``a.b`` is an atom.
 
 Jason's return doubles; here numbers keep Python's int/float distinction as everywhere in
 the runtime: ``abs``, ``max``, ``min`` and ``sum`` keep their arguments' type, ``round``,
@@ -12,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import time
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime.errors import AslTypeError
@@ -40,11 +43,19 @@ def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[..., Any]:
     return lambda x: fn(_number(name, x))
 
 
+#: Where Jason's math.max and math.min of a list start (Java's Double.MIN_VALUE, the least
+#: positive double, and MAX_VALUE): math.max([]) is 4.9E-324, and so is math.max([-1]).
+_LIST_MAX_START = 5e-324
+_LIST_MIN_START = 1.7976931348623157e308
+
+
 def _extreme(name: str, pick: Callable[..., Any]) -> Callable[..., Any]:
+    start = _LIST_MAX_START if pick is max else _LIST_MIN_START
+
     def fn(*args: Any) -> Any:
         if len(args) == 2:
             return pick(_number(name, args[0]), _number(name, args[1]))
-        return pick(_nonempty(name, args[0]))
+        return pick([start, *_numbers(name, args[0])])
 
     return fn
 
@@ -55,11 +66,27 @@ def _random(*args: Any) -> float:
     return random.random()
 
 
+def _length(v: Any) -> int:
+    if type(v) is tuple or type(v) is str:
+        return len(v)
+    raise AslTypeError(f"The argument {v!r} is not a list or a string")
+
+
 def _std_dev(v: Any) -> float:
+    """Jason's: n - 1 in the denominator, NaN for fewer than two numbers."""
     values = _numbers("math.std_dev", v)
-    if len(values) < 2:
-        raise AslTypeError(f"math.std_dev needs two numbers or more: {v!r}")
-    return statistics.stdev(values)  # n - 1 in the denominator, as Jason
+    n = len(values)
+    if n < 2:
+        return math.nan
+    mean = sum(values) / n
+    return math.sqrt(sum((x - mean) * (x - mean) for x in values) / (n - 1))
+
+
+def _median(v: Any) -> Any:
+    """Jason's: every element a number (else no value), the mean of the middle two."""
+    if type(v) is not tuple or not v or not all(type(x) is int or type(x) is float for x in v):
+        raise AslTypeError(f"math.median needs a list of numbers: {v!r}")
+    return statistics.median(v)
 
 
 FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
@@ -81,8 +108,15 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "math.e": ((0,), lambda: math.e),
     "math.random": ((0, 1), _random),
     "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
-    "math.average": ((1,), lambda v: statistics.fmean(_nonempty("math.average", v))),
     "math.mean": ((1,), lambda v: statistics.fmean(_nonempty("math.mean", v))),
-    "math.median": ((1,), lambda v: statistics.median(_nonempty("math.median", v))),
+    "math.median": ((1,), _median),
     "math.std_dev": ((1,), _std_dev),
+    "math.time": ((0,), lambda: int(time.time() * 1000)),
+    ".length": ((1,), _length),
 }
+
+
+def is_function(name: str, arity: int) -> bool:
+    """Whether ``name(args)`` with ``arity`` arguments is an arithmetic function call."""
+    entry = FUNCTIONS.get(name)
+    return entry is not None and arity in entry[0]

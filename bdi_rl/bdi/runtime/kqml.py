@@ -14,6 +14,7 @@ from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.queries import solve_value
+from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TYPES
 
@@ -209,6 +210,8 @@ def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
 
 def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
     for text in content if type(content) is tuple else (content,):
+        if type(text) is PlanTerm:  # {+!g <- ...} sent as a term
+            text = text.source()
         if isinstance(text, str):
             ag.add_program(parse_text(text, f"<tellHow from {term_str(sender)}>"), goals=False, plan_source=sender)
 

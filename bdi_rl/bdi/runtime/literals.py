@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, deref, resolve
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, deref, resolve
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env
 
 ArgsBuild = Callable[[Env], tuple]
@@ -27,7 +27,7 @@ def _resolving(code: Code) -> Callable[[Env], Any]:
     def value(env: Env) -> Any:
         v = build(env)
         t = type(v)
-        if t is Struct or t is tuple or t is LVar:
+        if t is Struct or t is tuple or t is LVar or t is PartialList:
             return resolve(v)
         return v
 

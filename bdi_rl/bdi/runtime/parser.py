@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import lark
@@ -20,6 +21,7 @@ from lark import Token, Transformer, v_args
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
+from bdi_rl.bdi.runtime.functions import is_function
 from bdi_rl.store import atomic_write_bytes, cache_root, private_dir
 
 _GRAMMAR = Path(__file__).with_name("agentspeak.lark")
@@ -43,7 +45,7 @@ def _parser() -> lark.Lark:
             pass
         except Exception as exc:  # noqa: BLE001 - a damaged cache is rebuilt, whatever broke
             log.debug("rebuilding the grammar cache %s: %s", cached, exc)
-    parser = lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    parser = lark.Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=False)
     if cached is not None:
         buffer = io.BytesIO()
         parser.save(buffer)
@@ -64,6 +66,14 @@ def _cached_parser_file(grammar: str) -> Path | None:
 
 
 def _unquote(text: str) -> str:
+    """A string literal's value as Jason reads it: only ``\n`` (a line break) and ``\"``
+    (a quote) are escapes; every other backslash stays (``"\t"`` is a backslash and a t)."""
+    return text[1:-1].replace("\\n", "\n").replace('\\"', '"')
+
+
+def _unescape(text: str) -> str:
+    """A string literal's value as bdi-rl's wire writes it (:func:`~bdi_rl.bdi.runtime.terms.
+    string_literal`): every backslash escapes the next character, ``\n`` ``\t`` ``\r``."""
     body = text[1:-1]
     if "\\" not in body:
         return body
@@ -81,10 +91,20 @@ def _unquote(text: str) -> str:
     return "".join(out)
 
 
+#: A double holds every integer up to this; Jason's numbers are doubles.
+_EXACT = 2**53
+
+
 def _number(text: str) -> int | float:
     if "." in text or "e" in text or "E" in text:
         return float(text)
-    return int(text)
+    value = int(text)
+    if value > _EXACT:  # the double Jason reads it as
+        try:
+            return int(float(text))
+        except OverflowError:  # past the doubles: Jason's Infinity, kept as written here
+            return value
+    return value
 
 
 def _line(meta: Any) -> int:
@@ -99,92 +119,173 @@ def _fold(children: list, line: int) -> Any:
     return node
 
 
+#: Arithmetic operators: their operands must be numbers, variables, arithmetic or functions.
+_ARITH_OPS = frozenset({"+", "-", "*", "/", "div", "mod", "**"})
+
+
+def _is_numeric(node: Any) -> bool:
+    """Whether ``node`` can be an operand of arithmetic (Jason's NumberTerm)."""
+    if isinstance(node, s.Const):
+        return not isinstance(node.value, str)
+    if isinstance(node, s.Var):
+        return True
+    if isinstance(node, s.BinOp):
+        return node.op in _ARITH_OPS
+    if isinstance(node, s.UnOp):
+        return node.op == "-"
+    if isinstance(node, s.Lit):  # a function, or .count(F) (of the beliefs: queries.py counts it)
+        functional = is_function(node.functor, len(node.args)) or node.functor == ".count" and len(node.args) == 1
+        return functional and not node.negated
+    return False
+
+
 @v_args(meta=True)
 class _ToAst(Transformer):
-    def __init__(self, text: str, file: str) -> None:
+    def __init__(self, text: str, file: str, wire: bool = False) -> None:
         super().__init__()
         self.text = text
         self.file = file
+        self.unquote = _unescape if wire else _unquote
+        self.unnamed = 0
+        """anonymous variables met so far: Jason numbers them in the order it reads them"""
+        self.beliefs = 0
+        """initial beliefs met so far (a rule's position among them)"""
+
+    def error(self, meta: Any, message: str) -> AslSyntaxError:
+        return AslSyntaxError(f"{self.file}:{_line(meta)}: {message}")
 
     # -- terms --------------------------------------------------------------------------
     def var(self, meta, children):
-        return s.Var(str(children[0]), _line(meta))
+        name = str(children[0])
+        if name.startswith("_") and not name[1:2].isdigit():
+            self.unnamed += 1  # Jason's UnnamedVar: _ is _7, _Y is _8_Y
+            return s.Var(f"_{self.unnamed}{name if name != '_' else ''}", _line(meta), anonymous=True)
+        return s.Var(name, _line(meta))
+
+    def var_literal(self, meta, children):
+        if isinstance(children[0], Token) and children[0].type == "NEG":
+            raise self.error(meta, "a variable standing for a literal cannot be negated here")
+        var = self.var(meta, [children[0]])
+        for child in children[1:]:
+            if isinstance(child, tuple) and child[0] == "annots":
+                return s.VarLit("", (), child[1], False, _line(meta), child[2], var)
+        return var
 
     def number(self, meta, children):
         return s.Const(_number(str(children[0])), _line(meta))
 
     def string(self, meta, children):
-        return s.Const(_unquote(str(children[0])), _line(meta))
+        return s.Const(self.unquote(str(children[0])), _line(meta))
+
+    def group(self, meta, children):
+        return children[0]
 
     def neg(self, meta, children):
         operand = children[0]
         if isinstance(operand, s.Const) and not isinstance(operand.value, str):
             return s.Const(-operand.value, _line(meta))
+        if not _is_numeric(operand):
+            raise self.error(meta, f"the argument '{_shown(operand)}' of operator '-' is not numeric or variable")
         return s.UnOp("-", operand, _line(meta))
 
+    def pos(self, meta, children):
+        operand = children[0]
+        if not _is_numeric(operand):
+            raise self.error(meta, f"the argument '{_shown(operand)}' of operator '+' is not numeric or variable")
+        return operand
+
+    def functor(self, meta, children):
+        return str(children[0])
+
     def literal(self, meta, children):
+        namespace = None
+        if len(children) > 1 and isinstance(children[0], Token) and children[0].type == "ATOM":
+            namespace = str(children[0])
+            children = children[1:]
         negated = False
         if isinstance(children[0], Token) and children[0].type == "NEG":
             negated = True
             children = children[1:]
-        functor = str(children[0])
+        functor = children[0]
         args: tuple = ()
         annots: tuple = ()
+        tail = None
         for child in children[1:]:
             if isinstance(child, tuple) and child and child[0] == "args":
                 args = child[1]
             elif isinstance(child, tuple) and child and child[0] == "annots":
-                annots = child[1]
-        return s.Lit(functor, args, annots, negated, _line(meta))
+                annots, tail = child[1], child[2]
+        if namespace is not None and namespace != "default":
+            functor = f"{namespace}::{functor}"
+        if functor.startswith(".") or "." in functor and functor[0] != "'":
+            if annots or tail is not None:
+                raise self.error(meta, f"internal actions cannot have annotations: {functor}")
+            if negated:
+                raise self.error(meta, f"internal actions cannot be negated: {functor}")
+        return s.Lit(functor, args, annots, negated, _line(meta), tail)
 
     def args(self, meta, children):
         return ("args", tuple(children))
 
     def annots(self, meta, children):
-        return ("annots", tuple(children))
+        items, tail = _split_tail(children)
+        return ("annots", items, tail)
 
     def list(self, meta, children):
-        tail = None
-        if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
-            tail = children[-1][1]
-            children = children[:-1]
-        return s.ListExpr(tuple(children), tail, _line(meta))
+        items, tail = _split_tail(children)
+        return s.ListExpr(items, tail, _line(meta))
 
     def list_tail(self, meta, children):
-        return ("tail", children[0])
+        return ("tail", children[0] if not isinstance(children[0], Token) else self.var(meta, children))
 
-    def trigger_term(self, meta, children):
-        return children[0]
+    def plan_term(self, meta, children):
+        label, trigger, context, body = self._plan_parts(children)
+        assert trigger is not None
+        if label is None and context is None and body is None:
+            return trigger
+        text = self.text[meta.start_pos : meta.end_pos] if hasattr(meta, "start_pos") else ""
+        plan = s.Plan(trigger, context, body or (), label, self.file, _line(meta), text[1:-1].strip())
+        return s.PlanTermExpr(plan, _line(meta))
 
     # -- operators ----------------------------------------------------------------------
     def or_expr(self, meta, children):
-        node = children[0]
-        for child in children[1:]:
-            node = s.BinOp("|", node, child, _line(meta))
-        return node
+        if len(children) == 1:
+            return children[0]
+        return s.BinOp("|", children[0], children[1], _line(meta))
 
     def and_expr(self, meta, children):
-        node = children[0]
-        for child in children[1:]:
-            node = s.BinOp("&", node, child, _line(meta))
-        return node
+        if len(children) == 1:
+            return children[0]
+        return s.BinOp("&", children[0], children[1], _line(meta))
 
     def not_expr(self, meta, children):
-        return s.UnOp("not", children[0], _line(meta))
+        return s.UnOp("not", children[-1], _line(meta))
 
     def rel_expr(self, meta, children):
         return _fold(children, _line(meta))
 
     def arith(self, meta, children):
-        return _fold(children, _line(meta))
+        return self._arith(meta, children)
 
     def term(self, meta, children):
-        return _fold(children, _line(meta))
+        return self._arith(meta, children)
 
     def power(self, meta, children):
         if len(children) == 1:
             return children[0]
-        return s.BinOp("**", children[0], children[1], _line(meta))
+        return self._arith(meta, [children[0], "**", children[1]])
+
+    def _arith(self, meta: Any, children: Any) -> Any:
+        """Left-nested arithmetic; Jason refuses an operand that is no number, variable,
+        arithmetic expression or function call (``a + 1``, ``"s" * 2``) at parse time."""
+        if len(children) > 1 and not _is_numeric(children[0]):
+            raise self.error(meta, f"the operand '{_shown(children[0])}' of '{children[1]}' is not numeric or variable")
+        for i in range(1, len(children), 2):
+            if not _is_numeric(children[i + 1]):
+                raise self.error(
+                    meta, f"the operand '{_shown(children[i + 1])}' of '{children[i]}' is not numeric or variable"
+                )
+        return _fold(children, _line(meta))
 
     def rel_op(self, meta, children):
         return str(children[0])
@@ -201,9 +302,14 @@ class _ToAst(Transformer):
     def trigger(self, meta, children):
         op = children[0]
         kind = children[1] if len(children) == 3 else ""
-        return s.TriggerExpr(op, kind, children[-1], _line(meta))
+        literal = children[-1]
+        if isinstance(literal, s.Var):
+            literal = s.VarLit("", (), (), False, literal.line, None, literal)
+        return s.TriggerExpr(op, kind, literal, _line(meta))
 
     def _make_stmt(self, op: str, meta: Any, children: Any) -> s.Stmt:
+        if isinstance(children[0], s.VarLit):
+            raise self.error(meta, "annotations on a variable in a plan body are not supported")
         return s.Stmt(op, children[0], _line(meta))
 
     def achieve(self, meta, children):
@@ -218,11 +324,17 @@ class _ToAst(Transformer):
     def add_bel(self, meta, children):
         return self._make_stmt("+", meta, children)
 
+    def add_bel_new_focus(self, meta, children):
+        return self._make_stmt("++", meta, children)
+
     def add_bel_end(self, meta, children):
         return self._make_stmt("+>", meta, children)
 
     def del_bel(self, meta, children):
         return self._make_stmt("-", meta, children)
+
+    def del_bel_new_focus(self, meta, children):
+        return self._make_stmt("--", meta, children)
 
     def del_add_bel(self, meta, children):
         return self._make_stmt("-+", meta, children)
@@ -231,18 +343,19 @@ class _ToAst(Transformer):
         return self._make_stmt("expr", meta, children)
 
     def body(self, meta, children):
-        return tuple(children)
+        return tuple(c for c in children if not isinstance(c, Token))
 
     def block(self, meta, children):
         return children[0] if children else ()
 
     def elif_(self, meta, children):
-        return (children[0], children[1])
+        return (children[1], children[2])
 
     def else_part(self, meta, children):
-        return ("else", children[0])
+        return ("else", children[1])
 
     def if_stmt(self, meta, children):
+        children = children[1:]  # the keyword
         branches = [(children[0], children[1])]
         otherwise = None
         for child in children[2:]:
@@ -253,26 +366,53 @@ class _ToAst(Transformer):
         return s.If(tuple(branches), otherwise, _line(meta))
 
     def while_stmt(self, meta, children):
-        return s.While(children[0], children[1], _line(meta))
+        return s.While(children[1], children[2], _line(meta))
 
     def for_stmt(self, meta, children):
-        return s.For(children[0], children[1], _line(meta))
+        return s.For(children[1], children[2], _line(meta))
 
     # -- clauses ------------------------------------------------------------------------
-    def include(self, meta, children):
-        return ("include", _unquote(str(children[0])), _line(meta))
+    def directive(self, meta, children):
+        name = str(children[0])
+        args = children[1][1] if len(children) > 1 else ()
+        if name == "include":
+            if len(args) != 1 or not isinstance(args[0], s.Const) or not isinstance(args[0].value, str):
+                raise self.error(meta, 'include takes one file name: { include("lib/x.asl") }')
+            return ("include", args[0].value, _line(meta))
+        raise self.error(meta, f"the directive {name} is not supported (only include and begin namespace)")
+
+    def ns_block(self, meta, children):
+        header = children[1]
+        if header.functor != "namespace" or len(header.args) not in (1, 2) or not isinstance(header.args[0], s.Lit):
+            raise self.error(meta, f"the directive begin {header.functor} is not supported (only namespace(ns))")
+        if len(header.args) == 2:
+            raise self.error(meta, "local namespaces (namespace(ns, local)) are not supported")
+        ns = header.args[0].functor
+        clauses = [c for c in children[2:] if not isinstance(c, Token)]
+        return ("namespace", ns, [_in_namespace(c, ns) for c in clauses])
 
     def belief_or_rule(self, meta, children):
         head = children[0]
         if len(children) == 1:
+            if _has_variables(head):  # last([X], X). answers as a rule with no conditions
+                return s.Rule(head, s.Lit("true", line=_line(meta)), self.file, _line(meta), self.beliefs, fact=True)
+            self.beliefs += 1
             return ("belief", head)
-        return s.Rule(head, children[1], self.file, _line(meta))
+        return s.Rule(head, children[1], self.file, _line(meta), self.beliefs)
 
     def initial_goal(self, meta, children):
         return ("goal", children[0])
 
     def label(self, meta, children):
-        return ("label", children[0])
+        annots = children[1][1] if len(children) > 1 else ()
+        return ("label", s.Lit(children[0], (), annots, False, _line(meta)))
+
+    def label_name(self, meta, children):
+        return str(children[0])
+
+    def label_anonymous(self, meta, children):
+        name = f"l__{_line(meta)}_{getattr(meta, 'column', 0)}"
+        return ("label", s.Lit(name, (), children[0][1], False, _line(meta)))
 
     def context(self, meta, children):
         return ("context", children[0])
@@ -280,11 +420,8 @@ class _ToAst(Transformer):
     def body_part(self, meta, children):
         return ("body", children[0])
 
-    def plan(self, meta, children):
-        label = None
-        trigger = None
-        context = None
-        body: tuple = ()
+    def _plan_parts(self, children: Any) -> tuple:
+        label = trigger = context = body = None
         for child in children:
             if isinstance(child, s.TriggerExpr):
                 trigger = child
@@ -294,9 +431,15 @@ class _ToAst(Transformer):
                 context = child[1]
             elif child[0] == "body":
                 body = child[1]
+        return label, trigger, context, body
+
+    def plan(self, meta, children):
+        label, trigger, context, body = self._plan_parts(children)
         assert trigger is not None
+        if context is not None:
+            _check_context(context, self.file)
         text = self.text[meta.start_pos : meta.end_pos] if hasattr(meta, "start_pos") else ""
-        return s.Plan(trigger, context, body, label, self.file, _line(meta), text)
+        return s.Plan(trigger, context, body or (), label, self.file, _line(meta), text)
 
     def start(self, meta, children):
         return children
@@ -306,31 +449,158 @@ class _ToAst(Transformer):
 setattr(_ToAst, "elif", _ToAst.elif_)
 
 
-def parse_text(text: str, file: str = "<string>", _seen: frozenset[str] = frozenset()) -> s.Program:
-    """Parse a plan library; ``{ include("f") }`` is read relative to ``file``."""
+#: Internal actions Jason refuses in a plan's context (they act; a context only tests).
+_NOT_IN_CONTEXT = frozenset({".wait", ".send", ".broadcast", ".stopMAS", ".fork", ".join"})
+
+
+def _check_context(node: Any, file: str) -> None:
+    """Jason's parser refuses a context that runs an action it cannot run there."""
+    if isinstance(node, s.BinOp) and node.op in ("&", "|"):
+        _check_context(node.left, file)
+        _check_context(node.right, file)
+    elif isinstance(node, s.UnOp) and node.op == "not":
+        _check_context(node.operand, file)
+    elif isinstance(node, s.Lit) and node.functor in _NOT_IN_CONTEXT:
+        raise AslSyntaxError(
+            f"{file}:{node.line}: the internal action {node.functor} cannot be used in a plan's context"
+        )
+
+
+def _has_variables(node: Any) -> bool:
+    if isinstance(node, s.Var):
+        return True
+    if isinstance(node, s.Lit):
+        return node.tail is not None or any(_has_variables(a) for a in node.args + node.annots)
+    if isinstance(node, s.ListExpr):
+        return node.tail is not None or any(_has_variables(a) for a in node.items)
+    if isinstance(node, s.BinOp):
+        return _has_variables(node.left) or _has_variables(node.right)
+    if isinstance(node, s.UnOp):
+        return _has_variables(node.operand)
+    return False
+
+
+def _split_tail(children: list) -> tuple[tuple, Any]:
+    """The items of ``[a, b | T]`` and its tail (None without one)."""
+    if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
+        return tuple(children[:-1]), children[-1][1]
+    return tuple(children), None
+
+
+def _shown(node: Any) -> str:
+    from bdi_rl.bdi.runtime.body import expr_text
+
+    return expr_text(node)
+
+
+def _in_namespace(clause: Any, ns: str) -> Any:
+    """A clause of a ``{ begin namespace(ns) }`` block: its literals without a namespace of
+    their own are in ``ns`` (not the arguments of a literal or a relation: terms)."""
+    if isinstance(clause, s.Plan):
+        trigger = replace(clause.trigger, literal=_ns_literal(clause.trigger.literal, ns))
+        context = _ns_formula(clause.context, ns) if clause.context is not None else None
+        return replace(clause, trigger=trigger, context=context, body=_ns_body(clause.body, ns))
+    if isinstance(clause, s.Rule):
+        return replace(clause, head=_ns_literal(clause.head, ns), body=_ns_formula(clause.body, ns))
+    if isinstance(clause, tuple) and clause[0] in ("belief", "goal"):
+        return (clause[0], _ns_literal(clause[1], ns))
+    if isinstance(clause, tuple) and clause[0] == "namespace":
+        return clause
+    return clause
+
+
+def _ns_literal(node: Any, ns: str) -> Any:
+    if not isinstance(node, s.Lit) or isinstance(node, s.VarLit):
+        return node
+    if "::" in node.functor or node.functor.startswith("."):
+        return node
+    if node.functor in ("true", "false") and not node.args:
+        return node
+    return replace(node, functor=f"{ns}::{node.functor}")
+
+
+def _ns_formula(node: Any, ns: str) -> Any:
+    if isinstance(node, s.BinOp) and node.op in ("&", "|"):
+        return replace(node, left=_ns_formula(node.left, ns), right=_ns_formula(node.right, ns))
+    if isinstance(node, s.UnOp) and node.op == "not":
+        return replace(node, operand=_ns_formula(node.operand, ns))
+    return _ns_literal(node, ns)
+
+
+def _ns_body(body: tuple, ns: str) -> tuple:
+    out: list[s.Statement] = []
+    for stmt in body:
+        if isinstance(stmt, s.Stmt):
+            expr = _ns_formula(stmt.expr, ns) if stmt.op == "expr" else _ns_literal(stmt.expr, ns)
+            out.append(replace(stmt, expr=expr))
+        elif isinstance(stmt, s.If):
+            branches = tuple((_ns_formula(c, ns), _ns_body(b, ns)) for c, b in stmt.branches)
+            otherwise = _ns_body(stmt.otherwise, ns) if stmt.otherwise is not None else None
+            out.append(replace(stmt, branches=branches, otherwise=otherwise))
+        elif isinstance(stmt, (s.While, s.For)):
+            out.append(replace(stmt, cond=_ns_formula(stmt.cond, ns), body=_ns_body(stmt.body, ns)))
+        else:
+            out.append(stmt)
+    return tuple(out)
+
+
+def parse_text(
+    text: str, file: str = "<string>", _seen: frozenset[str] = frozenset(), *, wire: bool = False
+) -> s.Program:
+    """Parse a plan library; ``{ include("f") }`` is read relative to ``file``. ``wire``:
+    strings as bdi-rl's messages write them (every backslash an escape), not as Jason reads
+    them in a plan file."""
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
-        raise AslSyntaxError(f"{file}:{exc.line}:{exc.column}: {_describe(exc)}") from None
-    clauses = _ToAst(text, file).transform(tree)
+        raise AslSyntaxError(f"{file}:{exc.line}:{exc.column}: {_describe(exc, text)}") from None
+    try:
+        clauses = _ToAst(text, file, wire).transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, AslSyntaxError):
+            raise exc.orig_exc from None
+        raise
     program = s.Program()
+    _add_clauses(program, clauses, file, _seen)
+    if not _seen or len(_seen) == 1:  # the whole program, includes and all
+        _check_labels(program)
+    return program
+
+
+def _check_labels(program: s.Program) -> None:
+    """Jason refuses an agent with two plans of one label."""
+    seen: dict[str, s.Plan] = {}
+    for plan in program.plans:
+        if plan.label is None:
+            continue
+        first = seen.setdefault(plan.label.functor, plan)
+        if first is not plan:
+            raise AslSyntaxError(
+                f"{plan.file}:{plan.line}: there already is a plan with label {plan.label.functor} "
+                f"({first.file}:{first.line})"
+            )
+
+
+def _add_clauses(program: s.Program, clauses: list, file: str, seen: frozenset[str]) -> None:
     for clause in clauses:
         if isinstance(clause, s.Plan):
             program.plans.append(clause)
         elif isinstance(clause, s.Rule):
-            program.rules.append(clause)
+            program.rules.append(replace(clause, position=len(program.beliefs)))
         elif clause[0] == "belief":
             program.beliefs.append(clause[1])
         elif clause[0] == "goal":
             program.goals.append(clause[1])
+        elif clause[0] == "namespace":
+            _add_clauses(program, clause[2], file, seen)
         elif clause[0] == "include":
-            inner = _include(file, clause[1], clause[2], _seen)
+            inner = _include(file, clause[1], clause[2], seen)
+            offset = len(program.beliefs)
             program.beliefs += inner.beliefs
-            program.rules += inner.rules
+            program.rules += [replace(r, position=r.position + offset) for r in inner.rules]
             program.goals += inner.goals
             program.plans += inner.plans
             program.included += inner.included
-    return program
 
 
 #: Includes nested deeper than this are refused.
@@ -375,20 +645,66 @@ def parse_file(path: str | Path) -> s.Program:
     return parse_text(text, str(path), frozenset({str(path.resolve())}))
 
 
-def _describe(exc: lark.exceptions.UnexpectedInput) -> str:
+#: How an error names the terminals that are not a fixed text.
+_TERMINAL_NAMES = {
+    "ATOM": "an atom",
+    "VAR": "a variable",
+    "UNNAMEDVAR": "_",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "$END": "the end of the file",
+}
+
+
+_SEPARATORS = {"';'", "'.'", "')'", "']'", "'}'", "','", "'<-'", "':'", "':-'"}
+
+
+def _describe(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
+    """The parse error and what was expected there: ``unexpected '.print', expected ';' or
+    '.'``."""
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         token = exc.token
-        if token.type == "$END":
-            return "unexpected end of file"
-        return f"unexpected {str(token)!r}"
+        found = "unexpected end of file" if token.type == "$END" else f"unexpected {str(token)!r}"
+        expected = exc.expected
+        if exc.interactive_parser is not None:  # what the parser takes there (LALR merges states)
+            try:
+                expected = exc.interactive_parser.accepts()
+            except Exception:  # noqa: BLE001 - the message without it
+                pass
+        return found + _expected(expected)
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        return f"illegal character {exc.char!r}"
+        at = exc.pos_in_stream or 0
+        following = text[at : at + 3]
+        if following.startswith("\\=") and following != "\\==":
+            return "illegal character '\\': Jason has no \\= (write not (A = B), or A \\== B)"
+        return f"illegal character {exc.char!r}" + _expected(exc.allowed or set())
     return "syntax error"
+
+
+def _expected(names: set[str]) -> str:
+    patterns = {t.name: t.pattern for t in _parser().terminals}
+    shown = set()
+    for name in names:
+        pattern = patterns.get(name)
+        if name in _TERMINAL_NAMES:
+            shown.add(_TERMINAL_NAMES[name])
+        elif pattern is not None and pattern.type == "str":
+            shown.add(repr(pattern.value))
+    if len(shown) > 8:  # in the middle of a formula: the separators, or "a term"
+        term = "an atom" in shown and "a variable" in shown
+        shown &= _SEPARATORS
+        if term:
+            shown.add("a term")
+    if not shown:
+        return ""
+    ordered = sorted(shown)
+    return ", expected " + (ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " or " + ordered[-1])
 
 
 def parse_expr(text: str) -> s.Expr:
     """One term or formula (message contents, tellHow triggers, tests)."""
     program = parse_text(f"term__({text}).", "<term>")
-    if len(program.beliefs) != 1 or len(program.beliefs[0].args) != 1:
+    heads = program.beliefs + [rule.head for rule in program.rules if rule.fact]  # with variables
+    if len(heads) != 1 or len(program.rules) + len(program.beliefs) != 1 or len(heads[0].args) != 1:
         raise AslSyntaxError(f"not one term: {text!r}")
-    return program.beliefs[0].args[0]
+    return heads[0].args[0]

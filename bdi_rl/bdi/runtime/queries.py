@@ -10,6 +10,7 @@ undoes them before the next solution. Only the last conjunct of a ``first`` is a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -17,7 +18,7 @@ from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
 from bdi_rl.bdi.runtime.rules import solve_rules
 from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str, unify, undo
-from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TermCompiler, solve_annots
+from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TailCode, TermCompiler, solve_annots
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.stdlib import Actions
@@ -103,29 +104,86 @@ FALSE_QUERY = Query(_false_first, failure="constraint_failed")
 
 def solve_value(ag: Any, value: Any, trail: list) -> Iterator[Struct]:
     """Solutions of a literal given as a runtime value (asks, ``.count`` of a variable):
-    yields the matching belief (or the instantiated literal, for a rule)."""
+    yields the matching belief (or the instantiated literal, for a rule, with the rule's
+    annotations), in the belief base's order."""
     value = deref(value)
     if type(value) is not Struct:
         raise PlanFailure("wrong_arguments", f"not a literal: {term_str(value)}")
     key = (value.functor, len(value.args))
-    group = ag.beliefs.get(key)
-    if group:
-        for bargs, bannots in reversed(tuple(group.items())):
-            mark = len(trail)
-            if all(unify(a, b, trail) for a, b in zip(value.args, bargs, strict=False)):
+    group = ag.beliefs.get(key) or {}
+    for item in _entries(ag, key, group):
+        mark = len(trail)
+        if type(item) is tuple:
+            bannots = group.get(item)
+            if bannots is None:
+                continue
+            if all(unify(a, b, trail) for a, b in zip(value.args, item, strict=False)):
                 if not value.annots or match_value_annots(value.annots, bannots, trail):
-                    yield Struct(value.functor, bargs, bannots)
-            undo(trail, mark)
+                    yield Struct(value.functor, item, bannots)
+        elif not value.annots or match_value_annots(value.annots, item.annots, trail):
+            for _ in solve_rules(ag, (item,), list(value.args), trail):
+                yield Struct(value.functor, resolve(value.args), item.annots)
+        undo(trail, mark)
+
+
+def _entries(ag: Any, key: tuple[str, int], group: dict) -> list[Any]:
+    """A predicate's facts (argument tuples) and rules, first answer first."""
+    order = ag.beliefs.order.get(key) if ag.beliefs.order else None
+    if order is not None:
+        return list(order)
+    entries: list[Any] = list(reversed(tuple(group)))
     rules = ag.rules.get(key)
-    if rules and not value.annots:
-        for _ in solve_rules(ag, rules, list(value.args), trail):
-            yield resolve(value)
+    if rules:
+        entries += rules
+    return entries
 
 
 def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
     from bdi_rl.bdi.runtime.terms import unify_annots
 
     return unify_annots(pattern, annots, trail)
+
+
+#: Internal actions whose arguments are formulas evaluated in their own time.
+_FORMULA_ARGUMENTS = frozenset({".findall", ".setof", ".bagof", ".count", ".forall", ".wait", ".if_then_else"})
+
+
+def _hoist_counts(node: Any) -> Any:
+    """``N = .count(b(_)) + 1`` as ``.count(b(_), C) & N = C + 1``: Jason's ``.count(F)`` is an
+    arithmetic function of the agent's beliefs, which a term cannot reach here. None when
+    ``node`` has no ``.count(F)`` inside."""
+    counts: list[s.Lit] = []
+
+    def walk(n: Any) -> Any:
+        if isinstance(n, s.Lit):
+            if n.functor == ".count" and len(n.args) == 1:
+                var = s.Var(f"count__{id(n)}", n.line)
+                counts.append(s.Lit(".count", (n.args[0], var), (), False, n.line))
+                return var
+            if n.functor in _FORMULA_ARGUMENTS:  # a .count inside is counted there
+                return n
+            args = tuple(walk(a) for a in n.args)
+            return n if args == n.args else replace(n, args=args)
+        if isinstance(n, s.BinOp):
+            left, right = walk(n.left), walk(n.right)
+            return n if left is n.left and right is n.right else replace(n, left=left, right=right)
+        if isinstance(n, s.UnOp):
+            operand = walk(n.operand)
+            return n if operand is n.operand else replace(n, operand=operand)
+        if isinstance(n, s.ListExpr):
+            items = tuple(walk(a) for a in n.items)
+            return n if items == n.items else replace(n, items=items)
+        return n
+
+    if isinstance(node, s.Lit) and node.functor in _FORMULA_ARGUMENTS:
+        return None
+    rewritten = walk(node)
+    if not counts:
+        return None
+    formula: Any = rewritten
+    for count in reversed(counts):
+        formula = s.BinOp("&", count, formula, count.line)
+    return formula
 
 
 class QueryCompiler:
@@ -138,6 +196,10 @@ class QueryCompiler:
 
     # -- queries ----------------------------------------------------------------------------
     def query(self, node: Any, tc: TermCompiler) -> Query:
+        if isinstance(node, (s.Lit, s.BinOp)) and not (isinstance(node, s.BinOp) and node.op in ("&", "|")):
+            counted = _hoist_counts(node)
+            if counted is not None:  # .count(F) used as a number: count first, then the formula
+                return self.query(counted, tc)
         if isinstance(node, s.Lit):
             if node.functor.startswith("."):
                 return self.actions.compile_call(self, node, tc)
@@ -164,12 +226,16 @@ class QueryCompiler:
     def literal_query(self, node: s.Lit, tc: TermCompiler) -> Query:
         key = (node.name, len(node.args))
         args = [tc.term(a) for a in node.args]
-        annots = [tc.term(a) for a in node.annots]
+        annots = tc.annot_codes(node)
         arity = len(args)
         matches = [c.match for c in args]
         ground = all(c.const is not MISSING for c in args)
         const_args = tuple(c.const for c in args) if ground else None
-        const_annots = frozenset(c.const for c in annots) if all(c.const is not MISSING for c in annots) else None
+        const_annots = (
+            frozenset(c.const for c in annots)
+            if all(c.const is not MISSING and type(c) is not TailCode for c in annots)
+            else None
+        )
         simple_annots = const_annots is not None
         builds = [c.build for c in args]
 
@@ -185,8 +251,42 @@ class QueryCompiler:
             def match_args(bargs: tuple, env: Env, trail: list) -> bool:  # noqa: F811 - faster for one
                 return m0(bargs[0], env, trail)
 
+        def rule_answers(ag: Any, rules: Any, env: Env, trail: list) -> Iterator[Any]:
+            """A rule answers with its own annotations (``source(self)``), as Jason's do."""
+            for rule in rules:
+                if annots:
+                    for _ in solve_annots(annots, rule.annots, env, trail):
+                        yield from solve_rules(ag, (rule,), [b(env) for b in builds], trail)
+                else:
+                    yield from solve_rules(ag, (rule,), [b(env) for b in builds], trail)
+
+        def in_order(ag: Any, order: list, env: Env, trail: list) -> Iterator[Any]:
+            """A predicate with rules: its facts and rules in the belief base's order."""
+            group = ag.beliefs.groups.get(key) or {}
+            for item in tuple(order):
+                if type(item) is tuple:
+                    bannots = group.get(item)
+                    if bannots is None:
+                        continue
+                    mark = len(trail)
+                    if match_args(item, env, trail):
+                        if simple_annots:
+                            if const_annots <= bannots:  # type: ignore[operator]
+                                yield True
+                        else:
+                            yield from solve_annots(annots, bannots, env, trail)
+                    undo(trail, mark)
+                else:
+                    yield from rule_answers(ag, (item,), env, trail)
+
         def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
-            group = ag.beliefs.groups.get(key)
+            bb = ag.beliefs
+            if bb.order:
+                order = bb.order.get(key)
+                if order is not None:
+                    yield from in_order(ag, order, env, trail)
+                    return
+            group = bb.groups.get(key)
             if group:
                 if ground:
                     bannots = group.get(const_args)
@@ -206,16 +306,21 @@ class QueryCompiler:
                             else:
                                 yield from solve_annots(annots, bannots, env, trail)
                         undo(trail, mark)
-            if not annots:
-                rules = ag.rules.get(key)
-                if rules:
-                    yield from solve_rules(ag, rules, [b(env) for b in builds], trail)
+            rules = ag.rules.get(key)  # rules kept outside the belief base's order
+            if rules:
+                yield from rule_answers(ag, rules, env, trail)
 
         def then(k: Callable[..., bool] | None) -> Callable[..., bool]:
             """``first`` trying ``k`` on each belief matched (``k`` None: the first match)."""
 
             def first_k(ag: Any, env: Env, trail: list) -> bool:
-                group = ag.beliefs.groups.get(key)
+                bb = ag.beliefs
+                if bb.order and key in bb.order:
+                    for _ in in_order(ag, bb.order[key], env, trail):
+                        if k is None or k(ag, env, trail):
+                            return True
+                    return False
+                group = bb.groups.get(key)
                 if group:
                     if ground:
                         bannots = group.get(const_args)
@@ -255,12 +360,11 @@ class QueryCompiler:
                                     if k is None or k(ag, env, trail):
                                         return True
                             undo(trail, mark)
-                if not annots:
-                    rules = ag.rules.get(key)
-                    if rules:
-                        for _ in solve_rules(ag, rules, [b(env) for b in builds], trail):
-                            if k is None or k(ag, env, trail):
-                                return True
+                rules = ag.rules.get(key)
+                if rules:
+                    for _ in rule_answers(ag, rules, env, trail):
+                        if k is None or k(ag, env, trail):
+                            return True
                 return False
 
             return first_k

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.terms import Struct, atom, compare, deref, resolve, unify, undo
+from bdi_rl.bdi.runtime.arith import NoValue, evaluate, is_arith_term
+from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, resolve, sorted_annots, unify, undo
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
@@ -39,7 +39,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a == b
+                return a is b or a == b  # Jason: X == X holds for X = NaN (the same term)
             return term_equal(a, b)
     elif op == "\\==":
 
@@ -47,27 +47,29 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a != b
+                return a is not b and a != b
             return not term_equal(a, b)
     elif op == "=..":
 
         def first(ag: Any, env: Env, trail: list) -> bool:
             value = deref(lb(env))
             if type(value) is Struct:
-                return unify((_functor_atom(value), tuple(value.args), tuple(value.annots)), rb(env), trail)
-            parts = deref(rb(env))
-            if type(parts) is tuple and len(parts) == 3:
-                f, a, n = (deref(p) for p in parts)
-                if type(f) is Struct and type(a) is tuple and type(n) is tuple:
-                    return unify(value, Struct(f.functor, a, frozenset(n)), trail)
-            raise PlanFailure("wrong_arguments", "=.. needs a literal or [functor, args, annots]")
+                parts = deref(rb(env))
+                listed = univ_list(value)
+                if type(parts) is tuple and len(parts) == 3:  # Jason: the list without the namespace
+                    listed = listed[1:]
+                return unify(listed, parts, trail)
+            if type(value) is LVar:
+                built = univ_literal(resolve(rb(env)))
+                return built is not None and unify(value, built, trail)
+            return False  # Jason logs the error; the formula fails (constraint_failed)
     else:
         first = _comparison(op, lb, rb)
     return first
 
 
 def term_equal(a: Any, b: Any) -> bool:
-    a, b = resolve(a), resolve(b)
+    a, b = valued(resolve(a)), valued(resolve(b))
     ta, tb = type(a), type(b)
     if (ta is str) != (tb is str):
         return False
@@ -76,8 +78,57 @@ def term_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _functor_atom(value: Struct) -> Struct:
-    return atom(value.functor)
+def valued(value: Any) -> Any:
+    """Arithmetic left as a term (``Y + 1`` while ``Y`` was unbound) is its number once its
+    operands have values, as Jason evaluates it wherever it is used."""
+    value = deref(value)
+    if is_arith_term(value):
+        try:
+            return evaluate(value)
+        except NoValue:
+            return value
+    return value
+
+
+def univ_list(value: Struct) -> tuple:
+    """``f(a,b)[x] =.. L``: Jason 3.2's ``[Namespace, Functor, Args, Annotations]``."""
+    functor = value.functor
+    negated = functor.startswith("~")
+    if negated:
+        functor = functor[1:]
+    namespace, _, name = functor.rpartition("::")
+    return (
+        atom(namespace or "default"),
+        atom("~" + name if negated else name),
+        value.args,
+        sorted_annots(value.annots),
+    )
+
+
+def univ_literal(parts: Any) -> Struct | None:
+    """The literal of ``[Namespace, Functor, Args, Annotations]`` (or the same without the
+    namespace), None when ``parts`` is no such list (Jason: ``[g, 1, 2]`` fails)."""
+    if type(parts) is not tuple or len(parts) not in (3, 4):
+        return None
+    namespace = parts[0] if len(parts) == 4 else None
+    functor, args, annots = parts[-3:]
+    if type(functor) is str:
+        name = functor
+    elif type(functor) is Struct and not functor.args:
+        name = functor.functor
+    else:
+        return None
+    if type(args) is not tuple or type(annots) is not tuple:
+        return None
+    negated = name.startswith("~")
+    if negated:
+        name = name[1:]
+    if namespace is not None:
+        if type(namespace) is not Struct or namespace.args:
+            return None
+        if namespace.functor != "default":
+            name = f"{namespace.functor}::{name}"
+    return Struct("~" + name if negated else name, args, frozenset(annots))
 
 
 def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> Callable[..., bool]:
@@ -86,6 +137,10 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
     test = COMPARE[op]
 
     def other(a: Any, b: Any) -> bool:
+        a, b = valued(a), valued(b)
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):  # Jason compares NaN as 0
+            return test((a > b) - (a < b), 0, 1)
         return test(compare(a, b), 0, 1)
 
     if op == "<":
@@ -102,7 +157,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a <= b
+                return not a > b  # Jason compares NaN as equal to any number
             return other(a, b)
     elif op == ">":
 
@@ -118,7 +173,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
-                return a >= b
+                return not a < b
             return other(a, b)
 
     return first

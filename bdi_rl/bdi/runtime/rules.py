@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from bdi_rl.bdi.runtime.terms import UNBOUND, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, undo
 from bdi_rl.bdi.runtime.unify import Code, Env
 
 if TYPE_CHECKING:
@@ -12,17 +12,21 @@ if TYPE_CHECKING:
 
 
 class CompiledRule:
-    __slots__ = ("head", "body", "size", "file", "line")
+    __slots__ = ("head", "body", "size", "file", "line", "annots")
 
-    def __init__(self, head: list[Code], body: Query, size: int, file: str, line: int) -> None:
+    def __init__(
+        self, head: list[Code], body: Query, size: int, file: str, line: int, annots: frozenset = ANNOTS_SELF
+    ) -> None:
         self.head = head
         self.body = body
         self.size = size
+        self.annots = annots
+        """the annotations its answers carry: a rule is a belief of the agent's (Jason)"""
         self.file = file
         self.line = line
 
 
-def solve_rules(ag: Any, rules: list[CompiledRule], values: list[Any], trail: list) -> Iterator[Any]:
+def solve_rules(ag: Any, rules: Iterable[CompiledRule], values: list[Any], trail: list) -> Iterator[Any]:
     for rule in rules:
         renv: Env = [UNBOUND] * rule.size
         mark = len(trail)

@@ -41,6 +41,7 @@ from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,
     UNBOUND,
     LVar,
+    PartialList,
     Struct,
     atom,
     deref,
@@ -273,7 +274,7 @@ def is_free(code: Code, env: list) -> bool:
         return False
     try:
         return type(deref(code.build(env))) is LVar
-    except AslTypeError:  # a list with a free tail: a pattern, bound enough
+    except AslTypeError:  # [H|T] with T bound to no list: not free (the error comes when it is used)
         return False
 
 
@@ -282,29 +283,16 @@ def value(code: Code, env: list) -> Any:
     return deref(resolve(code.build(env)))
 
 
-class _PartialList:
-    def __repr__(self) -> str:
-        return "[...|_]"
-
-
-#: What :func:`bound` says of a list whose tail is free (``[a|T]``): a list for Jason's type
-#: checks, though the runtime builds no such value (it is a pattern only).
-PARTIAL_LIST: Any = _PartialList()
-
-
 def bound(code: Code, env: list) -> Any:
-    """The argument's value; None when it is a free variable, :data:`PARTIAL_LIST` for a
-    list with a free tail (an output pattern such as ``.concat(A, B, [x|R])``)."""
+    """The argument's value; None when it is a free variable (a list with a free tail,
+    ``[x|R]``, is a :class:`PartialList`: a list for Jason's type checks, an output pattern)."""
     if is_free(code, env):
         return None
-    try:
-        return value(code, env)
-    except AslTypeError:
-        return PARTIAL_LIST
+    return value(code, env)
 
 
 def is_list(v: Any) -> bool:
-    return type(v) is tuple or v is PARTIAL_LIST
+    return type(v) is tuple or type(v) is PartialList
 
 
 def _det(first: Callable[..., bool]) -> Query:
@@ -313,10 +301,10 @@ def _det(first: Callable[..., bool]) -> Query:
 
 @standard(".print")
 def _print(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    builds = [tc.term(a).build for a in node.args]
+    shows = [tc.printer(a) for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
-        ag.host.print(ag, "".join(print_str(resolve(b(env))) for b in builds))
+        ag.host.print(ag, "".join([show(env) for show in shows]))
         return True
 
     return _det(first)

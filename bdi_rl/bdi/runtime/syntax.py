@@ -12,8 +12,13 @@ from typing import Any, Union
 
 @dataclass(frozen=True)
 class Var:
-    name: str  # "_" is anonymous: every occurrence is a new variable
+    """A variable. One whose name starts with ``_`` and no digit (``_``, ``_Y``) is anonymous:
+    every occurrence is a new variable, named by the parser as Jason numbers them (``_1``,
+    ``_2_Y``: the first character then the number, see :func:`is_anonymous`)."""
+
+    name: str
     line: int = 0
+    anonymous: bool = False
 
 
 @dataclass(frozen=True)
@@ -24,13 +29,16 @@ class Const:
 
 @dataclass(frozen=True)
 class Lit:
-    """``~functor(args)[annots]``; a functor starting with ``.`` is an internal action."""
+    """``~functor(args)[annots|tail]``; a functor starting with ``.`` is an internal action,
+    one with a namespace is written ``ns::b`` (the default namespace is no prefix)."""
 
     functor: str
     args: tuple["Expr", ...] = ()
     annots: tuple["Expr", ...] = ()
     negated: bool = False
     line: int = 0
+    tail: "Expr | None" = None
+    """the variable after ``|`` in ``b[a|R]``: the annotations no other pattern took"""
 
     @property
     def name(self) -> str:
@@ -72,15 +80,31 @@ class TriggerExpr:
     line: int = 0
 
 
-Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr]
+@dataclass(frozen=True)
+class VarLit(Lit):
+    """A variable standing for a literal, with annotation patterns: the trigger
+    ``-!G[error(E)]`` (relevant to every goal of its kind). Its functor is empty."""
+
+    var: Var = Var("_")
+
+
+@dataclass(frozen=True)
+class PlanTermExpr:
+    """``{@l +!g(X) : c <- body}``: a plan written as a term (``.add_plan``, tellHow)."""
+
+    plan: "Plan"
+    line: int = 0
+
+
+Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr, PlanTermExpr]
 
 
 # -- body statements ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Stmt:
-    """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``+>`` ``-`` ``-+`` (on ``expr``, a Lit) or
-    ``expr`` (an action, internal action or formula). ``++b`` and ``+<b`` parse as ``+b``,
-    ``--b`` as ``-b``: their belief events always start a new intention here."""
+    """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``++`` ``+>`` ``-`` ``--`` ``-+`` (on ``expr``,
+    a Lit, or a Var bound to one when the program runs) or ``expr`` (an action, internal
+    action or formula). ``+<b`` parses as ``+b``."""
 
     op: str
     expr: Expr
@@ -129,6 +153,11 @@ class Rule:
     body: Expr
     file: str = ""
     line: int = 0
+    position: int = 0
+    """how many of the program's beliefs come before it: facts and rules of one predicate
+    answer in source order (Jason keeps both in its belief base)"""
+    fact: bool = False
+    """a fact with variables (``last([X], X).``), kept as a rule without conditions"""
 
 
 @dataclass

@@ -6,7 +6,7 @@ the same key.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from bdi_rl.bdi.runtime.terms import LVar, Struct, deref
 from bdi_rl.bdi.runtime.unify import Code, Env, match_annots
@@ -68,3 +68,54 @@ def trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, E
         return True
 
     return match
+
+
+#: The functor of a plan whose trigger is a variable (``-!G[error(E)]``); its arity is -1.
+VAR_TRIGGER = ""
+
+
+def var_trigger_matcher(var: Code, annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+    """``-!G[error(E)]``: ``G`` is the event's literal without its annotations (Jason), the
+    annotation patterns match the event's annotations."""
+
+    def match(value: Struct, env: Env, trail: list) -> bool:
+        if not var.match(Struct(value.functor, value.args), env, trail):
+            return False
+        return not annots or match_annots(annots, value.annots, env, trail)
+
+    return match
+
+
+class PlanLibrary(dict):
+    """The plan index once a plan has a variable trigger (an agent's ``plans`` is a plain
+    dict until then): such a plan is relevant to every event of its trigger type, after
+    the plans of that event's own key that came before it (Jason's ``varPlans``)."""
+
+    def __init__(self, plans: dict) -> None:
+        super().__init__(plans)
+        self.var_plans: list[Any] = []
+
+    def add_var_plan(self, plan: Any) -> None:
+        self.var_plans.append(plan)
+        for (ttype, _, _), plans in self.items():
+            if ttype == plan.ttype:
+                plans.append(plan)
+
+    def _of_type(self, ttype: int) -> list:
+        return [p for p in self.var_plans if p.ttype == ttype]
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            dict.__setitem__(self, key, self._of_type(key[0]) + list(default or ()))
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = dict.get(self, key)
+        if found:
+            return found
+        return self._of_type(key[0]) or (found if found is not None else default)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        return type(key) is tuple and bool(self._of_type(key[0]))

@@ -10,12 +10,30 @@ compile time (``const``).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import itertools
+from typing import Any, Callable, Iterator
 
+from bdi_rl.bdi.runtime import arith
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
-from bdi_rl.bdi.runtime.functions import FUNCTIONS
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, bind, deref, resolve, unify, undo
+from bdi_rl.bdi.runtime.functions import FUNCTIONS, is_function
+from bdi_rl.bdi.runtime.terms import (
+    UNBOUND,
+    LVar,
+    PartialList,
+    Struct,
+    annots_walk,
+    atom,
+    bind,
+    deref,
+    resolve,
+    sorted_annots,
+    sorted_values,
+    print_str,
+    term_str,
+    unify,
+    undo,
+)
 
 MISSING: Any = object()
 
@@ -65,9 +83,16 @@ def const_code(value: Any) -> Code:
     return Code(build, match, value)
 
 
-def _anon_code() -> Code:
+class TailCode(Code):
+    """The last of a literal's annotation patterns when it has a tail, ``R`` in ``b[a|R]``:
+    it takes the list of the annotations the others did not."""
+
+    __slots__ = ()
+
+
+def _anon_code(name: str) -> Code:
     def build(env: Env) -> Any:
-        return LVar("_")
+        return LVar(name)
 
     def match(v: Any, env: Env, trail: list | None) -> bool:
         return True
@@ -109,39 +134,69 @@ def read_slot(env: Env, i: int) -> Any:
 
 
 def match_annots(codes: list[Code], annots: frozenset, env: Env, trail: list | None) -> bool:
-    """Each pattern annotation unifies with one of ``annots`` (the first that does)."""
-    for code in codes:
+    """The pattern annotations ``codes`` unify with ``annots`` as Jason unifies annotated
+    literals (terms.annots_walk: each with a different one, no backtracking; a tail takes
+    the rest)."""
+    last = codes[-1]
+    if type(last) is TailCode:
+        return _match_with_tail(codes[:-1], last, annots, env, trail)
+    if len(codes) == 1:
+        const = last.const
+        if const is not MISSING:
+            return const in annots
+        for candidate in sorted_annots(annots):
+            mark = len(trail) if trail is not None else 0
+            if last.match(candidate, env, trail):
+                return True
+            if trail is not None:
+                undo(trail, mark)
+        return False
+    if all(c.const is not MISSING for c in codes):
+        return all(c.const in annots for c in codes)
+    return annots_walk(sorted_values([c.build(env) for c in codes]), sorted_annots(annots), trail)
+
+
+def _match_with_tail(codes: list[Code], tail: Code, annots: frozenset, env: Env, trail: list | None) -> bool:
+    rest: list = []
+    if not annots_walk(sorted_values([c.build(env) for c in codes]), sorted_annots(annots), trail, rest):
+        return False
+    return tail.match(tuple(rest), env, trail)
+
+
+def solve_annots(codes: list[Code], annots: frozenset, env: Env, trail: list) -> Iterator[bool]:
+    """Every way a query's annotation patterns match a belief's ``annots``, as Jason
+    enumerates them: each subset of as many annotations, in order, matched as
+    :func:`match_annots` does (with a tail, that one match only)."""
+    if type(codes[-1]) is TailCode:
+        mark = len(trail)
+        if match_annots(codes, annots, env, trail):
+            yield True
+        undo(trail, mark)
+        return
+    k = len(codes)
+    if len(annots) < k:
+        return
+    if k == 1:
+        code = codes[0]
         const = code.const
         if const is not MISSING:
             if const in annots:
-                continue
-            return False
-        for candidate in annots:
-            mark = len(trail) if trail is not None else 0
+                yield True
+            return
+        for candidate in sorted_annots(annots):
+            mark = len(trail)
             if code.match(candidate, env, trail):
-                break
-            if trail is not None:
-                undo(trail, mark)
-        else:
-            return False
-    return True
-
-
-def solve_annots(codes: list[Code], annots: frozenset, env: Env, trail: list, k: int = 0):
-    """Every way the pattern annotations ``codes[k:]`` unify with ``annots`` (backtracking)."""
-    if k == len(codes):
-        yield True
+                yield True
+            undo(trail, mark)
         return
-    code = codes[k]
-    const = code.const
-    if const is not MISSING:
-        if const in annots:
-            yield from solve_annots(codes, annots, env, trail, k + 1)
+    if all(c.const is not MISSING for c in codes):
+        if all(c.const in annots for c in codes):
+            yield True
         return
-    for candidate in tuple(annots):
+    for subset in itertools.combinations(sorted_annots(annots), k):
         mark = len(trail)
-        if code.match(candidate, env, trail):
-            yield from solve_annots(codes, annots, env, trail, k + 1)
+        if annots_walk(sorted_values([c.build(env) for c in codes]), subset, trail):
+            yield True
         undo(trail, mark)
 
 
@@ -163,15 +218,15 @@ class TermCompiler:
         if isinstance(node, s.Const):
             return const_code(node.value)
         if isinstance(node, s.Var):
-            if node.name == "_":
-                return _anon_code()
+            if node.anonymous:
+                return _anon_code(node.name)
             return slot_code(self.scope.slot(node.name), node.name)
         if isinstance(node, s.Lit):
+            if _is_function_call(node):
+                return self.arith_term(node)
             if node.functor.startswith("."):
                 raise self.error(node, f"internal action {node.functor} used as a term")
-            if "." in node.functor:
-                return self.arith_term(node)
-            return self.struct(node.name, node.args, node.annots)
+            return self.struct(node.name, node.args, node.annots, node.tail)
         if isinstance(node, s.ListExpr):
             return self.list(node)
         if isinstance(node, s.UnOp) and node.op == "-" or isinstance(node, s.BinOp) and node.op in ARITH:
@@ -180,14 +235,27 @@ class TermCompiler:
             return self.struct(node.op, (node.left, node.right), ())
         if isinstance(node, s.UnOp):
             return self.struct(node.op, (node.operand,), ())
-        if isinstance(node, s.TriggerExpr):
-            raise self.error(node, "an event {...} is only an argument of .wait")
+        if isinstance(node, (s.TriggerExpr, s.PlanTermExpr)):
+            from bdi_rl.bdi.runtime.planterms import plan_term_code
+
+            return plan_term_code(self, node)
         raise self.error(node, f"not a term: {node!r}")
 
-    def struct(self, functor: str, arg_nodes: tuple, annot_nodes: tuple) -> Code:
+    def annot_codes(self, lit: s.Lit) -> list[Code]:
+        """A literal's annotation patterns; with a tail (``b[a|R]``) the last is a TailCode."""
+        codes = [self.term(a) for a in lit.annots]
+        if lit.tail is not None:
+            tail = self.term(lit.tail)
+            codes.append(TailCode(tail.build, tail.match, slot=tail.slot))
+        return codes
+
+    def struct(self, functor: str, arg_nodes: tuple, annot_nodes: tuple, tail: Any = None) -> Code:
         args = [self.term(a) for a in arg_nodes]
         annots = [self.term(a) for a in annot_nodes]
-        if all(c.const is not MISSING for c in args) and all(c.const is not MISSING for c in annots):
+        if tail is not None:
+            code = self.term(tail)
+            annots.append(TailCode(code.build, code.match, slot=code.slot))
+        elif all(c.const is not MISSING for c in args) and all(c.const is not MISSING for c in annots):
             if not args and not annots:
                 return const_code(atom(functor))
             return const_code(Struct(functor, tuple(c.const for c in args), frozenset(c.const for c in annots)))
@@ -200,122 +268,202 @@ class TermCompiler:
             return const_code(tuple(c.const for c in items))
         return list_code(items, tail)
 
+    # -- arithmetic ---------------------------------------------------------------------
     def arith_term(self, node: Any) -> Code:
-        ev = self.arith(node)
+        """Arithmetic as a term: its number, or (an operand unbound) the expression itself,
+        as Jason leaves ``Y + 1`` while ``Y`` has no value."""
+        symbolic = self.symbolic(node)
+        num = arith.num
+        if isinstance(node, s.BinOp) and node.op in ("+", "-", "*"):
+            left, right = self.arith(node.left), self.arith(node.right)
+            if node.op == "+":
+
+                def build(env: Env) -> Any:
+                    try:
+                        return num(left(env)) + num(right(env))
+                    except arith.NoValue:
+                        return symbolic(env)
+            elif node.op == "-":
+
+                def build(env: Env) -> Any:
+                    try:
+                        return num(left(env)) - num(right(env))
+                    except arith.NoValue:
+                        return symbolic(env)
+            else:
+
+                def build(env: Env) -> Any:
+                    try:
+                        return num(left(env)) * num(right(env))
+                    except arith.NoValue:
+                        return symbolic(env)
+        else:
+            ev = self.arith(node)
+
+            def build(env: Env) -> Any:
+                try:
+                    return ev(env)
+                except arith.NoValue:
+                    return symbolic(env)
 
         def match(v: Any, env: Env, trail: list | None) -> bool:
-            return unify(ev(env), v, trail)
+            return unify(build(env), v, trail)
 
-        return Code(ev, match)
+        return Code(build, match)
 
     def arith(self, node: Any) -> Callable[[Env], Any]:
-        """``node`` as a function of the frame returning a number."""
+        """``node`` as a function of the frame returning a number (NaN for what is no
+        number; arith.NoValue when an operand is unbound)."""
         if isinstance(node, s.Const):
             value = node.value
             return lambda env: value
         if isinstance(node, s.Var):
-            if node.name == "_":
-                raise self.error(node, "_ in an arithmetic expression")
+            if node.anonymous:
+
+                def unbound(env: Env) -> Any:
+                    raise arith.NoValue
+
+                return unbound
             i = self.scope.slot(node.name)
-            name = node.name
 
             def read(env: Env) -> Any:
                 v = env[i]
                 if type(v) is LVar:
                     v = deref(v)
-                if v is UNBOUND or type(v) is LVar:
-                    raise AslTypeError(f"{name} is unbound in an arithmetic expression")
+                    if type(v) is LVar:
+                        raise arith.NoValue
+                elif v is UNBOUND:
+                    raise arith.NoValue
                 return v
 
             return read
+        num = arith.num
         if isinstance(node, s.UnOp) and node.op == "-":
             inner = self.arith(node.operand)
-            return lambda env: _neg(inner(env))
+            return lambda env: -num(inner(env))
         if isinstance(node, s.BinOp) and node.op in ARITH:
             left, right = self.arith(node.left), self.arith(node.right)
             op = ARITH[node.op]
             if node.op == "+":
-                return lambda env: _num(left(env)) + _num(right(env))
+                return lambda env: num(left(env)) + num(right(env))
             if node.op == "-":
-                return lambda env: _num(left(env)) - _num(right(env))
+                return lambda env: num(left(env)) - num(right(env))
             if node.op == "*":
-                return lambda env: _num(left(env)) * _num(right(env))
-            return lambda env: op(_num(left(env)), _num(right(env)))
-        if isinstance(node, s.Lit) and "." in node.functor and not node.functor.startswith("."):
+                return lambda env: num(left(env)) * num(right(env))
+            return lambda env: op(num(left(env)), num(right(env)))
+        if isinstance(node, s.Lit) and _is_function_call(node):
             return self.function(node)
         # a term (an atom, a string, a list ...) where a number may be expected: its value
         code = self.term(node)
         return code.build
 
+    def symbolic(self, node: Any) -> Callable[[Env], Any]:
+        """``node`` as a term, not evaluated: ``(Y+1)`` while ``Y`` is unbound."""
+        if isinstance(node, s.BinOp) and node.op in ARITH:
+            left, right, op = self.symbolic(node.left), self.symbolic(node.right), node.op
+            return lambda env: Struct(op, (left(env), right(env)))
+        if isinstance(node, s.UnOp) and node.op == "-":
+            inner = self.symbolic(node.operand)
+            return lambda env: Struct("-", (inner(env),))
+        if isinstance(node, s.Lit) and _is_function_call(node):
+            builds = [self.term(a).build for a in node.args]
+            functor = node.functor
+            return lambda env: Struct(functor, tuple(b(env) for b in builds))
+        return self.term(node).build
+
     def function(self, node: s.Lit) -> Callable[[Env], Any]:
-        """``math.abs(X)`` ...: the arguments evaluated (numbers, or lists for
-        ``math.max([..])``), then the function (:mod:`~bdi_rl.bdi.runtime.functions`)."""
-        entry = FUNCTIONS.get(node.functor)
-        if entry is None:
-            raise self.error(node, f"unknown arithmetic function {node.functor}")
-        arities, fn = entry
-        if len(node.args) not in arities or node.annots or node.negated:
-            raise self.error(node, f"{node.functor} takes {' or '.join(map(str, arities))} argument(s)")
+        """``math.abs(X)``, ``.length(L)``: the arguments evaluated (numbers, or lists for
+        ``math.max([..])``), then the function (:mod:`~bdi_rl.bdi.runtime.functions`); one
+        that cannot be evaluated (``math.abs(a)``) stays a term, as in Jason."""
+        _, fn = FUNCTIONS[node.functor]
         args = [self.arith(a) for a in node.args]
+        functor = node.functor
         if not args:
             return lambda env: fn()
-        if len(args) == 1:
-            a0 = args[0]
-            return lambda env: fn(resolve(a0(env)))
-        return lambda env: fn(*[resolve(a(env)) for a in args])
+
+        def call(env: Env) -> Any:
+            values = [resolve(a(env)) for a in args]
+            try:
+                return fn(*values)
+            except (AslTypeError, ValueError, TypeError, OverflowError, ZeroDivisionError):
+                return Struct(functor, tuple(values))
+
+        return call
+
+    # -- printing -----------------------------------------------------------------------
+    def printer(self, node: Any, top: bool = True) -> Callable[[Env], str]:
+        """``node`` printed as Jason's ``.print`` shows an argument: a variable without a
+        value by the name it has here (``X<no-value>`` alone, ``f(X)`` inside a term),
+        ``[H|T]`` with ``T`` unbound as written."""
+        if isinstance(node, s.Var):
+            code = self.term(node)
+            name = node.name
+
+            def show_var(env: Env) -> str:
+                v = deref(code.build(env))
+                if type(v) is LVar:
+                    return name + "<no-value>" if top else name
+                return print_str(resolve(v)) if top else term_str(resolve(v))
+
+            return show_var
+        if isinstance(node, s.Lit) and node.args and not _is_function_call(node) and not node.functor.startswith("."):
+            args = [self.printer(a, top=False) for a in node.args]
+            annots = [self.term(a).build for a in node.annots]
+            functor = node.name
+
+            def show_lit(env: Env) -> str:
+                text = functor + "(" + ",".join([a(env) for a in args]) + ")"
+                if annots:
+                    values = sorted_values([resolve(b(env)) for b in annots])
+                    text += "[" + ",".join([term_str(v) for v in values]) + "]"
+                return text
+
+            return show_lit
+        if isinstance(node, s.ListExpr):
+            items = [self.printer(a, top=False) for a in node.items]
+            tail = self.term(node.tail) if node.tail is not None else None
+            tail_name = node.tail.name if isinstance(node.tail, s.Var) else "_"
+
+            def show_list(env: Env) -> str:
+                parts = [i(env) for i in items]
+                end = ""
+                if tail is not None:
+                    rest = deref(tail.build(env))
+                    if type(rest) is tuple:
+                        parts += [term_str(resolve(x)) for x in rest]
+                    else:
+                        end = "|" + (tail_name if type(rest) is LVar else term_str(rest))
+                return "[" + ",".join(parts) + end + "]"
+
+            return show_list
+        build = self.term(node).build
+        if top:
+            return lambda env: print_str(resolve(build(env)))
+        return lambda env: term_str(resolve(build(env)))
 
 
-def _num(v: Any) -> Any:
-    t = type(v)
-    if t is int or t is float:
-        return v
-    raise AslTypeError(f"not a number: {resolve(v)!r}")
+def _is_function_call(node: s.Lit) -> bool:
+    """Whether a dotted literal is one of Jason's arithmetic functions (else it is an atom
+    such as ``a.b``, or an internal action)."""
+    return "." in node.functor and not node.negated and is_function(node.functor, len(node.args))
 
 
-def _neg(v: Any) -> Any:
-    return -_num(v)
-
-
-def _div(a: Any, b: Any) -> int:
-    """Jason's ``div``: integer division truncating toward zero."""
-    a, b = int(a), int(b)
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _mod(a: Any, b: Any) -> Any:
-    """Jason's ``mod`` (Java's remainder: the sign of the dividend)."""
-    if type(a) is int and type(b) is int:
-        r = abs(a) % abs(b)
-        return r if a >= 0 else -r
-    import math
-
-    return math.fmod(a, b)
-
-
-def _truediv(a: Any, b: Any) -> Any:
-    return a / b
-
-
-ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": _truediv,
-    "div": _div,
-    "mod": _mod,
-    "**": lambda a, b: a**b,
-}
+ARITH = arith.OPERATORS
 
 
 def struct_code(functor: str, args: list[Code], annots: list[Code]) -> Code:
     arity = len(args)
     builds = [c.build for c in args]
     matches = [c.match for c in args]
-    annot_builds = [c.build for c in annots]
+    tail = annots[-1] if annots and type(annots[-1]) is TailCode else None
+    annot_builds = [c.build for c in (annots[:-1] if tail is not None else annots)]
 
     def build(env: Env) -> Any:
         built_annots = frozenset(b(env) for b in annot_builds) if annot_builds else frozenset()
+        if tail is not None:
+            rest = deref(tail.build(env))
+            if type(rest) is tuple:  # b[a|R] with R bound: R's annotations too
+                built_annots |= frozenset(rest)
         return Struct(functor, tuple(b(env) for b in builds), built_annots)
 
     def match(value: Any, env: Env, trail: list | None) -> bool:
@@ -347,9 +495,13 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
         if tail is None:
             return head
         rest = deref(tail.build(env))
-        if type(rest) is not tuple:
-            raise AslTypeError("the tail of a list [H|T] must be a list (partial lists are not supported)")
-        return head + rest
+        if type(rest) is tuple:
+            return head + rest
+        if type(rest) is LVar:  # an open list: its rest comes later
+            return PartialList(head, rest)
+        if type(rest) is PartialList:
+            return PartialList(head + rest.items, rest.tail)
+        raise AslTypeError(f"the tail of a list [H|T] must be a list, not {term_str(rest)}")
 
     def match(value: Any, env: Env, trail: list | None) -> bool:
         if type(value) is LVar:
@@ -358,6 +510,11 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
                 bind(value, build(env), trail)
                 return True
         if type(value) is not tuple:
+            if type(value) is PartialList:
+                value = resolve(value)
+                if type(value) is PartialList:
+                    return unify(build(env), value, trail)
+                return match(value, env, trail)
             return False
         if tail is None:
             if len(value) != n:

@@ -1,0 +1,3 @@
+// an initial goal with a free variable runs its plan with the variable unbound
+!g(X).
++!g(A) <- .print(A); .stopMAS.

@@ -1,0 +1,2 @@
+!start.
++!start <- X = a + 1; .print(X).

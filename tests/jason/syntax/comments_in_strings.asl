@@ -1,0 +1,3 @@
+// comment
+/* block
+ comment */ !start. +!start <- .print("a//b /* c */"); .stopMAS.

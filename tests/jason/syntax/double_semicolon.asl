@@ -1,0 +1,2 @@
+!start.
++!start <- .print(a);; .print(b).

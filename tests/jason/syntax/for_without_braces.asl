@@ -1,0 +1,2 @@
+!start.
++!start <- for (.member(X,[1])) .print(X).

@@ -1,0 +1,2 @@
+!start.
++!start <- if (true) { .print(a) } .print(b); .stopMAS.

@@ -1,0 +1,2 @@
+!G.
++!start <- .print(x).

@@ -1,0 +1,2 @@
+!start.
++!start <- .print(true, false, begin, end); .print(a.b.c); .stopMAS.

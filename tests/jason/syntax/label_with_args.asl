@@ -1,0 +1,2 @@
+@l(1) +!start <- .print(x).
+!start.

@@ -1,0 +1,2 @@
+!start.
++!start <- X = [1,2|3]; .print(X).

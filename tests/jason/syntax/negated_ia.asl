@@ -1,0 +1,2 @@
+!start.
++!start <- ~.print(a).

@@ -1,0 +1,2 @@
+!start.
++!start <- X = not.

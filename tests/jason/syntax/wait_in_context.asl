@@ -1,0 +1,2 @@
+!start.
++!start : .wait(10) <- .print(x).

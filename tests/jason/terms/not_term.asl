@@ -1,0 +1,2 @@
+!start.
++!start <- .print(not(a)); .print((a)); .stopMAS.
