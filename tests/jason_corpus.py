@@ -151,13 +151,20 @@ class CorpusHost(Host):
                     return False
             if spent >= budget:
                 return True
-            if busy or any(a.inbox or a.events for a in agents):
+            if busy or any(_can_go_on(a) for a in agents):
                 continue
             deadlines = [d for d in (a.next_deadline() for a in agents) if d is not None]
             if not deadlines:
                 return False
             self.clock = max(self.clock, min(deadlines))
         return False
+
+
+def _can_go_on(agent: Agent) -> bool:
+    """Whether the agent has messages or events it may take now (not while an atomic
+    intention waits: then only the clock can help)."""
+    blocked = agent.atomic is not None and agent.atomic not in agent.running
+    return not blocked and bool(agent.inbox or agent.events or agent.tasks)
 
 
 def corpus_actions(host: CorpusHost) -> Actions:

@@ -1,6 +1,12 @@
 """Belief changes and the events they raise: the belief base's add and remove, and the
 body's ``+b``, ``+>b``, ``-b`` and ``-+b``.
 
+A change raises its event as an external one (a new intention reacts), except the first
+event of a plan's belief change in Jason's cycle: it goes on the intention that made it
+(``Agent.focus``, Jason's sameFocus), which waits for the reaction. An external event no
+plan is relevant to is not queued (Jason selects and discards it in the same cycle); an
+intention's event always is (its intention waits for it).
+
 The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
 agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
 """
@@ -21,8 +27,12 @@ def _bb_add(ag: Agent, functor: str, args: tuple, annots: frozenset) -> frozense
     new = ag.beliefs.add((functor, len(args)), args, annots)
     if new is not None:
         key = (ADD_BEL, functor, len(args))
-        if key in ag.plans:
-            ag.events.append((ADD_BEL, Struct(functor, args, new)))
+        focus = ag.focus
+        if focus is not None:
+            ag.focus = None
+            ag._post_internal(ADD_BEL, Struct(functor, args, new), focus)
+        elif key in ag.plans:
+            ag.events.append((ADD_BEL, Struct(functor, args, new), None))
         if ag.waiters:
             ag._check_waiters(key, Struct(functor, args, new))
     return new
@@ -32,8 +42,12 @@ def _bb_remove(ag: Agent, functor: str, args: tuple, annots: frozenset) -> froze
     removed = ag.beliefs.remove((functor, len(args)), args, annots)
     if removed is not None:
         key = (DEL_BEL, functor, len(args))
-        if key in ag.plans:
-            ag.events.append((DEL_BEL, Struct(functor, args, removed)))
+        focus = ag.focus
+        if focus is not None:
+            ag.focus = None
+            ag._post_internal(DEL_BEL, Struct(functor, args, removed), focus)
+        elif key in ag.plans:
+            ag.events.append((DEL_BEL, Struct(functor, args, removed), None))
         if ag.waiters:
             ag._check_waiters(key, Struct(functor, args, removed))
     return removed
@@ -80,17 +94,28 @@ def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, e
 
 def replace_belief(ag: Agent, value: Struct) -> None:
     """``-+b(args)``: remove the newest ``b/n`` with these annotations (whatever its
-    arguments, as Jason's ``-b(_,...)``), then add ``b(args)``."""
+    arguments, as Jason's ``-b(_,...)``), then add ``b(args)``. The removal's events are
+    external (Jason); the addition's goes on the intention in Jason's cycle."""
     value = resolve(value)
     functor, args, annots = value.functor, value.args, value.annots
     group = ag.beliefs.groups.get((functor, len(args)))
+    focus = ag.focus
     if group:
-        if group.get(args) == annots and len(group) == 1:
-            return  # already the one belief: Jason would remove and add it (two events)
+        if (
+            focus is None
+            and group.get(args) == annots
+            and len(group) == 1
+            and (ADD_BEL, functor, len(args)) not in ag.plans
+            and (DEL_BEL, functor, len(args)) not in ag.plans
+            and not ag.waiters
+        ):
+            return  # already the one belief, and no one would see the two events
+        ag.focus = None
         for old, old_annots in reversed(tuple(group.items())):
             if annots <= old_annots:
                 ag._bb_remove(functor, old, annots)
                 break
+        ag.focus = focus
     ag._bb_add(functor, args, annots)
 
 

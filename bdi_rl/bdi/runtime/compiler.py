@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler, lit_text
@@ -13,6 +13,9 @@ from bdi_rl.bdi.runtime.rules import CompiledRule
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT, TRIGGER_TYPES, plan_trigger_matcher
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, Scope, TermCompiler
+
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.stdlib import Actions
 
 
 class CompiledPlan:
@@ -27,6 +30,10 @@ class CompiledPlan:
         "context",
         "code",
         "lines",
+        "kinds",
+        "stmts",
+        "targets",
+        "scope",
         "file",
         "line",
         "size",
@@ -47,6 +54,10 @@ class CompiledPlan:
     context: Query | None
     code: list[Callable[..., int]]
     lines: list[int]
+    kinds: list[int]
+    stmts: list
+    targets: list[int]
+    scope: Scope
     file: str
     line: int
     size: int
@@ -68,7 +79,13 @@ class CompiledPlan:
 
 
 class Compiler(QueryCompiler):
-    """Compiles one agent's program against its action table."""
+    """Compiles one agent's program against its action table. ``fuse``: a ``while`` whose
+    body is one goal becomes one instruction (the fast cycle; Jason's cycle runs its test
+    and its goal as two deeds)."""
+
+    def __init__(self, actions: "Actions", cells: dict[str, list], fuse: bool = True) -> None:
+        super().__init__(actions, cells)
+        self.fuse = fuse
 
     def rule(self, rule: s.Rule) -> tuple[tuple[str, int], CompiledRule]:
         scope = Scope()
@@ -101,10 +118,13 @@ class Compiler(QueryCompiler):
             cp.name = plan.label.functor
             cp.atomic = any(isinstance(a, s.Lit) and a.functor == "atomic" and not a.args for a in plan.label.annots)
         else:
-            cp.name = f"l__{index}"
-        body = BodyCompiler(self, tc)
+            cp.name = f"p__{index}"  # Jason's name for a plan without a label
+        body = BodyCompiler(self, tc, self.fuse)
         body.statements(plan.body)
-        cp.code, cp.lines, cp.loops = body.finish()
+        compiled = body.finish()
+        cp.code, cp.lines, cp.loops = compiled.code, compiled.lines, compiled.loops
+        cp.kinds, cp.stmts, cp.targets = compiled.kinds, compiled.stmts, compiled.targets
+        cp.scope = scope
         cp.size = scope.size
         cp.blank = [UNBOUND] * scope.size
         return cp

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.terms import Struct, atom, term_str
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, term_str
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 if TYPE_CHECKING:
@@ -14,14 +13,25 @@ if TYPE_CHECKING:
 
 # instruction signals
 PUSHED = -1  # a frame was pushed on the intention: run its top
-SUSPENDED = -2  # the intention waits (.wait, a synchronous ask): it left the running queue
+SUSPENDED = -2  # the intention waits (.wait, a synchronous ask, its own event): it left the running queue
 YIELD = -3  # the intention gives up its turn (budget spent); frame.pc says where to resume
 
 
 class Frame:
-    """One plan instance on an intention: its code, slots and the next instruction."""
+    """One plan instance on an intention (Jason's intended means): its code, slots and the
+    next instruction.
 
-    __slots__ = ("plan", "code", "env", "pc", "unwind_to", "ttype", "event", "saved")
+    ``renamed`` holds, while the frame waits for a sub-goal it posted (``!g(X)``, ``?g(X)``
+    with a ``+?g`` plan), the pairs (the frame's own variable, the fresh variable that stands
+    for it in the goal): the sub-goal's plan binds only the fresh ones, and they reach the
+    frame's variables when the sub-goal ends well (Jason's renamed variables, joined back in
+    ClrInt). ``free`` holds the fresh variables of this frame's own goal that its plan
+    selection left unbound: a failure unbinds them again, so the ``-!g`` plan sees the goal
+    as it was posted (a failed plan's bindings are undone). ``step`` (the faithful cycle) is
+    the internal event this frame posted and waits for: Jason's current step, still in the
+    body until the reaction to it ends."""
+
+    __slots__ = ("plan", "code", "env", "pc", "unwind_to", "ttype", "event", "saved", "renamed", "free", "step")
 
     def __init__(self, plan: CompiledPlan, env: list, unwind_to: int, ttype: int, event: Struct) -> None:
         self.plan = plan
@@ -34,19 +44,117 @@ class Frame:
         self.ttype = ttype
         self.event = event
         self.saved: list | None = [None] * plan.loops if plan.loops else None
+        self.renamed: list | None = None
+        self.free: tuple = ()
+        self.step: tuple[int, Any, int] | None = None
 
 
 class Intention:
-    __slots__ = ("stack", "atomic", "id", "dropped", "reply")
-    _ids = itertools.count(1)
+    """A stack of frames. ``id`` counts from 1 in each agent, as Jason numbers them."""
 
-    def __init__(self) -> None:
+    __slots__ = ("stack", "atomic", "id", "dropped", "reply", "suspended", "reason")
+
+    def __init__(self, ident: int = 0) -> None:
         self.stack: list[Frame] = []
         self.atomic = 0
-        self.id = next(Intention._ids)
+        self.id = ident
         self.dropped = False
         self.reply: tuple | None = None
         """(asker, msg_id, query) of the askOne this intention answers (its ``+?q`` plan's)"""
+        self.suspended = False
+        """suspended by ``.suspend`` (until ``.resume``)"""
+        self.reason: Any = None
+        """what it waits for, as Jason says it (``wait(3)[time(500)]``): ``.suspended``,
+        ``.intention``"""
+
+    def __repr__(self) -> str:
+        return f"<intention {self.id}: {[f.plan.name for f in self.stack]}>"
+
+
+def rename(value: Any) -> tuple[Any, list | None]:
+    """A goal as Jason posts it: ``value`` with its bound variables replaced by their values
+    and each unbound one by a fresh variable (Jason's ``makeVarsAnnon``), and the pairs
+    (variable, fresh one); None when there were none (a ground goal: the same object)."""
+    pairs: dict[LVar, LVar] = {}
+    renamed = _rename(value, pairs)
+    return renamed, (list(pairs.items()) if pairs else None)
+
+
+def _rename(value: Any, pairs: dict) -> Any:
+    kind = type(value)
+    if kind is LVar:
+        while type(value) is LVar:
+            ref = value.ref
+            if ref is UNBOUND:
+                fresh = pairs.get(value)
+                if fresh is None:
+                    fresh = pairs[value] = LVar(value.name)
+                return fresh
+            value = ref
+        kind = type(value)
+    if kind is Struct:
+        args = value.args
+        annots = value.annots
+        if not args and not annots:
+            return value
+        new_args = None
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is LVar or t is Struct or t is tuple:
+                r = _rename(a, pairs)
+                if r is not a:
+                    if new_args is None:
+                        new_args = list(args)
+                    new_args[i] = r
+        new_annots = annots
+        for a in annots:
+            if type(a) is not Struct or a.args and not _atomic_args(a):
+                new_annots = frozenset(_rename(x, pairs) for x in annots)
+                if new_annots == annots:
+                    new_annots = annots
+                break
+        if new_args is None and new_annots is annots:
+            return value
+        return Struct(value.functor, tuple(new_args) if new_args is not None else args, new_annots)
+    if kind is tuple:
+        new = None
+        for i, a in enumerate(value):
+            t = type(a)
+            if t is LVar or t is Struct or t is tuple:
+                r = _rename(a, pairs)
+                if r is not a:
+                    if new is None:
+                        new = list(value)
+                    new[i] = r
+        return value if new is None else tuple(new)
+    return value
+
+
+def _atomic_args(annot: Struct) -> bool:
+    """``source(self)``: an annotation whose arguments are numbers, strings or atoms."""
+    for a in annot.args:
+        t = type(a)
+        if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+            return False
+    return True
+
+
+def free_vars(pairs: list | None) -> tuple:
+    """The fresh variables of ``pairs`` still unbound (after plan selection)."""
+    if not pairs:
+        return ()
+    return tuple(fresh for _, fresh in pairs if fresh.ref is UNBOUND)
+
+
+def join(frame: Frame) -> None:
+    """The sub-goal ``frame`` waited for ended well: its variables take what the sub-goal's
+    plans bound (each becomes the fresh variable that stood for it)."""
+    pairs = frame.renamed
+    frame.renamed = None
+    if pairs:
+        for var, fresh in pairs:
+            if var.ref is UNBOUND and var is not fresh:
+                var.ref = fresh
 
 
 def describe_intention(ag: Agent, it: Intention | None) -> Struct:

@@ -42,6 +42,9 @@ def ask(
     msg_id = f"{ag.name}#{next(ag._seq)}"
     entry = [it, frame, answer, performative, None]
     ag.pending_asks[msg_id] = tuple(entry)
+    it.reason = atom(msg_id)  # Jason's pending intention, by the ask's message id
+    if it.atomic:
+        ag.atomic = it
     if timeout_ms is not None:
         ag._timer(timeout_ms, lambda: ag._ask_timeout(msg_id))
     ag.send(receiver, performative, content, msg_id)
@@ -58,22 +61,29 @@ def _ask_timeout(ag: Agent, msg_id: str) -> None:
 
 
 def _process_messages(ag: Agent) -> None:
+    """Every message delivered (the fast cycle; Jason's takes one per cycle)."""
     inbox, ag.inbox = ag.inbox, []
-    for sender, performative, content, msg_id, in_reply_to in inbox:
-        if sender == ag.name or sender == ag.name_term:
-            sender = SELF
-        if in_reply_to is not None:
-            if in_reply_to in ag.pending_asks:
-                ag._answer_arrived(sender, performative, content, in_reply_to)
-                continue
-            if in_reply_to in ag.expired_asks:
-                continue
-        if not ag.host.accept(ag, sender, performative, content):
-            ag.refused += 1
-            continue
-        handler = _PERFORMATIVES.get(performative)
-        if handler is not None:
-            handler(ag, sender, content, msg_id)
+    for message in inbox:
+        ag._process_message(*message)
+
+
+def _process_message(ag: Agent, sender: Any, performative: str, content: Any, msg_id: Any, in_reply_to: Any) -> None:
+    """One message: an answer resumes its asker; anything else the trust predicate accepts
+    is handled by its performative."""
+    if sender == ag.name or sender == ag.name_term:
+        sender = SELF
+    if in_reply_to is not None:
+        if in_reply_to in ag.pending_asks:
+            ag._answer_arrived(sender, performative, content, in_reply_to)
+            return
+        if in_reply_to in ag.expired_asks:
+            return
+    if not ag.host.accept(ag, sender, performative, content):
+        ag.refused += 1
+        return
+    handler = _PERFORMATIVES.get(performative)
+    if handler is not None:
+        handler(ag, sender, content, msg_id)
 
 
 def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg_id: str) -> None:
@@ -92,18 +102,19 @@ def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg
 def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
     """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
     argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
+    it.reason = None
     if answer(value, frame.env, None):
-        ag.running.append(it)
-    elif ag._fail(
-        it,
-        frame,
-        frame.pc - 1,
-        PlanFailure(
-            "ask_failed",
-            f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
-        ),
-    ):
-        ag.running.append(it)
+        ag._resume_now(it)
+    else:
+        ag._fail(
+            it,
+            frame,
+            frame.pc - 1,
+            PlanFailure(
+                "ask_failed",
+                f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
+            ),
+        )
 
 
 def _on_tell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
@@ -140,7 +151,9 @@ def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
         undo(trail, 0)
         return ok
 
-    ag.events[:] = [(t, v) for t, v in ag.events if not (t == ADD_ACH and matches(v))]
+    kept = [e for e in ag.events if not (e[0] == ADD_ACH and matches(e[1]))]
+    ag.events.clear()
+    ag.events.extend(kept)
     for it in (
         list(ag.running)
         + [w[0] for ws in ag.waiters.values() for w in ws]
@@ -189,10 +202,10 @@ def _ask_test_goal(ag: Agent, sender: Any, content: Any, msg_id: Any) -> bool:
         plan, env = ag._select(ADD_TEST, query)
     except NoPlan:
         return False
-    it = Intention()
+    it = ag._new_intention()
     it.reply = (sender, msg_id, query)
     ag._push(it, plan, env, ADD_TEST, query, 0)
-    ag.running.append(it)
+    ag._resume_now(it)
     return True
 
 

@@ -218,6 +218,12 @@ class _ToAst(Transformer):
     def add_bel(self, meta, children):
         return self._make_stmt("+", meta, children)
 
+    def add_bel_new(self, meta, children):
+        return self._make_stmt("++", meta, children)
+
+    def del_bel_new(self, meta, children):
+        return self._make_stmt("--", meta, children)
+
     def add_bel_end(self, meta, children):
         return self._make_stmt("+>", meta, children)
 

@@ -358,15 +358,19 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
-        kind, message = "ia_failed", ".fail"
+        if not builds:  # Jason: .fail is false: ia_failed, error_msg("")
+            raise PlanFailure("ia_failed", "", detail=".fail")
+        # Jason: every argument is an annotation of the failure event (error(E) besides
+        # error(internal_action)), error_msg(M) its message ("fail" without one)
+        message = "fail"
+        extra = []
         for b in builds:
             value = deref(resolve(b(env)))
-            if type(value) is Struct and len(value.args) == 1:
-                if value.functor == "error":
-                    kind = print_str(value.args[0])
-                elif value.functor == "error_msg":
-                    message = print_str(value.args[0])
-        raise PlanFailure(kind, message)
+            if type(value) is Struct and value.functor == "error_msg" and len(value.args) == 1 and message == "fail":
+                message = print_str(value.args[0])
+                continue
+            extra.append(value)
+        raise PlanFailure("internal_action", message, annots=tuple(extra))
 
     return _det(first)
 

@@ -78,9 +78,9 @@ Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr]
 # -- body statements ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Stmt:
-    """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``+>`` ``-`` ``-+`` (on ``expr``, a Lit) or
-    ``expr`` (an action, internal action or formula). ``++b`` and ``+<b`` parse as ``+b``,
-    ``--b`` as ``-b``: their belief events always start a new intention here."""
+    """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``++`` ``+>`` ``-`` ``--`` ``-+`` (on ``expr``, a
+    Lit) or ``expr`` (an action, internal action or formula). ``+<b`` parses as ``+b``;
+    ``++b`` and ``--b`` raise their events as new intentions (Jason's new focus)."""
 
     op: str
     expr: Expr

@@ -264,12 +264,17 @@ def unify(a: Any, b: Any, trail: list | None) -> bool:
     return bool(a == b)
 
 
+def ordered(annots: frozenset) -> Iterable[Any]:
+    """``annots`` in a fixed order (the first that unifies wins: Jason keeps them sorted)."""
+    return annots if len(annots) < 2 else sorted(annots, key=order_key)
+
+
 def unify_annots(pattern: Iterable[Any], annots: frozenset, trail: list | None) -> bool:
     """Every annotation of ``pattern`` unifies with one of ``annots`` (first way found)."""
     for p in pattern:
         if p in annots:
             continue
-        for candidate in annots:
+        for candidate in ordered(annots):
             mark = len(trail) if trail is not None else 0
             if unify(p, candidate, trail):
                 break

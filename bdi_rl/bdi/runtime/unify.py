@@ -15,7 +15,7 @@ from typing import Any, Callable
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
 from bdi_rl.bdi.runtime.functions import FUNCTIONS
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, bind, deref, resolve, unify, undo
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, bind, deref, ordered, resolve, unify, undo
 
 MISSING: Any = object()
 
@@ -116,7 +116,7 @@ def match_annots(codes: list[Code], annots: frozenset, env: Env, trail: list | N
             if const in annots:
                 continue
             return False
-        for candidate in annots:
+        for candidate in ordered(annots):
             mark = len(trail) if trail is not None else 0
             if code.match(candidate, env, trail):
                 break
@@ -138,7 +138,7 @@ def solve_annots(codes: list[Code], annots: frozenset, env: Env, trail: list, k:
         if const in annots:
             yield from solve_annots(codes, annots, env, trail, k + 1)
         return
-    for candidate in tuple(annots):
+    for candidate in tuple(ordered(annots)):
         mark = len(trail)
         if code.match(candidate, env, trail):
             yield from solve_annots(codes, annots, env, trail, k + 1)
