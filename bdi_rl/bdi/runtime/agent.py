@@ -21,9 +21,9 @@ from bdi_rl.bdi.runtime import (
     believing,
     failure,
     host,
-    intention,
     jason_cycle,
     kqml,
+    management,  # registers Jason's goal, intention and plan management actions
     reasoning,
     tracing,
     waiting,
@@ -38,7 +38,7 @@ from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.reasoning import SLICE
 from bdi_rl.bdi.runtime.stdlib import Actions
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, atom, is_ground, source
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, atom, is_ground, source, term_str
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
@@ -196,7 +196,7 @@ class Agent:
     _select = reasoning._select
     post_goal = reasoning.post_goal
     act = reasoning.act
-    describe_intention = intention.describe_intention
+    intention_term = management.intention_term
     # -- failure (failure.py) -----------------------------------------------------------
     _fail = failure._fail
     _fail_goal_event = failure._fail_goal_event
@@ -253,6 +253,7 @@ class FastAgent(Agent):
     _push = reasoning._push
     _run = reasoning._run
     _frame_done = reasoning._frame_done
+    _clr_int = reasoning._clr_int
     achieve = reasoning.achieve
     test_goal = reasoning.test_goal
     _handle_failure = failure._handle_failure
@@ -267,6 +268,21 @@ class FastAgent(Agent):
 
     _resume_later = _resume_now
     _resume_after_action = _resume_now
+
+    def _post_internal(self, ttype: int, value: Struct, it: Intention) -> None:
+        """An event of ``it`` (``.fail_goal``'s ``-!g``): its plan goes on ``it`` at once."""
+        if not self._handle_failure(it, ttype, value, len(it.stack)):
+            self._drop(
+                it,
+                {
+                    "plan": None,
+                    "trigger": term_str(value),
+                    "error": "no_applicable",
+                    "message": "",
+                    "file": "",
+                    "line": 0,
+                },
+            )
 
 
 #: the agent class of each reasoning cycle

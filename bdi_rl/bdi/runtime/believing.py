@@ -65,7 +65,8 @@ def add_belief(ag: Agent, value: Struct, at_end: bool = False) -> None:
 
 def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, env: list) -> None:
     """``-b(...)[annots]``: the newest matching belief loses those annotations (nothing
-    happens when none matches, as in Jason)."""
+    happens when none matches, as in Jason); the arguments' variables keep what they
+    matched."""
     group = ag.beliefs.groups.get(key)
     if not group:
         return
@@ -82,13 +83,13 @@ def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, e
         return
     trail = []
     for bargs, bannots in reversed(tuple(group.items())):
-        if all(code.match(value, env, trail) for code, value in zip(args, bargs, strict=False)) and match_annots(
-            annots, bannots, env, trail
-        ):
-            removed = frozenset(resolve(code.build(env)) for code in annots)
-            undo(trail, 0)
-            ag._bb_remove(key[0], bargs, removed)
-            return
+        if all(code.match(value, env, trail) for code, value in zip(args, bargs, strict=False)):
+            mark = len(trail)
+            if match_annots(annots, bannots, env, trail):
+                removed = frozenset(resolve(code.build(env)) for code in annots)
+                undo(trail, mark)  # -b(X) binds X (Jason), -b(1)[source(S)] leaves S unbound
+                ag._bb_remove(key[0], bargs, removed)
+                return
         undo(trail, 0)
 
 

@@ -148,7 +148,10 @@ class BodyCompiler:
             if isinstance(expr, s.Lit) and not expr.functor.startswith("."):
                 self.env_action(expr, line)
                 return
-            query = self.compiler.query(expr, tc)
+            if isinstance(expr, s.Lit):  # an internal action: its error fails the plan
+                query = self.compiler.actions.compile_call(self.compiler, expr, tc)
+            else:
+                query = self.compiler.query(expr, tc)
             if query.body is not None:
                 self.emit(query.body, line)
                 return

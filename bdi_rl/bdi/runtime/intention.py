@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, term_str
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 # instruction signals
@@ -155,20 +153,3 @@ def join(frame: Frame) -> None:
         for var, fresh in pairs:
             if var.ref is UNBOUND and var is not fresh:
                 var.ref = fresh
-
-
-def describe_intention(ag: Agent, it: Intention | None) -> Struct:
-    """``intention(Id, [im(Label, Trigger), ...])``, innermost plan first."""
-    if it is None:
-        return Struct("intention", (0, ()))
-    ims = tuple(
-        Struct(
-            "im",
-            (
-                f.plan.label if f.plan.label is not None else atom(f.plan.name),
-                TRIGGER_TEXT[f.ttype] + term_str(f.event),
-            ),
-        )
-        for f in reversed(it.stack)
-    )
-    return Struct("intention", (it.id, ims))

@@ -198,6 +198,8 @@ def _exec_int(ag: Agent, it: Intention) -> bool:
     """ExecInt: one deed of the intention's top plan (loop bookkeeping and jumps before it
     are no deeds). True when the intention goes on (back to the queue); False when it waits
     (an event it posted, ``.wait``, an answer) or failed."""
+    if not it.stack:  # Jason: a finished intention selected again does nothing
+        return False
     ag.current = it
     ag.budget = ag.slice  # loops count their turns for the fast cycle only: never spent here
     frame = it.stack[-1]

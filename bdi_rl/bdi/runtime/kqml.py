@@ -7,15 +7,15 @@ agent.py); they call each other through ``ag`` so that a listener's wrappers see
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
+from bdi_rl.bdi.runtime.management import drop_desire
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import ADD_TEST, TRIGGER_TYPES
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -120,7 +120,8 @@ def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value:
 def _on_tell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
     for item in content if type(content) is tuple else (content,):
         if type(item) is Struct and is_ground(item):
-            ag._bb_add(item.functor, item.args, item.annots | {source(sender)})
+            item = _with_source(item, sender)
+            ag._bb_add(item.functor, item.args, item.annots)
 
 
 def _on_untell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
@@ -141,33 +142,10 @@ def _on_achieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
 
 
 def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    """Drop the desire: queued events and intentions for ``+!content``."""
-    if type(content) is not Struct:
-        return
-
-    def matches(value: Struct) -> bool:
-        trail: list = []
-        ok = unify(Struct(content.functor, content.args), value, trail)
-        undo(trail, 0)
-        return ok
-
-    kept = [e for e in ag.events if not (e[0] == ADD_ACH and matches(e[1]))]
-    ag.events.clear()
-    ag.events.extend(kept)
-    for it in (
-        list(ag.running)
-        + [w[0] for ws in ag.waiters.values() for w in ws]
-        + [e[0] for e in ag.pending_asks.values()]
-        + [t[4] for t in ag.timers if t[4] is not None]
-        + [h[0] for h in ag.held.values()]
-    ):
-        if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
-            it.dropped = True
-            if ag.atomic is it:
-                ag.atomic = None
-    ag.running = deque(it for it in ag.running if not it.dropped)
-    for key in [key for key, (it, _) in ag.held.items() if it.dropped]:
-        del ag.held[key]
+    """Drop the desire (Jason's kqmlPlans: ``.drop_desire(Content)``): the intentions with
+    the goal and its events."""
+    if type(content) is Struct:
+        drop_desire(ag, Struct(content.functor, content.args))
 
 
 def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
@@ -264,7 +242,14 @@ def _is_source(annot: Any) -> bool:
 
 
 def _with_source(value: Any, sender: Any) -> Any:
+    """``value`` from ``sender``: its sources nested in ``source(sender)`` (Jason's
+    ``.add_nested_source``: bob's answer ``fact(1)[source(alice)]`` reaches its asker as
+    ``fact(1)[source(bob)[source(alice)]]``)."""
     value = resolve(value)
     if type(value) is not Struct:
         return value
-    return Struct(value.functor, value.args, value.annots | {source(sender)})
+    inner = frozenset(a for a in value.annots if _is_source(a))
+    if not inner:
+        return Struct(value.functor, value.args, value.annots | {source(sender)})
+    nested = Struct("source", (sender,), inner)
+    return Struct(value.functor, value.args, (value.annots - inner) | {nested})

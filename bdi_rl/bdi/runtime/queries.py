@@ -128,6 +128,27 @@ def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bo
     return unify_annots(pattern, annots, trail)
 
 
+def quiet(query: Query) -> Query:
+    """An internal action inside a formula (a context, a condition, ``.findall``'s query):
+    Jason logs an error it raises and takes it as no solution. Only a deed's own internal
+    action fails its plan with the error (body.py compiles that one unwrapped)."""
+    qfirst, qsolve = query.first, query.solve
+
+    def first(ag: Any, env: Env, trail: list) -> bool:
+        try:
+            return qfirst(ag, env, trail)
+        except PlanFailure:
+            return False
+
+    def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        try:
+            yield from qsolve(ag, env, trail)
+        except PlanFailure:
+            return
+
+    return Query(first, solve, query.body, query.failure)
+
+
 class QueryCompiler:
     """Compiles formulas against one agent's action table."""
 
@@ -139,8 +160,8 @@ class QueryCompiler:
     # -- queries ----------------------------------------------------------------------------
     def query(self, node: Any, tc: TermCompiler) -> Query:
         if isinstance(node, s.Lit):
-            if node.functor.startswith("."):
-                return self.actions.compile_call(self, node, tc)
+            if node.functor.startswith("."):  # in a formula: an error is no solution (Jason)
+                return quiet(self.actions.compile_call(self, node, tc))
             if not node.args and not node.annots and not node.negated:
                 if node.functor == "true":
                     return TRUE_QUERY

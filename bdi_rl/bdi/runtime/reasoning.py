@@ -54,7 +54,8 @@ def cycle(ag: FastAgent) -> bool:
             return False  # the atomic intention waits: nothing else may run
         ag.running.remove(atomic)
         it = atomic
-    ag._run(it)
+    if it.stack:  # (a management action may have emptied or queued it twice)
+        ag._run(it)
     return True
 
 
@@ -218,6 +219,14 @@ def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
                 ag.atomic = None
     if stack and stack[-1].renamed:
         join(stack[-1])
+
+
+def _clr_int(ag: Agent, it: Intention) -> None:
+    """The plans at the end of their bodies leave the intention (after a management action
+    took frames off it)."""
+    stack = it.stack
+    while stack and stack[-1].pc >= len(stack[-1].code):
+        ag._frame_done(it, stack[-1])
 
 
 def achieve(ag: Agent, it: Intention, value: Struct) -> int:

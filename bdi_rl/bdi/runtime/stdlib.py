@@ -375,16 +375,6 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     return _det(first)
 
 
-@standard(".current_intention", 1)
-def _current_intention(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    out = tc.term(node.args[0]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        return out(ag.describe_intention(ag.current), env, trail)
-
-    return _det(first)
-
-
 def _no_context(name: str) -> Callable[..., bool]:
     def first(ag: Any, env: list, trail: Any) -> bool:
         raise PlanFailure("wrong_arguments", f"{name} suspends an intention: only in a plan body")
@@ -413,12 +403,13 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         lit = trigger.literal
         key = (ttype, lit.name, len(lit.args))
         matcher = trigger_matcher([tc.term(a) for a in lit.args], [tc.term(a) for a in lit.annots])
+        what = tc.term(lit).build  # what it waits for, in the intention's reason (Jason's)
         timeout = tc.term(args[1]).build if len(args) >= 2 else None
         elapsed = tc.term(args[2]).match if len(args) == 3 else None
     else:
         if len(args) != 1:
             raise tc.error(node, ".wait(Milliseconds) or .wait({+event}[, Timeout[, Elapsed]])")
-        key, matcher, elapsed = None, None, None
+        key, matcher, elapsed, what = None, None, None, None
         timeout = tc.term(args[0]).build
 
     def make(pc: int, labels: dict) -> Callable:
@@ -427,7 +418,7 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         def wait(ag: Any, it: Any, frame: Any) -> int:
             ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
-            ag.wait(it, frame, ms, key, matcher, elapsed)
+            ag.wait(it, frame, ms, key, matcher, elapsed, None if what is None else resolve(what(list(frame.env))))
             return SUSPENDED
 
         return wait
@@ -453,6 +444,10 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
     test = compiler.query(args[0], tc).first
     timeout = tc.term(args[1]).build if len(args) >= 2 else None
     elapsed = tc.term(args[2]).match if len(args) == 3 else None
+    try:
+        what: Callable | None = tc.term(args[0]).build  # the formula, in the intention's reason
+    except AslSyntaxError:
+        what = None
 
     def make(pc: int, labels: dict) -> Callable:
         nxt = pc + 1
@@ -462,7 +457,8 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
                 return nxt  # Jason: at once, the elapsed time left unbound
             ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
-            ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed)
+            shown = None if what is None else resolve(what(list(frame.env)))
+            ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed, shown)
             return SUSPENDED
 
         return wait

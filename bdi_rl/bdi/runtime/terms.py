@@ -265,8 +265,9 @@ def unify(a: Any, b: Any, trail: list | None) -> bool:
 
 
 def ordered(annots: frozenset) -> Iterable[Any]:
-    """``annots`` in a fixed order (the first that unifies wins: Jason keeps them sorted)."""
-    return annots if len(annots) < 2 else sorted(annots, key=order_key)
+    """``annots`` in a fixed order (the first that unifies wins: Jason keeps them sorted, by
+    functor first; their text orders them so)."""
+    return annots if len(annots) < 2 else sorted(annots, key=term_str)
 
 
 def unify_annots(pattern: Iterable[Any], annots: frozenset, trail: list | None) -> bool:
