@@ -494,13 +494,14 @@ def drop_all_intentions(ag: Agent) -> None:
     ag.atomic = None
     for event in [e for e in ag.events if e[2] is not None and e[2] is not ag.current]:
         ag.events.remove(event)
-        drop(ag, event[2])
-    if ag.atomic_event is not None and ag.atomic_event[2] is not ag.current:
-        drop(ag, ag.atomic_event[2])
+        drop(ag, event[2])  # type: ignore[arg-type]
+    atomic_event = ag.atomic_event
+    if atomic_event is not None and atomic_event[2] is not ag.current:
         ag.atomic_event = None
+        drop(ag, atomic_event[2])
     for event in [e for e in ag.suspended_events if e[2] is not None]:
         ag.suspended_events.remove(event)
-        drop(ag, event[2])
+        drop(ag, event[2])  # type: ignore[arg-type]
 
 
 @standard(".drop_all_intentions", 0)
@@ -628,12 +629,12 @@ def suspend(ag: Agent, pattern: Struct) -> bool:
             it.reason = _SUSPEND_REASON
             ag.suspended_ints[it.id] = it
     for event in list(ag.events):
-        it = event[2]
-        if _goal_event(event, pattern) or (it is not None and _has_goal(it, pattern)):
+        waiting: Intention | None = event[2]
+        if _goal_event(event, pattern) or (waiting is not None and _has_goal(waiting, pattern)):
             ag.events.remove(event)
             ag.suspended_events.append(event)
-            if it is not None:
-                it.suspended = True
+            if waiting is not None:
+                waiting.suspended = True
     current = ag.current
     return current is not None and _has_goal(current, pattern)
 
