@@ -127,6 +127,9 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
         return True
     if it.dropped:
         return True
+    if ttype <= DEL_BEL and (ttype, value.functor, len(value.args)) not in ag.plans:
+        _no_reaction(ag, it)  # the usual belief change: no plan is relevant
+        return True
     try:
         plan, env = ag._select(ttype, value)
     except NoPlan as exc:
@@ -136,10 +139,7 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
             pc = step[2] if step is not None else 0  # the goal itself returns to it
             ag._fail_goal_event(it, ttype, value, exc, caller, pc)
         elif ttype == ADD_BEL or ttype == DEL_BEL:  # no reaction: the intention goes on
-            if caller is not None:
-                join(caller)
-                caller.step = None
-            ag._resume_now(it)
+            _no_reaction(ag, it)
         else:  # a failure plan that is not applicable: Jason cannot finish the intention
             frame = it.stack[-1]
             ag._drop(
@@ -161,6 +161,15 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
         frame.free = free_vars(caller.renamed)
     ag._resume_now(it)
     return True
+
+
+def _no_reaction(ag: Agent, it: Intention) -> None:
+    """An intention's belief event no plan takes: the intention goes on after the change."""
+    caller = it.stack[-1]
+    if caller.renamed:
+        join(caller)
+    caller.step = None
+    ag._resume_now(it)
 
 
 # -- act -----------------------------------------------------------------------------------------
