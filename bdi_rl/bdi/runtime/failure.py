@@ -164,12 +164,18 @@ def find_failure_target(ag: Agent, it: Intention, ttype: int, value: Struct, ind
     return index if ttype in GOALS else None
 
 
-def failure_literal(frame: Frame, annots: frozenset) -> Struct:
-    """The goal of ``frame`` as its plan was selected for it, with ``annots``: the fresh
-    variables its plan's body bound are unbound again (Jason discards the failed plan's
-    unifier), those the selection bound keep their values."""
-    for var in frame.free:
+def failure_literal(stack: list[Frame], index: int, annots: frozenset) -> Struct:
+    """The goal of ``stack[index]`` as its plan was selected for it, with ``annots``: the
+    fresh variables its plan's body bound are unbound again (Jason discards the failed
+    plan's unifier), those the selection bound keep their values; only the first reach the
+    caller when the failure plan ends (they are the only variables the failure event has)."""
+    frame = stack[index]
+    free = frame.free
+    for var in free:
         var.ref = UNBOUND
+    if index > 0 and stack[index - 1].renamed:
+        caller = stack[index - 1]
+        caller.renamed = [pair for pair in caller.renamed if any(pair[1] is var for var in free)]  # type: ignore[union-attr]
     value = resolve(frame.event)
     return Struct(value.functor, value.args, value.annots | annots)
 
@@ -195,9 +201,8 @@ def _fail(ag: Agent, it: Intention, frame: Frame, pc: int, exc: PlanFailure) -> 
     if top.ttype in GOALS:
         target = find_failure_target(ag, it, top.ttype, top.event, len(stack) - 1)
     if target is not None:
-        goal_frame = stack[target]
-        event = failure_literal(goal_frame, annots)
-        if ag._handle_failure(it, DELETION[goal_frame.ttype], event, target):
+        event = failure_literal(stack, target, annots)
+        if ag._handle_failure(it, DELETION[stack[target].ttype], event, target):
             return
     ag._drop(it, _report(frame, pc, exc))
 
@@ -217,9 +222,8 @@ def _fail_goal_event(
             event = Struct(goal.functor, goal.args, goal.annots | annots)
             del_type = DELETION[ttype]
         else:
-            goal_frame = it.stack[target]
-            event = failure_literal(goal_frame, annots)
-            del_type = DELETION[goal_frame.ttype]
+            event = failure_literal(it.stack, target, annots)
+            del_type = DELETION[it.stack[target].ttype]
         if ag._handle_failure(it, del_type, event, target):
             return
     if caller is not None:

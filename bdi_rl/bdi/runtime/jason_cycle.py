@@ -37,7 +37,7 @@ from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention, free_vars, join, rename
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import Struct, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
 
 if TYPE_CHECKING:
@@ -285,9 +285,13 @@ def _clr_int(ag: Agent, it: Intention) -> None:
 
 
 def _posted(frame: Frame, literal: Struct) -> bool:
-    """Whether ``frame``'s current step is ``!g`` for the goal of ``literal``."""
+    """Whether ``frame``'s current step is ``!g`` for the goal of ``literal`` (the goal as
+    the body wrote it: without the ``source(self)`` its event has)."""
     step = frame.step
-    return step is not None and step[0] == ADD_ACH and _unifies(step[1], literal)
+    if step is None or step[0] != ADD_ACH:
+        return False
+    goal = step[1]
+    return _unifies(Struct(goal.functor, goal.args, goal.annots - ANNOTS_SELF), literal)
 
 
 def _unifies(pattern: Any, value: Any) -> bool:

@@ -133,10 +133,7 @@ def _pending(ag: Agent) -> list[Intention]:
 
 def detach(ag: Agent, it: Intention) -> None:
     """Take ``it`` out of every structure that holds it (Jason's ``dropIntention``)."""
-    if it in ag.running:
-        ag.running = type(ag.running)(i for i in ag.running if i is not it)
-    if ag.atomic is it:
-        ag.atomic = None
+    unqueue(ag, it)
     if ag.atomic_event is not None and ag.atomic_event[2] is it:
         ag.atomic_event = None
     if any(event[2] is it for event in ag.events):
@@ -144,6 +141,19 @@ def detach(ag: Agent, it: Intention) -> None:
         ag.events.clear()
         ag.events.extend(kept)
     ag.suspended_events[:] = [event for event in ag.suspended_events if event[2] is not it]
+    unwait(ag, it)
+
+
+def unqueue(ag: Agent, it: Intention) -> None:
+    """Take ``it`` out of the queue of running intentions (Jason's dropRunningIntention)."""
+    if it in ag.running:
+        ag.running = type(ag.running)(i for i in ag.running if i is not it)
+    if ag.atomic is it:
+        ag.atomic = None
+
+
+def unwait(ag: Agent, it: Intention) -> None:
+    """End whatever ``it`` waits for (Jason's removePendingIntention/Action)."""
     for entry in ag.timers:
         if entry[4] is it:
             entry[3] = False
@@ -308,21 +318,14 @@ class _GoalDrop:
                     ag.suspended_events[index] = kept
         for it in [i for i in ([ag.atomic] if ag.atomic is not None else []) + list(ag.running)]:
             if self.in_intention(it, False) > 1:
-                detach(ag, it)
+                unqueue(ag, it)
         result = 0
         if ag.current is not None and ag.current.stack:
             result = self.in_intention(ag.current, True)
-        for it in [h[0] for h in ag.held.values()] + list(ag.feedback):
+        for it in [h[0] for h in ag.held.values()] + list(ag.feedback) + _pending(ag):
             r = self.in_intention(it, False)
             if r > 0:
-                ag.held.pop(it.id, None)
-                ag.feedback[:] = [i for i in ag.feedback if i is not it]
-                if r == 1:
-                    ag._resume_now(it)
-        for it in _pending(ag):
-            r = self.in_intention(it, False)
-            if r > 0:
-                detach(ag, it)
+                unwait(ag, it)
                 if r == 1:
                     ag._resume_now(it)
         return result
