@@ -294,7 +294,9 @@ class TraceListener(Listener):
             "intentions": len(agent.running)
             + len(agent.pending_asks)
             + len(agent.held)
-            + sum(map(len, agent.waiters.values())),
+            + sum(map(len, agent.waiters.values()))
+            + len(_event_intentions(agent))
+            + len(agent.suspended_ints),
             "events": self._taking,
             "pending": _event_texts(agent.events),
         }

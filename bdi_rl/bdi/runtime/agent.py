@@ -21,6 +21,7 @@ from bdi_rl.bdi.runtime import (
     believing,
     failure,
     host,
+    intention,
     jason_cycle,
     kqml,
     management,  # registers Jason's goal, intention and plan management actions
@@ -178,6 +179,7 @@ class Agent:
     _proc_msg = jason_cycle._proc_msg
     _sel_ev = jason_cycle._sel_ev
     _deliberate = jason_cycle._deliberate
+    _tail_call = intention.tail_call
     _proc_act = jason_cycle._proc_act
     _sel_int = jason_cycle._sel_int
     _exec_int = jason_cycle._exec_int

@@ -32,6 +32,7 @@ from bdi_rl.bdi.runtime.control import (
     while_goal,
 )
 from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.intention import BELIEF, DEED, FREE, JUMP
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, resolve, term_str
@@ -60,12 +61,6 @@ def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
         return Struct(v.functor, v.args, v.annots | ANNOTS_SELF)
 
     return with_self
-
-
-#: instruction kinds: one deed of Jason's cycle; no deed (loop bookkeeping); a jump (no
-#: deed, and a plan whose next instruction is a jump to its end has finished); a belief
-#: change (a deed whose event stays on the intention, Jason's sameFocus)
-FREE, DEED, JUMP, BELIEF = 0, 1, 2, 3
 
 
 class BodyCode:

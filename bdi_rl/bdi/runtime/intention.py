@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
 
 if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.agent import Agent
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+
+#: instruction kinds (body.py): one deed of Jason's cycle; no deed (loop bookkeeping); a
+#: jump (no deed, and a plan whose next instruction is a jump to its end has finished); a
+#: belief change (a deed whose event stays on the intention, Jason's sameFocus)
+FREE, DEED, JUMP, BELIEF = 0, 1, 2, 3
 
 # instruction signals
 PUSHED = -1  # a frame was pushed on the intention: run its top
@@ -153,3 +160,42 @@ def join(frame: Frame) -> None:
         for var, fresh in pairs:
             if var.ref is UNBOUND and var is not fresh:
                 var.ref = fresh
+
+
+def at_end(frame: Frame) -> bool:
+    """Whether the plan has no instruction left but jumps to its end."""
+    plan = frame.plan
+    kinds = plan.kinds
+    n = len(frame.code)
+    pc = frame.pc
+    while pc < n and kinds[pc] == JUMP:
+        pc = plan.targets[pc]
+    return pc >= n
+
+
+def is_tail_call(caller: Frame, goal: Struct) -> bool:
+    """Jason's tail recursion optimisation applies: the caller's goal (an achievement or
+    test goal) has the new goal's functor and arity, and the ``!g`` it waits on is its last
+    deed."""
+    event = caller.event
+    return (
+        (caller.ttype == ADD_ACH or caller.ttype == ADD_TEST)
+        and event.functor == goal.functor
+        and len(event.args) == len(goal.args)
+        and at_end(caller)
+    )
+
+
+def tail_call(ag: Agent, it: Intention, caller: Frame) -> None:
+    """The caller leaves the intention before its recursive goal's plan is pushed (a loop
+    written as recursion keeps a stack of one plan). Its variables the goal carries take
+    the goal's fresh ones now, and the plan below it waits for those fresh ones instead."""
+    ag._frame_done(it, caller)
+    pairs = caller.renamed or ()
+    for var, fresh in pairs:
+        if var.ref is UNBOUND and var is not fresh:
+            var.ref = fresh
+    below = it.stack[-1] if it.stack else None
+    if below is not None and below.renamed and pairs:
+        mapping = {id(var): fresh for var, fresh in pairs}
+        below.renamed = [(var, mapping.get(id(fresh), fresh)) for var, fresh in below.renamed]

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.body import BELIEF, FREE, JUMP
+from bdi_rl.bdi.runtime.intention import BELIEF, FREE, JUMP
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.failure import GOALS
-from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention, free_vars, join, rename
+from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention, free_vars, is_tail_call, join, rename
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
@@ -156,9 +156,13 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
         return True
     stack = it.stack
     caller = stack[-1] if stack else None
+    free: tuple = ()
+    if caller is not None and (ttype == ADD_ACH or ttype == ADD_TEST):
+        free = free_vars(caller.renamed)
+        if is_tail_call(caller, value):
+            ag._tail_call(it, caller)
     frame = ag._push(it, plan, env, ttype, value, len(stack))
-    if caller is not None and caller.renamed and (ttype == ADD_ACH or ttype == ADD_TEST):
-        frame.free = free_vars(caller.renamed)
+    frame.free = free
     ag._resume_now(it)
     return True
 

@@ -20,7 +20,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
-from bdi_rl.bdi.runtime.intention import PUSHED, SUSPENDED, YIELD, Frame, Intention, free_vars, join, rename
+from bdi_rl.bdi.runtime.intention import (
+    PUSHED,
+    SUSPENDED,
+    YIELD,
+    Frame,
+    Intention,
+    free_vars,
+    is_tail_call,
+    join,
+    rename,
+)
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
@@ -239,9 +249,11 @@ def achieve(ag: Agent, it: Intention, value: Struct) -> int:
     if value.args or value.annots is not ANNOTS_SELF:
         value, caller.renamed = rename(value)
     plan, env = ag._select(ADD_ACH, value)
+    free = free_vars(caller.renamed) if caller.renamed else ()
+    if caller.event.functor == value.functor and is_tail_call(caller, value):
+        ag._tail_call(it, caller)
     frame = ag._push(it, plan, env, ADD_ACH, value, len(stack))
-    if caller.renamed:
-        frame.free = free_vars(caller.renamed)
+    frame.free = free
     if ag.waiters:
         ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
     return PUSHED
