@@ -263,7 +263,9 @@ class FastAgent(Agent):
     def _resume_now(self, it: Intention) -> None:
         if it.dropped:
             return
-        if it.suspended:
+        if it.suspended:  # Jason: back among the pending intentions, as suspended
+            key = f"suspended-{it.id}"
+            it.wait_for(atom(key), key, next(self._seq))
             self.suspended_ints[it.id] = it
             return
         self.running.append(it)

@@ -57,7 +57,7 @@ class Frame:
 class Intention:
     """A stack of frames. ``id`` counts from 1 in each agent, as Jason numbers them."""
 
-    __slots__ = ("stack", "atomic", "id", "dropped", "reply", "suspended", "reason")
+    __slots__ = ("stack", "atomic", "id", "dropped", "reply", "suspended", "reason", "key", "since")
 
     def __init__(self, ident: int = 0) -> None:
         self.stack: list[Frame] = []
@@ -71,6 +71,16 @@ class Intention:
         self.reason: Any = None
         """what it waits for, as Jason says it (``wait(3)[time(500)]``): ``.suspended``,
         ``.intention``"""
+        self.key = ""
+        """its key among Jason's pending intentions (a hash map: the order they are listed)"""
+        self.since = 0
+        """when it began to wait (the order within a key's bucket)"""
+
+    def wait_for(self, reason: Any, key: str, since: int) -> None:
+        """It waits, for ``reason`` (Jason's pending intention ``key``)."""
+        self.reason = reason
+        self.key = key
+        self.since = since
 
     def __repr__(self) -> str:
         return f"<intention {self.id}: {[f.plan.name for f in self.stack]}>"

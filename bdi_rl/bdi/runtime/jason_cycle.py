@@ -37,7 +37,7 @@ from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention, free_vars, is_tail_call, join, rename
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
 
 if TYPE_CHECKING:
@@ -318,7 +318,9 @@ def _resume_now(ag: Agent, it: Intention) -> None:
     """Jason's addRunningIntention (an intention ``.suspend`` holds stays held)."""
     if it.dropped:
         return
-    if it.suspended:
+    if it.suspended:  # Jason: back among the pending intentions, as suspended
+        key = f"suspended-{it.id}"
+        it.wait_for(atom(key), key, next(ag._seq))
         ag.suspended_ints[it.id] = it
         return
     ag.running.append(it)

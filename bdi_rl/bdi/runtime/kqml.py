@@ -42,7 +42,7 @@ def ask(
     msg_id = f"{ag.name}#{next(ag._seq)}"
     entry = [it, frame, answer, performative, None]
     ag.pending_asks[msg_id] = tuple(entry)
-    it.reason = atom(msg_id)  # Jason's pending intention, by the ask's message id
+    it.wait_for(_WAITING_ASK, msg_id, next(ag._seq))  # Jason's pending intention, by the ask's id
     if it.atomic:
         ag.atomic = it
     if timeout_ms is not None:
@@ -235,6 +235,9 @@ _PERFORMATIVES: dict[str, Callable[..., None]] = {
     "untellHow": _on_untell_how,
     "askHow": _on_ask_how,
 }
+
+
+_WAITING_ASK = atom("waiting_ask")
 
 
 def _is_source(annot: Any) -> bool:

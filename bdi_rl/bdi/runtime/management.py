@@ -118,17 +118,32 @@ def all_intentions(ag: Agent) -> list[tuple[Intention, int]]:
 
 def _pending(ag: Agent) -> list[Intention]:
     """Jason's pending intentions: waiting (``.wait``, an answer), resumed for the next
-    cycle, or held by ``.suspend``."""
-    found: list[Intention] = []
+    cycle, or held by ``.suspend``; in the order Jason's map of them lists them (by the hash
+    of their keys, ``wait(3)[time(500)]``, then by when they began to wait)."""
+    found: dict[int, Intention] = {}
     for entry in ag.timers:
         if entry[3] and entry[4] is not None:
-            found.append(entry[4])
+            found[id(entry[4])] = entry[4]
     for waiting in ag.waiters.values():
-        found.extend(w[0] for w in waiting)
-    found.extend(entry[0] for entry in ag.pending_asks.values())
-    found.extend(ag.tasks)
-    found.extend(ag.suspended_ints.values())
-    return found
+        found.update((id(w[0]), w[0]) for w in waiting)
+    found.update((id(entry[0]), entry[0]) for entry in ag.pending_asks.values())
+    found.update((id(it), it) for it in ag.tasks)
+    found.update((id(it), it) for it in ag.suspended_ints.values())
+    pending = list(found.values())
+    if len(pending) > 1:
+        capacity = 16
+        while len(pending) > capacity * 3 // 4:
+            capacity *= 2
+        pending.sort(key=lambda it: (java_bucket(it.key, capacity), it.since))
+    return pending
+
+
+def java_bucket(key: str, capacity: int) -> int:
+    """The bucket of ``key`` in a Java ConcurrentHashMap of ``capacity`` (its iteration order)."""
+    h = 0
+    for ch in key:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (capacity - 1)
 
 
 def detach(ag: Agent, it: Intention) -> None:
@@ -603,7 +618,7 @@ def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             frame.pc = nxt
             if goal is None or suspend(ag, resolve(goal(frame.env))):
                 it.suspended = True
-                it.reason = _SUSPEND_REASON
+                it.wait_for(_SUSPEND_REASON, f"suspended-self-{it.id}", next(ag._seq))
                 ag.suspended_ints[it.id] = it
                 if it.atomic:
                     ag.atomic = it
@@ -629,7 +644,7 @@ def suspend(ag: Agent, pattern: Struct) -> bool:
         it.suspended = True
         if place == QUEUED:
             detach(ag, it)
-            it.reason = _SUSPEND_REASON
+            it.wait_for(_SUSPEND_REASON, f"suspended-{it.id}", next(ag._seq))
             ag.suspended_ints[it.id] = it
     for event in list(ag.events):
         waiting: Intention | None = event[2]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.terms import Struct, atom, undo
+from bdi_rl.bdi.runtime.terms import Struct, atom, term_str, undo
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -28,7 +28,8 @@ def wait(
     a formula; ``what`` (the event's literal or the formula) names it in the intention's
     reason, as Jason's ``wait(Id)[What]``."""
     started = ag.host.now()
-    it.reason = Struct("wait", (it.id,), frozenset((what if what is not None else Struct("time", (ms,)),)))
+    reason = Struct("wait", (it.id,), frozenset((what if what is not None else Struct("time", (ms,)),)))
+    it.wait_for(reason, term_str(reason), next(ag._seq))
     if it.atomic:
         ag.atomic = it  # an atomic intention that waits keeps every other waiting
     if key is None:
@@ -139,7 +140,7 @@ def hold(ag: Agent, it: Intention, what: str) -> None:
     or a stall report can say for what); the host goes on with :func:`release` or fails the
     action with :func:`fail_held`."""
     ag.held[it.id] = (it, what)
-    it.reason = atom(what) if isinstance(what, str) else what
+    it.wait_for(atom(what) if isinstance(what, str) else what, f"action-{it.id}", next(ag._seq))
     if it.atomic:
         ag.atomic = it
 
