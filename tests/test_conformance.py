@@ -374,7 +374,7 @@ def test_tell_how_ask_how_untell_how() -> None:
     carl.post_goal(parse_goal("hello(1)"))
     society.run()
     assert society.printed[-1] == "carl: hello 1"
-    carl.deliver("bob", "untellHow", "hello")
+    carl.deliver(bob.name_term, "untellHow", "hello")  # the plan's source (bob) goes, and with it the plan
     society.run()
     carl.post_goal(parse_goal("hello(2)"))
     society.run()

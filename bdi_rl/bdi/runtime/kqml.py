@@ -11,11 +11,18 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.management import drop_desire
-from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.management import (
+    add_plans,
+    drop_desire,
+    plan_program,
+    plan_term,
+    relevant_plans,
+    remove_plans,
+    trigger_of,
+)
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_TEST, TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import ADD_TEST
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -199,29 +206,28 @@ def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
 
 
 def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    for text in content if type(content) is tuple else (content,):
-        if isinstance(text, str):
-            ag.add_program(parse_text(text, f"<tellHow from {term_str(sender)}>"), goals=False, plan_source=sender)
+    """Jason's kqmlPlans: ``.add_plan(Content, Sender)`` (a plan, or a list of them)."""
+    for item in content if type(content) is tuple else (content,):
+        try:
+            add_plans(ag, plan_program(item), sender, False)
+        except PlanFailure:
+            ag.refused += 1  # Jason prints the error; the plan is not added
 
 
 def _on_untell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    labels = {
-        resolve(c).functor for c in (content if type(content) is tuple else (content,)) if type(resolve(c)) is Struct
-    }
-    for key, plans in list(ag.plans.items()):
-        kept = [p for p in plans if p.name not in labels]
-        if kept:
-            ag.plans[key] = kept
-        else:
-            del ag.plans[key]
+    """Jason's kqmlPlans: ``.remove_plan(Content, Sender)`` (a label, or a list of them)."""
+    remove_plans(ag, list(content) if type(content) is tuple else [content], sender)
 
 
 def _on_ask_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    text = content if isinstance(content, str) else term_str(content)
-    trigger = parse_text(text.strip().strip("{}") + ".", "<askHow>").plans[0].trigger
-    key = (TRIGGER_TYPES[(trigger.op, trigger.kind)], trigger.literal.name, len(trigger.literal.args))
-    texts = tuple(p.text for p in ag.plans.get(key, ()) if p.text)
-    ag.host.send(ag, sender, "tellHow", texts, in_reply_to=msg_id)
+    """Jason's kqmlPlans: the plans relevant to the trigger, told back."""
+    try:
+        ttype, value = trigger_of(content if isinstance(content, str) else term_str(content))
+    except PlanFailure:
+        ag.refused += 1
+        return
+    plans = tuple(plan_term(p) for p in relevant_plans(ag, ttype, value))
+    ag.host.send(ag, sender, "tellHow", plans, in_reply_to=msg_id)
 
 
 _PERFORMATIVES: dict[str, Callable[..., None]] = {

@@ -797,17 +797,32 @@ def add_plans(ag: Agent, program: s.Program, who: Any, begin: bool) -> list[Comp
 
 
 def remove_plans(ag: Agent, labels: list[Any], who: Any) -> bool:
-    """Remove the plans labelled ``labels`` (as Jason: by functor and arguments); False when
-    none was."""
+    """Jason's ``PlanLibrary.remove(label, source)`` for each label: the plan labelled so
+    (by functor and arguments) loses ``source(who)``, and leaves the library when that was
+    its last source. False when none was removed."""
     removed = False
+    gone = source(who)
     for value in labels:
         label = deref(value)
         if type(label) is not Struct:
             continue
         for key, plans in list(ag.plans.items()):
-            kept = [p for p in plans if not _labelled(p, label)]
+            kept = []
+            for plan in plans:
+                if not _labelled(plan, label):
+                    kept.append(plan)
+                    continue
+                mine = plan_label(plan)
+                if gone not in mine.annots:
+                    kept.append(plan)
+                    continue
+                left = mine.annots - {gone}
+                if any(type(a) is Struct and a.functor == "source" for a in left):
+                    plan.label = Struct(mine.functor, mine.args, frozenset(a for a in left if a.functor != "url"))
+                    kept.append(plan)
+                else:
+                    removed = True
             if len(kept) != len(plans):
-                removed = True
                 if kept:
                     ag.plans[key] = kept
                 else:
