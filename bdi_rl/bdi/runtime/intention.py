@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
 
@@ -90,6 +91,13 @@ def rename(value: Any) -> tuple[Any, list | None]:
     """A goal as Jason posts it: ``value`` with its bound variables replaced by their values
     and each unbound one by a fresh variable (Jason's ``makeVarsAnnon``), and the pairs
     (variable, fresh one); None when there were none (a ground goal: the same object)."""
+    if not value.annots or value.annots is _SELF:  # the usual goal: !g(1, a) with no variable
+        for a in value.args:
+            t = type(a)
+            if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+                break
+        else:
+            return value, None
     pairs: dict[LVar, LVar] = {}
     renamed = _rename(value, pairs)
     return renamed, (list(pairs.items()) if pairs else None)

@@ -31,7 +31,7 @@ from bdi_rl.bdi.runtime.intention import (
     join,
     rename,
 )
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
 if TYPE_CHECKING:
@@ -246,14 +246,23 @@ def achieve(ag: Agent, it: Intention, value: Struct) -> int:
     if len(stack) >= MAX_DEPTH:
         raise PlanFailure("max_depth", f"!{term_str(value)}: more than {MAX_DEPTH} nested sub-goals")
     caller = stack[-1]
-    if value.args or value.annots is not ANNOTS_SELF:
-        value, caller.renamed = rename(value)
+    pairs = None
+    if value.annots is not ANNOTS_SELF:
+        value, pairs = rename(value)
+    else:
+        for a in value.args:  # (inline: a goal of numbers and atoms is posted as it is)
+            t = type(a)
+            if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+                value, pairs = rename(value)
+                break
+    if pairs:
+        caller.renamed = pairs
     plan, env = ag._select(ADD_ACH, value)
-    free = free_vars(caller.renamed) if caller.renamed else ()
     if caller.event.functor == value.functor and is_tail_call(caller, value):
         ag._tail_call(it, caller)
     frame = ag._push(it, plan, env, ADD_ACH, value, len(stack))
-    frame.free = free
+    if pairs:
+        frame.free = free_vars(pairs)
     if ag.waiters:
         ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
     return PUSHED
