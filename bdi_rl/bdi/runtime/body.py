@@ -45,8 +45,8 @@ def goal_code(tc: TermCompiler, lit: s.Lit) -> Callable[[Env], Struct]:
     code = tc.term(lit)
     if code.const is not MISSING:
         value = code.const
-        if not has_source_annot(lit.annots):
-            value = Struct(value.functor, value.args, value.annots | ANNOTS_SELF)
+        if not has_source_annot(lit.annots):  # (the shared ANNOTS_SELF: the usual goal)
+            value = Struct(value.functor, value.args, value.annots | ANNOTS_SELF if value.annots else ANNOTS_SELF)
         return lambda env: value
     build = code.build
     if has_source_annot(lit.annots):

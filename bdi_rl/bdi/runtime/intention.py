@@ -91,7 +91,8 @@ def rename(value: Any) -> tuple[Any, list | None]:
     """A goal as Jason posts it: ``value`` with its bound variables replaced by their values
     and each unbound one by a fresh variable (Jason's ``makeVarsAnnon``), and the pairs
     (variable, fresh one); None when there were none (a ground goal: the same object)."""
-    if not value.annots or value.annots is _SELF:  # the usual goal: !g(1, a) with no variable
+    annots = value.annots
+    if not annots or annots is _SELF or annots == _SELF:  # the usual goal: !g(1, a), no variable
         for a in value.args:
             t = type(a)
             if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
