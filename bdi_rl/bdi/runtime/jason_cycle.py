@@ -269,8 +269,9 @@ def _clr_int(ag: Agent, it: Intention) -> None:
     stack = it.stack
     while stack:
         top = stack[-1]
-        if not finished(top):
-            return
+        pc = top.pc
+        if top.step is not None or pc < len(top.code) and top.plan.kinds[pc] != JUMP or not finished(top):
+            return  # (the usual case, a deed left, decided without a call)
         ag._frame_done(it, top)
         if (top.ttype == DEL_ACH or top.ttype == DEL_TEST) and stack:
             literal = top.event
