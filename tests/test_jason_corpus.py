@@ -56,8 +56,10 @@ PASSING = [
     "control/while_bindings",
     "control/while_loop",
     "cycle/achieve_vs_belief",
+    "cycle/atomic_message",
     "cycle/atomic_subgoal",
     "cycle/atomic_wait",
+    "cycle/belief_unchanged_turn",
     "cycle/empty_plan_turn",
     "cycle/events_before_intentions",
     "cycle/for_deeds",
@@ -69,6 +71,7 @@ PASSING = [
     "cycle/nested_reactions",
     "cycle/nested_reactions_removal",
     "cycle/new_focus",
+    "cycle/new_focus_atomic",
     "cycle/percept_event_new_intention",
     "cycle/reaction_chain_goals",
     "cycle/reaction_failure",
@@ -86,6 +89,7 @@ PASSING = [
     "cycle/wait_event",
     "cycle/wait_event_vs_reaction",
     "cycle/wait_formula",
+    "cycle/wait_formula_true",
     "cycle/wait_ms",
     "cycle/wait_timeout",
     "cycle/while_goal_deeds",
@@ -279,6 +283,7 @@ PASSING = [
 #: programs can tell the two cycles apart"). Every other program of PASSING must print
 #: Jason's lines on the fast cycle too.
 FAST_DIFFERS = [
+    "cycle/belief_unchanged_turn",
     "cycle/empty_plan_turn",
     "cycle/events_before_intentions",
     "cycle/for_deeds",
@@ -298,6 +303,7 @@ FAST_DIFFERS = [
     "cycle/two_intentions_beliefs",
     "cycle/wait_event_vs_reaction",
     "cycle/wait_formula",
+    "cycle/wait_formula_true",
     "cycle/while_goal_deeds",
     "cycle/while_interleave",
     "failure/error_in_reaction_handler",
