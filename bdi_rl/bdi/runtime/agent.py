@@ -24,7 +24,8 @@ from bdi_rl.bdi.runtime import (
     intention,
     jason_cycle,
     kqml,
-    management,  # registers Jason's goal, intention and plan management actions
+    management,  # registers Jason's goal and intention management actions
+    planlibrary,  # noqa: F401 (registers the plan library's actions)
     reasoning,
     tracing,
     waiting,

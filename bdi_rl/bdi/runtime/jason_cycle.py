@@ -125,7 +125,7 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
         ag._push(new, plan, env, ttype, value, 0)
         ag._resume_now(new)
         return True
-    if it.dropped:
+    if it.dropped or not it.stack:
         return True
     if ttype <= DEL_BEL and (ttype, value.functor, len(value.args)) not in ag.plans:
         _no_reaction(ag, it)  # the usual belief change: no plan is relevant

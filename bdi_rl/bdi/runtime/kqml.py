@@ -11,15 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.management import (
-    add_plans,
-    drop_desire,
-    plan_program,
-    plan_term,
-    relevant_plans,
-    remove_plans,
-    trigger_of,
-)
+from bdi_rl.bdi.runtime.management import drop_desire
+from bdi_rl.bdi.runtime.planlibrary import add_plans, plan_program, plan_term, relevant_plans, remove_plans, trigger_of
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_TEST
