@@ -75,6 +75,11 @@ class EnvSpec(_Table):
     ``goals`` lists more than one."""
 
 
+#: the reasoning cycle of each role's minds when the spec does not name one: a learner's step
+#: loop runs fastest on the fast cycle (BENCHMARKS.md, "Jason's reasoning cycle")
+DEFAULT_CYCLE = {"learner": "fast", "coordinator": "jason"}
+
+
 class AgentGroup(_Table):
     name: Name
     """Group name; agents are ``name`` (count 1) or ``name-1`` ... ``name-N``."""
@@ -88,6 +93,11 @@ class AgentGroup(_Table):
     and ``teammates([...])`` (the other learners), so team plans know whom to talk to."""
     mode: Literal["step", "episode"] = "step"
     """``step``: one plan iteration per env step; ``episode``: Python runs whole episodes."""
+    cycle: Literal["jason", "fast"] | None = None
+    """The mind's reasoning cycle: ``jason`` (Jason's: one deed of one intention per cycle,
+    intentions in turn) or ``fast`` (an intention runs until it blocks: docs/AGENTSPEAK.md
+    says which programs can tell). Default: ``fast`` for learners, ``jason`` for
+    coordinators."""
     episodes: Count | None = None
     """Training episodes for this group (default: the experiment's ``episodes``)."""
     learning: dict[str, Any] = {}
@@ -102,6 +112,12 @@ class AgentGroup(_Table):
     warm_epsilon: Probability | None = None
     """Epsilon a warm-started learner starts from (default: the group's ``epsilon_end``: it
     already knows the task); the schedule then goes on to ``epsilon_end`` as configured."""
+
+    def reasoning_cycle(self) -> str:
+        """The cycle its minds run: ``cycle``, or the role's default."""
+        if self.cycle is not None:
+            return self.cycle
+        return DEFAULT_CYCLE[self.role]
 
     def agent_names(self) -> list[str]:
         if self.count == 1:
@@ -304,8 +320,10 @@ def _say(exc: msgspec.ValidationError, data: Any, root: type, prefix: str = "") 
             parent = _type_at(root, path[:-1])
             if isinstance(parent, type) and issubclass(parent, Struct):
                 message += f" (known: {', '.join(parent.__struct_fields__)})"
-    elif what.startswith("Invalid enum value"):
-        allowed = typing.get_args(_type_at(root, path))
+    elif what.startswith("Invalid enum value") or (
+        what.startswith("Expected") and _literal_values(_type_at(root, path))
+    ):
+        allowed = _literal_values(_type_at(root, path))
         message = f"must be one of {', '.join(map(repr, allowed))}"
     else:
         message = re.sub(r"`(\w+)`", lambda m: _TYPE_WORDS.get(m[1], m[1]), what)
@@ -320,6 +338,13 @@ def _say(exc: msgspec.ValidationError, data: Any, root: type, prefix: str = "") 
     key = _dotted(path)
     key = f"{prefix}.{key}" if prefix and key else (prefix or key)
     return SpecError(f"{key}: {message}" if key else message)
+
+
+def _literal_values(tp: Any) -> tuple:
+    """The values of a ``Literal[...]`` type, also inside ``Literal[...] | None``."""
+    if typing.get_origin(tp) is Literal:
+        return typing.get_args(tp)
+    return tuple(v for member in typing.get_args(tp) for v in _literal_values(member))
 
 
 def _short(value: Any) -> str:

@@ -1,6 +1,9 @@
-"""bdi_rl.bdi.runtime against python-agentspeak on the same programs (issue 16).
+"""bdi_rl.bdi.runtime against python-agentspeak on the same programs (issue 16), on both of
+the runtime's reasoning cycles (issue 27): ``fast`` (an intention runs until it blocks) and
+``jason`` (Jason's: one deed of one intention per cycle), with Jason's cycle's reasoning
+cycles per second.
 
-Each program runs to completion on both interpreters, interleaved A B A B; the figure is
+Each program runs to completion on every interpreter, interleaved A B C A B C; the figure is
 the program's own unit of work per second (loop iterations, plan selections, env steps),
 so the ratio is the speed-up on that program whatever each interpreter calls a cycle.
 The clock starts once the plans are loaded (lark builds its parser once per process).
@@ -55,6 +58,8 @@ i(0).
 # learner.asl's step-mode shape with stub actions: only the interpreter's cost is measured
 #: when the measured part of a run started (after parsing and loading the plans)
 CLOCK = [0.0]
+#: the reasoning cycles the last run of the runtime took
+CYCLES = [0]
 #: the clock: this process's CPU time by default (the machine is shared, and other work
 #: on its two cores made wall-clock ratios swing 3-14x between rounds); --clock wall
 now: Callable[[], float] = time.process_time
@@ -105,21 +110,23 @@ def _write(tmp: Path, name: str, text: str) -> Path:
     return path
 
 
-def run_new(path: Path, stub: StubEnv | None = None) -> None:
+def run_new(path: Path, stub: StubEnv | None = None, cycle: str = "fast") -> None:
     actions = Actions()
     holder: list[Any] = []
     if stub is not None:
-        stub.replace = lambda f, args: holder[0].replace_percept(f, tuple(
-            atom(a) if isinstance(a, str) else a for a in args))
+        stub.replace = lambda f, args: holder[0].replace_percept(
+            f, tuple(atom(a) if isinstance(a, str) else a for a in args)
+        )
         stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
         actions.add_procedure(".rl_reset", (), stub.reset)
         actions.add_function(".rl_choose", (None,), stub.choose)
         actions.add_procedure(".rl_act", (None,), stub.act)
         actions.add_procedure(".rl_end_episode", (), stub.end_episode)
-    agent = load_agent(path, "bench", actions, Host())
+    agent = load_agent(path, "bench", actions, Host(), cycle=cycle)
     holder.append(agent)
     CLOCK[0] = now()
     agent.run()
+    CYCLES[0] = agent.cycles
     assert not agent.failures, agent.failures
 
 
@@ -127,8 +134,9 @@ def run_old(path: Path, stub: StubEnv | None = None) -> None:
     actions = asp_reference.actions()
     holder: list[Any] = []
     if stub is not None:
-        stub.replace = lambda f, args: holder[0].replace_percept(f, tuple(
-            atom(a) if isinstance(a, str) else a for a in args))
+        stub.replace = lambda f, args: holder[0].replace_percept(
+            f, tuple(atom(a) if isinstance(a, str) else a for a in args)
+        )
         stub.drop = lambda f, n: holder[0].drop_percepts(f, n)
         actions.add_procedure(".rl_reset", (), stub.reset)
         actions.add_function(".rl_choose", (None,), stub.choose)
@@ -149,16 +157,17 @@ def learner_asl(kind: str, episodes: int, tmp: Path) -> Callable[[], int]:
         finished: list[str] = []
         bridge, learner = _bridge(tmp, kind, episodes, finished)
         asl = Path(__file__).resolve().parent.parent / "asl" / "learner.asl"
-        if kind == "new":
+        if kind in ("fast", "jason"):
             actions = Actions()
             bridge.register(actions)
-            mind = load_mind(asl, actions, "new", prepare=lambda m: bridge.start(m, "step"))
+            mind = load_mind(asl, actions, kind, prepare=lambda m: bridge.start(m, "step"), cycle=kind)
         else:
             old_actions = asp_reference.actions()
             bridge.register(old_actions)
             mind = asp_reference.load(asl, old_actions, "old", prepare=lambda m: bridge.start(m, "step"))
         CLOCK[0] = now()
         mind.run()
+        CYCLES[0] = getattr(mind, "cycles", 0)
         assert finished
         return learner.env_steps
 
@@ -184,9 +193,14 @@ def main() -> None:
 
         def make(kind: str) -> Callable[[], int]:
             def run() -> int:
-                (run_new if kind == "new" else run_old)(path)
+                if kind == "old":
+                    run_old(path)
+                else:
+                    run_new(path, cycle=kind)
                 return units
+
             return run
+
         return make
 
     def qloop(kind: str) -> Callable[[], int]:
@@ -194,43 +208,75 @@ def main() -> None:
 
         def run() -> int:
             stub = StubEnv(n_episodes, lambda f, a: None, lambda f, n: None)
-            (run_new if kind == "new" else run_old)(path, stub)
+            if kind == "old":
+                run_old(path, stub)
+            else:
+                run_new(path, stub, cycle=kind)
             return stub.steps
+
         return run
 
     programs.append(("counting loop (iterations/s)", "count", simple("count", COUNTING.format(n=n_count), n_count)))
-    programs.append(("plan selection, 10 plans (goals/s)", "select",
-                     simple("select", SELECTION.format(n=n_select), n_select)))
+    programs.append(
+        ("plan selection, 10 plans (goals/s)", "select", simple("select", SELECTION.format(n=n_select), n_select))
+    )
     programs.append(("Q-loop shape, stub actions (steps/s)", "qloop", qloop))
     learner_episodes = int(1_000 * args.scale)
-    programs.append(("learner.asl step mode, FrozenLake (env steps/s)", "learner",
-                     lambda kind: plain(learner_episodes) if kind == "plain" else
-                     bridge_only(learner_episodes, tmp) if kind == "bridge" else
-                     learner_asl(kind, learner_episodes, tmp)))
+    programs.append(
+        (
+            "learner.asl step mode, FrozenLake (env steps/s)",
+            "learner",
+            lambda kind: (
+                plain(learner_episodes)
+                if kind == "plain"
+                else bridge_only(learner_episodes, tmp)
+                if kind == "bridge"
+                else learner_asl(kind, learner_episodes, tmp)
+            ),
+        )
+    )
 
-    print(f"{'program':<48} {'python-agentspeak':>18} {'bdi.runtime':>12} {'ratio':>7}")
+    print(
+        f"{'program':<48} {'python-agentspeak':>18} {'fast':>10} {'ratio':>7} {'jason':>10} {'ratio':>7}"
+        f" {'jason cycles/s':>15}"
+    )
     for title, name, make in programs:
         # the learner also runs the plain Python loop on the same env in each round: the
         # issue's step-mode target is a ratio to it
-        kinds = ("old", "new", "plain", "bridge") if name == "learner" else ("old", "new")
+        kinds = ("old", "fast", "jason", "plain", "bridge") if name == "learner" else ("old", "fast", "jason")
         rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+        cycle_rates: list[float] = []
         for _ in range(args.rounds):
-            for kind in kinds:  # interleaved: A B A B
+            for kind in kinds:  # interleaved: A B C A B C
                 run = make(kind)
                 units = run()
-                rates[kind].append(units / (now() - CLOCK[0]))
-        ratios = [n / o for n, o in zip(rates["new"], rates["old"], strict=True)]
-        print(f"{title:<48} {statistics.median(rates['old']):>18,.0f} {statistics.median(rates['new']):>12,.0f} "
-              f"{statistics.median(ratios):>6.1f}x  (rounds: {', '.join(f'{r:.1f}' for r in ratios)})")
+                seconds = now() - CLOCK[0]
+                rates[kind].append(units / seconds)
+                if kind == "jason":
+                    cycle_rates.append(CYCLES[0] / seconds)
+        fast = [n / o for n, o in zip(rates["fast"], rates["old"], strict=True)]
+        jason = [n / o for n, o in zip(rates["jason"], rates["old"], strict=True)]
+        print(
+            f"{title:<48} {statistics.median(rates['old']):>18,.0f} {statistics.median(rates['fast']):>10,.0f} "
+            f"{statistics.median(fast):>6.1f}x {statistics.median(rates['jason']):>10,.0f} "
+            f"{statistics.median(jason):>6.1f}x {statistics.median(cycle_rates):>15,.0f}"
+            f"  (fast rounds: {', '.join(f'{r:.1f}' for r in fast)})"
+        )
         if "plain" in rates:
-            to_plain = {kind: [r / p for r, p in zip(rates[kind], rates["plain"], strict=True)]
-                        for kind in ("old", "new", "bridge")}
-            print(f"{'  plain Python Q-loop, same env (env steps/s)':<48} {statistics.median(rates['plain']):>18,.0f}"
-                  f"  x plain: python-agentspeak {statistics.median(to_plain['old']):.2f}, "
-                  f"bdi.runtime {statistics.median(to_plain['new']):.2f} "
-                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['new'])}), "
-                  f"the bridge without plans {statistics.median(to_plain['bridge']):.2f} "
-                  f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['bridge'])})")
+            to_plain = {
+                kind: [r / p for r, p in zip(rates[kind], rates["plain"], strict=True)]
+                for kind in ("old", "fast", "jason", "bridge")
+            }
+            print(
+                f"{'  plain Python Q-loop, same env (env steps/s)':<48} {statistics.median(rates['plain']):>18,.0f}"
+                f"  x plain: python-agentspeak {statistics.median(to_plain['old']):.2f}, "
+                f"fast {statistics.median(to_plain['fast']):.2f} "
+                f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['fast'])}), "
+                f"jason {statistics.median(to_plain['jason']):.2f} "
+                f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['jason'])}), "
+                f"the bridge without plans {statistics.median(to_plain['bridge']):.2f} "
+                f"(rounds: {', '.join(f'{r:.2f}' for r in to_plain['bridge'])})"
+            )
 
 
 def bridge_only(episodes: int, tmp: Path) -> Callable[[], int]:
@@ -267,8 +313,7 @@ def plain(episodes: int) -> Callable[[], int]:
 
     def run() -> int:
         CLOCK[0] = now()  # includes gym.make (~1 ms)
-        steps, _ = plain_loop("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}, None,
-                              episodes, 0.99, 3)
+        steps, _ = plain_loop("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}, None, episodes, 0.99, 3)
         return steps
 
     return run

@@ -9,7 +9,8 @@ is shared and noisy: compare ratios, not absolute numbers). Each configuration i
 
 "Tracing off" is the ``episode`` trace level (one event per episode); "on" is ``step``
 (every belief change, goal, intention, action and Q-update, kept in ``steps`` records:
-README, "The trace").
+README, "The trace"). The learners run the fast reasoning cycle (their default); the two
+"Jason's cycle" rows run Jason's (``[[agents]] cycle = "jason"``), tracing off.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ ENV_KWARGS = {
 
 
 def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode: str,
-            trace: str) -> float:
-    """One learner through the real runner (embedded XMPP server, telemetry, trace file)."""
+            trace: str, cycle: str | None = None) -> float:
+    """One learner through the real runner (embedded XMPP server, telemetry, trace file);
+    ``cycle``: its mind's reasoning cycle (None: the learners' default, the fast one)."""
     from spade.container import Container
 
     from bdi_rl.xmpp.runner import run_experiment
 
     spec = ExperimentSpec(
         name=f"bench-{mode}-{trace}", env=EnvSpec(id=env_id, kwargs=ENV_KWARGS.get(env_id, {})),
-        agents=[AgentGroup(name="learner", mode=mode)], episodes=episodes, seed=seed,
+        agents=[AgentGroup(name="learner", mode=mode, cycle=cycle)], episodes=episodes, seed=seed,
         trace=trace, eval_episodes=1, learning=config,
     )
     spec.agents[0].asl = str(Path(__file__).resolve().parent.parent / "asl" / "learner.asl")
@@ -76,6 +78,10 @@ def main() -> None:
         "episode mode, trace step": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode", "step"),
         "step mode, trace episode": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "episode"),
         "step mode, trace step": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "step"),
+        "step mode, Jason's cycle": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "episode",
+                                                     "jason"),
+        "episode mode, Jason's cycle": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode",
+                                                        "episode", "jason"),
     }
     samples: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(args.repeat):  # interleaved, so drift in machine load hits every config

@@ -12,7 +12,7 @@ in-process and says, per program, whether it printed the same lines (``same``), 
 (``different``, with a diff), was refused at load (``refused``: the error), was accepted
 though Jason refuses it (``accepted``), or raised (``crashed``).
 
-    python -m tests.jason_corpus [--category C] [--show-diff] [NAME ...]
+    python -m tests.jason_corpus [--cycle jason|fast] [--category C] [--show-diff] [NAME ...]
     python -m tests.jason_corpus --record --jason ../shared/jason/run-jason [NAME ...]
 
 ``--record`` runs the programs on the real Jason (each at least twice) and writes the
@@ -24,7 +24,9 @@ between the agents by name, a clock (virtual: when every agent waits, it jumps t
 earliest deadline, so ``.wait(500)`` costs nothing), and the MAS's actions (``.all_names``,
 ``.broadcast``, ``.stopMAS``: the run stops after that cycle, ``.create_agent`` from a file
 beside the creator's, ``.kill_agent``). The agents take one reasoning cycle each in turn,
-in the order of their names, an agent created in the order of creation.
+in the order of their names, an agent created in the order of creation. ``--cycle``
+chooses the agents' reasoning cycle: ``jason`` (the default; the conformance that counts)
+or ``fast``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from bdi_rl.bdi.runtime import Actions, Agent, Host, PlanFailure, load_agent
+from bdi_rl.bdi.runtime.agent import CYCLE_NAMES
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.terms import term_str
 
@@ -161,7 +164,7 @@ class CorpusHost(Host):
         else:
             program = self.files[agent.name].parent / source
         try:
-            created = load_agent(program, given, corpus_actions(self), self, start=False)
+            created = load_agent(program, given, corpus_actions(self), self, start=False, cycle=agent.CYCLE)
         except AslSyntaxError as exc:
             raise PlanFailure("internal_action", str(exc)) from None
         self.agents[given] = created
@@ -190,13 +193,20 @@ class CorpusHost(Host):
             if spent >= budget:
                 return True
             agents = list(self.agents.values())
-            if busy or any(a.inbox or a.events for a in agents):
+            if busy or any(_can_go_on(a) for a in agents):
                 continue
             deadlines = [d for d in (a.next_deadline() for a in agents) if d is not None]
             if not deadlines:
                 return False
             self.clock = max(self.clock, min(deadlines))
         return False
+
+
+def _can_go_on(agent: Agent) -> bool:
+    """Whether the agent has messages or events it may take now (not while an atomic
+    intention waits: then only the clock can help)."""
+    blocked = agent.atomic is not None and agent.atomic not in agent.running
+    return not blocked and bool(agent.inbox or agent.events or agent.tasks)
 
 
 def corpus_actions(host: CorpusHost) -> Actions:
@@ -240,8 +250,11 @@ def _wall_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_program(program: Program, budget: int = STEP_BUDGET, wall_limit: int = WALL_LIMIT) -> Outcome:
-    """Load and run ``program`` on bdi-rl and compare with Jason's recorded lines.
+def run_program(
+    program: Program, budget: int = STEP_BUDGET, wall_limit: int = WALL_LIMIT, cycle: str = "jason"
+) -> Outcome:
+    """Load and run ``program`` on bdi-rl (its agents on the reasoning cycle ``cycle``) and
+    compare with Jason's recorded lines.
 
     The agents' files are loaded from their directory by their bare names, as Jason's
     project names them (its ``code_src`` annotations read ``"file:alice.asl"``)."""
@@ -250,18 +263,18 @@ def run_program(program: Program, budget: int = STEP_BUDGET, wall_limit: int = W
     os.chdir(program.agents[0][1].parent)
     try:
         with _wall_limit(wall_limit):
-            return _run(program, host, budget)
+            return _run(program, host, budget, cycle)
     except _WallClock:
         return Outcome(program, "crashed", host.printed, f"still running after {wall_limit} s")
     finally:
         os.chdir(cwd)
 
 
-def _run(program: Program, host: CorpusHost, budget: int) -> Outcome:
+def _run(program: Program, host: CorpusHost, budget: int, cycle: str) -> Outcome:
     refused_line = program.refused_line()
     try:
         for name, path in program.agents:
-            host.agents[name] = load_agent(Path(path.name), name, corpus_actions(host), host, start=False)
+            host.agents[name] = load_agent(Path(path.name), name, corpus_actions(host), host, start=False, cycle=cycle)
             host.files[name] = Path(path.name)
     except AslSyntaxError as exc:
         message = str(exc)
@@ -302,11 +315,11 @@ def _last_frames() -> str:
     return "\n".join(lines[-5:])
 
 
-def run_all(programs: list[Program]) -> Iterator[Outcome]:
+def run_all(programs: list[Program], cycle: str = "jason") -> Iterator[Outcome]:
     for program in programs:
         if not program.expected_path.exists():
             continue
-        yield run_program(program)
+        yield run_program(program, cycle=cycle)
 
 
 @dataclass(frozen=True)
@@ -418,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.jason_corpus", description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="programs (category/name, name or category)")
     parser.add_argument("--category", help="only this category")
+    parser.add_argument("--cycle", choices=CYCLE_NAMES, default="jason", help="the agents' reasoning cycle")
     parser.add_argument("--show-diff", action="store_true", help="show each difference")
     parser.add_argument("--causes", action="store_true", help="the failing programs by root cause (causes.toml)")
     parser.add_argument("--quiet", action="store_true", help="only the summary and the failing programs")
@@ -435,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         return 1 if record(programs, args.jason, args.runs, args.force) else 0
     counts: dict[str, int] = {}
-    outcomes = list(run_all(programs))
+    outcomes = list(run_all(programs, args.cycle))
     if args.causes:
         print("\n".join(cause_report(outcomes, load_causes())))
     for outcome in outcomes:

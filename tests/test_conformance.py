@@ -365,16 +365,17 @@ def test_tell_how_ask_how_untell_how() -> None:
     """)
     bob = society.add("bob", """
         !start.
-        +!start <- .send(alice, askHow, "+!hello(_)", Plans); .print("got ", Plans);
+        +!start <- .send(alice, askHow, {+!hello(_)}, Plans); .print("got ", Plans);
                    .send(carl, tellHow, Plans).
     """)
     carl = society.add("carl", "")
     society.run()
-    assert society.printed == ['bob: got ["@hello +!hello(N) <- .print("hello ", N)."]']  # Jason: no escapes
+    # Jason's answer: plan terms, their label's source the teller (Jason renames X as _59)
+    assert society.printed == ['bob: got [{ @hello[source(alice),url("file:alice.asl")] +!hello(N) <- .print("hello ",N) }]']
     carl.post_goal(parse_goal("hello(1)"))
     society.run()
     assert society.printed[-1] == "carl: hello 1"
-    carl.deliver("bob", "untellHow", "hello")
+    carl.deliver(bob.name_term, "untellHow", "hello")  # its one source (bob, the teller) goes, and the plan
     society.run()
     carl.post_goal(parse_goal("hello(2)"))
     society.run()

@@ -167,9 +167,12 @@ def test_cycle_level_records_every_reasoning_cycle(tmp_path):
     assert stacks[-1] == {"intentions": []}
 
 
-def test_intentions_take_turns(tmp_path):
-    """A long loop must not starve a reaction: an intention runs until it blocks, raises an
-    event or spends its slice of loop iterations (docs/AGENTSPEAK.md), then the others run."""
+@pytest.mark.parametrize("cycle", ["jason", "fast"])
+def test_intentions_take_turns(tmp_path, cycle):
+    """A long loop must not starve a reaction. Jason's cycle runs one deed of each intention
+    in turn (the reaction's one deed comes before the loop's second); the fast one runs an
+    intention until it blocks, raises an event or spends its slice of loop iterations
+    (docs/AGENTSPEAK.md), then the others run."""
     log: list = []
     mind, _ = _mind(tmp_path, """
 n(0).
@@ -177,9 +180,13 @@ n(0).
 !react.
 @loop +!loop <- while (n(N) & N < 3000) { -+n(N + 1); .note(N) }.
 @react +!react <- .note(-1).
-""", log=log)
+""", log=log, cycle=cycle)
     _run(mind)
-    assert len(log) == 3001 and 0 < log.index(-1) < 2000, log.index(-1)
+    assert len(log) == 3001
+    if cycle == "jason":
+        assert log.index(-1) == 0
+    else:
+        assert 0 < log.index(-1) < 2000, log.index(-1)
 
 
 def test_failing_plan_drops_only_its_intention_traced_frame_by_frame(tmp_path):

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bdi_rl.bdi.runtime import Actions, Agent, Host, Listener
+from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.terms import term_str
 
@@ -37,9 +40,9 @@ class Beliefs(Listener):
         self.seen.append("-" + term_str(belief))
 
 
-def _run(listener: Listener | None) -> tuple[list[str], list[str]]:
+def _run(listener: Listener | None, cycle: str = "jason") -> tuple[list[str], list[str]]:
     host = Capture()
-    agent = Agent("a", parse_text(PLANS), Actions(), host)
+    agent = AGENT_CLASSES[cycle]("a", parse_text(PLANS), Actions(), host)
     if listener is not None:
         agent.set_listener(listener)
     agent.run()
@@ -50,17 +53,27 @@ def _run(listener: Listener | None) -> tuple[list[str], list[str]]:
     return host.printed, agent.belief_texts()
 
 
-def test_swap_raises_events_and_wakes_waiters() -> None:
-    printed, _ = _run(None)
-    # reactions run in the order of the events (-old before +new); the woken waiter after
-    # the events of the same change; an unchanged percept (2 twice) raises nothing
-    assert printed == ["+1", "-1", "+2", "-2", "+3", "saw 3", "-3", "+5", "above 4: 5"]
+@pytest.mark.parametrize(
+    "cycle, expected",
+    [
+        # Jason: the woken waiter goes on at the start of the next cycle, before the
+        # reactions to the change (one new intention per cycle, in the order of the events)
+        ("jason", ["+1", "-1", "+2", "saw 3", "-2", "+3", "above 4: 5", "-3", "+5"]),
+        # fast: the reactions first (-old before +new), the woken waiter after them
+        ("fast", ["+1", "-1", "+2", "-2", "+3", "saw 3", "-3", "+5", "above 4: 5"]),
+    ],
+)
+def test_swap_raises_events_and_wakes_waiters(cycle: str, expected: list[str]) -> None:
+    printed, _ = _run(None, cycle)
+    # an unchanged percept (2 twice) raises nothing
+    assert printed == expected
 
 
-def test_listener_sees_the_swap() -> None:
+@pytest.mark.parametrize("cycle", ["jason", "fast"])
+def test_listener_sees_the_swap(cycle: str) -> None:
     listener = Beliefs()
-    untraced, _ = _run(None)
-    traced, _ = _run(listener)
+    untraced, _ = _run(None, cycle)
+    traced, _ = _run(listener, cycle)
     assert sorted(traced) == sorted(untraced)
     assert listener.seen == ["+state(1)[source(percept)]", "-state(1)[source(percept)]",
                              "+state(2)[source(percept)]", "-state(2)[source(percept)]",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
+from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
 from bdi_rl.bdi.runtime import listener as hooks
 from bdi_rl.bdi.runtime.intention import Intention
 from bdi_rl.bdi.runtime.listener import Recorder
@@ -79,7 +80,7 @@ class AslError(ValueError):
 
 def plan_labels(mind: Agent) -> dict[str, str]:
     """Each plan's name -> how the trace names it: its ``@label``, or for a plan without
-    one its trigger (``+!greet/1``; the runtime calls it ``l__N``)."""
+    one its trigger (``+!greet/1``; the runtime calls it ``p__N``, as Jason does)."""
     labels = {}
     for (ttype, functor, arity), plans in mind.plans.items():
         for plan in plans:
@@ -293,7 +294,9 @@ class TraceListener(Listener):
             "intentions": len(agent.running)
             + len(agent.pending_asks)
             + len(agent.held)
-            + sum(map(len, agent.waiters.values())),
+            + sum(map(len, agent.waiters.values()))
+            + len(_event_intentions(agent))
+            + len(agent.suspended_ints),
             "events": self._taking,
             "pending": _event_texts(agent.events),
         }
@@ -395,12 +398,14 @@ _CURRENT, _RUNNING, _SUSPENDED = "current", "running", "suspended"
 
 
 def _intentions(mind: Agent, new: Any = None, suspended: dict[int, Any] | None = None) -> list[Any]:
-    """Every intention of the mind: the one running, the queued, the suspended (and ``new``,
-    one just made); oldest id first."""
+    """Every intention of the mind: the one running, the queued, those waiting for their
+    event (Jason's cycle), the suspended (and ``new``, one just made); oldest id first."""
     seen: dict[int, Any] = {} if new is None or not new.stack else {new.id: new}
     if mind.current is not None and mind.current.stack:
         seen[mind.current.id] = mind.current
     for it in mind.running:
+        seen[it.id] = it
+    for it in _event_intentions(mind):
         seen[it.id] = it
     for it in (_suspended(mind) if suspended is None else suspended).values():
         seen[it.id] = it
@@ -409,7 +414,7 @@ def _intentions(mind: Agent, new: Any = None, suspended: dict[int, Any] | None =
 
 def _suspended(mind: Agent) -> dict[int, Any]:
     """Intentions that wait (``.wait``, a synchronous ask, a host action such as a shared
-    world's ``.rl_act``), by id."""
+    world's ``.rl_act``, ``.suspend``), by id."""
     found: dict[int, Any] = {}
     entries = [
         *(w for waiting in mind.waiters.values() for w in waiting),
@@ -421,11 +426,21 @@ def _suspended(mind: Agent) -> dict[int, Any]:
         for value in entry:
             if type(value) is Intention:
                 found[value.id] = value
+    for it in (*mind.suspended_ints.values(), *mind.tasks, *mind.feedback):
+        found[it.id] = it
+    return found
+
+
+def _event_intentions(mind: Agent) -> list[Any]:
+    """The intentions that wait for one of their events to be selected (Jason's cycle)."""
+    found = [event[2] for event in mind.events if event[2] is not None]
+    if mind.atomic_event is not None:
+        found.append(mind.atomic_event[2])
     return found
 
 
 def _event_texts(events: Iterable[tuple[int, Any]]) -> list[str]:
-    return [clip_text(TRIGGER_TEXT[ttype] + term_text(value, annots=False)) for ttype, value in events]
+    return [clip_text(TRIGGER_TEXT[event[0]] + term_text(event[1], annots=False)) for event in events]
 
 
 def failure_text(report: dict) -> str:
@@ -466,7 +481,18 @@ def alive(mind: Agent) -> bool:
     """Whether the mind has anything left to do or wait for: events, messages, running or
     suspended intentions (``.wait``, asks, host actions), timers."""
     return (
-        bool(mind.running or mind.events or mind.inbox or mind.waiters or mind.pending_asks or mind.held)
+        bool(
+            mind.running
+            or mind.events
+            or mind.inbox
+            or mind.waiters
+            or mind.pending_asks
+            or mind.held
+            or mind.tasks
+            or mind.feedback
+            or mind.suspended_ints
+            or mind.atomic_event
+        )
         or mind.next_deadline() is not None
     )
 
@@ -476,8 +502,15 @@ def can_act(mind: Agent) -> bool:
     an event or a delivered message to handle, a timed wait or an ask's timeout to fall due.
     False: only something from outside (a message, a world's answer) can wake it."""
     if mind.atomic is not None:  # an atomic intention blocks every other and every event
-        return mind.atomic in mind.running or bool(mind.inbox) or mind.next_deadline() is not None
-    return bool(mind.running or mind.events or mind.inbox) or mind.next_deadline() is not None
+        return (
+            mind.atomic in mind.running
+            or bool(mind.inbox or mind.tasks or mind.feedback)
+            or mind.next_deadline() is not None
+        )
+    return (
+        bool(mind.running or mind.events or mind.inbox or mind.tasks or mind.feedback or mind.atomic_event)
+        or mind.next_deadline() is not None
+    )
 
 
 def describe_waits(mind: Agent, asked: Callable[[str], str | None] = lambda msg_id: None) -> list[str]:
@@ -496,8 +529,11 @@ def describe_waits(mind: Agent, asked: Callable[[str], str | None] = lambda msg_
         else:
             ttype, functor, arity = key
             said.append(f"waits for {{{TRIGGER_TEXT[ttype]}{functor}/{arity}}} (.wait)")
-    if mind.atomic is not None and mind.atomic not in mind.running and mind.running:
-        said.append(f"{len(mind.running)} intention(s) wait for an atomic plan to end")
+    for it in mind.suspended_ints.values():
+        if not it.dropped:
+            said.append(f"intention {it.id} is suspended (.suspend) until .resume")
+    if mind.atomic is not None and mind.atomic not in mind.running and (mind.running or mind.events):
+        said.append(f"{len(mind.running) + len(mind.events)} intention(s) or event(s) wait for an atomic plan to end")
     return said
 
 
@@ -549,13 +585,15 @@ def load_mind(
     beliefs: Iterable[Struct] = (),
     prepare: Callable[[Agent], None] | None = None,
     start: bool = True,
+    cycle: str = "jason",
 ) -> Agent:
     """Parse and compile ``path`` into a traced mind, or raise AslError naming the file and line.
 
     ``beliefs`` (the spec's) replace the plan file's beliefs of the same functor and arity and
     are the agent's own (``source(self)`` unless they name a source). ``prepare`` runs after
-    the beliefs and before the initial goals are posted (percepts)."""
-    return _build(_program(Path(path)), actions, name, tracer, host, beliefs, prepare, start)
+    the beliefs and before the initial goals are posted (percepts). ``cycle``: ``"jason"``
+    (Jason's reasoning cycle) or ``"fast"`` (docs/AGENTSPEAK.md)."""
+    return _build(_program(Path(path)), actions, name, tracer, host, beliefs, prepare, start, cycle)
 
 
 def _build(
@@ -567,6 +605,7 @@ def _build(
     beliefs: Iterable[Struct],
     prepare: Callable[[Agent], None] | None,
     start: bool,
+    cycle: str = "jason",
 ) -> Agent:
     beliefs = list(beliefs)
     replaced = {b.key for b in beliefs}
@@ -574,7 +613,7 @@ def _build(
     program.beliefs = []  # added below, once the listener is there to trace them
     host = host if host is not None else MindHost(tracer)
     try:
-        mind = Agent(name, program, actions, host, start=False)
+        mind = AGENT_CLASSES[cycle](name, program, actions, host, start=False)
         if tracer is not None and tracer.level >= TraceLevel.STEP:
             mind.set_listener(TraceListener(tracer, mind))
         mind.add_program(Program(beliefs=own), goals=False)

@@ -460,6 +460,7 @@ class TracedBdiAgent(Agent):
         percepts: list[Struct] | None = None,
         beliefs: list[Struct] | None = None,
         achieve_from: Collection[str] | None = None,
+        cycle: str = "jason",
     ) -> None:
         xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         self.tracer = tracer
@@ -507,7 +508,14 @@ class TracedBdiAgent(Agent):
         self.add_custom_actions(actions)
         self.tracer.emit(AGENT_START, self.start_data())
         self.mind: Mind = load_mind(
-            asl, actions, str(self.jid), self.tracer, self.host, beliefs=self.start_beliefs, prepare=self.prepare_mind
+            asl,
+            actions,
+            str(self.jid),
+            self.tracer,
+            self.host,
+            beliefs=self.start_beliefs,
+            prepare=self.prepare_mind,
+            cycle=cycle,
         )
         if not hold:
             self.resume_bdi()

@@ -708,6 +708,7 @@ def make_agent(
         + (world_percepts(plan.seat, domain) if isinstance(plan, LearnerPlan) and plan.seat is not None else []),
         achieve_from=_shared_jid_set(trusted_jids(spec, domain)),
         beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []),
+        cycle=plan.group.reasoning_cycle(),
     )
     if isinstance(plan, CoordinatorPlan):
         return CoordinatorAgent(jid, password, plan.group.asl, **common)

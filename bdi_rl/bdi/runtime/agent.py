@@ -1,9 +1,11 @@
 """The agent: its state (belief base, plan library, events, intentions), loading programs,
 and :func:`load_agent`.
 
-Its methods live in the modules of their jobs: the reasoning cycle (reasoning.py), failure
-handling (failure.py), belief changes (believing.py), waits (waiting.py), messages
-(kqml.py), the host's side (host.py) and tracing (tracing.py); :class:`Agent` binds them.
+Its methods live in the modules of their jobs: Jason's reasoning cycle (jason_cycle.py) or
+the fast one (reasoning.py), failure handling (failure.py), belief changes (believing.py),
+waits (waiting.py), messages (kqml.py), goal, intention and plan management
+(management.py), the host's side (host.py) and tracing (tracing.py); :class:`Agent` (Jason's
+cycle) and :class:`FastAgent` (the fast one) bind them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from bdi_rl.bdi.runtime import (
     failure,
     host,
     intention,
+    jason_cycle,
     kqml,
+    management,  # registers Jason's goal and intention management actions
+    planlibrary,  # noqa: F401 (registers the plan library's actions)
     reasoning,
     tracing,
     waiting,
@@ -35,16 +40,26 @@ from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.reasoning import SLICE
 from bdi_rl.bdi.runtime.stdlib import Actions
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source, term_str
 from bdi_rl.bdi.runtime.triggers import PlanLibrary
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
 
 
+#: the reasoning cycles an agent may run (``[[agents]] cycle``)
+CYCLE_NAMES = ("jason", "fast")
+
+
 class Agent:
-    """An AgentSpeak agent. See reasoning.py for the cycle, failure.py for failure;
-    docs/AGENTSPEAK.md for the host's view."""
+    """An AgentSpeak agent running Jason's reasoning cycle (jason_cycle.py): one deed of one
+    intention per cycle. :class:`FastAgent` runs the fast cycle. See failure.py for
+    failure; docs/AGENTSPEAK.md for the host's view."""
+
+    #: the reasoning cycle's name (``[[agents]] cycle``)
+    CYCLE = "jason"
+    #: compile ``while (c) { !g }`` as one instruction (the fast cycle only)
+    FUSE = False
 
     def __init__(
         self,
@@ -64,10 +79,26 @@ class Agent:
         self.beliefs = BeliefBase()
         self.rules: dict[tuple[str, int], list] = {}
         self.plans: dict[tuple[int, str, int], list[CompiledPlan]] = {}
-        self.events: list[tuple[int, Struct]] = []
+        self.events: deque[tuple[int, Struct, Intention | None]] = deque()
+        """(trigger type, value, the intention that waits for it or None: external)"""
         self.running: deque[Intention] = deque()
         self.atomic: Intention | None = None
+        self.atomic_event: tuple | None = None
+        """the event an atomic intention waits for: selected before any other"""
         self.current: Intention | None = None
+        self.selected: tuple | None = None
+        """the event selected in this cycle (Jason's SE)"""
+        self.focus: Intention | None = None
+        """the intention whose belief change is running: its event goes on it (sameFocus)"""
+        self.tasks: list[Intention] = []
+        """intentions to resume at the start of the next cycle (a ``.wait`` that ended)"""
+        self.feedback: list[Intention] = []
+        """intentions whose host action ended (Jason's feedback actions, taken at ProcAct)"""
+        self.suspended_ints: dict[int, Intention] = {}
+        """intentions held by ``.suspend`` (none of them waits for anything else)"""
+        self.suspended_events: list[tuple] = []
+        """events held by ``.suspend`` (Jason's pending events)"""
+        self._int_ids = itertools.count(1)
         self.inbox: list[tuple] = []
         self.timers: list[list] = []
         self.waiters: dict[tuple, list[list]] = {}
@@ -83,7 +114,7 @@ class Agent:
         self._seq = itertools.count(1)
         self._plan_count = 0
         self._cells: dict[str, list] = {}
-        self._compiler = Compiler(self.actions, self._cells)
+        self._compiler = Compiler(self.actions, self._cells, self.FUSE)
         self.listener: Listener | None = None
         self._program = program
         self.add_program(program, goals=False)
@@ -138,7 +169,11 @@ class Agent:
 
     @property
     def idle(self) -> bool:
-        return not (self.running or self.events or self.inbox)
+        return not (self.running or self.events or self.inbox or self.tasks or self.feedback)
+
+    def _new_intention(self) -> Intention:
+        """An intention, numbered from 1 in this agent as Jason numbers them."""
+        return Intention(next(self._int_ids))
 
     # Methods, each in the module of its job (they call each other through the agent, so a
     # listener's wrappers, instance attributes shadowing these, see every call).
@@ -154,23 +189,34 @@ class Agent:
     query = host.query
     belief_texts = host.belief_texts
     set_listener = tracing.set_listener
-    # -- the reasoning cycle (reasoning.py) ---------------------------------------------
-    cycle = reasoning.cycle
-    _handle_events = reasoning._handle_events
-    _handle_event = reasoning._handle_event
+    # -- Jason's reasoning cycle (jason_cycle.py) ----------------------------------------
+    cycle = jason_cycle.cycle
+    _proc_msg = jason_cycle._proc_msg
+    _sel_ev = jason_cycle._sel_ev
+    _deliberate = jason_cycle._deliberate
+    _tail_call = intention.tail_call
+    _proc_act = jason_cycle._proc_act
+    _sel_int = jason_cycle._sel_int
+    _exec_int = jason_cycle._exec_int
+    _clr_int = jason_cycle._clr_int
+    _intention_done = jason_cycle._intention_done
+    _resume_now = jason_cycle._resume_now
+    _resume_later = jason_cycle._resume_later
+    _resume_after_action = jason_cycle._resume_after_action
+    _post_internal = jason_cycle.post_internal
+    _push = jason_cycle._push
+    _frame_done = jason_cycle._frame_done
+    achieve = jason_cycle.achieve
+    test_goal = jason_cycle.test_goal
+    _handle_failure = jason_cycle._handle_failure
+    # -- what both cycles share (reasoning.py) ------------------------------------------
     _select = reasoning._select
-    _push = reasoning._push
-    _run = reasoning._run
-    _frame_done = reasoning._frame_done
-    achieve = reasoning.achieve
-    test_goal = reasoning.test_goal
     post_goal = reasoning.post_goal
     act = reasoning.act
-    describe_intention = intention.describe_intention
+    intention_term = management.intention_term
     # -- failure (failure.py) -----------------------------------------------------------
-    _failure_annots = failure._failure_annots
     _fail = failure._fail
-    _handle_failure = failure._handle_failure
+    _fail_goal_event = failure._fail_goal_event
     _drop = failure._drop
     # -- beliefs and their events (believing.py) ----------------------------------------
     _bb_add = believing._bb_add
@@ -195,6 +241,7 @@ class Agent:
     ask = kqml.ask
     _ask_timeout = kqml._ask_timeout
     _process_messages = kqml._process_messages
+    _process_message = kqml._process_message
     _answer_arrived = kqml._answer_arrived
     _resume_ask = kqml._resume_ask
     _ask_test_goal = kqml._ask_test_goal
@@ -207,6 +254,58 @@ class Agent:
     _on_tell_how = kqml._on_tell_how
     _on_untell_how = kqml._on_untell_how
     _on_ask_how = kqml._on_ask_how
+
+
+class FastAgent(Agent):
+    """An agent running the fast cycle (reasoning.py): an intention runs until it blocks,
+    a sub-goal's plan is pushed at once, a belief change's reaction is a new intention.
+    Programs whose output depends on how intentions interleave can tell it from Jason's
+    (docs/AGENTSPEAK.md)."""
+
+    CYCLE = "fast"
+    FUSE = True
+    cycle = reasoning.cycle
+    _handle_events = reasoning._handle_events
+    _handle_event = reasoning._handle_event
+    _push = reasoning._push
+    _run = reasoning._run
+    _frame_done = reasoning._frame_done
+    _clr_int = reasoning._clr_int
+    achieve = reasoning.achieve
+    test_goal = reasoning.test_goal
+    _handle_failure = failure._handle_failure
+
+    def _resume_now(self, it: Intention) -> None:
+        if it.dropped:
+            return
+        if it.suspended:  # Jason: back among the pending intentions, as suspended
+            key = f"suspended-{it.id}"
+            it.wait_for(atom(key), key, next(self._seq))
+            self.suspended_ints[it.id] = it
+            return
+        self.running.append(it)
+
+    _resume_later = _resume_now
+    _resume_after_action = _resume_now
+
+    def _post_internal(self, ttype: int, value: Struct, it: Intention) -> None:
+        """An event of ``it`` (``.fail_goal``'s ``-!g``): its plan goes on ``it`` at once."""
+        if not self._handle_failure(it, ttype, value, len(it.stack)):
+            self._drop(
+                it,
+                {
+                    "plan": None,
+                    "trigger": term_str(value),
+                    "error": "no_applicable",
+                    "message": "",
+                    "file": "",
+                    "line": 0,
+                },
+            )
+
+
+#: the agent class of each reasoning cycle
+AGENT_CLASSES: dict[str, type[Agent]] = {"jason": Agent, "fast": FastAgent}
 
 
 def _with_self(value: Struct) -> Struct:
@@ -241,7 +340,9 @@ def load_agent(
     host: Host | None = None,
     *,
     start: bool = True,
+    cycle: str = "jason",
 ) -> Agent:
-    """Parse and compile a plan file (AslSyntaxError names the file and line)."""
+    """Parse and compile a plan file (AslSyntaxError names the file and line); ``cycle``
+    ``"jason"`` (Jason's reasoning cycle) or ``"fast"``."""
     program = parse_file(path)
-    return Agent(name or Path(path).stem, program, actions, host, start=start)
+    return AGENT_CLASSES[cycle](name or Path(path).stem, program, actions, host, start=start)

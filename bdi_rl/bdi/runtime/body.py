@@ -7,6 +7,13 @@ the frame's slots on entry and restores them before each test, as Jason restores
 unifier (bindings made in the body do not leak into the next test).
 
 Jumps and loops are in control.py.
+
+Each instruction also has a **kind** (:data:`DEED`, :data:`FREE`, :data:`JUMP`,
+:data:`BELIEF`) and the AST of the statement it runs: Jason's reasoning cycle runs one
+*deed* of an intention per cycle (a goal, an action, a formula, a belief change, an ``if``
+or loop test), and jumps and loop bookkeeping are no deeds; a belief change raises its
+event on the same intention (sameFocus); the statements give a failure its ``code(...)``
+annotation and Jason's error messages.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from bdi_rl.bdi.runtime.control import (
     while_goal,
 )
 from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.intention import BELIEF, DEED, FREE, JUMP
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, has_source, resolve, term_str
@@ -40,8 +48,8 @@ def goal_code(tc: TermCompiler, lit: s.Lit | s.Var) -> Callable[[Env], Struct]:
     code = tc.term(lit)
     if code.const is not MISSING:
         value = code.const
-        if not has_source_annot(lit.annots):
-            value = Struct(value.functor, value.args, value.annots | ANNOTS_SELF)
+        if not has_source_annot(lit.annots):  # (the shared ANNOTS_SELF: the usual goal)
+            value = Struct(value.functor, value.args, value.annots | ANNOTS_SELF if value.annots else ANNOTS_SELF)
         return lambda env: value
     build = code.build
     if has_source_annot(lit.annots):
@@ -70,16 +78,37 @@ def _variable_goal(build: Callable[[Env], Any], name: str) -> Callable[[Env], St
     return goal
 
 
-class BodyCompiler:
-    """A plan body -> flat code; see the module docstring."""
+class BodyCode:
+    """A compiled body: instructions, and per instruction its line, kind, statement and (for
+    a jump) its target."""
 
-    def __init__(self, compiler: QueryCompiler, tc: TermCompiler) -> None:
+    __slots__ = ("code", "lines", "kinds", "stmts", "targets", "loops")
+
+    def __init__(
+        self, code: list[Callable], lines: list[int], kinds: list[int], stmts: list, targets: list[int], loops: int
+    ) -> None:
+        self.code = code
+        self.lines = lines
+        self.kinds = kinds
+        self.stmts = stmts
+        self.targets = targets
+        self.loops = loops
+
+
+class BodyCompiler:
+    """A plan body -> flat code; see the module docstring. ``fuse``: ``while (c) { !g }`` as
+    one instruction (the fast cycle; Jason's cycle runs the test and the goal as two deeds)."""
+
+    def __init__(self, compiler: QueryCompiler, tc: TermCompiler, fuse: bool = True) -> None:
         self.compiler = compiler
         self.tc = tc
-        self.items: list[tuple[Callable[[int, dict[int, int]], Callable], int]] = []
+        self.fuse = fuse
+        self.items: list[tuple[Callable[[int, dict[int, int]], Callable], int, int, Any, int]] = []
         self.labels: dict[int, int] = {}
         self.n_labels = 0
         self.loops = 0
+        self.stmt: Any = None
+        """the statement being compiled (what its instructions run)"""
 
     def label(self) -> int:
         self.n_labels += 1
@@ -88,19 +117,29 @@ class BodyCompiler:
     def place(self, label: int) -> None:
         self.labels[label] = len(self.items)
 
-    def emit(self, make: Callable[[int, dict[int, int]], Callable], line: int) -> None:
-        self.items.append((make, line))
+    def emit(
+        self, make: Callable[[int, dict[int, int]], Callable], line: int, kind: int = DEED, target: int = 0
+    ) -> None:
+        self.items.append((make, line, kind, self.stmt, target))
 
-    def finish(self) -> tuple[list[Callable], list[int], int]:
-        code = [make(pc, self.labels) for pc, (make, _) in enumerate(self.items)]
-        lines = [line for _, line in self.items]
-        return code, lines, self.loops
+    def finish(self) -> BodyCode:
+        labels = self.labels
+        items = self.items
+        return BodyCode(
+            [make(pc, labels) for pc, (make, *_) in enumerate(items)],
+            [item[1] for item in items],
+            [item[2] for item in items],
+            [item[3] for item in items],
+            [labels[item[4]] if item[2] == JUMP else 0 for item in items],
+            self.loops,
+        )
 
     def statements(self, body: tuple) -> None:
         for stmt in body:
             self.statement(stmt)
 
     def statement(self, stmt: Any) -> None:
+        self.stmt = stmt
         if isinstance(stmt, s.If):
             self.if_(stmt)
         elif isinstance(stmt, s.While):
@@ -112,7 +151,6 @@ class BodyCompiler:
 
     def simple(self, stmt: s.Stmt) -> None:
         op, expr, line = stmt.op, stmt.expr, stmt.line
-        op = _SAME_FOCUS.get(op, op)
         tc = self.tc
         if op == "expr":
             if isinstance(expr, s.Lit) and expr.functor == "true" and not expr.args:
@@ -156,9 +194,9 @@ class BodyCompiler:
             self.variable_statement(op, expr, line)
         elif op == "?":
             self.test_goal(expr, line)
-        elif op == "+" and not expr.annots:
-            self.add_belief(expr, line)
-        elif op == "+":
+        elif op in ("+", "++") and not expr.annots:
+            self.add_belief(expr, line, BELIEF if op == "+" else DEED)
+        elif op in ("+", "++"):
             build = goal_code(tc, expr)
 
             def make(pc: int, labels: dict) -> Callable:
@@ -170,7 +208,7 @@ class BodyCompiler:
 
                 return add_belief
 
-            self.emit(make, line)
+            self.emit(make, line, BELIEF if op == "+" else DEED)
         elif op == "+>":
             build = goal_code(tc, expr)
 
@@ -183,9 +221,9 @@ class BodyCompiler:
 
                 return add_belief_end
 
-            self.emit(make, line)
-        elif op == "-":
-            self.del_belief(expr, line)
+            self.emit(make, line, BELIEF)
+        elif op in ("-", "--"):
+            self.del_belief(expr, line, BELIEF if op == "-" else DEED)
         elif op == "-+":
             build = goal_code(tc, expr)
 
@@ -198,7 +236,7 @@ class BodyCompiler:
 
                 return replace_belief
 
-            self.emit(make, line)
+            self.emit(make, line, BELIEF)
         else:
             raise tc.error(expr, f"unknown body operator {op}")
 
@@ -260,6 +298,7 @@ class BodyCompiler:
         first = query.first
         build = goal_code(self.tc, expr)
         key = (expr.name, len(expr.args))
+        text = jason_text(expr)
 
         def make(pc: int, labels: dict) -> Callable:
             nxt = pc + 1
@@ -268,13 +307,13 @@ class BodyCompiler:
                 if first(ag, frame.env, []):
                     return nxt
                 frame.pc = nxt
-                return ag.test_goal(it, build(frame.env), key)
+                return ag.test_goal(it, build(frame.env), key, text)
 
             return test
 
         self.emit(make, line)
 
-    def add_belief(self, expr: s.Lit, line: int) -> None:
+    def add_belief(self, expr: s.Lit, line: int, kind: int) -> None:
         """``+b(args)``: the argument tuple straight into the belief base, ``source(self)``."""
         args = args_build([self.tc.term(a) for a in expr.args], resolved=True)
         name = expr.name
@@ -288,9 +327,9 @@ class BodyCompiler:
 
             return add_belief
 
-        self.emit(make, line)
+        self.emit(make, line, kind)
 
-    def del_belief(self, expr: s.Lit, line: int) -> None:
+    def del_belief(self, expr: s.Lit, line: int, kind: int) -> None:
         tc = self.tc
         args = [tc.term(a) for a in expr.args]
         annot_nodes = (
@@ -309,7 +348,7 @@ class BodyCompiler:
 
                 return remove
 
-            self.emit(make, line)
+            self.emit(make, line, kind)
             return
         # ground annotations (the usual [source(self)]): -b(X) with X bound is one lookup
         const_annots = frozenset(c.const for c in annots)
@@ -334,16 +373,18 @@ class BodyCompiler:
 
             return remove
 
-        self.emit(make_lookup, line)
+        self.emit(make_lookup, line, kind)
 
     def if_(self, stmt: s.If) -> None:
         end = self.label()
         for cond, body in stmt.branches:
             query = self.compiler.query(cond, self.tc)
             skip = self.label()
+            self.stmt = stmt
             self.emit(branch_test(query.first, skip), stmt.line)
             self.statements(body)
-            self.emit(jump(end), stmt.line)
+            self.stmt = stmt
+            self.emit(jump(end), stmt.line, JUMP, end)
             self.place(skip)
         if stmt.otherwise is not None:
             self.statements(stmt.otherwise)
@@ -356,7 +397,8 @@ class BodyCompiler:
         end = self.label()
         body = stmt.body
         if (
-            len(body) == 1
+            self.fuse
+            and len(body) == 1
             and isinstance(body[0], s.Stmt)
             and body[0].op == "!"
             and isinstance(body[0].expr, s.Lit)
@@ -367,11 +409,12 @@ class BodyCompiler:
             self.place(end)
             return
         test = self.label()
-        self.emit(loop_enter(k), stmt.line)
+        self.emit(loop_enter(k), stmt.line, FREE)
         self.place(test)
         self.emit(branch_test(query.first, end), stmt.line)
         self.statements(stmt.body)
-        self.emit(loop_back(k, test), stmt.line)
+        self.stmt = stmt
+        self.emit(loop_back(k, test), stmt.line, FREE)
         self.place(end)
 
     def for_(self, stmt: s.For) -> None:
@@ -380,16 +423,13 @@ class BodyCompiler:
         query = self.compiler.query(stmt.cond, self.tc)
         end = self.label()
         step = self.label()
-        self.emit(for_enter(k, query.solve), stmt.line)
+        self.emit(for_enter(k, query.solve), stmt.line, FREE)
         self.place(step)
         self.emit(for_next(k, end), stmt.line)
         self.statements(stmt.body)
-        self.emit(jump_back(step), stmt.line)
+        self.stmt = stmt
+        self.emit(jump_back(step), stmt.line, FREE)
         self.place(end)
-
-
-#: ++b and --b (Jason's new-focus forms) run as +b and -b here (see the README).
-_SAME_FOCUS = {"++": "+", "--": "-"}
 
 
 def _formula_instr(query: Query, expr: Any) -> Callable:
@@ -403,7 +443,8 @@ def _formula_instr(query: Query, expr: Any) -> Callable:
         def formula(ag: Any, it: Any, frame: Any) -> int:
             if first(ag, frame.env, []):
                 return nxt
-            raise PlanFailure(kind, f"{text} failed")
+            # Jason's error_msg: "" for an internal action, a constraint's text (failure.py)
+            raise PlanFailure(kind, detail=f"{text} failed")
 
         return formula
 
@@ -437,4 +478,56 @@ def expr_text(node: Any) -> str:
         return f"{node.op} {expr_text(node.operand)}" if node.op == "not" else f"-{expr_text(node.operand)}"
     if isinstance(node, s.TriggerExpr):
         return "{" + node.op + node.kind + lit_text(node.literal) + "}"
+    return "?"
+
+
+# -- statements as Jason prints them (its error messages) --------------------------------------
+_ARITH_OPS = frozenset(("+", "-", "*", "/", "div", "mod", "**"))
+_STMT_PREFIX = {"expr": "", "+<": "+<"}
+
+
+def jason_text(node: Any) -> str:
+    """A formula or term of the source as Jason prints it: relations and connectives in
+    parentheses with spaces (``(X > 5)``, ``(a & b)``), arithmetic without (``(N+1)``),
+    ``not (a)``, strings in plain quotes."""
+    if isinstance(node, s.Var):
+        return node.name
+    if isinstance(node, s.Const):
+        value = node.value
+        return '"' + value + '"' if type(value) is str else term_str(value)
+    if isinstance(node, s.Lit):
+        text = node.name
+        if node.args:
+            text += "(" + ",".join(jason_text(a) for a in node.args) + ")"
+        if node.annots:
+            text += "[" + ",".join(jason_text(a) for a in node.annots) + "]"
+        return text
+    if isinstance(node, s.ListExpr):
+        inner = ",".join(jason_text(a) for a in node.items)
+        if node.tail is not None:
+            inner += "|" + jason_text(node.tail)
+        return "[" + inner + "]"
+    if isinstance(node, s.BinOp):
+        if node.op in _ARITH_OPS:
+            op = node.op if node.op not in ("div", "mod") else f" {node.op} "
+            return f"({jason_text(node.left)}{op}{jason_text(node.right)})"
+        return f"({jason_text(node.left)} {node.op} {jason_text(node.right)})"
+    if isinstance(node, s.UnOp):
+        return f"not ({jason_text(node.operand)})" if node.op == "not" else f"(-{jason_text(node.operand)})"
+    if isinstance(node, s.TriggerExpr):
+        return "{ " + node.op + node.kind + jason_text(node.literal) + " }"
+    return "?"
+
+
+def jason_stmt(stmt: Any) -> str:
+    """A body statement as Jason prints a plan body's formula (``!g(X)``, ``.print("a")``)."""
+    if isinstance(stmt, s.Stmt):
+        return _STMT_PREFIX.get(stmt.op, stmt.op) + jason_text(stmt.expr)
+    if isinstance(stmt, s.If):
+        cond, body = stmt.branches[0]
+        return f"if ({jason_text(cond)}) {{ {'; '.join(jason_stmt(b) for b in body)} }}"
+    if isinstance(stmt, s.While):
+        return f"while ({jason_text(stmt.cond)}) {{ {'; '.join(jason_stmt(b) for b in stmt.body)} }}"
+    if isinstance(stmt, s.For):
+        return f"for ({jason_text(stmt.cond)}) {{ {'; '.join(jason_stmt(b) for b in stmt.body)} }}"
     return "?"

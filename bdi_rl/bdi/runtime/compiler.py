@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler, lit_text
@@ -20,6 +20,9 @@ from bdi_rl.bdi.runtime.triggers import (
 )
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, Scope, TermCompiler
 
+if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime.stdlib import Actions
+
 
 class CompiledPlan:
     """One plan: its trigger pattern, context query and body code."""
@@ -33,6 +36,10 @@ class CompiledPlan:
         "context",
         "code",
         "lines",
+        "kinds",
+        "stmts",
+        "targets",
+        "scope",
         "file",
         "line",
         "size",
@@ -44,6 +51,8 @@ class CompiledPlan:
         "text",
         "trigger_text",
         "match_trigger",
+        "ast",
+        "added",
     )
     ttype: int
     functor: str
@@ -53,6 +62,10 @@ class CompiledPlan:
     context: Query | None
     code: list[Callable[..., int]]
     lines: list[int]
+    kinds: list[int]
+    stmts: list
+    targets: list[int]
+    scope: Scope
     file: str
     line: int
     size: int
@@ -64,17 +77,28 @@ class CompiledPlan:
     text: str
     trigger_text: str
     match_trigger: Callable[[Struct, Env, list], bool]
+    ast: s.Plan
+    """the plan as parsed (its term: ``.relevant_plans``, ``.plan_label``, askHow)"""
+    added: bool
+    """added at run time (``.add_plan``, tellHow): its label names no file (Jason's)"""
 
     def __init__(self) -> None:
         self.label = None
         self.atomic = False
+        self.added = False
 
     def __repr__(self) -> str:
         return f"<plan {self.name}>"
 
 
 class Compiler(QueryCompiler):
-    """Compiles one agent's program against its action table."""
+    """Compiles one agent's program against its action table. ``fuse``: a ``while`` whose
+    body is one goal becomes one instruction (the fast cycle; Jason's cycle runs its test
+    and its goal as two deeds)."""
+
+    def __init__(self, actions: "Actions", cells: dict[str, list], fuse: bool = True) -> None:
+        super().__init__(actions, cells)
+        self.fuse = fuse
 
     def rule(self, rule: s.Rule) -> tuple[tuple[str, int], CompiledRule]:
         scope = Scope()
@@ -104,6 +128,7 @@ class Compiler(QueryCompiler):
         cp.file = plan.file
         cp.line = plan.line
         cp.text = plan.text
+        cp.ast = plan
         cp.trigger_text = TRIGGER_TEXT[cp.ttype] + (lit.var.name if isinstance(lit, s.VarLit) else lit_text(lit))
         if plan.label is not None:
             label_code = TermCompiler(Scope(), plan.file).term(plan.label)
@@ -113,10 +138,13 @@ class Compiler(QueryCompiler):
             cp.name = plan.label.functor
             cp.atomic = any(isinstance(a, s.Lit) and a.functor == "atomic" and not a.args for a in plan.label.annots)
         else:
-            cp.name = f"l__{index}"
-        body = BodyCompiler(self, tc)
+            cp.name = f"p__{index}"  # Jason's name for a plan without a label
+        body = BodyCompiler(self, tc, self.fuse)
         body.statements(plan.body)
-        cp.code, cp.lines, cp.loops = body.finish()
+        compiled = body.finish()
+        cp.code, cp.lines, cp.loops = compiled.code, compiled.lines, compiled.loops
+        cp.kinds, cp.stmts, cp.targets = compiled.kinds, compiled.stmts, compiled.targets
+        cp.scope = scope
         cp.size = scope.size
         cp.blank = [UNBOUND] * scope.size
         return cp

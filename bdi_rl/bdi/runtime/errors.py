@@ -14,12 +14,17 @@ class AslSyntaxError(ValueError):
 
 class PlanFailure(Exception):
     """The running plan fails: Jason's error kinds (``action_failed``, ``ia_failed``,
-    ``no_relevant``, ``no_applicable``, ``test_goal_failed`` ...) and a message."""
+    ``internal_action``, ``constraint_failed``, ``no_relevant``, ``no_applicable``,
+    ``test_goal_failed`` ...) and a message (``error_msg``, Jason's text). ``annots``: more
+    annotations for the failure event (``.fail(error(E), reason(R))``); ``detail``: what
+    bdi-rl says of it in a report when Jason's message is empty."""
 
-    def __init__(self, kind: str, message: str = "") -> None:
-        super().__init__(message or kind)
+    def __init__(self, kind: str, message: str = "", *, annots: tuple = (), detail: str = "") -> None:
+        super().__init__(message or detail or kind)
         self.kind = kind
         self.message = message
+        self.annots = annots
+        self.detail = detail
 
 
 class AslTypeError(PlanFailure):
@@ -33,6 +38,8 @@ class NoPlan(PlanFailure):
     """A goal with no relevant or no applicable plan: Jason looks for a ``-!g`` plan for the
     goal itself first (it has no frame yet), so the goal travels with the failure."""
 
-    def __init__(self, kind: str, message: str, goal: object) -> None:
+    def __init__(self, kind: str, message: str, goal: object, ttype: int) -> None:
         super().__init__(kind, message)
         self.goal = goal
+        self.ttype = ttype
+        """the goal's trigger type (``+!g`` or ``+?g``; triggers.py)"""

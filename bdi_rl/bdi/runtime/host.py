@@ -101,7 +101,8 @@ def run(ag: Agent, max_cycles: int | None = None, sleep: bool = True) -> int:
             continue
         deadline = ag.next_deadline()
         if deadline is None or not sleep:
-            if ag.inbox or ag.events:
+            blocked = ag.atomic is not None and ag.atomic not in ag.running  # only time can help
+            if not blocked and (ag.inbox or ag.events or ag.tasks):
                 continue
             break
         delay = deadline - ag.host.now()
@@ -146,9 +147,9 @@ def replace_percept(ag: Agent, functor: str, args: tuple) -> None:
             n = len(args)
             plans = ag.plans
             if (DEL_BEL, functor, n) in plans:
-                ag.events.append((DEL_BEL, Struct(functor, old, ANNOTS_PERCEPT)))
+                ag.events.append((DEL_BEL, Struct(functor, old, ANNOTS_PERCEPT), None))
             if (ADD_BEL, functor, n) in plans:
-                ag.events.append((ADD_BEL, Struct(functor, args, ANNOTS_PERCEPT)))
+                ag.events.append((ADD_BEL, Struct(functor, args, ANNOTS_PERCEPT), None))
             if ag.waiters:
                 ag._check_waiters((DEL_BEL, functor, n), Struct(functor, old, ANNOTS_PERCEPT))
                 ag._check_waiters((ADD_BEL, functor, n), Struct(functor, args, ANNOTS_PERCEPT))

@@ -7,16 +7,23 @@ agent.py); they call each other through ``ag`` so that a listener's wrappers see
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.management import drop_desire
+from bdi_rl.bdi.runtime.planlibrary import (
+    add_plans,
+    answered_plan,
+    plan_program,
+    plan_term,
+    relevant_plans,
+    remove_plans,
+)
+from bdi_rl.bdi.runtime.planterms import trigger_of
 from bdi_rl.bdi.runtime.queries import solve_value
-from bdi_rl.bdi.runtime.planterms import PlanTerm
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import ADD_TEST
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -43,6 +50,9 @@ def ask(
     msg_id = f"{ag.name}#{next(ag._seq)}"
     entry = [it, frame, answer, performative, None]
     ag.pending_asks[msg_id] = tuple(entry)
+    it.wait_for(_WAITING_ASK, msg_id, next(ag._seq))  # Jason's pending intention, by the ask's id
+    if it.atomic:
+        ag.atomic = it
     if timeout_ms is not None:
         ag._timer(timeout_ms, lambda: ag._ask_timeout(msg_id))
     ag.send(receiver, performative, content, msg_id)
@@ -59,22 +69,29 @@ def _ask_timeout(ag: Agent, msg_id: str) -> None:
 
 
 def _process_messages(ag: Agent) -> None:
+    """Every message delivered (the fast cycle; Jason's takes one per cycle)."""
     inbox, ag.inbox = ag.inbox, []
-    for sender, performative, content, msg_id, in_reply_to in inbox:
-        if sender == ag.name or sender == ag.name_term:
-            sender = SELF
-        if in_reply_to is not None:
-            if in_reply_to in ag.pending_asks:
-                ag._answer_arrived(sender, performative, content, in_reply_to)
-                continue
-            if in_reply_to in ag.expired_asks:
-                continue
-        if not ag.host.accept(ag, sender, performative, content):
-            ag.refused += 1
-            continue
-        handler = _PERFORMATIVES.get(performative)
-        if handler is not None:
-            handler(ag, sender, content, msg_id)
+    for message in inbox:
+        ag._process_message(*message)
+
+
+def _process_message(ag: Agent, sender: Any, performative: str, content: Any, msg_id: Any, in_reply_to: Any) -> None:
+    """One message: an answer resumes its asker; anything else the trust predicate accepts
+    is handled by its performative."""
+    if sender == ag.name or sender == ag.name_term:
+        sender = SELF
+    if in_reply_to is not None:
+        if in_reply_to in ag.pending_asks:
+            ag._answer_arrived(sender, performative, content, in_reply_to)
+            return
+        if in_reply_to in ag.expired_asks:
+            return
+    if not ag.host.accept(ag, sender, performative, content):
+        ag.refused += 1
+        return
+    handler = _PERFORMATIVES.get(performative)
+    if handler is not None:
+        handler(ag, sender, content, msg_id)
 
 
 def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg_id: str) -> None:
@@ -85,6 +102,8 @@ def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg
         value = FALSE if performative == "untell" else _with_source(content, sender)
     elif asked == "askAll" and type(content) is tuple:
         value = tuple(_with_source(c, sender) for c in content)
+    elif asked == "askHow" and type(content) is tuple:
+        value = tuple(answered_plan(c, sender) for c in content)
     else:
         value = content
     ag._resume_ask(it, frame, answer, value)
@@ -93,24 +112,26 @@ def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg
 def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
     """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
     argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
+    it.reason = None
     if answer(value, frame.env, None):
-        ag.running.append(it)
-    elif ag._fail(
-        it,
-        frame,
-        frame.pc - 1,
-        PlanFailure(
-            "ask_failed",
-            f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
-        ),
-    ):
-        ag.running.append(it)
+        ag._resume_now(it)
+    else:
+        ag._fail(
+            it,
+            frame,
+            frame.pc - 1,
+            PlanFailure(
+                "ask_failed",
+                f"reply of an ask message ('{term_str(value)}') does not unify with the fourth argument of .send",
+            ),
+        )
 
 
 def _on_tell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
     for item in content if type(content) is tuple else (content,):
         if type(item) is Struct and is_ground(item):
-            ag._bb_add(item.functor, item.args, item.annots | {source(sender)})
+            item = _with_source(item, sender)
+            ag._bb_add(item.functor, item.args, item.annots)
 
 
 def _on_untell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
@@ -131,31 +152,10 @@ def _on_achieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
 
 
 def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    """Drop the desire: queued events and intentions for ``+!content``."""
-    if type(content) is not Struct:
-        return
-
-    def matches(value: Struct) -> bool:
-        trail: list = []
-        ok = unify(Struct(content.functor, content.args), value, trail)
-        undo(trail, 0)
-        return ok
-
-    ag.events[:] = [(t, v) for t, v in ag.events if not (t == ADD_ACH and matches(v))]
-    for it in (
-        list(ag.running)
-        + [w[0] for ws in ag.waiters.values() for w in ws]
-        + [e[0] for e in ag.pending_asks.values()]
-        + [t[4] for t in ag.timers if t[4] is not None]
-        + [h[0] for h in ag.held.values()]
-    ):
-        if any(f.ttype == ADD_ACH and matches(f.event) for f in it.stack):
-            it.dropped = True
-            if ag.atomic is it:
-                ag.atomic = None
-    ag.running = deque(it for it in ag.running if not it.dropped)
-    for key in [key for key, (it, _) in ag.held.items() if it.dropped]:
-        del ag.held[key]
+    """Drop the desire (Jason's kqmlPlans: ``.drop_desire(Content)``): the intentions with
+    the goal and its events."""
+    if type(content) is Struct:
+        drop_desire(ag, Struct(content.functor, content.args))
 
 
 def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
@@ -190,10 +190,10 @@ def _ask_test_goal(ag: Agent, sender: Any, content: Any, msg_id: Any) -> bool:
         plan, env = ag._select(ADD_TEST, query)
     except NoPlan:
         return False
-    it = Intention()
+    it = ag._new_intention()
     it.reply = (sender, msg_id, query)
     ag._push(it, plan, env, ADD_TEST, query, 0)
-    ag.running.append(it)
+    ag._resume_now(it)
     return True
 
 
@@ -209,31 +209,28 @@ def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
 
 
 def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    for text in content if type(content) is tuple else (content,):
-        if type(text) is PlanTerm:  # {+!g <- ...} sent as a term
-            text = text.source()
-        if isinstance(text, str):
-            ag.add_program(parse_text(text, f"<tellHow from {term_str(sender)}>"), goals=False, plan_source=sender)
+    """Jason's kqmlPlans: ``.add_plan(Content, Sender)`` (a plan, or a list of them)."""
+    for item in content if type(content) is tuple else (content,):
+        try:
+            add_plans(ag, plan_program(item), sender, False)
+        except PlanFailure:
+            ag.refused += 1  # Jason prints the error; the plan is not added
 
 
 def _on_untell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    labels = {
-        resolve(c).functor for c in (content if type(content) is tuple else (content,)) if type(resolve(c)) is Struct
-    }
-    for key, plans in list(ag.plans.items()):
-        kept = [p for p in plans if p.name not in labels]
-        if kept:
-            ag.plans[key] = kept
-        else:
-            del ag.plans[key]
+    """Jason's kqmlPlans: ``.remove_plan(Content, Sender)`` (a label, or a list of them)."""
+    remove_plans(ag, list(content) if type(content) is tuple else [content], sender)
 
 
 def _on_ask_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
-    text = content if isinstance(content, str) else term_str(content)
-    trigger = parse_text(text.strip().strip("{}") + ".", "<askHow>").plans[0].trigger
-    key = (TRIGGER_TYPES[(trigger.op, trigger.kind)], trigger.literal.name, len(trigger.literal.args))
-    texts = tuple(p.text for p in ag.plans.get(key, ()) if p.text)
-    ag.host.send(ag, sender, "tellHow", texts, in_reply_to=msg_id)
+    """Jason's kqmlPlans: the plans relevant to the trigger, told back."""
+    try:
+        ttype, value = trigger_of(content)
+    except PlanFailure:
+        ag.refused += 1
+        return
+    plans = tuple(plan_term(p) for p in relevant_plans(ag, ttype, value))
+    ag.host.send(ag, sender, "tellHow", plans, in_reply_to=msg_id)
 
 
 _PERFORMATIVES: dict[str, Callable[..., None]] = {
@@ -249,12 +246,22 @@ _PERFORMATIVES: dict[str, Callable[..., None]] = {
 }
 
 
+_WAITING_ASK = atom("waiting_ask")
+
+
 def _is_source(annot: Any) -> bool:
     return type(annot) is Struct and annot.functor == "source"
 
 
 def _with_source(value: Any, sender: Any) -> Any:
+    """``value`` from ``sender``: its sources nested in ``source(sender)`` (Jason's
+    ``.add_nested_source``: bob's answer ``fact(1)[source(alice)]`` reaches its asker as
+    ``fact(1)[source(bob)[source(alice)]]``)."""
     value = resolve(value)
     if type(value) is not Struct:
         return value
-    return Struct(value.functor, value.args, value.annots | {source(sender)})
+    inner = frozenset(a for a in value.annots if _is_source(a))
+    if not inner:
+        return Struct(value.functor, value.args, value.annots | {source(sender)})
+    nested = Struct("source", (sender,), inner)
+    return Struct(value.functor, value.args, (value.annots - inner) | {nested})

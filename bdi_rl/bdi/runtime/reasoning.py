@@ -1,13 +1,15 @@
-"""The reasoning cycle: events into intentions, plan selection, running intentions.
+"""The fast reasoning cycle (``cycle = "fast"``), and what both cycles share (plan
+selection, goals posted, actions).
 
-A reasoning cycle (:meth:`Agent.cycle`) takes the messages the host delivered, wakes timed
-waits, turns pending events into intentions (selecting the first applicable plan, in
-source order), then runs one intention (round-robin) **until it blocks, finishes, raises
-an event or spends its budget** of loop iterations and sub-goals: Jason runs one body step
-per cycle, but nothing in its semantics depends on where an intention is interleaved
-except atomic plans, which this runtime honours. A sub-goal ``!g`` selects its plan at
-once and pushes a frame on the same intention (Jason posts an internal event and selects
-it in a later cycle: the same plan, with no other event in between).
+Jason's own cycle, one deed per reasoning cycle, is jason_cycle.py. This one takes the
+messages the host delivered, wakes timed waits, turns every pending event into an
+intention (selecting the first applicable plan, in source order), then runs one intention
+(round-robin) **until it blocks, finishes, raises an event or spends its budget** of loop
+iterations and sub-goals. A sub-goal ``!g`` selects its plan at once and pushes a frame on
+the same intention (Jason posts an internal event and selects it in a later cycle: the same
+plan, with other intentions' deeds in between); a belief change's reaction is a new
+intention (Jason's runs on top of the intention that made the change). Atomic plans are
+honoured. Which programs can tell the two cycles apart: docs/AGENTSPEAK.md.
 
 The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
 agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
@@ -18,12 +20,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
-from bdi_rl.bdi.runtime.intention import PUSHED, SUSPENDED, YIELD, Frame, Intention
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, term_str, undo
+from bdi_rl.bdi.runtime.intention import (
+    PUSHED,
+    SUSPENDED,
+    YIELD,
+    Frame,
+    Intention,
+    free_vars,
+    endless,
+    is_tail_call,
+    spins,
+    join,
+    rename,
+)
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.agent import Agent, FastAgent
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 #: Deepest intention stack (nested sub-goals) before the sub-goal fails.
@@ -32,7 +46,7 @@ MAX_DEPTH = 10_000
 SLICE = 1000
 
 
-def cycle(ag: Agent) -> bool:
+def cycle(ag: FastAgent) -> bool:
     """One reasoning cycle; False when there was nothing to do."""
     ag.cycles += 1
     if ag.timers:
@@ -52,11 +66,12 @@ def cycle(ag: Agent) -> bool:
             return False  # the atomic intention waits: nothing else may run
         ag.running.remove(atomic)
         it = atomic
-    ag._run(it)
+    if it.stack:  # (a management action may have emptied or queued it twice)
+        ag._run(it)
     return True
 
 
-def _handle_events(ag: Agent) -> None:
+def _handle_events(ag: FastAgent) -> None:
     """Every pending event becomes an intention (or a failure). New intentions run
     before the ones already queued: the intention that raised the events yielded so that
     its reactions run now, as they would after one step in Jason's interleaving (a
@@ -64,38 +79,25 @@ def _handle_events(ag: Agent) -> None:
     events = ag.events
     running = ag.running
     while events:
-        batch = events[:]
+        batch = list(events)
         events.clear()
         queued = len(running)
-        for ttype, value in batch:
+        for ttype, value, _ in batch:
             ag._handle_event(ttype, value)
         new = len(running) - queued
         if new and queued:
             running.rotate(new)
 
 
-def _handle_event(ag: Agent, ttype: int, value: Struct) -> None:
+def _handle_event(ag: FastAgent, ttype: int, value: Struct) -> None:
     try:
         plan, env = ag._select(ttype, value)
     except NoPlan as exc:
         if ttype != ADD_ACH:
             return  # a belief change no plan is applicable to: nothing happens
-        it = Intention()
-        failure = ag._failure_annots(exc, "", 0)
-        if not ag._handle_failure(it, value, failure, 0):
-            ag._drop(
-                it,
-                {
-                    "plan": None,
-                    "trigger": "+!" + term_str(value),
-                    "error": exc.kind,
-                    "message": exc.message,
-                    "file": "",
-                    "line": 0,
-                },
-            )
+        ag._fail_goal_event(Intention(), ttype, value, exc, None, 0)
         return
-    it = Intention()
+    it = ag._new_intention()
     ag._push(it, plan, env, ttype, value, 0)
     ag.running.append(it)
 
@@ -107,6 +109,7 @@ def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
             "no_relevant",
             f"Found a goal for which there is no relevant plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
             value,
+            ttype,
         )
     trail: list = []
     for plan in plans:
@@ -121,6 +124,7 @@ def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
         "no_applicable",
         f"Found a goal for which there is no applicable plan: {TRIGGER_TEXT[ttype]}{term_str(value)}",
         value,
+        ttype,
     )
 
 
@@ -150,7 +154,7 @@ def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, v
     return frame
 
 
-def _run(ag: Agent, it: Intention) -> None:
+def _run(ag: FastAgent, it: Intention) -> None:
     stack = it.stack
     events = ag.events
     ag.budget = ag.slice
@@ -200,9 +204,15 @@ def _run(ag: Agent, it: Intention) -> None:
     except PlanFailure as exc:
         failure = exc
     except Exception as exc:  # noqa: BLE001 - an internal action raised: the plan fails
-        failure = PlanFailure("ia_failed", f"{type(exc).__name__}: {exc}")
-    if ag._fail(it, frame, pc, failure):
-        ag.running.append(it)
+        failure = internal_action_failure(exc)
+    ag._fail(it, frame, pc, failure)
+
+
+def internal_action_failure(exc: Exception) -> PlanFailure:
+    """A Python exception out of an internal action (a host's action): ``ia_failed``, the
+    exception in its message. (The standard actions fail as Jason's do: they raise a
+    PlanFailure of Jason's kind, ``internal_action`` for most.)"""
+    return PlanFailure("ia_failed", f"{type(exc).__name__}: {exc}")
 
 
 def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
@@ -213,36 +223,78 @@ def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
             it.atomic -= 1
             if not it.atomic and ag.atomic is it:
                 ag.atomic = None
-        return
-    del stack[frame.unwind_to :]
-    if it.atomic:
-        it.atomic = sum(1 for f in stack if f.plan.atomic)
-        if not it.atomic and ag.atomic is it:
-            ag.atomic = None
+    else:
+        del stack[frame.unwind_to :]
+        if it.atomic:
+            it.atomic = sum(1 for f in stack if f.plan.atomic)
+            if not it.atomic and ag.atomic is it:
+                ag.atomic = None
+    if stack and stack[-1].renamed:
+        join(stack[-1])
+
+
+def _clr_int(ag: Agent, it: Intention) -> None:
+    """The plans at the end of their bodies leave the intention (after a management action
+    took frames off it)."""
+    stack = it.stack
+    while stack and stack[-1].pc >= len(stack[-1].code):
+        ag._frame_done(it, stack[-1])
 
 
 def achieve(ag: Agent, it: Intention, value: Struct) -> int:
+    """``!g``: the plan for ``g`` goes on top of the intention now (Jason posts an event,
+    selected in a later cycle: jason_cycle.py)."""
     stack = it.stack
     if len(stack) >= MAX_DEPTH:
         raise PlanFailure("max_depth", f"!{term_str(value)}: more than {MAX_DEPTH} nested sub-goals")
+    caller = stack[-1]
+    pairs = None
+    if value.annots is not ANNOTS_SELF:
+        value, pairs = rename(value)
+    else:
+        for a in value.args:  # (inline: a goal of numbers and atoms is posted as it is)
+            t = type(a)
+            if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+                value, pairs = rename(value)
+                break
+    if pairs:
+        caller.renamed = pairs
     plan, env = ag._select(ADD_ACH, value)
-    ag._push(it, plan, env, ADD_ACH, value, len(stack))
+    if caller.event.functor == value.functor and is_tail_call(caller, value):
+        if spins(caller, plan, value):
+            raise endless(value)
+        ag._tail_call(it, caller)
+    frame = ag._push(it, plan, env, ADD_ACH, value, len(stack))
+    if pairs:
+        frame.free = free_vars(pairs)
     if ag.waiters:
         ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
     return PUSHED
 
 
-def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int]) -> int:
+def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int], text: str) -> int:
+    """``?g`` that no belief answers: a ``+?g`` plan, or ``test_goal_failed``."""
     if (ADD_TEST, key[0], key[1]) in ag.plans:
+        caller = it.stack[-1]
+        value, caller.renamed = rename(value)
         plan, env = ag._select(ADD_TEST, value)
-        ag._push(it, plan, env, ADD_TEST, value, len(it.stack))
+        frame = ag._push(it, plan, env, ADD_TEST, value, len(it.stack))
+        if caller.renamed:
+            frame.free = free_vars(caller.renamed)
         return PUSHED
-    raise PlanFailure("test_goal_failed", f"Failed to test '{term_str(_without_self(value))}'")
+    raise test_goal_failure(text)
+
+
+def test_goal_failure(text: str) -> PlanFailure:
+    """A test goal neither a belief nor a plan answers (``text``: the goal as written)."""
+    return PlanFailure("test_goal_failed", f"Failed to test '{text}'")
 
 
 def post_goal(ag: Agent, value: Struct) -> None:
-    """``!!g``: a new intention, through the event queue."""
-    ag.events.append((ADD_ACH, value))
+    """``!!g``: a new intention, through the event queue (on a copy of the goal: the new
+    intention binds none of the poster's variables)."""
+    value, _ = rename(value)
+    ag.events.append((ADD_ACH, value, None))
     if ag.waiters:
         ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
 
@@ -250,7 +302,3 @@ def post_goal(ag: Agent, value: Struct) -> None:
 def act(ag: Agent, action: Struct) -> None:
     if ag.host.act(ag, action) is False:
         raise PlanFailure("action_failed", f"{term_str(action)} failed")
-
-
-def _without_self(value: Struct) -> Struct:
-    return Struct(value.functor, value.args, value.annots - ANNOTS_SELF)

@@ -116,8 +116,8 @@ class Actions:
             from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
 
             raise tc.error(node, unknown_action(node.functor, self.names()))
-        if isinstance(entry, HostAction):
-            return _host_call(compiler, node, tc, entry)
+        if isinstance(entry, HostAction):  # in a formula, its exception is no solution too
+            return _in_formula(_host_call(compiler, node, tc, entry), node)
         return entry(compiler, node, tc)
 
 
@@ -318,15 +318,19 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
-        kind, message = "ia_failed", ".fail"
+        if not builds:  # Jason: .fail is false: ia_failed, error_msg("")
+            raise PlanFailure("ia_failed", "", detail=".fail")
+        # Jason: every argument is an annotation of the failure event (error(E) besides
+        # error(internal_action)), error_msg(M) its message ("fail" without one)
+        message = "fail"
+        extra = []
         for b in builds:
             value = deref(resolve(b(env)))
-            if type(value) is Struct and len(value.args) == 1:
-                if value.functor == "error":
-                    kind = print_str(value.args[0])
-                elif value.functor == "error_msg":
-                    message = print_str(value.args[0])
-        raise PlanFailure(kind, message)
+            if type(value) is Struct and value.functor == "error_msg" and len(value.args) == 1 and message == "fail":
+                message = print_str(value.args[0])
+                continue
+            extra.append(value)
+        raise PlanFailure("internal_action", message, annots=tuple(extra))
 
     return _det(first)
 
@@ -349,7 +353,7 @@ def _signal(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         if ttype == ADD_ACH:
             ag.post_goal(event)
         elif (ttype, event.functor, len(event.args)) in ag.plans:
-            ag.events.append((ttype, event))
+            ag.events.append((ttype, event, None))
         return True
 
     return _det(first)
@@ -375,16 +379,6 @@ def _include(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
             return True
         ag.add_program(program, goals=True)
         return True
-
-    return _det(first)
-
-
-@standard(".current_intention", 1)
-def _current_intention(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-    out = tc.term(node.args[0]).match
-
-    def first(ag: Any, env: list, trail: Any) -> bool:
-        return out(ag.describe_intention(ag.current), env, trail)
 
     return _det(first)
 
@@ -417,12 +411,13 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         lit = trigger.literal
         key = (ttype, lit.name, len(lit.args))
         matcher = trigger_matcher([tc.term(a) for a in lit.args], [tc.term(a) for a in lit.annots])
+        what = tc.term(lit).build  # what it waits for, in the intention's reason (Jason's)
         timeout = tc.term(args[1]).build if len(args) >= 2 else None
         elapsed = tc.term(args[2]).match if len(args) == 3 else None
     else:
         if len(args) != 1:
             raise tc.error(node, ".wait(Milliseconds) or .wait({+event}[, Timeout[, Elapsed]])")
-        key, matcher, elapsed = None, None, None
+        key, matcher, elapsed, what = None, None, None, None
         timeout = tc.term(args[0]).build
 
     def make(pc: int, labels: dict) -> Callable:
@@ -431,7 +426,7 @@ def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         def wait(ag: Any, it: Any, frame: Any) -> int:
             ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
-            ag.wait(it, frame, ms, key, matcher, elapsed)
+            ag.wait(it, frame, ms, key, matcher, elapsed, None if what is None else resolve(what(list(frame.env))))
             return SUSPENDED
 
         return wait
@@ -457,6 +452,10 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
     test = compiler.query(args[0], tc).first
     timeout = tc.term(args[1]).build if len(args) >= 2 else None
     elapsed = tc.term(args[2]).match if len(args) == 3 else None
+    try:
+        what: Callable | None = tc.term(args[0]).build  # the formula, in the intention's reason
+    except AslSyntaxError:
+        what = None
 
     def make(pc: int, labels: dict) -> Callable:
         nxt = pc + 1
@@ -466,7 +465,8 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
                 return nxt  # Jason: at once, the elapsed time left unbound
             ms = _wait_ms(timeout, frame.env)
             frame.pc = nxt
-            ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed)
+            shown = None if what is None else resolve(what(list(frame.env)))
+            ag.wait(it, frame, ms, WAIT_FORMULA, test, elapsed, shown)
             return SUSPENDED
 
         return wait

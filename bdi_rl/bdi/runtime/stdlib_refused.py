@@ -114,8 +114,30 @@ JASON_ACTIONS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-_GOALS = "goal and intention management is not in this build of bdi-rl yet"
-_PLANS = "plan management is not in this build of bdi-rl yet"
+#: the goal, intention and plan management actions of management.py and planlibrary.py
+MANAGED = frozenset(
+    {
+        ".intention",
+        ".desire",
+        ".intend",
+        ".drop_desire",
+        ".drop_all_desires",
+        ".drop_intention",
+        ".drop_all_intentions",
+        ".drop_event",
+        ".succeed_goal",
+        ".fail_goal",
+        ".suspend",
+        ".resume",
+        ".suspended",
+        ".current_intention",
+        ".add_plan",
+        ".remove_plan",
+        ".plan_label",
+        ".relevant_plans",
+    }
+)
+_REST = "not implemented in bdi-rl yet (the other goal, intention and plan management actions are)"
 _DF = "no directory facilitator in bdi-rl: .all_names and the spec's team percepts name the agents"
 _COLLECTIONS = "Java's mutable sets, maps and queues have no term in bdi-rl: use lists (.union, .difference, .nth ...)"
 _FORMS = "a statement form of Jason's parser: write for/while/if (plan bodies are not terms in bdi-rl)"
@@ -143,8 +165,7 @@ REFUSED: dict[str, str] = {
     ".if_then_else": _FORMS,
     ".fork": "concurrent plan bodies (|&|, |||) are not in bdi-rl",
     ".join": "concurrent plan bodies (|&|, |||) are not in bdi-rl",
-    **{name: _GOALS for name in JASON_ACTIONS["goals and intentions"] if name != ".current_intention"},
-    **{name: _PLANS for name in JASON_ACTIONS["plans"]},
+    **{name: _REST for name in JASON_ACTIONS["goals and intentions"] + JASON_ACTIONS["plans"] if name not in MANAGED},
     **{name: _COLLECTIONS for name in JASON_ACTIONS["Java collections"]},
 }
 

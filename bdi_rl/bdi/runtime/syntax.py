@@ -104,7 +104,8 @@ Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr, PlanTermExpr]
 class Stmt:
     """``op`` one of ``!`` ``!!`` ``?`` ``+`` ``++`` ``+>`` ``-`` ``--`` ``-+`` (on ``expr``,
     a Lit, or a Var bound to one when the program runs) or ``expr`` (an action, internal
-    action or formula). ``+<b`` parses as ``+b``."""
+    action or formula). ``+<b`` parses as ``+b``; ``++b`` and ``--b`` raise their events as
+    new intentions (Jason's new focus)."""
 
     op: str
     expr: Expr

@@ -60,7 +60,7 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
     :class:`Recorder` when it knows the event's key (a dict lookup and two appends) and
     call the listener's hook otherwise; a listener without a recorder gets an empty one,
     so every event reaches its hooks."""
-    from bdi_rl.bdi.runtime.agent import Agent as cls  # the untraced methods (agent.py imports this module)
+    cls = type(agent)  # the untraced methods of the agent's cycle
 
     recorder = listener.recorder or Recorder()
     ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append

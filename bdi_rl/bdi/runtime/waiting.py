@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.terms import Struct, undo
+from bdi_rl.bdi.runtime.terms import Struct, atom, term_str, undo
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent
@@ -21,8 +21,17 @@ if TYPE_CHECKING:
 WAIT_FORMULA = ("formula",)
 
 
-def wait(ag: Agent, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any) -> None:
+def wait(
+    ag: Agent, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any, what: Any = None
+) -> None:
+    """``.wait``: ``it`` waits ``ms`` milliseconds, or for an event (``key``, ``matcher``) or
+    a formula; ``what`` (the event's literal or the formula) names it in the intention's
+    reason, as Jason's ``wait(Id)[What]``."""
     started = ag.host.now()
+    reason = Struct("wait", (it.id,), frozenset((what if what is not None else Struct("time", (ms,)),)))
+    it.wait_for(reason, term_str(reason), next(ag._seq))
+    if it.atomic:
+        ag.atomic = it  # an atomic intention that waits keeps every other waiting
     if key is None:
         ag._timer(ms, lambda: ag._resume(it), it)
         return
@@ -57,7 +66,8 @@ def _wake_timers(ag: Agent) -> None:
 
 def _resume(ag: Agent, it: Intention) -> None:
     if not it.dropped:
-        ag.running.append(it)
+        it.reason = None
+        ag._resume_now(it)
 
 
 def _check_waiters(ag: Agent, key: tuple, value: Struct) -> None:
@@ -78,7 +88,8 @@ def _check_waiters(ag: Agent, key: tuple, value: Struct) -> None:
                 timer[3] = False
             if elapsed is not None:
                 elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
-            ag.running.append(it)
+            it.reason = None
+            ag._resume_later(it)
         else:
             undo(trail, 0)
     if not waiting:
@@ -99,7 +110,8 @@ def _check_formulas(ag: Agent) -> None:
             continue
         if elapsed is not None:
             elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
-        ag.running.append(it)
+        it.reason = None
+        ag._resume_later(it)
     if not waiting:
         del ag.waiters[WAIT_FORMULA]
 
@@ -114,12 +126,12 @@ def _wait_timeout(ag: Agent, key: tuple, waiter: list) -> None:
     it, frame, _, elapsed, started = waiter[:5]
     if it.dropped:
         return
+    it.reason = None
     if elapsed is not None:
         elapsed(round((ag.host.now() - started) * 1000), frame.env, None)
-        ag.running.append(it)
+        ag._resume_now(it)
         return
-    if ag._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait")):
-        ag.running.append(it)
+    ag._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait"))
 
 
 def hold(ag: Agent, it: Intention, what: str) -> None:
@@ -128,12 +140,16 @@ def hold(ag: Agent, it: Intention, what: str) -> None:
     or a stall report can say for what); the host goes on with :func:`release` or fails the
     action with :func:`fail_held`."""
     ag.held[it.id] = (it, what)
+    it.wait_for(atom(what) if isinstance(what, str) else what, f"action-{it.id}", next(ag._seq))
+    if it.atomic:
+        ag.atomic = it
 
 
 def release(ag: Agent, it: Intention) -> None:
     """The held intention goes on after its action (run at the next cycle)."""
     if ag.held.pop(it.id, None) is not None and not it.dropped:
-        ag.running.append(it)
+        it.reason = None
+        ag._resume_after_action(it)
 
 
 def fail_held(ag: Agent, it: Intention, exc: PlanFailure) -> None:
@@ -141,6 +157,6 @@ def fail_held(ag: Agent, it: Intention, exc: PlanFailure) -> None:
     failure rule applies, as to any failing action of that plan line."""
     if ag.held.pop(it.id, None) is None or it.dropped or not it.stack:
         return
+    it.reason = None
     frame = it.stack[-1]
-    if ag._fail(it, frame, frame.pc - 1, exc):
-        ag.running.append(it)
+    ag._fail(it, frame, frame.pc - 1, exc)

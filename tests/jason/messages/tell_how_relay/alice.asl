@@ -1,0 +1,1 @@
+@hello +!hello(N) <- .print("hello ", N).

@@ -1,0 +1,1 @@
++!show <- .relevant_plans({+!hello(_)}, _, L); .print(L).
