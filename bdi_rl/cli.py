@@ -37,7 +37,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error (no usage dump)."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"bdi-rl: error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        where = "" if self.prog == "bdi-rl" else f"{self.prog}: "  # the top parser: said once
+        print(f"bdi-rl: error: {where}{message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
 
 

@@ -243,6 +243,11 @@ _ENV_MODULES = {
 }
 
 FILE_CASES.update({
+    # Usage errors: the top parser's and a sub-command's, each said once
+    "usage: an option no command takes": FileCase({}, ["qtable", "export", "{dir}/r", "{dir}/t.zip", "-o", "x"],
+                                                   "error: unrecognized arguments: -o x"),
+    "usage: a sub-command's bad value": FileCase({}, ["play", "{dir}/r", "--episodes", "many"],
+                                                 "error: bdi-rl play: argument --episodes: expected an integer"),
     # Numbers out of range, NaN, counts that would eat the machine
     "spec: negative seed": FileCase({}, _RUN, "seed: expected an integer >= 0, got -1", _top("seed = -1")),
     "spec: seed beyond 32 bits": FileCase({}, _RUN, "seed: expected an integer <= 4294967295",
@@ -429,6 +434,7 @@ def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys, 
     assert status == case.exit_status, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bdi-rl: error: "), err
+    assert not lines[0].startswith("bdi-rl: error: bdi-rl:"), err  # the program named once
     assert case.expected in lines[0]
     assert not runs.exists(), "a run directory was made for bad input"
     assert not any(inputs.rglob("*__*__*")), "a run directory was made for bad input"
