@@ -887,8 +887,16 @@ class LearnerAgent(TracedBdiAgent):
             stop["replayed_steps"] = self.bridge.stats.replayed_steps
         return stop
 
+    def keep_learned(self) -> None:
+        """Stopped before it finished (Ctrl-C, ``.stopMAS``, ``.kill_agent``): its training
+        clock stops (its throughput counts the time it trained) and its table, as it stands,
+        is checkpointed (written once telemetry holds the events before it)."""
+        self.bridge.session.stop_training_clock()
+        if not self.finished:
+            self.bridge.checkpoints.save()
+
     async def retire(self, stall_seconds: float = 30.0) -> None:
-        self.bridge.session.stop_training_clock()  # its throughput counts the time it trained
+        self.keep_learned()
         if self.seat is not None:  # the world must not wait for it
             self.seat.finish(self.stopped)
         await super().retire(stall_seconds)

@@ -920,14 +920,15 @@ async def run_learners(
             if not agent.finished and agent.failure is None:
                 agent.failure = "interrupted"
                 if _is_learner(agent):
-                    agent.bridge.session.stop_training_clock()
-                    agent.bridge.checkpoints.save()
+                    agent.keep_learned()
     await society.settle()  # agents being created or killed: started or stopped by now
     running = [agent for agent in agents if not agent.retired]  # the killed have closed their traces
     for agent in running:
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
         if _is_learner(agent):  # its throughput counts the time it trained, however it ended
             agent.bridge.session.stop_training_clock()
+            if agent.stopped and agent.failure is None:  # .stopMAS, or a peer's failure: kept
+                agent.keep_learned()
         agent.close_trace()
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.
