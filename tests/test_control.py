@@ -23,7 +23,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bdi_rl.control.app import MAX_BODY, TOKEN_HEADER, create_control_app, same_origin
 from bdi_rl.control.jobs import ANNOUNCE, QUEUED, RUNNING, STOPPED, JobQueue
-from bdi_rl.readers.viewer import SECURITY_HEADERS
+from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
 from bdi_rl.spec import shipped_spec_names
 from bdi_rl.store import Sweep, read_sweep, read_sweeps, write_sweep
 from bdi_rl.xmpp.server import free_port
@@ -211,6 +211,18 @@ async def test_the_page_and_the_reading_api(control):
     assert (await control.get("/")).status == 200  # the viewer is all there
 
 
+async def test_pages_learn_from_the_server_whether_control_is_served(control, tmp_path):
+    """The pages probe /api/server (never a control route, a 404 under bdi-rl view)."""
+    assert await (await control.get("/api/server")).json() == {"control": True}
+    viewer = TestClient(TestServer(create_app(control.runs), host="127.0.0.1", port=free_port()))
+    await viewer.start_server()
+    try:
+        assert await (await viewer.get("/api/server")).json() == {"control": False}
+        assert (await viewer.get("/api/control/jobs")).status == 404
+    finally:
+        await viewer.close()
+
+
 def test_an_origin_is_own_when_it_names_the_host_the_request_is_for():
     """The host check (readers.webserver) has made sure that host is this server's."""
     assert same_origin("http://127.0.0.1:8765", "127.0.0.1:8765")
@@ -305,7 +317,6 @@ async def test_stop_cancels_a_queued_job_and_interrupts_a_running_one(tmp_path):
 
 
 async def test_a_cancelled_seed_is_recorded_so_the_compare_page_stops_waiting_for_it(tmp_path, aiohttp_client):
-    from bdi_rl.readers.viewer import create_app
 
     runs, release = tmp_path / "runs", tmp_path / "release"
     runs.mkdir()

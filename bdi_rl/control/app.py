@@ -56,7 +56,7 @@ from bdi_rl.control.specs import (
     uploaded_spec,
 )
 from bdi_rl.readers.runstate import run_state
-from bdi_rl.readers.viewer import STATIC, bad_request, create_app, json_response, not_found, stop_signals
+from bdi_rl.readers.viewer import CONTROL, STATIC, bad_request, create_app, json_response, not_found, stop_signals
 from bdi_rl.readers.webserver import host_check, start_app, url_of
 from bdi_rl.rl.checkpoint import CheckpointError
 from bdi_rl.rl.envs import EnvError
@@ -132,6 +132,7 @@ def create_control_app(
     ``allow_hosts``, with the control routes and their guard."""
     app = create_app(runs, hosts=host_check(host, allow_hosts))
     app.middlewares.append(_guard)  # inside the viewer's host check
+    app[CONTROL] = True
     app[JOBS] = queue
     app[TOKEN] = token
     app.on_shutdown.append(_stop_jobs)

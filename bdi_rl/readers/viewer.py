@@ -64,6 +64,8 @@ RUNS_DIR = web.AppKey("runs_dir", Path)
 INDEXER = web.AppKey("indexer", Indexer)
 LIVE_POLL = web.AppKey("live_poll", float)
 LIBRARY = web.AppKey("library", Library)
+CONTROL = web.AppKey("control", bool)
+"""whether the control surface is served too (``bdi-rl serve``): pages ask ``/api/server``"""
 #: Seconds the library's answer waits for its scan (the rest is listed as pending, read on).
 LIBRARY_WAIT = 1.0
 
@@ -105,6 +107,7 @@ def create_app(
     app[INDEXER] = indexer or Indexer(app[RUNS_DIR], default_cache_dir())
     app[LIVE_POLL] = live_poll
     app[LIBRARY] = Library(app[RUNS_DIR])
+    app[CONTROL] = False
     app.cleanup_ctx.append(_background_indexing)
     app.add_routes(
         [
@@ -115,6 +118,7 @@ def create_app(
             web.get("/static/{name}", _static),
             web.get("/static/vendor/{name}", _vendor),
             web.get("/favicon.ico", _no_icon),
+            web.get("/api/server", api_server),
             web.get("/api/kinds", api_kinds),
             web.get("/api/runs", api_runs),
             web.get("/api/runs/{run}", api_run),
@@ -270,6 +274,12 @@ def _int_param(request: web.Request, key: str, default: int, minimum: int = 0) -
 
 
 # -- API --------------------------------------------------------------------------------
+async def api_server(request: web.Request) -> web.Response:
+    """What this server offers: pages probe it instead of a control route, which under
+    ``bdi-rl view`` would answer 404 (a console error in every page)."""
+    return web.json_response({"control": request.app[CONTROL]})
+
+
 async def api_kinds(request: web.Request) -> web.Response:
     """Every event kind (the page names none itself): the trace level that records it and
     how the page shows it."""

@@ -68,4 +68,4 @@ document.getElementById("compare").addEventListener("click", () => {
 loop();
 
 // The control page exists under `bdi-rl serve` only: `bdi-rl view` shows no link to it.
-fetch("/api/control/jobs").then(r => { document.getElementById("control-link").hidden = !r.ok; }, () => {});
+fetch("/api/server").then(r => r.json()).then(s => { document.getElementById("control-link").hidden = s.control !== true; }, () => {});

@@ -35,7 +35,7 @@ async function post(url, body) {
 // under bdi-rl view, or without the token, nothing is offered that would be refused.
 async function controlAvailable() {
   try {
-    const response = await fetch("/api/control/jobs");
-    return response.ok && Boolean(takeToken());
+    const response = await fetch("/api/server");
+    return response.ok && (await response.json()).control === true && Boolean(takeToken());
   } catch (e) { return false; }
 }
