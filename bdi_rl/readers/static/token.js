@@ -2,11 +2,9 @@
 // control page, the checkpoint library's play and warm-start buttons, a run page's Resume.
 // The token comes in the URL's fragment (never sent to the server), is kept in this tab's
 // sessionStorage and sent in a header with every POST.
-"use strict";
-
 const TOKEN_KEY = "bdi-rl-token";
 
-function takeToken() {
+export function takeToken() {
   const found = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (found) {
     sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(found[1]));
@@ -17,7 +15,7 @@ function takeToken() {
 
 // A state-changing request: the token, and an Origin header (the page's no-referrer policy
 // would make it "null", which the server refuses; same-origin keeps it).
-async function post(url, body) {
+export async function post(url, body) {
   const response = await fetch(url, {
     method: "POST",
     headers: {"Content-Type": "application/json", "X-BDI-RL-Token": takeToken()},
@@ -33,7 +31,7 @@ async function post(url, body) {
 
 // Whether this page is served by bdi-rl serve (the control API exists) and holds its token:
 // under bdi-rl view, or without the token, nothing is offered that would be refused.
-async function controlAvailable() {
+export async function controlAvailable() {
   try {
     const response = await fetch("/api/control/jobs");
     return response.ok && Boolean(takeToken());
