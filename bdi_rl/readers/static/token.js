@@ -24,16 +24,17 @@ export async function post(url, body) {
     credentials: "same-origin",
   });
   let data = null;
-  try { data = await response.json(); } catch (e) { data = null; }
+  try { data = await response.json(); } catch { data = null; }
   if (!response.ok) throw new Error((data && data.error) || (url + ": " + response.status));
   return data;
 }
 
 // Whether this page is served by bdi-rl serve (the control API exists) and holds its token:
-// under bdi-rl view, or without the token, nothing is offered that would be refused.
+// under bdi-rl view, or without the token, nothing is offered that would be refused. Without
+// a token the API is not asked: under bdi-rl view its 404 is a console error on the page.
 export async function controlAvailable() {
+  if (!takeToken()) return false;
   try {
-    const response = await fetch("/api/control/jobs");
-    return response.ok && Boolean(takeToken());
-  } catch (e) { return false; }
+    return (await fetch("/api/control/jobs")).ok;
+  } catch { return false; }
 }
