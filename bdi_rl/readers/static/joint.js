@@ -107,7 +107,7 @@ async function showJointEpisode(episode) {
   error.textContent = "";
   try {
     renderJointEpisode(await getJSON(API + "/joint/" + encodeURIComponent(episode)));
-  } catch (e) {
+  } catch {
     error.textContent = "no joint steps in episode " + episode + " (at trace level episode the world records none)";
   }
 }
