@@ -176,12 +176,17 @@ async def _no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+#: The types of the static files, named rather than guessed from the host's MIME table: the
+#: pages load their scripts as ES modules, which a browser runs only when served as JavaScript.
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+
+
 async def _static(request: web.Request) -> web.FileResponse:
     name = request.match_info["name"]
-    allowed = {p.name for p in STATIC.iterdir() if p.suffix in (".js", ".css")}
+    allowed = {p.name: p.suffix for p in STATIC.iterdir() if p.suffix in STATIC_TYPES}
     if name not in allowed:
         raise not_found("no such file")
-    return web.FileResponse(STATIC / name)
+    return web.FileResponse(STATIC / name, headers={"Content-Type": STATIC_TYPES[allowed[name]]})
 
 
 #: How long a browser may keep the charting library (it changes only with the installed plotly).

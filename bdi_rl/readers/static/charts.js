@@ -1,7 +1,8 @@
 // Learning curves on plotly.js (served by the viewer from the installed plotly wheel, under
 // the page's CSP: readers/vendor.py). Every number comes from /api/curves (readers/curves.py);
 // this file only draws. The Q-table grid and the message-flow diagram below stay on a canvas.
-"use strict";
+// plotly.js is a classic script of the page (before its module): read as window.Plotly.
+import {PALETTE, getJSON, messageText, shortName} from "./common.js";
 
 const X_TITLES = {episodes: "episodes", env_steps: "env steps", time: "wall time (s since the run's start)"};
 const CHART_CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"]};
@@ -16,7 +17,7 @@ function curveParams() {
 
 // Fetches /api/curves?<query>&<controls> and hands the answer to draw(data); again when a
 // control changes, and each time refresh() is called (live runs). Only the latest answer is drawn.
-class CurvePanel {
+export class CurvePanel {
   constructor(query, draw) {
     this.query = query;
     this.draw = draw;
@@ -46,7 +47,7 @@ function xTitle(data, raw) {
 // One plot: its traces, round ticks (plotly's), values on hover, zoom by dragging (double
 // click: back). data-traces / data-points say what is drawn (points: of the curves proper).
 // raw: values never smoothed (evaluations), so the x-axis title names no smoothing.
-function plotCurves(id, traces, data, yTitle, yRange, raw) {
+export function plotCurves(id, traces, data, yTitle, yRange, raw) {
   const div = document.getElementById(id);
   const layout = {
     margin: {l: 56, r: 12, t: 12, b: 60}, height: 300,
@@ -59,12 +60,12 @@ function plotCurves(id, traces, data, yTitle, yRange, raw) {
   const rows = Math.ceil(traces.filter(t => t.showlegend !== false).length / 3);  // the legend, below
   layout.margin.b += 20 * rows;
   layout.height += 20 * rows;
-  Plotly.react(div, traces, layout, CHART_CONFIG);
+  window.Plotly.react(div, traces, layout, CHART_CONFIG);
   div.dataset.traces = String(traces.length);
   div.dataset.points = String(traces.filter(t => t.meta === "curve").reduce((n, t) => n + t.x.length, 0));
 }
 
-function line(x, y, name, color, extra) {
+export function line(x, y, name, color, extra) {
   return Object.assign({type: "scatter", mode: "lines", x, y, name, line: {color, width: 1.5}, meta: "curve"}, extra || {});
 }
 
@@ -79,7 +80,7 @@ function band(x, lo, hi, name, color, meta) {
 // The aggregate of one metric: mean with its min-max band; with enough samples the IQM and
 // its 95 % bootstrap confidence interval (rliable's statistics).
 // A few points (evaluations only at the end) draw as markers with error bars, not as bands.
-function aggregateTraces(agg, label) {
+export function aggregateTraces(agg, label) {
   if (!agg || !agg.x.length) return [];
   const few = agg.x.length < 3;
   const bars = (mid, lo, hi) => ({type: "data", symmetric: false, visible: few, color: "#777777",
@@ -103,7 +104,7 @@ function evalLine(agent, metric, name, color, group) {
 }
 
 // The run page: one colour per learner; evaluations (greedy, no learning) next to training.
-function drawRunCharts(data) {
+export function drawRunCharts(data) {
   const run = data.runs[0] || {agents: []};
   const ret = [], success = [], eps = [];
   run.agents.forEach((a, i) => {
@@ -133,7 +134,7 @@ function ramp(t) {
   return "rgb(" + c.join(",") + ")";
 }
 
-function drawQGrid(canvas, grid) {
+export function drawQGrid(canvas, grid) {
   // grid: {rows, cols, max_q: [[v|null]], moves: [[[dx, dy]|null]], letters: [[""]]}
   const ctx = canvas.getContext("2d");
   const size = Math.floor(Math.min(canvas.width / grid.cols, canvas.height / grid.rows));
@@ -175,7 +176,7 @@ function fitText(ctx, text, width) {
   return text.slice(0, lo) + "…";
 }
 
-function drawSequence(canvas, agents, messages) {
+export function drawSequence(canvas, agents, messages) {
   const rowHeight = 22, top = 40, laneWidth = Math.max(140, Math.floor(canvas.width / Math.max(1, agents.length)));
   canvas.width = Math.max(canvas.width, laneWidth * agents.length);
   canvas.height = top + rowHeight * (messages.length + 1);

@@ -1,7 +1,8 @@
 // The compare page: several runs (?runs=id1,id2) or a sweep (?sweep=id) overlaid, with their
 // aggregate (charts.js draws, /api/curves computes). Polls every 2 s while any run is live
 // or, for a sweep, while some of its seeds have not started.
-"use strict";
+import {PALETTE, el, shortName} from "./common.js";
+import {CurvePanel, aggregateTraces, line, plotCurves} from "./charts.js";
 
 const PARAMS = new URLSearchParams(location.search);
 const QUERY = PARAMS.has("sweep") ? "sweep=" + encodeURIComponent(PARAMS.get("sweep"))

@@ -1,7 +1,8 @@
 // The control page (bdi-rl serve): start runs and seed sweeps, watch the queue, stop jobs.
 // The token (token.js) is kept in sessionStorage and sent in a header with every POST; the DOM
 // is built with text nodes only (common.js).
-"use strict";
+import {el, getJSON} from "./common.js";
+import {post, takeToken} from "./token.js";
 
 const shipped = new Map();  // spec name -> its TOML text, as the server ships it
 

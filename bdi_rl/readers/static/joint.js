@@ -1,11 +1,12 @@
 // The joint-action panel of a run with a shared world (/api/runs/<run>/joint): which joint
 // actions the agents played early and late in training, one episode's joint steps, and on a
 // grid world every agent on the map at each of its steps. Text nodes and a canvas only (CSP).
-"use strict";
+// Each seat in the world panel's colour (world.js), as the video draws it too.
+import {el, fmt, getJSON, shortName} from "./common.js";
+import {API} from "./runapi.js";
+import {JOINT_INK, JOINT_INK_NAMES} from "./world.js";
 
 const JOINT = {summary: null, episode: null};
-const AGENT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
-const COLOUR_NAMES = ["blue", "red", "green", "purple", "orange", "cyan", "brown", "pink"];
 
 function jointTable(window, agents) {
   const head = el("tr", {}, el("th", {}, "joint action (" + agents.join(", ") + ")"), el("th", {}, "times"),
@@ -73,12 +74,12 @@ function drawJointMap(k) {
   }
   const seats = JOINT.summary.seats;
   step.positions.forEach(([x, y], i) => {
-    ctx.fillStyle = AGENT_COLOURS[i % AGENT_COLOURS.length];
+    ctx.fillStyle = JOINT_INK[i % JOINT_INK.length];
     ctx.beginPath(); ctx.arc(x * cell + cell / 2, y * cell + cell / 2, cell * .3, 0, 2 * Math.PI); ctx.fill();
   });
   document.getElementById("joint-map-step").textContent = "(step " + step.step + " of " + JOINT.episode.steps.length + ")";
   document.getElementById("joint-map-legend").replaceChildren(...seats.map((s, i) => el("li", {},
-    COLOUR_NAMES[i % COLOUR_NAMES.length] + ": " + s[1] + " (" + s[0] + ") at (" + step.positions[i].join(", ") +
+    JOINT_INK_NAMES[i % JOINT_INK_NAMES.length] + ": " + s[1] + " (" + s[0] + ") at (" + step.positions[i].join(", ") +
     "), action a" + (step.actions[step.agents.indexOf(s[1])] ?? "-"))));
   const legend = document.getElementById("joint-map-legend");
   legend.append(el("li", {}, "olive squares: food, with its level"));
@@ -106,12 +107,13 @@ async function showJointEpisode(episode) {
   error.textContent = "";
   try {
     renderJointEpisode(await getJSON(API + "/joint/" + encodeURIComponent(episode)));
-  } catch (e) {
+  } catch {
     error.textContent = "no joint steps in episode " + episode + " (at trace level episode the world records none)";
   }
 }
 
-async function startJoint() {
+// The panel, if the run has a shared world (else it stays hidden).
+export async function startJoint() {
   const summary = JOINT.summary = await getJSON(API + "/joint");
   if (summary.error) return;  // not a shared world: the section stays hidden
   renderJointSummary(summary);
@@ -134,4 +136,3 @@ async function startJoint() {
   if (first !== undefined) await showJointEpisode(first);
   document.getElementById("joint").dataset.ready = "1";
 }
-startJoint().catch(e => console.error("joint actions: " + e.message));

@@ -2,7 +2,8 @@
 // grouped by env and state space (tables of one group can warm-start each other's runs),
 // sortable and searchable; under bdi-rl serve, play one or warm-start a new run from it.
 // Checkpoints are named by run id and agent, never by a path. Text nodes only (common.js).
-"use strict";
+import {el, fmt, getJSON} from "./common.js";
+import {controlAvailable, post} from "./token.js";
 
 const state = {entries: [], sort: {key: "saved", descending: true}, control: false, jobs: new Map()};
 const MAX_PLAYS_SHOWN = 3;

@@ -1,7 +1,14 @@
-"use strict";
+// A run page (/run/<id>), the page's module: the summary, the learning curves, the Mind
+// Inspector, the Q-table and the message flow; it starts the panels of world.js (which follows
+// the inspector and drives it), search.js (whose hits move the inspector) and joint.js.
+import {damageText, el, fmt, getJSON, messageText, playedText, shortName, tidyJSON} from "./common.js";
+import {CurvePanel, drawQGrid, drawRunCharts, drawSequence} from "./charts.js";
+import {startJoint} from "./joint.js";
+import {API, RUN} from "./runapi.js";
+import {startSearch} from "./search.js";
+import {controlAvailable, post} from "./token.js";
+import {startWorld, worldOnMind} from "./world.js";
 
-const RUN = decodeURIComponent(location.pathname.split("/").pop());
-const API = "/api/runs/" + encodeURIComponent(RUN);
 const state = {run: null, agent: null, position: 0, previous: -1, pending: null, curves: null, kinds: {}};
 
 function renderSummary(run) {
@@ -96,7 +103,7 @@ function renderMind(mind) {
   document.getElementById("mind-messages").replaceChildren(...mind.messages.map(m =>
     el("li", {}, viewOf(m.kind) === "sent" ? "→ " + shortName(m.to) : "← " + shortName(m.from), " ",
        el("b", {}, m.performative), " ", el("code", {}, messageText(m, 240)), m.rejected ? " (rejected: " + m.rejected + ")" : "")));
-  if (typeof worldOnMind === "function") worldOnMind(mind);  // world.js: the map follows the inspector
+  worldOnMind(mind);  // world.js: the map follows the inspector
 }
 
 // The file of a plan as the page shows it: its name (the full path is the title).
@@ -360,3 +367,8 @@ document.getElementById("resume").addEventListener("click", async () => {
     line.className = "ok";
   } catch (e) { line.textContent = e.message; line.className = "error"; }
 });
+
+// The panels: the world player moves the inspector, and so does a search hit.
+startWorld(showPosition);
+startSearch(inspectAt);
+startJoint().catch(e => console.error("joint actions: " + e.message));

@@ -1,4 +1,5 @@
-"use strict";
+// The runs list (/): every run of the directory, its sweeps, and the runs ticked for the compare page.
+import {damageText, el, fmt, getJSON, playedText, shortName} from "./common.js";
 
 // Runs ticked for the compare page (kept across the list's refreshes).
 const selected = new Set();

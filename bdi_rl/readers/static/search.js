@@ -1,7 +1,8 @@
 // Search in a run: when each belief matching a pattern was first added and removed, by which
 // agent and from which source (/api/runs/<run>/search); a hit moves the Mind Inspector there
-// (run.js's inspectAt). Every string enters the page as text.
-"use strict";
+// (run.js's inspectAt, given to startSearch). Every string enters the page as text.
+import {el, fmt, getJSON, shortName} from "./common.js";
+import {API} from "./runapi.js";
 
 async function fillSearchAgents() {
   const run = await getJSON(API);
@@ -9,7 +10,7 @@ async function fillSearchAgents() {
     ...Object.keys(run.agents).map(jid => el("option", {value: jid}, shortName(jid))));
 }
 
-function hitRow(hit) {
+function hitRow(hit, inspectAt) {
   const go = el("button", {type: "button", class: "go", title: "show this event in the Mind Inspector"}, String(hit.position));
   const row = el("tr", {"data-agent": hit.agent, "data-position": String(hit.position)},
     el("td", {}, shortName(hit.agent)), el("td", {}, hit.kind === "add" ? "added" : "removed"),
@@ -19,7 +20,7 @@ function hitRow(hit) {
   return row;
 }
 
-async function runSearch() {
+async function runSearch(inspectAt) {
   const pattern = document.getElementById("search-pattern").value;
   const agent = document.getElementById("search-agent").value;
   document.getElementById("search-summary").textContent = "searching…";
@@ -35,9 +36,12 @@ async function runSearch() {
     " (" + body.adds + " adds, " + body.dels + " removals matched)" +
     (body.truncated ? "; the first " + body.limit + " in time order" : "") +
     (body.indexing === null ? "" : "; indexed so far: " + Math.floor(body.indexing * 100) + " %");
-  document.querySelector("#search-hits tbody").replaceChildren(...body.hits.map(hitRow));
+  document.querySelector("#search-hits tbody").replaceChildren(...body.hits.map(hit => hitRow(hit, inspectAt)));
   box.hidden = body.hits.length === 0;
 }
 
-document.getElementById("search").addEventListener("submit", e => { e.preventDefault(); runSearch(); });
-fillSearchAgents();
+// The search form; inspectAt(agent, position) moves the inspector to a hit (run.js).
+export function startSearch(inspectAt) {
+  document.getElementById("search").addEventListener("submit", e => { e.preventDefault(); runSearch(inspectAt); });
+  fillSearchAgents();
+}

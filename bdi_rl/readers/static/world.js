@@ -1,11 +1,14 @@
 // The Mind Inspector's world panel: the agent's episode on its grid world (/api/.../world)
 // and the episode player. It follows the inspector (run.js calls worldOnMind with each mind it
-// shows) and drives it: each frame moves the inspector to that frame's event (showPosition),
-// so the beliefs and the Q-learner panels follow the player. Drawn on a canvas; every string
-// from a trace enters the page as text.
-"use strict";
+// shows) and drives it: each frame moves the inspector to that frame's event (run.js's
+// showPosition, given to startWorld), so the beliefs and the Q-learner panels follow the
+// player. Drawn on a canvas; every string from a trace enters the page as text.
+import {el, fmt, getJSON, shortName} from "./common.js";
+import {API} from "./runapi.js";
 
-const world = {agent: null, episode: null, data: null, frame: 0, playing: false, token: null, error: null};
+// showPosition: the inspector's (run.js), which the player drives.
+const world = {agent: null, episode: null, data: null, frame: 0, playing: false, token: null, error: null,
+               showPosition: null};
 //: Frames a second at 1x.
 const WORLD_RATE = 2;
 const TILE = {
@@ -20,7 +23,7 @@ function worldURL(agent, episode, frame) {
 }
 
 // The inspector showed a mind: the panel takes its agent and episode, and the frame at its position.
-async function worldOnMind(mind) {
+export async function worldOnMind(mind) {
   const episode = mind.episode ?? 0;
   if (mind.agent !== world.agent || episode !== world.episode) {
     await worldLoad(mind.agent, episode, mind.position);
@@ -69,7 +72,7 @@ async function worldGo(frame) {
   if (!world.data || !world.data.frames.length) return;
   frame = Math.max(0, Math.min(world.data.frames.length - 1, frame));
   world.frame = frame;
-  await Promise.all([worldFrameDetails(), showPosition(world.data.frames[frame].position)]);
+  await Promise.all([worldFrameDetails(), world.showPosition(world.data.frames[frame].position)]);
 }
 
 function worldPlay() {
@@ -205,8 +208,8 @@ function drawMap(ctx, data, size) {
 }
 
 // A shared world's joint step: the food left, then every seat's agent, each in its colour.
-const JOINT_INK = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
-const JOINT_INK_NAMES = ["blue", "red", "green", "purple", "orange", "cyan", "brown", "pink"];
+export const JOINT_INK = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+export const JOINT_INK_NAMES = ["blue", "red", "green", "purple", "orange", "cyan", "brown", "pink"];
 
 function drawJointFrame(ctx, frame, size) {
   ctx.textAlign = "center"; ctx.textBaseline = "middle";
@@ -299,8 +302,12 @@ function worldHover(event) {
   canvas.title = lines.join("\n");
 }
 
-document.getElementById("world-play").addEventListener("click", worldPlay);
-document.getElementById("world-pause").addEventListener("click", worldPause);
-document.getElementById("world-back").addEventListener("click", () => { worldPause(); worldGo(world.frame - 1); });
-document.getElementById("world-forward").addEventListener("click", () => { worldPause(); worldGo(world.frame + 1); });
-document.getElementById("world-canvas").addEventListener("mousemove", worldHover);
+// The panel's controls; showPosition(position) moves the inspector (run.js).
+export function startWorld(showPosition) {
+  world.showPosition = showPosition;
+  document.getElementById("world-play").addEventListener("click", worldPlay);
+  document.getElementById("world-pause").addEventListener("click", worldPause);
+  document.getElementById("world-back").addEventListener("click", () => { worldPause(); worldGo(world.frame - 1); });
+  document.getElementById("world-forward").addEventListener("click", () => { worldPause(); worldGo(world.frame + 1); });
+  document.getElementById("world-canvas").addEventListener("mousemove", worldHover);
+}
