@@ -231,7 +231,7 @@ class Talk(OneShotBehaviour):
         await self.send(bdi("askOne", "value(X)", reply_with="r1"))
         await self.send(bdi("askAll", "value(X)", reply_with="r2"))
         await self.send(bdi("askOne", "double(4, Y)", reply_with="r3"))  # bob's +?double plan answers
-        await self.send(bdi("askOne", "double(x, Y)", reply_with="r4"))  # ... and fails: untell
+        await self.send(bdi("askOne", "double(4, 9)", reply_with="r4"))  # ... and fails: untell
         await self.send(bdi("tellHow", "@hi +!hello(N) <- +greeted(N)."))
         await self.send(bdi("achieve", "hello(3)"))
         await self.send(bdi("achieve", "ask_remote"))
@@ -293,6 +293,6 @@ def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, 
     answers = {m["in_reply_to"]: (m["ilf"], m["body"]) for m in seen if m["in_reply_to"]}
     assert {k: answers[k] for k in ("r1", "r2", "r3")} == {
         "r1": ("tell", "value(7)"), "r2": ("tell", "[value(7), value(8)]"), "r3": ("tell", "double(4, 8)")}
-    assert answers["r4"][0] == "untell" and answers["r4"][1].startswith("double(x, ")
+    assert answers["r4"] == ("untell", "double(4, 9)")  # (x * 2 would be NaN, as in Jason: no failure)
     [ask] = [m for m in seen if m["ilf"] == "askOne"]
     assert ask["body"] == "secret(S)" and ask["reply_with"].startswith("bob@localhost#")
