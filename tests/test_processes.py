@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +41,32 @@ def _kill_running(*procs: subprocess.Popen | None) -> None:
 def _start(*args: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class _StderrLines:
+    """A process's stderr read line by line as it comes (a thread), so a test can wait for
+    what the process says instead of sleeping for as long as it should take."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+
+    def wait_for(self, text: str, count: int, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: sum(text in line for line in self.lines) >= count, timeout)
+
+    def text(self) -> str:
+        self._thread.join(timeout=5)  # once the process has ended: all of it
+        return "\n".join(self.lines)
 
 
 def across_processes(port: int | dict[str, int], tmp_path: Path, spec: Path, *names: str) -> Path:
@@ -237,14 +264,16 @@ def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
         xmpp = ["--xmpp", f"localhost:{server.port}", "--runs", str(tmp_path / "runs")]
         learner = _start("agent", str(spec), "--name", "proc", *xmpp, env=env)
         telemetry = _start("telemetry", str(spec), *xmpp, env=env)
+        errs = {proc: _StderrLines(proc) for proc in (learner, telemetry)}
         try:
-            time.sleep(4)  # several refused tries: 0.5 + 1 + 2 s
-            assert learner.poll() is None and telemetry.poll() is None, "a role gave up"
+            for proc, lines in errs.items():  # several refused tries: 0.5 + 1 + 2 s (after start-up)
+                assert lines.wait_for("waiting for the XMPP server at localhost", 3, timeout=60), lines.text()
+                assert proc.poll() is None, "a role gave up"
             server.start()
-            _, learner_err = learner.communicate(timeout=180)
-            assert learner.returncode == 0, learner_err
-            out, telemetry_err = telemetry.communicate(timeout=60)
-            assert telemetry.returncode == 0, telemetry_err
+            assert learner.wait(timeout=180) == 0, errs[learner].text()
+            out = telemetry.stdout.read() if telemetry.stdout else ""
+            assert telemetry.wait(timeout=60) == 0, errs[telemetry].text()
+            learner_err, telemetry_err = errs[learner].text(), errs[telemetry].text()
         finally:
             _kill_running(learner, telemetry)
         for err in (learner_err, telemetry_err):
