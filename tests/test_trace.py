@@ -14,8 +14,10 @@ import zstandard
 from bdi_rl.xmpp.telemetry import TraceLog
 from bdi_rl.trace import steps
 from bdi_rl.trace.batch import BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, decode_batch, encode_batch
-from bdi_rl.trace.events import (SCHEMA, SCHEMA_V1, TraceFileError, TraceFormatError, TraceLevel, check_event,
-                                 check_trace, read_trace)
+from bdi_rl.trace.check import check_event
+from bdi_rl.trace.errors import TraceFileError, TraceFormatError
+from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, TraceLevel
+from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.steps import RecordReader, expanded
 from bdi_rl.trace.tracer import Tracer
 from tests import tracelines

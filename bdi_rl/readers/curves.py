@@ -21,7 +21,7 @@ import numpy.typing as npt
 from scipy import signal, stats
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.trace.events import RUN_START
+from bdi_rl.trace.kinds import RUN_START
 
 Array = npt.NDArray[np.float64]
 

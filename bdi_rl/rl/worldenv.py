@@ -247,7 +247,7 @@ class World:
         return step
 
     def grid(self) -> dict[str, Any] | None:
-        """The world's map when it is a grid (``trace.events.WorldData``), else None."""
+        """The world's map when it is a grid (``trace.kinds.WorldData``), else None."""
         grid = getattr(self.env, "grid", None)
         return grid() if callable(grid) else None
 

@@ -38,7 +38,7 @@ from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
-from bdi_rl.trace.events import (
+from bdi_rl.trace.kinds import (
     AGENT_START,
     AGENT_STOP,
     MAX_TEXT_CHARS,
