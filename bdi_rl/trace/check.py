@@ -186,19 +186,7 @@ def check_record(data: Any) -> None:
         raise TraceFormatError(f"steps data: {len(refs)} refs for {n} ops (one each, at least one)")
     if len(at) % 3 or not at or at[0] != 0 or at[-3] > n or not _in_order(at[::3], small):
         raise TraceFormatError("steps data: at must be (entry, episode, step) triples from entry 0, in order")
-    rl = data.rl
-    rows = 0
-    if rl is not msgspec.UNSET:
-        rows = len(rl.s)
-        without_q = rl.q_before is not msgspec.UNSET
-        if any(len(column) != rows for column in (rl.a, rl.r, rl.s2, rl.q_after)) or (
-            (rl.q or len(rl.q_before) != rows) if without_q else rows and (not rl.q or len(rl.q) % rows)
-        ):
-            raise TraceFormatError("steps data: rl columns of different lengths")
-        if len(rl.epsilon) != len(rl.eps_rows) or not rl.eps_rows or rl.eps_rows[0] != 0:
-            raise TraceFormatError("steps data: rl epsilon must be given from row 0")
-        if rl.done and not (0 <= min(rl.done) and max(rl.done) < rows):
-            raise TraceFormatError("steps data: rl done names a row that does not exist")
+    rows = _rl_rows(data.rl) if data.rl is not msgspec.UNSET else 0
     cycles = len(data.cycles) if data.cycles is not msgspec.UNSET else 0
     def0 = data.def0
     limit = def0 + len(data.defs)
@@ -213,6 +201,22 @@ def check_record(data: Any) -> None:
     if frame is not msgspec.UNSET:
         if any(not 0 <= ref < limit for ref in (*frame.beliefs, *frame.intentions)):
             raise TraceFormatError("steps data: the keyframe refers to a definition that does not exist")
+
+
+def _rl_rows(rl: Any) -> int:
+    """How many rows a record's rl columns (:class:`~bdi_rl.trace.kinds.RlColumns`) hold,
+    once they are checked to be columns of one table."""
+    rows = len(rl.s)
+    without_q = rl.q_before is not msgspec.UNSET
+    if any(len(column) != rows for column in (rl.a, rl.r, rl.s2, rl.q_after)) or (
+        (rl.q or len(rl.q_before) != rows) if without_q else rows and (not rl.q or len(rl.q) % rows)
+    ):
+        raise TraceFormatError("steps data: rl columns of different lengths")
+    if len(rl.epsilon) != len(rl.eps_rows) or not rl.eps_rows or rl.eps_rows[0] != 0:
+        raise TraceFormatError("steps data: rl epsilon must be given from row 0")
+    if rl.done and not (0 <= min(rl.done) and max(rl.done) < rows):
+        raise TraceFormatError("steps data: rl done names a row that does not exist")
+    return rows
 
 
 def _in_order(values: list[int], small: bool) -> bool:
