@@ -209,7 +209,7 @@ async def test_the_viewer_serves_the_kinds_and_its_page_has_a_view_for_each(aioh
 # -- one place ----------------------------------------------------------------------------------
 #: The CSV export's own row kinds ("episode", "eval"): a column of that format, not an event kind.
 OTHER_VOCABULARIES = {("readers/export.py", "eval")}
-_KIND_CALLS = {"emit", "record_run_event", "wants"}
+_KIND_CALLS = {"emit", "record_run_event"}
 
 
 def _kind_literals(tree: ast.AST) -> list[tuple[int, str]]:

@@ -26,12 +26,6 @@ from tests.tracelines import end_data, fill, rl_data
 _step = rl_data
 
 
-def _flushed(tracer: Tracer) -> list[dict]:
-    """The tracer's events as format 1 has them (its open record closed first)."""
-    tracer.flush_record()
-    return expanded(tracer.pending)
-
-
 def test_levels_filter_kinds():
     tracer = Tracer("run", "a@x", TraceLevel.EPISODE)
     tracer.emit("rl.step", _step(0))
@@ -177,7 +171,7 @@ def test_batches_are_bounded_and_round_trip(compress):
     assert [orjson.loads(line) for line in batch.lines] == events
     assert batch.kinds == ["steps", "msg.send"] * (count // 2) + ["steps"] * (count % 2)
     assert [e["data"]["s"] for e in expanded(batch.events) if e["kind"] == "rl.step"] == list(range((count + 1) // 2))
-    later_count, later = tracer.next_batch(start=count, compress=compress)
+    _, later = tracer.next_batch(start=count, compress=compress)
     assert decode_batch(later).first == count
 
 

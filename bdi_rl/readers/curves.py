@@ -32,7 +32,6 @@ X_AXES = ("episodes", "env_steps", "time")
 METHODS = ("rolling", "ema")
 #: What an aggregate is taken over: runs (a run's learners averaged first) or learners.
 ACROSS = ("runs", "agents")
-TRAIN_METRICS = ("return", "success", "epsilon")
 EVAL_METRICS = ("return", "success")
 #: Training metrics aggregated (evaluations' are too, as eval_return and eval_success).
 TRAIN_AGGREGATED = ("return", "success")

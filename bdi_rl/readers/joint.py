@@ -50,10 +50,6 @@ def _start(index: RunIndex, jid: str) -> dict[str, Any]:
     return {}
 
 
-def _seats(index: RunIndex, jid: str) -> list[list[str]]:
-    return list(_start(index, jid).get("seats", []))
-
-
 def _window(steps: list[dict[str, Any]]) -> dict[str, Any]:
     """How often each joint action was played in ``steps``, most played first, with the
     rewards it paid (the mean of each agent's)."""

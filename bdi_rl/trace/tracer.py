@@ -63,9 +63,6 @@ class Tracer:
         for event in self.pending:
             event["run"] = run
 
-    def wants(self, kind: str) -> bool:
-        return KIND_LEVEL[kind] <= self.level
-
     def close(self) -> None:
         """The agent has stopped (``agent.stop`` was its last event): record nothing more,
         even if peers still talk to it, so ``emitted`` stays the true count."""

@@ -76,10 +76,6 @@ INTERRUPTED_FLUSH = 5.0
 Stalls = Literal["fail", "warn"]
 
 
-class RunError(RuntimeError):
-    """The run started but could not finish (an agent's mind failed, a server vanished)."""
-
-
 @dataclass
 class LearnerPlan:
     """Everything one learner needs, built and checked before anything is written."""
