@@ -834,7 +834,7 @@ USER_ERRORS = (
     ("bdi_rl.readers.world", "WorldError"),
     ("bdi_rl.store", "RunsDirError"),
     ("bdi_rl.store", "RunBusyError"),
-    ("bdi_rl.trace.events", "TraceFormatError"),
+    ("bdi_rl.trace.errors", "TraceFormatError"),
     ("bdi_rl.xmpp.server", "XmppServerError"),
     ("spade.agent", "AuthenticationFailure"),
 )

@@ -88,7 +88,7 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
     from bdi_rl.xmpp.agent import TracedBdiAgent
     from bdi_rl.cli import prepare_agent_process
     from bdi_rl.xmpp.telemetry import TelemetryAgent
-    from bdi_rl.trace.events import TraceLevel
+    from bdi_rl.trace.kinds import TraceLevel
     from bdi_rl.trace.tracer import Tracer
     from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 

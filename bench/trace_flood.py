@@ -35,7 +35,7 @@ from spade.template import Template  # noqa: E402
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
 from bdi_rl.spec import load_spec  # noqa: E402
 from bdi_rl.trace.batch import ACK_METADATA
-from bdi_rl.trace.events import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel
+from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 

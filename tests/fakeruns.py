@@ -32,7 +32,7 @@ from bdi_rl.spec import ExperimentSpec, load_spec
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
     atomic_write_json, new_run_dir
 from bdi_rl.trace.batch import decode_batch
-from bdi_rl.trace.events import MAX_TEXT_CHARS, TraceLevel, clip_text
+from bdi_rl.trace.kinds import MAX_TEXT_CHARS, TraceLevel, clip_text
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.roles import summary_from_trace
 from bdi_rl.xmpp.telemetry import TraceLog

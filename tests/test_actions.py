@@ -15,7 +15,8 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
-from bdi_rl.trace.events import TraceLevel, read_trace
+from bdi_rl.trace.kinds import TraceLevel
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 

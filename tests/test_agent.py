@@ -10,7 +10,8 @@ from spade.container import Container
 
 from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.telemetry import TelemetryAgent
-from bdi_rl.trace.events import TraceLevel, read_trace
+from bdi_rl.trace.kinds import TraceLevel
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 

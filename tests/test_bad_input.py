@@ -40,7 +40,8 @@ from bdi_rl.xmpp.agent import STRANGER_TELL_BYTES, TracedBdiAgent
 from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.xmpp.telemetry import TelemetryAgent
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_batch
-from bdi_rl.trace.events import SCHEMA, TraceLevel, read_trace
+from bdi_rl.trace.kinds import SCHEMA, TraceLevel
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port

@@ -20,7 +20,7 @@ from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.spec import load_spec
 from bdi_rl.rl.checkpoint import load_checkpoint
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import AGENTS, MINIMAL_SPEC, line_seqs, run_cli
 
 STEP_KINDS = {"run.start", "run.stop", "agent.start", "agent.stop", "belief.add", "belief.del",

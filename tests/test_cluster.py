@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from bdi_rl.trace.events import WORLD_STEP, read_trace
+from bdi_rl.trace.kinds import WORLD_STEP
+from bdi_rl.trace.reading import read_trace
 from tests.ejabberd import remove, start_ejabberd_cluster
 from tests.test_processes import _assert_every_event_once, across_processes
 from tests.test_world_shared import ROOT

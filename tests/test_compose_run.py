@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import ROOT, line_seqs
 from tests.dockerengine import Engine, EngineUnavailable, start_engine

@@ -6,7 +6,7 @@ every reader command, by the CLI's own error boundary: each refuses it in one li
 ``trace.jsonl:LINE`` and what is wrong, exit status 2, writes nothing and leaves the run as it
 was; with ``--skip-damaged`` each reads around the damaged lines and says so on stderr, and
 what it shows holds no number the sound trace does not. The check is the one ``run --resume``
-applies (``trace.events.TraceChecker``), made where the trace is indexed (``readers.runindex``).
+applies (``trace.check.TraceChecker``), made where the trace is indexed (``readers.runindex``).
 The viewer's side (the run marked damaged, the others served) is in tests/test_viewer_damage.py.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bdi_rl.trace.events import MAX_LINE_BYTES
+from bdi_rl.trace.reading import MAX_LINE_BYTES
 from tests.conftest import run_main, run_named
 
 Lines = list[bytes]

@@ -14,7 +14,7 @@ from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.spec import SpecError, load_spec
-from bdi_rl.trace.events import AGENT_START, EPISODE_END, EVAL, TraceLevel
+from bdi_rl.trace.kinds import AGENT_START, EPISODE_END, EVAL, TraceLevel
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 

@@ -1,4 +1,4 @@
-"""The one typed event module (``bdi_rl.trace.events``): the format it pins, the data check
+"""The one module of kinds (``bdi_rl.trace.kinds``): the format it pins, the data check
 telemetry runs with it, real traces passing that check, and no kind named anywhere else."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import pytest
 
 from bdi_rl.bdi.mind import load_mind
 from bdi_rl.readers.viewer import STATIC, create_app
-from bdi_rl.trace import events
+from bdi_rl.trace import kinds as registry
 from bdi_rl.trace.batch import decode_batch, encode_batch
-from bdi_rl.trace.events import (KIND_DATA, KIND_LEVEL, SCHEMA, SCHEMA_V1, TraceFileError, TraceFormatError,
-                                 TraceLevel, check_trace, read_trace)
+from bdi_rl.trace.errors import TraceFileError, TraceFormatError
+from bdi_rl.trace.kinds import KIND_DATA, KIND_LEVEL, SCHEMA, SCHEMA_V1, TraceLevel
+from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.telemetry import TraceLog
@@ -25,7 +26,7 @@ from tests.conftest import run_cli, run_named
 from tests.test_mind import _actions, _run
 from tests.test_team import _team_spec
 
-PACKAGE = Path(events.__file__).resolve().parent.parent
+PACKAGE = Path(registry.__file__).resolve().parent.parent
 
 #: The file format "bdi-rl.trace/2", written out: each kind, the level that records it, the
 #: keys of its data (required, optional). Changing any of it changes the format. The
@@ -86,14 +87,14 @@ def test_the_module_defines_the_format_as_it_is():
         kind: level for kind, (level, _, _) in FORMAT.items()}
     assert {kind: (set(record.__required_keys__), set(record.__optional_keys__))
             for kind, record in KIND_DATA.items()} == {kind: (req, opt) for kind, (_, req, opt) in FORMAT.items()}
-    constants = {name: value for name, value in vars(events).items()
+    constants = {name: value for name, value in vars(registry).items()
                  if name.isupper() and isinstance(value, str) and value in KIND_LEVEL}
     assert sorted(constants.values()) == sorted(KIND_LEVEL)  # one constant per kind
     assert all(name == kind.upper().replace(".", "_") for name, kind in constants.items())
-    assert (events.SCHEMA, events.SCHEMA_V1) == ("bdi-rl.trace/2", "bdi-rl.trace/1")
-    assert list(events.RECORD_KINDS) == RECORD_OPS
-    assert set(events.LINE_KINDS[events.SCHEMA]) == set(FORMAT) - set(RECORD_OPS)
-    assert set(events.LINE_KINDS[events.SCHEMA_V1]) == set(FORMAT) - {"options", "intentions", "steps"}
+    assert (registry.SCHEMA, registry.SCHEMA_V1) == ("bdi-rl.trace/2", "bdi-rl.trace/1")
+    assert list(registry.RECORD_KINDS) == RECORD_OPS
+    assert set(registry.LINE_KINDS[registry.SCHEMA]) == set(FORMAT) - set(RECORD_OPS)
+    assert set(registry.LINE_KINDS[registry.SCHEMA_V1]) == set(FORMAT) - {"options", "intentions", "steps"}
     hints = typing.get_type_hints(KIND_DATA["steps"])
     parts = {"rl": hints["rl"], "keyframe": hints["keyframe"],
              "intentions": typing.get_args(typing.get_type_hints(KIND_DATA["intentions"])["intentions"])[0]}
@@ -105,8 +106,8 @@ def test_the_module_defines_the_format_as_it_is():
 def _steps_data(**changes) -> dict:
     """A real record's data (a percept, a Q-update), with ``changes``."""
     tracer = Tracer("r", "a@x", TraceLevel.STEP)
-    tracer.emit(events.BELIEF_ADD, {"belief": "state(3)", "source": "percept"})
-    tracer.emit(events.RL_STEP, STEP)
+    tracer.emit(registry.BELIEF_ADD, {"belief": "state(3)", "source": "percept"})
+    tracer.emit(registry.RL_STEP, STEP)
     tracer.flush_record()
     return {**tracer.pending[0]["data"], **changes}
 
@@ -147,10 +148,10 @@ def test_telemetry_refuses_data_that_is_not_its_kinds_naming_kind_and_field(tmp_
 
 def test_data_the_writers_build_passes_and_a_non_finite_float_is_written_as_null():
     tracer = Tracer("r", "a@x", TraceLevel.STEP)
-    tracer.emit(events.RL_STEP, {**STEP, "q_after": math.nan, "q": [math.inf, 0.0]})
-    tracer.emit(events.EPISODE_END, {"return": -math.inf, "length": 3, "outcome": "goal", "epsilon": 0.5,
+    tracer.emit(registry.RL_STEP, {**STEP, "q_after": math.nan, "q": [math.inf, 0.0]})
+    tracer.emit(registry.EPISODE_END, {"return": -math.inf, "length": 3, "outcome": "goal", "epsilon": 0.5,
                                      "goal": [3, 3]})
-    tracer.emit(events.MSG_RECV, {"from": "b@x", "performative": None, "content": "", "rejected": "why"})
+    tracer.emit(registry.MSG_RECV, {"from": "b@x", "performative": None, "content": "", "rejected": "why"})
     _, body = tracer.next_batch()
     record, end, _ = decode_batch(body).events
     assert (record["data"]["rl"]["q_after"], end["data"]["return"]) == ([None], None)
@@ -187,7 +188,7 @@ def test_every_event_of_a_real_run_is_of_a_known_kind_with_its_data(tmp_path):
     scan = check_trace(path, keep=KIND_LEVEL)
     assert scan.torn is None and scan.events == len(scan.kept) == len(path.read_bytes().splitlines())
     lines = {orjson.loads(line)["kind"] for line in scan.kept}
-    assert "steps" in lines and lines <= set(events.LINE_KINDS[SCHEMA])
+    assert "steps" in lines and lines <= set(registry.LINE_KINDS[SCHEMA])
     kinds = {event["kind"] for event in read_trace(path)}  # records expanded (by the one reader)
     assert kinds >= {"run.start", "run.stop", "agent.start", "agent.stop", "episode.end", "eval", "qtable.save",
                      "msg.send", "msg.recv", "belief.add", "belief.del", "goal.add", "intention.start",
@@ -208,7 +209,7 @@ async def test_the_viewer_serves_the_kinds_and_its_page_has_a_view_for_each(aioh
 # -- one place ----------------------------------------------------------------------------------
 #: The CSV export's own row kinds ("episode", "eval"): a column of that format, not an event kind.
 OTHER_VOCABULARIES = {("readers/export.py", "eval")}
-_KIND_CALLS = {"emit", "record_run_event", "wants"}
+_KIND_CALLS = {"emit", "record_run_event"}
 
 
 def _kind_literals(tree: ast.AST) -> list[tuple[int, str]]:
@@ -246,12 +247,12 @@ def _kind_literals(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def test_no_module_but_the_event_module_names_a_kind():
-    """Kinds are named once, in bdi_rl/trace/events.py: code imports the constants, the
+    """Kinds are named once, in bdi_rl/trace/kinds.py: code imports the constants, the
     viewer's pages get them from /api/kinds."""
     offences = []
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()
-        if name == "trace/events.py":
+        if name == "trace/kinds.py":
             continue
         offences += [f"bdi_rl/{name}:{line}: {kind!r}" for line, kind in _kind_literals(ast.parse(path.read_text()))
                      if (name, kind) not in OTHER_VOCABULARIES]
@@ -259,7 +260,7 @@ def test_no_module_but_the_event_module_names_a_kind():
         for number, line in enumerate(path.read_text().splitlines(), 1):
             offences += [f"bdi_rl/readers/static/{path.name}:{number}: {kind!r}" for kind in KIND_LEVEL
                          if re.search(rf"""(["'`]){re.escape(kind)}\1""", line)]
-    assert not offences, "kind names written outside bdi_rl/trace/events.py (import its constants):\n" + \
+    assert not offences, "kind names written outside bdi_rl/trace/kinds.py (import its constants):\n" + \
         "\n".join(offences)
 
 

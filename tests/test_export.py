@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_main
 from tests.conftest import run_named as _run_named
 

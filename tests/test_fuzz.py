@@ -24,7 +24,8 @@ from bdi_rl.rl.checkpoint import (Checkpoint, CheckpointError, check_env, load_c
                                table_checksum, task_change)
 from bdi_rl.rl.envs import make_env
 from bdi_rl.trace.batch import Batch, decode_batch, encode_batch
-from bdi_rl.trace.events import KIND_DATA, LINE_KINDS, RECORD_KINDS, SCHEMA, STEPS, TraceFormatError, TraceLevel
+from bdi_rl.trace.errors import TraceFormatError
+from bdi_rl.trace.kinds import KIND_DATA, LINE_KINDS, RECORD_KINDS, SCHEMA, STEPS, TraceLevel
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.runtime.terms import Struct, atom

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
+from bdi_rl.trace.kinds import CYCLE, INTENTIONS, OPTIONS
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_main
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from bdi_rl.trace.events import WORLD_LATE, read_trace
+from bdi_rl.trace.kinds import WORLD_LATE
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.xmpp import runner
 from bdi_rl.xmpp.liveness import Stall, StallWatch, stall_line
 from tests.conftest import ASL, MINIMAL_SPEC, run_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import check_trace, read_trace
+from bdi_rl.trace.reading import check_trace, read_trace
 from tests.conftest import ASL, MINIMAL_SPEC, run_cli
 
 BOSS = """

@@ -10,7 +10,7 @@ import pytest
 from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, load_mind
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime.terms import Struct
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.steps import expanded
 from bdi_rl.trace.tracer import Tracer
 

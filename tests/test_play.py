@@ -17,7 +17,7 @@ import pytest
 from bdi_rl.rl.evalstats import bootstrap_mean_interval, evaluation_summary, wilson_interval
 from bdi_rl.rl.qlearning import FrozenLearner, LearningConfig, StepColumns, run_episode
 from bdi_rl.rl.envs import make_env
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.checkpoints import BAD_CHECKPOINTS, TRAINED_SPEC, fingerprint, trained_run
 from tests.conftest import run_cli, run_main
 

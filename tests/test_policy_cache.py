@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bdi_rl.rl.envs import make_env
 from bdi_rl.bdi.policycache import confidence, decode, greedy_sequence
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli
 
 SPEC = """

@@ -17,7 +17,7 @@ from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.viewer import create_app
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE
-from bdi_rl.trace.events import check_trace, read_trace
+from bdi_rl.trace.reading import check_trace, read_trace
 from tests.conftest import beliefs_after, run_cli, run_named
 
 #: Fields written only when there is something to say (a clipped message, replayed steps).

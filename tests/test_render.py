@@ -9,7 +9,8 @@ import imageio_ffmpeg
 import pytest
 from PIL import Image
 
-from bdi_rl.trace.events import RL_STEP, read_trace
+from bdi_rl.trace.kinds import RL_STEP
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import MINIMAL_SPEC, run_main, run_named
 from tests.fakeruns import learner_run
 

@@ -18,7 +18,7 @@ import pytest
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.runstate import run_state
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.steps import expanded
 from tests.conftest import line_seqs, run_cli
 

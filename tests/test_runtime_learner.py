@@ -20,7 +20,7 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from tests import asp_reference
 

@@ -17,7 +17,8 @@ from bdi_rl.readers.search import search_run
 from bdi_rl.readers.viewer import create_app
 from bdi_rl.spec import load_spec
 from bdi_rl.store import TRACE_FILE
-from bdi_rl.trace.events import BELIEF_ADD, BELIEF_DEL, SCHEMA_V1, TraceLevel, clip_text, read_trace
+from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL, SCHEMA_V1, TraceLevel, clip_text
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import MINIMAL_SPEC, run_main, run_named
 from tests.fakeruns import Agent, Run
 from tests.test_trace_v1 import pair  # noqa: F401  (a fixture: the format-1 fixture run and the same run made now)

@@ -22,7 +22,8 @@ from spade.message import Message
 from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.telemetry import TelemetryAgent
 from bdi_rl.trace.batch import BATCH_METADATA, encode_batch
-from bdi_rl.trace.events import SCHEMA, TraceLevel, read_trace
+from bdi_rl.trace.kinds import SCHEMA, TraceLevel
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 from tests.conftest import MINIMAL_SPEC

@@ -17,7 +17,7 @@ from bdi_rl.cli import main as bdi_rl_main
 from bdi_rl.crashlog import CRASH_LOG
 from bdi_rl.readers.runstate import run_state
 from bdi_rl.rl.checkpoint import load_checkpoint
-from bdi_rl.trace.events import check_trace, read_trace
+from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC, line_seqs
 

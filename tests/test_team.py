@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli
 from tests.test_processes import _assert_every_event_once, _start
 

@@ -14,20 +14,16 @@ import zstandard
 from bdi_rl.xmpp.telemetry import TraceLog
 from bdi_rl.trace import steps
 from bdi_rl.trace.batch import BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, decode_batch, encode_batch
-from bdi_rl.trace.events import (SCHEMA, SCHEMA_V1, TraceFileError, TraceFormatError, TraceLevel, check_event,
-                                 check_trace, read_trace)
+from bdi_rl.trace.check import check_event
+from bdi_rl.trace.errors import TraceFileError, TraceFormatError
+from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, TraceLevel
+from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.steps import RecordReader, expanded
 from bdi_rl.trace.tracer import Tracer
 from tests import tracelines
 from tests.tracelines import end_data, fill, rl_data
 
 _step = rl_data
-
-
-def _flushed(tracer: Tracer) -> list[dict]:
-    """The tracer's events as format 1 has them (its open record closed first)."""
-    tracer.flush_record()
-    return expanded(tracer.pending)
 
 
 def test_levels_filter_kinds():
@@ -175,7 +171,7 @@ def test_batches_are_bounded_and_round_trip(compress):
     assert [orjson.loads(line) for line in batch.lines] == events
     assert batch.kinds == ["steps", "msg.send"] * (count // 2) + ["steps"] * (count % 2)
     assert [e["data"]["s"] for e in expanded(batch.events) if e["kind"] == "rl.step"] == list(range((count + 1) // 2))
-    later_count, later = tracer.next_batch(start=count, compress=compress)
+    _, later = tracer.next_batch(start=count, compress=compress)
     assert decode_batch(later).first == count
 
 

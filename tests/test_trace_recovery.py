@@ -15,7 +15,9 @@ import pytest
 
 from bdi_rl.trace.batch import decode_batch, encode_batch
 from bdi_rl.xmpp.telemetry import TraceLog
-from bdi_rl.trace.events import SCHEMA, SCHEMA_V1, TraceFileError, TraceLevel, check_trace, read_trace
+from bdi_rl.trace.errors import TraceFileError
+from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, TraceLevel
+from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.server import free_port
 from tests import tracelines

@@ -18,7 +18,8 @@ from bdi_rl.readers.plots import learner_curves
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.viewer import create_app
 from bdi_rl.store import TRACE_FILE
-from bdi_rl.trace.events import SCHEMA, SCHEMA_V1, STEPS, check_trace, read_trace
+from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, STEPS
+from bdi_rl.trace.reading import check_trace, read_trace
 from tests.conftest import AGENTS, run_cli
 
 FIXTURES = Path(__file__).parent / "data" / "trace-v1"

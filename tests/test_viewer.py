@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
 from bdi_rl.store import RunWriter
 from bdi_rl.xmpp.server import free_port

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.events import CYCLE, INTENTIONS, OPTIONS, read_trace
+from bdi_rl.trace.kinds import CYCLE, INTENTIONS, OPTIONS
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import MINIMAL_SPEC, ROOT
 from tests.conftest import beliefs_after as _beliefs_after

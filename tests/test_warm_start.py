@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bdi_rl.rl.checkpoint import load_checkpoint
-from bdi_rl.trace.events import read_trace
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli
 
 # Deterministic 4x4: a few hundred episodes solve it, one episode does not.

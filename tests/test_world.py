@@ -17,7 +17,8 @@ from bdi_rl.readers.viewer import create_app
 from bdi_rl.readers.world import WorldError, cell_beliefs, episode_world
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.rl.envs import make_env, taxi_decode, taxi_encode, world_cell
-from bdi_rl.trace.events import AGENT_START, RL_STEP, read_trace
+from bdi_rl.trace.kinds import AGENT_START, RL_STEP
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import MINIMAL_SPEC, beliefs_after, run_named
 from tests.fakeruns import learner_run
 

@@ -10,7 +10,8 @@ import pytest
 
 from bdi_rl.readers.joint import JointError, joint_episode, joint_summary
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.trace.events import WORLD_STEP, read_trace
+from bdi_rl.trace.kinds import WORLD_STEP
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli, run_named
 from tests.test_charts_browser import Watched
 from tests.test_viewer_browser import Viewer

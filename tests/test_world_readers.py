@@ -19,7 +19,8 @@ from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.viewer import KIND_VIEWS, create_app
 from bdi_rl.readers.world import WorldError, episode_world
 from bdi_rl.readers.render import render_episode
-from bdi_rl.trace.events import WORLD_STEP, read_trace
+from bdi_rl.trace.kinds import WORLD_STEP
+from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli, run_named
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,8 @@ from bdi_rl.bdi.world import STUCK_AFTER, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.worldenv import make_world
 from bdi_rl.spec import SpecError, load_spec
-from bdi_rl.trace.events import WORLD_LATE, WORLD_STEP, TraceLevel, read_trace
+from bdi_rl.trace.kinds import WORLD_LATE, WORLD_STEP, TraceLevel
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import prepare_experiment
 from tests.conftest import line_seqs, run_cli, run_named

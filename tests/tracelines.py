@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from bdi_rl.trace.events import TraceLevel
+from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 

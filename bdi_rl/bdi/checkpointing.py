@@ -16,7 +16,7 @@ import numpy as np
 
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.rl.checkpoint import Checkpoint, save_checkpoint
-from bdi_rl.trace.events import QTABLE_LOAD, QTABLE_SAVE, QtableLoadData
+from bdi_rl.trace.kinds import QTABLE_LOAD, QTABLE_SAVE, QtableLoadData
 
 
 class CheckpointSchedule:

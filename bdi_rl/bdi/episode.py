@@ -18,7 +18,7 @@ from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, evaluate, run_episode
-from bdi_rl.trace.events import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
+from bdi_rl.trace.kinds import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
 #: The annotations of a percept, ``[source(percept)]``.

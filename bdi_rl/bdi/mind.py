@@ -5,7 +5,7 @@ problem is one :class:`AslError`, ``file:line[:col]: message``); :func:`check_as
 same before a run, and also refuses an initial goal that no plan has a trigger for.
 
 This is the one module that maps what the mind does to trace events
-(:mod:`bdi_rl.trace.events`): :class:`TraceListener` turns the runtime's listener hooks into
+(:mod:`bdi_rl.trace.kinds`): :class:`TraceListener` turns the runtime's listener hooks into
 ``belief.add`` / ``belief.del``, ``goal.add``, ``intention.start`` / ``intention.end`` and
 ``cycle``, and is installed only at the levels that record them, so below ``step`` the
 interpreter runs its plain, unwrapped paths. :class:`MindHost` records dropped intentions
@@ -31,7 +31,7 @@ from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, ANNOTS_SELF, Struct, has_so
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 from bdi_rl.bdi.text import source_text, term_text
-from bdi_rl.trace.events import (
+from bdi_rl.trace.kinds import (
     CYCLE,
     INTENTION_FAIL,
     ActionData,

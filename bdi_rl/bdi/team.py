@@ -30,7 +30,6 @@ class TeamLearning:
     def __init__(self, session: EpisodeSession) -> None:
         self.session = session
         self._experience: list[str] | None = None  # encoded transitions, when recording
-        self.experience_dropped = 0
 
     # -- shared experience ----------------------------------------------------------
     def record_experience(self) -> None:
@@ -48,7 +47,6 @@ class TeamLearning:
         experience.append(f"{s},{a},{r_text},{s2},{1 if terminated else 0}")
         if len(experience) > EXPERIENCE_LIMIT:
             del experience[: EXPERIENCE_LIMIT // 10]
-            self.experience_dropped += EXPERIENCE_LIMIT // 10
 
     def take_experience(self) -> tuple[str, ...]:
         """The transitions kept since the last call, in batches of at most EXPERIENCE_CHARS."""

@@ -88,7 +88,7 @@ from bdi_rl.bdi.runtime.terms import resolve
 from bdi_rl.bdi.runtime.unify import TermCompiler
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.worldenv import Seat, World
-from bdi_rl.trace.events import WORLD_LATE, WORLD_STEP, TraceLevel, WorldLateData, WorldStepData
+from bdi_rl.trace.kinds import WORLD_LATE, WORLD_STEP, TraceLevel, WorldLateData, WorldStepData
 from bdi_rl.trace.tracer import Tracer
 
 __all__ = ["STUCK_AFTER", "SeatClient", "SeatEnd", "SharedWorld", "WorldPort"]

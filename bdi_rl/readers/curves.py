@@ -21,7 +21,7 @@ import numpy.typing as npt
 from scipy import signal, stats
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.trace.events import RUN_START
+from bdi_rl.trace.kinds import RUN_START
 
 Array = npt.NDArray[np.float64]
 
@@ -32,7 +32,6 @@ X_AXES = ("episodes", "env_steps", "time")
 METHODS = ("rolling", "ema")
 #: What an aggregate is taken over: runs (a run's learners averaged first) or learners.
 ACROSS = ("runs", "agents")
-TRAIN_METRICS = ("return", "success", "epsilon")
 EVAL_METRICS = ("return", "success")
 #: Training metrics aggregated (evaluations' are too, as eval_return and eval_success).
 TRAIN_AGGREGATED = ("return", "success")

@@ -32,7 +32,7 @@ import orjson
 
 from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, OnDamage, RunIndex
 from bdi_rl.store import atomic_write_bytes, cache_root
-from bdi_rl.trace.events import TraceChecker
+from bdi_rl.trace.check import TraceChecker
 
 log = logging.getLogger("bdi_rl.readers.indexcache")
 

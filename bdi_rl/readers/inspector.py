@@ -21,7 +21,7 @@ from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.runindex import OnDamage, RunIndex
 from bdi_rl.store import TRACE_FILE
-from bdi_rl.trace.events import MSG_SEND, WORLD_STEP
+from bdi_rl.trace.kinds import MSG_SEND, WORLD_STEP
 
 
 class InspectError(ValueError):

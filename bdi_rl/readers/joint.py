@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any, Iterator
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.trace.events import AGENT_START, WORLD_STEP
+from bdi_rl.trace.kinds import AGENT_START, WORLD_STEP
 
 __all__ = ["JOINT_COLUMNS", "JointError", "joint_episode", "joint_range", "joint_rows", "joint_summary", "world_agent"]
 
@@ -48,10 +48,6 @@ def _start(index: RunIndex, jid: str) -> dict[str, Any]:
         if event["kind"] == AGENT_START:
             return dict(event["data"])
     return {}
-
-
-def _seats(index: RunIndex, jid: str) -> list[list[str]]:
-    return list(_start(index, jid).get("seats", []))
 
 
 def _window(steps: list[dict[str, Any]]) -> dict[str, Any]:

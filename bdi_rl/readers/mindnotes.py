@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bdi_rl.trace.events import RL_STEP
+from bdi_rl.trace.kinds import RL_STEP
 
 EPISODE_MODE_BELIEF = "mode(episode)"
 

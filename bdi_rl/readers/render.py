@@ -21,6 +21,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.world import MOVES, WorldError, apply_step, episode_world, q_cells, q_rows
+from bdi_rl.rl.envs import TAXI_STATIONS
 from bdi_rl.store import atomic_write_bytes
 
 #: Output formats by file extension.
@@ -125,11 +126,11 @@ def _draw(
         pen.line(points, fill=(230, 126, 34, 160), width=3)
     cell = frame["cell"]
     if family == "taxi":
-        destination = "RGYB"[cell["destination"]]
+        destination = TAXI_STATIONS[cell["destination"]]
         dx, dy = _station(world, destination)
         pen.rectangle(_inset(dx, dy, 6), outline=_STATION_INK[destination], width=3)
         if cell["passenger"] < 4:
-            px, py = _station(world, "RGYB"[cell["passenger"]])
+            px, py = _station(world, TAXI_STATIONS[cell["passenger"]])
             pen.ellipse(_inset(px, py, 16), fill="#8e44ad")
     full = family == "taxi" and cell["passenger"] == 4
     pen.ellipse(_inset(cell["x"], cell["y"], 10), fill="#8e44ad" if full else "#e67e22", outline="black", width=2)

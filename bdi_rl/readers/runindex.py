@@ -26,7 +26,9 @@ from bdi_rl.rl.success import family_of_env_id, is_success
 from bdi_rl.readers.runstate import RunState, read_summary, run_state
 from bdi_rl.store import SPEC_FILE, TRACE_FILE
 from bdi_rl.trace.steps import OP, expand, keyframe_of
-from bdi_rl.trace.events import (
+from bdi_rl.trace.check import CheckedEvent, LineOutOfTurn, TraceChecker
+from bdi_rl.trace.errors import TraceFileError, TraceFormatError
+from bdi_rl.trace.kinds import (
     AGENT_START,
     AGENT_STOP,
     BELIEF_ADD,
@@ -38,7 +40,6 @@ from bdi_rl.trace.events import (
     INTENTION_FAIL,
     INTENTION_START,
     INTENTIONS,
-    MAX_LINE_BYTES,
     MSG_RECV,
     MSG_SEND,
     OPTIONS,
@@ -49,13 +50,8 @@ from bdi_rl.trace.events import (
     SCHEMA_V1,
     STEPS,
     TELEMETRY_RESTART,
-    CheckedEvent,
-    LineOutOfTurn,
-    TraceChecker,
-    TraceFileError,
-    TraceFormatError,
-    skip_line,
 )
+from bdi_rl.trace.reading import MAX_LINE_BYTES, skip_line
 
 #: Events between two mind snapshots of one agent.
 CHECKPOINT = 500
@@ -215,7 +211,7 @@ class RunIndex:
     """The index of one run; :meth:`refresh` reads what was appended since the last call.
 
     Every line is checked as it is indexed, by the check ``run --resume`` applies
-    (``trace.events.TraceChecker``): a line that is not the run's next event is damage. With
+    (``trace.check.TraceChecker``): a line that is not the run's next event is damage. With
     ``read_around`` False (the commands' default) indexing stops at the first damaged line,
     and :meth:`check_whole` refuses the run naming it; with ``read_around`` (the viewer, the
     commands' ``--skip-damaged``) damaged lines are left out, noted in :attr:`damage` and

@@ -28,7 +28,7 @@ import orjson
 
 from bdi_rl.readers.pattern import Pattern
 from bdi_rl.readers.runindex import RunIndex, _sources
-from bdi_rl.trace.events import BELIEF_ADD, BELIEF_DEL
+from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL
 from bdi_rl.trace.steps import OP_BELIEF_ADD, OP_BELIEF_DEL
 
 #: Most hits one search returns (it says when there were more).

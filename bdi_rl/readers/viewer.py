@@ -41,7 +41,7 @@ from bdi_rl.readers.search import Scope, search
 from bdi_rl.readers.webserver import SECURITY_HEADERS as SECURITY_HEADERS  # what every answer carries
 from bdi_rl.readers.webserver import HostCheck, harden, host_check, start_app, url_of
 from bdi_rl.store import TRACE_FILE, read_sweep, read_sweeps
-from bdi_rl.trace.events import (
+from bdi_rl.trace.kinds import (
     ACTION,
     BELIEF_ADD,
     BELIEF_DEL,

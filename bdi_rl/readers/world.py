@@ -27,7 +27,7 @@ from bdi_rl.readers.runindex import RunIndex, read_event_at
 from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
-from bdi_rl.trace.events import AGENT_START, RL_STEP, STEPS, WORLD_STEP
+from bdi_rl.trace.kinds import AGENT_START, RL_STEP, STEPS, WORLD_STEP
 from bdi_rl.trace.steps import OP_RL, rl_row
 
 #: Events read from the trace at a time.

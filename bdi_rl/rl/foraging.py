@@ -266,7 +266,7 @@ class LevelBasedForaging(ParallelEnv[str, int, int]):
         }
 
     def grid(self) -> dict[str, Any]:
-        """The map for readers (``trace.events.WorldData``): an open 5x5 field."""
+        """The map for readers (``trace.kinds.WorldData``): an open 5x5 field."""
         return {"family": "lbforaging", "rows": SIZE, "cols": SIZE, "map": ["." * SIZE] * SIZE}
 
     def cells(self) -> dict[str, list[list[int]]]:

@@ -222,7 +222,6 @@ class World:
         self.steps = 0
         """steps of the current episode"""
         self._eval_env: ParallelEnv | None = None
-        self._factory = (env_id, kwargs)
 
     def succeeded(self, last_reward: float) -> bool:
         """A termination is a success: a matrix game's optimum paid, or any other world's
@@ -247,7 +246,7 @@ class World:
         return step
 
     def grid(self) -> dict[str, Any] | None:
-        """The world's map when it is a grid (``trace.events.WorldData``), else None."""
+        """The world's map when it is a grid (``trace.kinds.WorldData``), else None."""
         grid = getattr(self.env, "grid", None)
         return grid() if callable(grid) else None
 

@@ -11,12 +11,13 @@ import base64
 import binascii
 import io
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 import zstandard
 
-from bdi_rl.trace.events import TraceFormatError, _LINE, check_event, encode_lines
+from bdi_rl.trace.check import check_event
+from bdi_rl.trace.errors import TraceFormatError
 
 BATCH_SCHEMA = "bdi-rl.trace-batch/2"
 
@@ -35,6 +36,23 @@ MAX_BATCH_EVENTS = 2048
 #: A batch's JSONL (decompressed) and a batch body as sent: larger ones are split / refused.
 MAX_PAYLOAD_BYTES = 1_000_000
 MAX_BODY_CHARS = 1_000_000
+
+
+#: numpy scalars (a Q-value, an action index) may reach event data: serialise them as numbers.
+NUMPY = orjson.OPT_SERIALIZE_NUMPY
+_LINE = NUMPY | orjson.OPT_APPEND_NEWLINE
+
+
+def encode_lines(events: Iterable[dict[str, Any]], out: io.BytesIO | None = None) -> bytes:
+    """JSONL bytes for ``events`` (one object per line), appended to ``out`` if given.
+
+    Written piece by piece into one buffer: keeping 2048 small ``bytes`` alive for a join
+    made each event cost 3.6 µs instead of 0.6 µs (allocator churn, measured)."""
+    out = io.BytesIO() if out is None else out
+    write = out.write
+    for event in events:
+        write(orjson.dumps(event, option=_LINE))
+    return out.getvalue()
 
 
 #: One compressor per process: level 1 compresses trace JSONL ~5.7x at ~0.7 µs per event,

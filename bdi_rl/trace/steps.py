@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
 
-from bdi_rl.trace.events import AGENT_START, RECORD_KINDS, STEPS, TraceFormatError
+from bdi_rl.trace.errors import TraceFormatError
+from bdi_rl.trace.kinds import AGENT_START, RECORD_KINDS, STEPS
 
 OP = {kind: code for code, kind in enumerate(RECORD_KINDS)}
 OP_BELIEF_ADD, OP_BELIEF_DEL, OP_GOAL, OP_START, OP_END, OP_ACTION, OP_RL, OP_CYCLE, OP_OPTIONS, OP_INTENTIONS = range(

@@ -12,9 +12,9 @@ from typing import Any, BinaryIO, Callable
 
 import orjson
 
-from bdi_rl.trace.events import AGENT_START, KIND_LEVEL, NUMPY, RECORD_KINDS, RL_STEP, SCHEMA, STEPS, TraceLevel
+from bdi_rl.trace.kinds import AGENT_START, KIND_LEVEL, RECORD_KINDS, RL_STEP, SCHEMA, STEPS, TraceLevel
 from bdi_rl.trace.steps import MAX_ENTRIES, StepRecord
-from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_body, encode_payload
+from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, NUMPY, encode_body, encode_payload
 
 
 class Tracer:
@@ -63,9 +63,6 @@ class Tracer:
         for event in self.pending:
             event["run"] = run
 
-    def wants(self, kind: str) -> bool:
-        return KIND_LEVEL[kind] <= self.level
-
     def close(self) -> None:
         """The agent has stopped (``agent.stop`` was its last event): record nothing more,
         even if peers still talk to it, so ``emitted`` stays the true count."""
@@ -96,7 +93,7 @@ class Tracer:
 
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Record one event if the trace level asks for it: ``kind`` one of the constants of
-        ``bdi_rl.trace.events``, ``data`` as that kind's TypedDict there says (``KIND_DATA``).
+        ``bdi_rl.trace.kinds``, ``data`` as that kind's TypedDict there says (``KIND_DATA``).
         A kind kept in step records goes to the open record; any other closes it first."""
         if KIND_LEVEL[kind] > self.level or self.closed:
             return

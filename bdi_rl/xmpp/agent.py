@@ -38,7 +38,7 @@ from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
-from bdi_rl.trace.events import (
+from bdi_rl.trace.kinds import (
     AGENT_START,
     AGENT_STOP,
     MAX_TEXT_CHARS,
@@ -278,7 +278,6 @@ class TraceShipper(Wakeable):
         self.sent = 0  # events of tracer.pending (from the left) already sent
         self.in_flight = 0
         self.last_progress = time.monotonic()
-        self.batches_sent = 0
         self.rewound_to = -1  # the seq the last rewind went back to
         self.bounced = 0  # batches bounced since telemetry last answered
         self.bounced_since = 0.0
@@ -391,7 +390,6 @@ class TraceShipper(Wakeable):
             await self.send(Message(to=self.telemetry, body=body, metadata=BATCH_METADATA))
             self.sent += count
             self.in_flight += 1
-            self.batches_sent += 1
 
 
 class AskTelemetry(CyclicBehaviour):

@@ -35,7 +35,7 @@ from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_ta
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, atomic_write_json
 from bdi_rl.store import new_run_dir
 from bdi_rl.trace.batch import decode_batch
-from bdi_rl.trace.events import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
+from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import LearnerPlan, Progress, RunResult, _summary, plan_learners, prepare_experiment
 from bdi_rl.xmpp.telemetry import TraceLog

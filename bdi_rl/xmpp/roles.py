@@ -48,7 +48,9 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace.events import RUN_START, RUN_STOP, TELEMETRY_RESTART, TraceFileError, check_trace
+from bdi_rl.trace.errors import TraceFileError
+from bdi_rl.trace.kinds import RUN_START, RUN_STOP, TELEMETRY_RESTART
+from bdi_rl.trace.reading import check_trace
 
 log = logging.getLogger("bdi_rl.xmpp.roles")
 

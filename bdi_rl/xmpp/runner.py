@@ -52,7 +52,9 @@ from bdi_rl.store import (
     atomic_write_json,
     new_run_dir,
 )
-from bdi_rl.trace.events import RUN_RESUME, RUN_START, RUN_STOP, TraceFileError, TraceLevel, check_trace
+from bdi_rl.trace.errors import TraceFileError
+from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP, TraceLevel
+from bdi_rl.trace.reading import check_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.xmpp.society import STOPPED, Society, created_plan_files
@@ -72,10 +74,6 @@ MAX_Q_ENTRIES = 250_000_000
 INTERRUPTED_FLUSH = 5.0
 #: What a stall of a process's agents does (``bdi_rl.xmpp.liveness``): end the run, or warn.
 Stalls = Literal["fail", "warn"]
-
-
-class RunError(RuntimeError):
-    """The run started but could not finish (an agent's mind failed, a server vanished)."""
 
 
 @dataclass

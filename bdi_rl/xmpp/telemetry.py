@@ -34,16 +34,9 @@ from bdi_rl.trace.batch import (
     decode_batch,
     encode_batch,
 )
-from bdi_rl.trace.events import (
-    AGENT_START,
-    AGENT_STOP,
-    EPISODE_END,
-    EVAL,
-    QTABLE_SAVE,
-    TraceFormatError,
-    TraceLevel,
-    check_trace,
-)
+from bdi_rl.trace.errors import TraceFormatError
+from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABLE_SAVE, TraceLevel
+from bdi_rl.trace.reading import check_trace
 from bdi_rl.trace.tracer import Tracer
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
