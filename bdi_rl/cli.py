@@ -471,7 +471,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _check_runs(args.runs)
     # Every check (env, plans, warm starts, resumed trace and tables, XMPP domain) before the
     # viewer listens or a run directory exists.
-    plans = prepare_experiment(spec, resume=args.resume)
+    setups = prepare_experiment(spec, resume=args.resume)
     password = None
     if spec.xmpp.server != "embedded":  # its accounts outlive the run: a password of the user's
         from bdi_rl.xmpp.roles import read_password
@@ -501,7 +501,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 on_progress,
                 resume=args.resume,
                 writer=writer,
-                plans=plans,
+                setups=setups,
                 xmpp_password=password,
                 on_run_dir=on_run_dir,
             ),
@@ -563,14 +563,14 @@ def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, in
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from bdi_rl.xmpp.roles import checked_plans, claim_name, read_password, run_agents
+    from bdi_rl.xmpp.roles import checked_setups, claim_name, read_password, run_agents
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
     password = read_password(args.password_file)
     _check_runs(args.runs)
-    every_plan = checked_plans(spec)  # before a claim takes a name from telemetry
+    every_setup = checked_setups(spec)  # before a claim takes a name from telemetry
     from bdi_rl.xmpp.runtime import event_loop
 
     loop = event_loop()
@@ -578,7 +578,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     if args.claim:
         names = [_until_signalled(loop, claim_name(args.claim, spec, domain, port, password, args.join_timeout))]
     failures = _until_signalled(
-        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_plan)
+        loop, run_agents(spec, names, args.runs, domain, port, password, args.join_timeout, every_setup)
     )
     _print_failures(failures)
     if any(reason == "interrupted" for reason in failures.values()):
@@ -804,7 +804,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
             result = _until_signalled(
                 event_loop(),
-                run_experiment(prepared.spec, args.runs, on_progress, plans=prepared.plans, on_run_dir=on_run_dir),
+                run_experiment(prepared.spec, args.runs, on_progress, setups=prepared.setups, on_run_dir=on_run_dir),
             )
     print_summary(result.summary)
     print(result.run_dir, flush=True)

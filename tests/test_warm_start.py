@@ -181,7 +181,7 @@ def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
 
     from bdi_rl.rl.checkpoint import save_checkpoint
     from bdi_rl.rl.envs import make_env
-    from bdi_rl.xmpp.runner import plan_learners
+    from bdi_rl.xmpp.runner import learner_setups
     from bdi_rl.spec import load_spec
 
     env = make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})
@@ -190,8 +190,8 @@ def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
                                                 "alpha": 0.01})
     spec_path = _spec(tmp_path, "alpha", 10, extra=f'warm_start = "{source}"\n'
                       'learning = { alpha = 0.2, alpha_min = 0.005, alpha_decay = 0.999 }')
-    (plan,) = plan_learners(load_spec(spec_path))
+    (plan,) = learner_setups(load_spec(spec_path))
     assert plan.learner.alpha == 0.01 and plan.learner.config.alpha_min == 0.005
     assert plan.learner.epsilon == 0.05 and np.all(plan.learner.q == 1.0)
-    cold = plan_learners(load_spec(_spec(tmp_path, "cold-alpha", 10)))[0]
+    cold = learner_setups(load_spec(_spec(tmp_path, "cold-alpha", 10)))[0]
     assert cold.learner.alpha == 0.1  # without a warm start: the spec's own schedule

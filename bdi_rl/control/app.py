@@ -64,7 +64,7 @@ from bdi_rl.rl.policyfile import PolicyFileError
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
 from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
 from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
-from bdi_rl.xmpp.runner import plan_learners
+from bdi_rl.xmpp.runner import learner_setups
 
 TOKEN_HEADER = "X-BDI-RL-Token"
 #: Largest request body (an uploaded spec, JSON-escaped, and a few numbers).
@@ -257,7 +257,7 @@ async def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path
 
 def _check_learners(spec: ExperimentSpec) -> None:
     """Every learner's env and warm start, as ``bdi-rl run`` checks them before it starts."""
-    plan_learners(spec)
+    learner_setups(spec)
 
 
 def _in_runs(message: str, runs: Path) -> str:

@@ -37,7 +37,7 @@ from bdi_rl.store import new_run_dir
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.xmpp.runner import LearnerPlan, Progress, RunResult, _summary, plan_learners, prepare_experiment
+from bdi_rl.xmpp.runner import LearnerSetup, Progress, RunResult, _summary, learner_setups, prepare_experiment
 from bdi_rl.xmpp.telemetry import TraceLog
 
 #: Played episodes when ``--episodes`` is not given.
@@ -75,7 +75,7 @@ class PreparedPlay:
     """A play checked whole, ready to run: nothing is written before this exists."""
 
     spec: ExperimentSpec
-    plans: list[Any]
+    setups: list[Any]
     checkpoint: Path
 
 
@@ -84,11 +84,11 @@ def prepare_play(request: PlayRequest) -> PreparedPlay:
     overrides, the state space, the plans): PlayError, SpecError, CheckpointError or
     EnvError, one line each, before anything exists."""
     path, agent, spec_table = _resolve(request)
-    header = load_checkpoint(path).header  # read again (and checked against the env) by plan_learners
+    header = load_checkpoint(path).header  # read again (and checked against the env) by learner_setups
     table = _play_table(request, path, agent, spec_table, header)
     spec = spec_from_table(table, packaged_asl_dir())
-    plans = plan_learners(spec) if request.policy_only else prepare_experiment(spec)
-    return PreparedPlay(spec, plans, path)
+    setups = learner_setups(spec) if request.policy_only else prepare_experiment(spec)
+    return PreparedPlay(spec, setups, path)
 
 
 def _resolve(request: PlayRequest) -> tuple[Path, str, dict[str, Any] | None]:
@@ -273,7 +273,7 @@ def play_policy_only(
     from bdi_rl.crashlog import note_run_dir
 
     spec = prepared.spec
-    (plan,) = [p for p in prepared.plans if isinstance(p, LearnerPlan)]
+    (setup,) = [p for p in prepared.setups if isinstance(p, LearnerSetup)]
     run_dir, writer = new_run_dir(runs, spec.env.id, spec.name, spec.seed, "bdi-rl play --policy-only")
     atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
     note_run_dir(run_dir)
@@ -283,8 +283,8 @@ def play_policy_only(
     run, domain = run_dir.name, spec.xmpp.domain
     log = TraceLog(run_dir / TRACE_FILE, run)
     telemetry = Tracer(run, f"{spec.telemetry.name}@{domain}", TraceLevel.EPISODE)
-    telemetry.emit(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [plan.name]})
-    agent = _loop_agent(spec, plan, run, run_dir, domain)
+    telemetry.emit(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [setup.name]})
+    agent = _loop_agent(spec, setup, run, run_dir, domain)
     tracers = [telemetry, agent.bridge.session.tracer]
     session = agent.bridge.session
     try:
@@ -302,7 +302,7 @@ def play_policy_only(
     tracer.flush_record()
     tracer.emit(AGENT_STOP, {"reason": agent.failure or "finished", "emitted": tracer.seq + 1})
     tracer.close()
-    telemetry.emit(RUN_STOP, {"failures": {f"{plan.name}@{domain}": agent.failure} if agent.failure else {}})
+    telemetry.emit(RUN_STOP, {"failures": {f"{setup.name}@{domain}": agent.failure} if agent.failure else {}})
     _ship(tracers, log)
     log.close()
     summary = _summary(run, spec, [agent], time.time() - started)
@@ -310,38 +310,42 @@ def play_policy_only(
         summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
     writer.release()  # after the summary, as a run does
-    return RunResult(run_dir, summary, {f"{plan.name}@{domain}": agent.failure} if agent.failure else {})
+    return RunResult(run_dir, summary, {f"{setup.name}@{domain}": agent.failure} if agent.failure else {})
 
 
-def _loop_agent(spec: ExperimentSpec, plan: LearnerPlan, run: str, run_dir: Path, domain: str) -> _LoopAgent:
+def _loop_agent(spec: ExperimentSpec, setup: LearnerSetup, run: str, run_dir: Path, domain: str) -> _LoopAgent:
     """The plain loop's learner: a play session with its tracer, its ``agent.start`` traced
     as a learner agent traces it, and the played table announced."""
-    jid = f"{plan.name}@{domain}"
+    jid = f"{setup.name}@{domain}"
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
     percepts = Percepts()
     percepts.mind = _NoMind()
     session = PlaySession(
-        plan.env,
-        plan.learner,
+        setup.env,
+        setup.learner,
         tracer,
         percepts,
-        episodes=plan.episodes,
+        episodes=setup.episodes,
         eval_episodes=0,
-        seed=plan.seed,
-        goals=plan.goals,
+        seed=setup.seed,
+        goals=setup.goals,
         goal_every=spec.env.goal_every,
     )
     table = PlayedTable(
-        session, run_dir / QTABLE_DIR / f"{plan.name}.npz", {}, warm_start=plan.warm_start, task_change=plan.task_change
+        session,
+        run_dir / QTABLE_DIR / f"{setup.name}.npz",
+        {},
+        warm_start=setup.warm_start,
+        task_change=setup.task_change,
     )
-    start: AgentStartData = {"jid": jid, "asl": "", "env": plan.env.env_id, "actions": plan.env.action_names}
-    world = plan.env.world()
+    start: AgentStartData = {"jid": jid, "asl": "", "env": setup.env.env_id, "actions": setup.env.action_names}
+    world = setup.env.world()
     if world is not None:
         start["world"] = world  # type: ignore[typeddict-item]
     tracer.emit(AGENT_START, start)
     session.static_percepts("episode")
     table.announce_warm_start()
-    return _LoopAgent(plan.name, RlBridge(session, table, PolicyCache(session, {}, None, plan.name)))
+    return _LoopAgent(setup.name, RlBridge(session, table, PolicyCache(session, {}, None, setup.name)))
 
 
 def _ship(tracers: list[Tracer], log: TraceLog) -> None:

@@ -22,14 +22,14 @@ import tomli_w
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.bdi.policycache import policy_file
 from bdi_rl.xmpp.runner import (
-    AgentPlan,
-    LearnerPlan,
+    AgentSetup,
+    LearnerSetup,
     check_login,
-    check_plans,
+    check_plan_files,
     connect_world,
     make_agent,
     make_world_agent,
-    plan_agents,
+    agent_setups,
     run_learners,
     run_summary,
     spec_jids,
@@ -335,12 +335,12 @@ async def remove_account(agent: Any, timeout: float = 3.0) -> None:
         )
 
 
-def checked_plans(spec: ExperimentSpec) -> list[AgentPlan]:
+def checked_setups(spec: ExperimentSpec) -> list[AgentSetup]:
     """Every agent's plan, with the whole experiment's plan files checked (whether any agent
     starts is a property of all): before an agent process claims a name or connects."""
-    every_plan = plan_agents(spec)
-    check_plans(every_plan)
-    return every_plan
+    every_setup = agent_setups(spec)
+    check_plan_files(every_setup)
+    return every_setup
 
 
 async def run_agents(
@@ -351,29 +351,29 @@ async def run_agents(
     port: int,
     password: str,
     join_timeout: float = 60.0,
-    every_plan: list[AgentPlan] | None = None,
+    every_setup: list[AgentSetup] | None = None,
 ) -> dict[str, str]:
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures.
-    ``every_plan``: what :func:`checked_plans` returned (made here when None)."""
+    ``every_setup``: what :func:`checked_setups` returned (made here when None)."""
     from bdi_rl.xmpp.agent import join_run
 
-    if every_plan is None:
-        every_plan = checked_plans(spec)
-    plans = [p for p in every_plan if p.name in names or p.group.name in names]
+    if every_setup is None:
+        every_setup = checked_setups(spec)
+    setups = [p for p in every_setup if p.name in names or p.group.name in names]
     world_name = spec.world.name if spec.world is not None else None
-    unknown = set(names) - {p.name for p in plans} - {p.group.name for p in plans} - {world_name}
-    if unknown or not (plans or world_name in names):
+    unknown = set(names) - {p.name for p in setups} - {p.group.name for p in setups} - {world_name}
+    if unknown or not (setups or world_name in names):
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
     world_agent = None
     if world_name in names:
-        world_agent = make_world_agent(spec, every_plan, "", domain, port, password, telemetry_jid)
+        world_agent = make_world_agent(spec, every_setup, "", domain, port, password, telemetry_jid)
     shared = world_agent.shared if world_agent is not None else None
     agents = [
-        make_agent(plan, spec, "", runs_dir, domain, port, password, telemetry_jid, shared=shared) for plan in plans
+        make_agent(setup, spec, "", runs_dir, domain, port, password, telemetry_jid, shared=shared) for setup in setups
     ]
     if world_name is not None:
-        connect_world(spec, every_plan, agents, world_agent, domain)
+        connect_world(spec, every_setup, agents, world_agent, domain)
     if world_agent is not None:
         agents.append(world_agent)
     try:
@@ -382,11 +382,11 @@ async def run_agents(
         run = await join_run(agents[0], join_timeout)
         for agent in agents:
             agent.tracer.set_run(run)
-        for agent, plan in zip(agents, plans, strict=False):
-            if isinstance(plan, LearnerPlan):
-                agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{plan.name}.npz"
+        for agent, setup in zip(agents, setups, strict=False):
+            if isinstance(setup, LearnerSetup):
+                agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{setup.name}.npz"
                 agent.bridge.checkpoints.meta["run"] = run
-                agent.bridge.policy_cache.path = policy_file(runs_dir / run, plan.name)
+                agent.bridge.policy_cache.path = policy_file(runs_dir / run, setup.name)
         society = Society(domain, spec_names(spec), agents, reserved=[spec.telemetry.name])
         # peers elsewhere may still wake them: a stall only warns
         return await run_learners(agents, None, stalls="warn", society=society)

@@ -77,7 +77,7 @@ Stalls = Literal["fail", "warn"]
 
 
 @dataclass
-class LearnerPlan:
+class LearnerSetup:
     """Everything one learner needs, built and checked before anything is written."""
 
     name: str
@@ -108,14 +108,14 @@ class LearnerPlan:
 
 
 @dataclass
-class CoordinatorPlan:
+class CoordinatorSetup:
     """A plans-only agent (role ``coordinator``)."""
 
     name: str
     group: AgentGroup
 
 
-AgentPlan = LearnerPlan | CoordinatorPlan
+AgentSetup = LearnerSetup | CoordinatorSetup
 
 
 @dataclass
@@ -135,20 +135,20 @@ class RunResult:
     failures: dict[str, str] = field(default_factory=dict)
 
 
-def plan_agents(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[AgentPlan]:
+def agent_setups(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[AgentSetup]:
     """Every agent of the spec: learners (with env and Q-table) and coordinators.
     ``load_warm_starts`` False: a resumed run starts from its own checkpoints instead."""
-    learners = iter(plan_learners(spec, load_warm_starts))
-    plans: list[AgentPlan] = []
+    learners = iter(learner_setups(spec, load_warm_starts))
+    setups: list[AgentSetup] = []
     for group in spec.agents:
         for name in group.agent_names():
-            plans.append(next(learners) if group.role == "learner" else CoordinatorPlan(name, group))
-    return plans
+            setups.append(next(learners) if group.role == "learner" else CoordinatorSetup(name, group))
+    return setups
 
 
-def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[LearnerPlan]:
+def learner_setups(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[LearnerSetup]:
     """Build every learner's env and Q-table (raises EnvError/SpecError on bad input)."""
-    plans: list[LearnerPlan] = []
+    setups: list[LearnerSetup] = []
     index = q_entries = 0
     seats = world_seats(spec)
     for group in spec.agents:
@@ -199,8 +199,8 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                 learner = QLearner(env.n_states, env.n_actions, learner_config, seed=seed)
                 if checkpoint is not None:
                     learner.load_table(checkpoint.q)
-            plans.append(
-                LearnerPlan(
+            setups.append(
+                LearnerSetup(
                     name,
                     group,
                     index,
@@ -216,7 +216,7 @@ def plan_learners(spec: ExperimentSpec, load_warm_starts: bool = True) -> list[L
                 )
             )
             index += 1
-    return plans
+    return setups
 
 
 def world_seats(spec: ExperimentSpec) -> dict[str, Seat]:
@@ -256,7 +256,7 @@ def world_percepts(seat: Seat, domain: str) -> list[Struct]:
     return [Struct("world_seat", (atom(seat.agent),), PERCEPT), Struct("world_agents", (agents,), PERCEPT)]
 
 
-def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
+def resume_learners(setups: list[AgentSetup], run_dir: Path) -> dict[str, int]:
     """Put each learner back where its latest checkpoint in ``run_dir`` left it (table,
     episodes, env steps, schedules); a learner without one starts from scratch. Returns the
     episode each learner resumes at. SpecError for a checkpoint that cannot be used, or a
@@ -267,23 +267,23 @@ def resume_learners(plans: list[AgentPlan], run_dir: Path) -> dict[str, int]:
     except TraceFileError as exc:
         raise SpecError(f"--resume: {exc}") from None
     resumed: dict[str, int] = {}
-    for plan in plans:
-        if not isinstance(plan, LearnerPlan):
+    for setup in setups:
+        if not isinstance(setup, LearnerSetup):
             continue
-        path = run_dir / QTABLE_DIR / f"{plan.name}.npz"
-        resumed[plan.name] = 0
+        path = run_dir / QTABLE_DIR / f"{setup.name}.npz"
+        resumed[setup.name] = 0
         if not path.exists():
             continue
         try:
             checkpoint = load_checkpoint(path)
-            check_env(checkpoint, plan.env.state_space_signature())
+            check_env(checkpoint, setup.env.state_space_signature())
         except CheckpointError as exc:
             raise SpecError(f"--resume: {exc}") from None
-        learner = plan.learner
+        learner = setup.learner
         learner.restore(checkpoint.q, checkpoint.header.episodes, checkpoint.header.env_steps, checkpoint.epsilon)
-        plan.resumed = checkpoint
-        plan.policies = _cached_policies(run_dir, plan.name, plan.env, "--resume")
-        resumed[plan.name] = learner.episodes
+        setup.resumed = checkpoint
+        setup.policies = _cached_policies(run_dir, setup.name, setup.env, "--resume")
+        resumed[setup.name] = learner.episodes
     return resumed
 
 
@@ -324,11 +324,11 @@ def _cached_policies(source: Path, name: str, env: EnvAdapter, where: str) -> di
         raise SpecError(f"{where}: {exc}") from None
 
 
-def _checking_actions(plan: AgentPlan) -> Actions:
+def _checking_actions(setup: AgentSetup) -> Actions:
     """The action set an agent's plans will see (the runtime's standard ones, ``.send``
     included, and the agent's own), to catch unknown actions before the run."""
     actions = Actions()
-    if isinstance(plan, CoordinatorPlan):
+    if isinstance(setup, CoordinatorSetup):
         actions.add_procedure(".finish", (), lambda: None)
         return actions
     register_signatures(actions)
@@ -420,14 +420,14 @@ def start_beliefs(group: AgentGroup) -> list[Struct]:
     return [parse_literal(text) for text in group.beliefs]
 
 
-def check_plans(plans: list[AgentPlan]) -> None:
+def check_plan_files(setups: list[AgentSetup]) -> None:
     """Refuse, before anything starts, plan files that cannot be parsed or would do nothing,
     and an experiment in which no agent has an initial goal (it would wait forever)."""
     minds: dict[str, Mind] = {}
-    for plan in plans:
-        path = plan.group.asl
+    for setup in setups:
+        path = setup.group.asl
         if path not in minds:
-            minds[path] = mind = check_asl(path, _checking_actions(plan))
+            minds[path] = mind = check_asl(path, _checking_actions(setup))
             if not any(mind.plans.values()):
                 raise AslError(f"{path}: no plans: an agent running it would do nothing")
             _check_created(path, {path})
@@ -497,16 +497,16 @@ def check_xmpp(spec: ExperimentSpec) -> None:
         ) from None
 
 
-def prepare_experiment(spec: ExperimentSpec, resume: Path | None = None) -> list[AgentPlan]:
+def prepare_experiment(spec: ExperimentSpec, resume: Path | None = None) -> list[AgentSetup]:
     """Every check a run makes before it creates anything: envs, warm starts, plan files, the
     XMPP domain and, for ``resume``, the run's trace and checkpoints. Returns the agents'
-    plans (``resume``: with each learner back at its latest checkpoint)."""
-    plans = plan_agents(spec, load_warm_starts=resume is None)
-    check_plans(plans)
+    set-ups (``resume``: with each learner back at its latest checkpoint)."""
+    setups = agent_setups(spec, load_warm_starts=resume is None)
+    check_plan_files(setups)
     check_xmpp(spec)
     if resume is not None:
-        resume_learners(plans, resume)
-    return plans
+        resume_learners(setups, resume)
+    return setups
 
 
 async def run_experiment(
@@ -515,7 +515,7 @@ async def run_experiment(
     on_progress: Callable[[Progress], None] | None = None,
     on_episode: Callable[[EpisodeSession], None] | None = None,
     resume: Path | None = None,
-    plans: list[AgentPlan] | None = None,
+    setups: list[AgentSetup] | None = None,
     xmpp_password: str | None = None,
     on_run_dir: Callable[[Path], None] | None = None,
     writer: RunWriter | None = None,
@@ -524,7 +524,7 @@ async def run_experiment(
 
     ``on_episode`` is called after every training episode of every learner. ``resume``: an
     interrupted run directory to continue (its spec is ``spec``): learners start from their
-    latest checkpoints and the trace goes on where it stopped. ``plans``: what
+    latest checkpoints and the trace goes on where it stopped. ``setups``: what
     :func:`prepare_experiment` returned (it is called when None). ``xmpp_password``: the
     agents' password on an external server (the embedded one gets a random one).
     ``on_run_dir``: called with the run directory as soon as it exists (``bdi-rl serve``
@@ -537,8 +537,8 @@ async def run_experiment(
 
     if resume is not None and writer is None:
         writer = RunWriter.acquire(resume, "bdi-rl run --resume")
-    if plans is None:
-        plans = prepare_experiment(spec, resume)
+    if setups is None:
+        setups = prepare_experiment(spec, resume)
 
     # An external server's accounts outlive a run: it takes the password the user set, agents
     # register themselves, and telemetry logs in once before the run exists. The embedded
@@ -560,9 +560,9 @@ async def run_experiment(
         assert writer is not None
         writer.announce()  # every check passed: the run goes on
         resumed_at = {
-            plan.name: plan.learner.episodes if plan.resumed is not None else 0
-            for plan in plans
-            if isinstance(plan, LearnerPlan)
+            setup.name: setup.learner.episodes if setup.resumed is not None else 0
+            for setup in setups
+            if isinstance(setup, LearnerSetup)
         }
         if not (run_dir / TRACE_FILE).exists():  # stopped before it traced: it starts here
             resumed_at = None
@@ -592,7 +592,7 @@ async def run_experiment(
         await telemetry.start(auto_register=register)
         if resumed_at is None:
             telemetry.record_run_event(
-                RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [p.name for p in plans]}
+                RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [p.name for p in setups]}
             )
         else:  # the point where the trace goes on; readers drop the episodes re-run after it
             telemetry.record_run_event(
@@ -601,7 +601,7 @@ async def run_experiment(
         next_seq = telemetry.trace_log.next_seq  # resumed: each agent's seqs go on gapless
         world_agent = make_world_agent(
             spec,
-            plans,
+            setups,
             run,
             domain,
             port,
@@ -612,7 +612,7 @@ async def run_experiment(
         shared = world_agent.shared if world_agent is not None else None
         agents = [
             make_agent(
-                plan,
+                setup,
                 spec,
                 run,
                 run_dir,
@@ -620,10 +620,10 @@ async def run_experiment(
                 port,
                 password,
                 telemetry_jid,
-                first_seq=next_seq.get(f"{plan.name}@{domain}", 0),
+                first_seq=next_seq.get(f"{setup.name}@{domain}", 0),
                 shared=shared,
             )
-            for plan in plans
+            for setup in setups
         ]
         if world_agent is not None:
             agents.append(world_agent)
@@ -677,7 +677,7 @@ async def run_experiment(
 
 
 def make_agent(
-    plan: AgentPlan,
+    setup: AgentSetup,
     spec: ExperimentSpec,
     run: str,
     run_dir: Path,
@@ -688,12 +688,12 @@ def make_agent(
     first_seq: int = 0,
     shared: SharedWorld | None = None,
 ) -> Any:
-    """A held agent for ``plan`` (released by :func:`run_learners`); its first trace event
+    """A held agent for ``setup`` (released by :func:`run_learners`); its first trace event
     gets ``first_seq`` (a resumed run continues each agent's numbering). ``shared``: the
     world a learner with a seat acts in."""
     from bdi_rl.xmpp.agent import CoordinatorAgent, LearnerAgent
 
-    jid = f"{plan.name}@{domain}"
+    jid = f"{setup.name}@{domain}"
     tracer = Tracer(run, jid, TraceLevel.parse(spec.trace))
     tracer.seq = tracer.acked = first_seq
     common: dict[str, Any] = dict(
@@ -702,52 +702,52 @@ def make_agent(
         flush_seconds=spec.telemetry.flush_seconds,
         port=port,
         hold=True,
-        percepts=team_percepts(spec, plan.name, domain)
-        + (world_percepts(plan.seat, domain) if isinstance(plan, LearnerPlan) and plan.seat is not None else []),
+        percepts=team_percepts(spec, setup.name, domain)
+        + (world_percepts(setup.seat, domain) if isinstance(setup, LearnerSetup) and setup.seat is not None else []),
         achieve_from=_shared_jid_set(trusted_jids(spec, domain)),
-        beliefs=start_beliefs(plan.group) + (as_beliefs(plan.policies) if isinstance(plan, LearnerPlan) else []),
-        cycle=plan.group.reasoning_cycle(),
+        beliefs=start_beliefs(setup.group) + (as_beliefs(setup.policies) if isinstance(setup, LearnerSetup) else []),
+        cycle=setup.group.reasoning_cycle(),
     )
-    if isinstance(plan, CoordinatorPlan):
-        return CoordinatorAgent(jid, password, plan.group.asl, **common)
+    if isinstance(setup, CoordinatorSetup):
+        return CoordinatorAgent(jid, password, setup.group.asl, **common)
     playing = spec.play is not None  # an evaluation (bdi-rl play): greedy, nothing learned or saved
     session = (PlaySession if playing else EpisodeSession)(
-        plan.env,
-        plan.learner,
+        setup.env,
+        setup.learner,
         tracer,
         Percepts(),
-        episodes=plan.episodes,
+        episodes=setup.episodes,
         eval_episodes=spec.eval_episodes,
         eval_every=spec.eval_every,
-        seed=plan.seed,
-        goals=plan.goals,
+        seed=setup.seed,
+        goals=setup.goals,
         goal_every=spec.env.goal_every,
     )
     checkpoints = (PlayedTable if playing else CheckpointSchedule)(
         session,
-        run_dir / QTABLE_DIR / f"{plan.name}.npz",
-        checkpoint_meta(plan, spec, run),
+        run_dir / QTABLE_DIR / f"{setup.name}.npz",
+        checkpoint_meta(setup, spec, run),
         every=spec.checkpoint_every,
-        warm_start=plan.warm_start,
-        prior_episodes=plan.prior_episodes,
+        warm_start=setup.warm_start,
+        prior_episodes=setup.prior_episodes,
         after_trace=True,
-        task_change=plan.task_change,
+        task_change=setup.task_change,
     )
     bridge = RlBridge(
-        session, checkpoints, PolicyCache(session, plan.policies, policy_file(run_dir, plan.name), plan.name)
+        session, checkpoints, PolicyCache(session, setup.policies, policy_file(run_dir, setup.name), setup.name)
     )
     seat = None
-    if plan.seat is not None:
-        seat = SeatClient(plan.seat, session)
+    if setup.seat is not None:
+        seat = SeatClient(setup.seat, session)
         if shared is not None:  # the world lives in this process: no messages between them
             seat.port = shared
-            shared.seat(plan.seat.agent, plan.name, seat)
-    return LearnerAgent(jid, password, plan.group.asl, bridge=bridge, mode=plan.group.mode, seat=seat, **common)
+            shared.seat(setup.seat.agent, setup.name, seat)
+    return LearnerAgent(jid, password, setup.group.asl, bridge=bridge, mode=setup.group.mode, seat=seat, **common)
 
 
 def make_world_agent(
     spec: ExperimentSpec,
-    plans: list[AgentPlan],
+    setups: list[AgentSetup],
     run: str,
     domain: str,
     port: int,
@@ -759,7 +759,7 @@ def make_world_agent(
     world the seated learners step together, and traces every joint step."""
     from bdi_rl.xmpp.agent import WorldAgent
 
-    seats = [plan.seat for plan in plans if isinstance(plan, LearnerPlan) and plan.seat is not None]
+    seats = [setup.seat for setup in setups if isinstance(setup, LearnerSetup) and setup.seat is not None]
     if spec.world is None or not seats:
         return None
     jid = f"{spec.world.name}@{domain}"
@@ -832,7 +832,7 @@ def created_agents(
 
 
 def connect_world(
-    spec: ExperimentSpec, every_plan: list[AgentPlan], agents: list[Any], world_agent: Any, domain: str
+    spec: ExperimentSpec, every_setup: list[AgentSetup], agents: list[Any], world_agent: Any, domain: str
 ) -> None:
     """Across processes: the seated learners of ``agents`` reach a world agent elsewhere over
     XMPP; the world agent here (if any) reaches the seats whose agents run elsewhere."""
@@ -848,9 +848,9 @@ def connect_world(
                 agent.world_bounced = port.bounced
         return
     seat_jids = {
-        plan.seat.agent: f"{plan.name}@{domain}"
-        for plan in every_plan
-        if isinstance(plan, LearnerPlan) and plan.seat is not None
+        setup.seat.agent: f"{setup.name}@{domain}"
+        for setup in every_setup
+        if isinstance(setup, LearnerSetup) and setup.seat is not None
     }
     remote = {seat: jid for seat, jid in seat_jids.items() if jid.split("@", 1)[0] not in here}
     host_remote_seats(world_agent, world_agent.shared, remote, seat_jids, spec.world.offline_grace_ms / 1000.0)
@@ -861,20 +861,20 @@ def spec_hash(spec: ExperimentSpec) -> str:
     return "sha256:" + hashlib.sha256(tomli_w.dumps(spec.to_dict()).encode()).hexdigest()
 
 
-def checkpoint_meta(plan: LearnerPlan, spec: ExperimentSpec, run: str) -> dict[str, Any]:
+def checkpoint_meta(setup: LearnerSetup, spec: ExperimentSpec, run: str) -> dict[str, Any]:
     """What every checkpoint of this learner records besides its progress."""
-    warm = plan.warm_start
-    if plan.resumed is not None:  # the lineage of the table it resumes
-        lineage = plan.resumed.lineage
+    warm = setup.warm_start
+    if setup.resumed is not None:  # the lineage of the table it resumes
+        lineage = setup.resumed.lineage
     else:
         lineage = None if warm is None else warm.as_warm_start()
     return {
-        "agent": plan.name,
+        "agent": setup.name,
         "run": run,
-        "env": plan.env.state_space_signature(),
-        "env_kwargs": plan.env.kwargs,
-        "max_episode_steps": plan.env.max_episode_steps,
-        "learning": dataclasses.asdict(plan.learner.config),
+        "env": setup.env.state_space_signature(),
+        "env_kwargs": setup.env.kwargs,
+        "max_episode_steps": setup.env.max_episode_steps,
+        "learning": dataclasses.asdict(setup.learner.config),
         "spec_hash": spec_hash(spec),
         "warm_start": lineage,
     }
