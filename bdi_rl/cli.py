@@ -445,7 +445,8 @@ def _check_runs(runs: Path, must_exist: bool = False) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
     from bdi_rl.xmpp.liveness import STALLED, stall_line
-    from bdi_rl.xmpp.runner import prepare_experiment, run_experiment
+    from bdi_rl.xmpp.runner import run_experiment
+    from bdi_rl.xmpp.setup import prepare_experiment
     from bdi_rl.spec import load_spec, resolve_spec_path
 
     writer = None

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bdi_rl.xmpp.runner import Progress as RunProgress
+from bdi_rl.xmpp.waiting import Progress as RunProgress
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import MAX_TEXT_CHARS, TraceLevel, clip_text
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.xmpp.roles import summary_from_trace
+from bdi_rl.xmpp.summary import summary_from_trace
 from bdi_rl.xmpp.telemetry import TraceLog
 
 

@@ -268,7 +268,7 @@ def _load_and_read(data: bytes) -> Checkpoint | None:
     from bdi_rl.readers.qgrid import QGridError, grid_of
     from bdi_rl.rl.qlearning import LearningConfig
     from bdi_rl.readers.qtables import show
-    from bdi_rl.xmpp.runner import _continue_alpha
+    from bdi_rl.xmpp.setup import _continue_alpha
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "learner.npz"

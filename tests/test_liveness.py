@@ -22,7 +22,7 @@ import pytest
 
 from bdi_rl.trace.kinds import WORLD_LATE
 from bdi_rl.trace.reading import read_trace
-from bdi_rl.xmpp import runner
+from bdi_rl.xmpp import waiting as xmpp_waiting
 from bdi_rl.xmpp.liveness import Stall, StallWatch, stall_line
 from tests.conftest import ASL, MINIMAL_SPEC, run_cli
 
@@ -180,7 +180,7 @@ asl = "boss.asl"
     summary = json.loads((run_dir / "summary.json").read_text())["agents"]
     assert summary["learner"]["eval"]["episodes"] == 3000 and "failure" not in summary["boss"]
     [evaluation] = [e["data"] for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == "eval"]
-    assert evaluation["seconds"] > runner.STALL_SECONDS  # the cycle outlasted the watch's quiet period
+    assert evaluation["seconds"] > xmpp_waiting.STALL_SECONDS  # the cycle outlasted the watch's quiet period
 
 
 # -- the watch itself -----------------------------------------------------------------------------
@@ -244,10 +244,10 @@ async def test_an_agent_process_warns_with_back_off_and_never_fails(monkeypatch,
     """``bdi-rl agent`` cannot see its peers: an idle learner may be waiting for a coordinator
     elsewhere, so a stall is logged (each agent, what it waits for, the next warning's
     delay, growing) and never turned into a failure."""
-    monkeypatch.setattr(runner, "IDLE_WARNING_FIRST", 0.2)
+    monkeypatch.setattr(xmpp_waiting, "IDLE_WARNING_FIRST", 0.2)
     learner = Quiet("learner-1", "no intention left, .rl_finish never called")
-    waiting = asyncio.ensure_future(runner._wait_for_learners([learner], None, "warn"))
-    with caplog.at_level(logging.WARNING, logger="bdi_rl.xmpp.runner"):
+    waiting = asyncio.ensure_future(xmpp_waiting._wait_for_learners([learner], None, "warn"))
+    with caplog.at_level(logging.WARNING, logger="bdi_rl.xmpp.waiting"):
         await asyncio.sleep(2.0)
         assert not waiting.done() and learner.failure is None
         learner.done.set()
@@ -262,7 +262,7 @@ async def test_an_agent_process_warns_with_back_off_and_never_fails(monkeypatch,
 async def test_bdi_rl_run_ends_a_stall_and_names_what_each_agent_waits_for() -> None:
     first, second = Quiet("a"), Quiet("b", "waits for {+go/0} (.wait)")
     began = time.monotonic()
-    await asyncio.wait_for(runner._wait_for_learners([first, second], None, "fail"), 10)
-    assert runner.STALL_SECONDS <= time.monotonic() - began < runner.STALL_SECONDS + 2
+    await asyncio.wait_for(xmpp_waiting._wait_for_learners([first, second], None, "fail"), 10)
+    assert xmpp_waiting.STALL_SECONDS <= time.monotonic() - began < xmpp_waiting.STALL_SECONDS + 2
     assert (first.failure, second.failure) == (
         "stalled: no intention left, .rl_finish never called", "stalled: waits for {+go/0} (.wait)")

@@ -216,7 +216,7 @@ def test_a_crash_during_a_run_leaves_its_traceback_in_the_run(tmp_path, capsys, 
     def broken(*_: object, **__: object) -> None:
         raise KeyError("injected fault")
 
-    monkeypatch.setattr(bdi_rl.xmpp.runner, "_summary", broken)
+    monkeypatch.setattr(bdi_rl.xmpp.runner, "agents_summary", broken)
     (tmp_path / "spec.toml").write_text(MINIMAL_SPEC)
     runs = tmp_path / "runs"
     status = bdi_rl_main(["run", str(tmp_path / "spec.toml"), "--runs", str(runs), "--no-progress"])

@@ -27,7 +27,7 @@ import slixmpp
 from slixmpp.exceptions import IqError, IqTimeout
 
 from bdi_rl.xmpp.agent import PERCEIVED
-from bdi_rl.xmpp.runner import team_percepts, trusted_jids
+from bdi_rl.xmpp.wiring import team_percepts, trusted_jids
 from bdi_rl.spec import load_spec
 from bdi_rl.trace.steps import expanded
 from tests.conftest import ROOT, run_cli

@@ -181,7 +181,7 @@ def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
 
     from bdi_rl.rl.checkpoint import save_checkpoint
     from bdi_rl.rl.envs import make_env
-    from bdi_rl.xmpp.runner import learner_setups
+    from bdi_rl.xmpp.setup import learner_setups
     from bdi_rl.spec import load_spec
 
     env = make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})

@@ -24,7 +24,7 @@ from bdi_rl.spec import SpecError, load_spec
 from bdi_rl.trace.kinds import WORLD_LATE, WORLD_STEP, TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.xmpp.runner import prepare_experiment
+from bdi_rl.xmpp.setup import prepare_experiment
 from tests.conftest import line_seqs, run_cli, run_named
 from tests.test_processes import _assert_every_event_once as assert_every_event_once
 from tests.test_processes import across_processes

@@ -64,7 +64,7 @@ from bdi_rl.rl.policyfile import PolicyFileError
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
 from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
 from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
-from bdi_rl.xmpp.runner import learner_setups
+from bdi_rl.xmpp.setup import learner_setups
 
 TOKEN_HEADER = "X-BDI-RL-Token"
 #: Largest request body (an uploaded spec, JSON-escaped, and a few numbers).

@@ -37,7 +37,10 @@ from bdi_rl.store import new_run_dir
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.xmpp.runner import LearnerSetup, Progress, RunResult, _summary, learner_setups, prepare_experiment
+from bdi_rl.xmpp.runner import RunResult
+from bdi_rl.xmpp.setup import LearnerSetup, learner_setups, prepare_experiment
+from bdi_rl.xmpp.summary import agents_summary
+from bdi_rl.xmpp.waiting import Progress
 from bdi_rl.xmpp.telemetry import TraceLog
 
 #: Played episodes when ``--episodes`` is not given.
@@ -305,7 +308,7 @@ def play_policy_only(
     telemetry.emit(RUN_STOP, {"failures": {f"{setup.name}@{domain}": agent.failure} if agent.failure else {}})
     _ship(tracers, log)
     log.close()
-    summary = _summary(run, spec, [agent], time.time() - started)
+    summary = agents_summary(run, spec, [agent], time.time() - started)
     if agent.failure == "interrupted":
         summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)

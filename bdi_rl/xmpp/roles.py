@@ -20,26 +20,14 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
-from bdi_rl.bdi.policycache import policy_file
-from bdi_rl.xmpp.runner import (
-    AgentSetup,
-    LearnerSetup,
-    check_login,
-    check_plan_files,
-    connect_world,
-    make_agent,
-    make_world_agent,
-    agent_setups,
-    run_learners,
-    run_summary,
-    spec_jids,
-    spec_names,
-    wait_for_server,
-)
-from bdi_rl.xmpp.society import Society, is_clean_stop
+from bdi_rl.xmpp.connect import check_login, wait_for_server
+from bdi_rl.xmpp.setup import AgentSetup, agent_setups, check_plan_files
+from bdi_rl.xmpp.society import Society
+from bdi_rl.xmpp.summary import stop_reason, summary_from_trace
+from bdi_rl.xmpp.waiting import run_learners
+from bdi_rl.xmpp.wiring import Wiring, connect_world, enter_run, make_agents, spec_jids, spec_names
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import (
-    QTABLE_DIR,
     SPEC_FILE,
     SUMMARY_FILE,
     TRACE_FILE,
@@ -220,60 +208,6 @@ class MissingAgents:
             )
 
 
-def stop_reason(stats: Any, unstopped: str = "interrupted") -> str:
-    """Why an agent stopped, from its ``agent.stop`` event (``finished``, ``interrupted``, a
-    failure), or why it has none: it never started, or ``unstopped`` (why telemetry stopped
-    before it did)."""
-    if stats is None:
-        return "never started"
-    if stats.stop is None:
-        return unstopped
-    return str(stats.stop.get("reason") or "finished")
-
-
-def summary_from_trace(
-    run: str,
-    spec: ExperimentSpec,
-    stats: dict[str, Any],
-    agents: list[str],
-    wall: float,
-    unstopped: str = "interrupted",
-) -> dict[str, Any]:
-    """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events; an agent
-    that never started or has not stopped is named with its reason (:func:`stop_reason`)."""
-    from bdi_rl.xmpp.agent import world_summary
-    from bdi_rl.xmpp.telemetry import AgentStats
-
-    per_agent: dict[str, Any] = {}
-    coordinators = set(spec.agent_names("coordinator"))
-    steps, train_seconds = 0, 0.0
-    for jid in agents:
-        name = jid.split("@", 1)[0]
-        s = stats.get(jid) or AgentStats()
-        reason = stop_reason(stats.get(jid), unstopped)
-        if reason == "finished":
-            failure = {}
-        elif is_clean_stop(reason):  # .kill_agent, .stopMAS
-            failure = {"stopped": reason}
-        else:
-            failure = {"failure": reason}
-        steps += s.life_env_steps  # the steps of train_seconds: a resumed run's last part
-        train_seconds = max(train_seconds, s.train_seconds)
-        if name in coordinators:
-            per_agent[name] = {"role": "coordinator", **failure}
-            continue
-        if spec.world is not None and name == spec.world.name:
-            per_agent[spec.world.name] = {**world_summary(s.stop or {}), **failure}
-            continue
-        entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
-        if s.stop and s.stop.get("replayed_steps"):
-            entry["replayed_steps"] = s.stop["replayed_steps"]
-        if s.eval is not None:
-            entry["eval"] = s.eval
-        per_agent[name] = {**entry, **failure}
-    return run_summary(run, spec, per_agent, steps, train_seconds, wall)
-
-
 async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, password: str, timeout: float) -> str:
     """Ask telemetry for an unclaimed agent name of ``group`` (one per container when scaled).
 
@@ -354,39 +288,29 @@ async def run_agents(
     every_setup: list[AgentSetup] | None = None,
 ) -> dict[str, str]:
     """Run the named agents (or groups) of ``spec`` in this process; returns their failures.
-    ``every_setup``: what :func:`checked_setups` returned (made here when None)."""
+    ``every_setup``: what :func:`checked_setups` returned (made here when None).
+
+    The agents are made as ``bdi-rl run`` makes them (``bdi_rl.xmpp.wiring``), before the run
+    is known: once the first has started it asks telemetry for the run, and all of them
+    enter it."""
     from bdi_rl.xmpp.agent import join_run
 
     if every_setup is None:
         every_setup = checked_setups(spec)
-    setups = [p for p in every_setup if p.name in names or p.group.name in names]
+    setups = [s for s in every_setup if s.name in names or s.group.name in names]
     world_name = spec.world.name if spec.world is not None else None
-    unknown = set(names) - {p.name for p in setups} - {p.group.name for p in setups} - {world_name}
+    unknown = set(names) - {s.name for s in setups} - {s.group.name for s in setups} - {world_name}
     if unknown or not (setups or world_name in names):
         raise SpecError(f"--name {', '.join(sorted(unknown or names))}: no such agent or group in the spec")
-    telemetry_jid = f"{spec.telemetry.name}@{domain}"
-    world_agent = None
-    if world_name in names:
-        world_agent = make_world_agent(spec, every_setup, "", domain, port, password, telemetry_jid)
-    shared = world_agent.shared if world_agent is not None else None
-    agents = [
-        make_agent(setup, spec, "", runs_dir, domain, port, password, telemetry_jid, shared=shared) for setup in setups
-    ]
+    wiring = Wiring(spec, "", runs_dir, domain, port, password, register=True)
+    agents = make_agents(wiring, setups, every_setup, host_world=world_name in names)
     if world_name is not None:
-        connect_world(spec, every_setup, agents, world_agent, domain)
-    if world_agent is not None:
-        agents.append(world_agent)
+        connect_world(wiring, every_setup, agents)
     try:
         await wait_for_server(domain, port)
         await asyncio.gather(*(agent.start(auto_register=True) for agent in agents))
         run = await join_run(agents[0], join_timeout)
-        for agent in agents:
-            agent.tracer.set_run(run)
-        for agent, setup in zip(agents, setups, strict=False):
-            if isinstance(setup, LearnerSetup):
-                agent.bridge.checkpoints.path = runs_dir / run / QTABLE_DIR / f"{setup.name}.npz"
-                agent.bridge.checkpoints.meta["run"] = run
-                agent.bridge.policy_cache.path = policy_file(runs_dir / run, setup.name)
+        enter_run(agents, run, runs_dir / run)
         society = Society(domain, spec_names(spec), agents, reserved=[spec.telemetry.name])
         # peers elsewhere may still wake them: a stall only warns
         return await run_learners(agents, None, stalls="warn", society=society)
