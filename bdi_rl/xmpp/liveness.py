@@ -11,7 +11,7 @@ answer to askOne from bob@localhost", "waits for player-2's .rl_reset").
 What a stall means depends on what the process can see:
 
 - ``bdi-rl run`` holds every agent of the experiment, so a stall is final: the run ends as a
-  failure within :data:`STALL_SECONDS` (``runner._wait_for_learners``), unless the spec lets
+  failure within :data:`STALL_SECONDS` (``waiting._wait_for_learners``), unless the spec lets
   outside clients in (``[xmpp] trust``), who may still speak: then it warns, as below.
 - An agent process (``bdi-rl agent``) sees only its own agents; a message from another
   process (a coordinator's ``achieve``, a teammate's answer) may still wake them, so it
