@@ -89,9 +89,9 @@ async def run_experiment(
         failures = live.interrupted_in_start_up()
     finally:
         await live.stop()
-    write_summary(spec, run_dir, live, time.time() - started, resumed_at)
+    summary = write_summary(spec, run_dir, live, time.time() - started, resumed_at)
     writer.release()  # after the summary: a reader never finds neither a writer nor a summary
-    return RunResult(run_dir, live.summary, failures)
+    return RunResult(run_dir, summary, failures)
 
 
 async def reach_external_server(spec: ExperimentSpec, password: str) -> None:
@@ -141,8 +141,7 @@ def open_run_dir(
 
 @dataclass
 class LiveRun:
-    """What a run has started so far, stopped again in :meth:`stop` however the run ends,
-    and what the summary is made of."""
+    """What a run has started so far, stopped again in :meth:`stop` however the run ends."""
 
     server: EmbeddedXmppServer | None = None
     telemetry: TelemetryAgent | None = None
@@ -151,7 +150,6 @@ class LiveRun:
     released: bool = False
     """the agents were released: from then on they are stopped by run_learners"""
     stopped_in_start_up: bool = False
-    summary: dict[str, Any] = field(default_factory=dict)
 
     def interrupted_in_start_up(self) -> dict[str, str]:
         """Ctrl-C before the learners were released: nothing was learned, but the new run
@@ -275,13 +273,13 @@ def trace_failure(telemetry: TelemetryAgent) -> str | None:
 
 def write_summary(
     spec: ExperimentSpec, run_dir: Path, live: LiveRun, wall: float, resumed_at: dict[str, int] | None
-) -> None:
-    """``summary.json`` from the stopped agents (``live.summary``): a resumed run's says where
-    each learner resumed, an interrupted one's that it was."""
+) -> dict[str, Any]:
+    """``summary.json`` from the stopped agents: a resumed run's says where each learner
+    resumed, an interrupted one's that it was. Returns what it wrote."""
     summary = agents_summary(run_dir.name, spec, live.agents, wall)
     if resumed_at is not None:
         summary["resumed"] = resumed_summary(resumed_at, live.agents)
     if live.stopped_in_start_up or any(agent.failure == "interrupted" for agent in live.agents):
         summary["interrupted"] = True
     atomic_write_json(run_dir / SUMMARY_FILE, summary)
-    live.summary = summary
+    return summary
