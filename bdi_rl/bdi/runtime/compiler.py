@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.body import BodyCompiler, lit_text
+from bdi_rl.bdi.runtime.body import BodyCompiler
+from bdi_rl.bdi.runtime.sourcetext import lit_text
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.rules import CompiledRule
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct

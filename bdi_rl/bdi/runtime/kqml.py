@@ -20,10 +20,9 @@ from bdi_rl.bdi.runtime.planlibrary import (
     relevant_plans,
     remove_plans,
 )
-from bdi_rl.bdi.runtime.planterms import trigger_of
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_TEST
+from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.agent import Agent

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import FREE, JUMP, Frame
-from bdi_rl.bdi.runtime.body import jason_stmt
-from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, trigger_of, value_expr
+from bdi_rl.bdi.runtime.sourcetext import jason_stmt
+from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, value_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib import standard
 from bdi_rl.bdi.runtime.terms import (
@@ -29,7 +29,7 @@ from bdi_rl.bdi.runtime.terms import (
     source,
     undo,
 )
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_of
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.arith import OPERATORS
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
 from bdi_rl.bdi.runtime.functions import FUNCTIONS, is_function
+from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_variables
 from bdi_rl.bdi.runtime.terms import (
     UNBOUND,
     LVar,
@@ -238,10 +239,46 @@ class TermCompiler:
         if isinstance(node, s.UnOp):
             return self.struct(node.op, (node.operand,), ())
         if isinstance(node, (s.TriggerExpr, s.PlanTermExpr)):
-            from bdi_rl.bdi.runtime.planterms import plan_term_code
-
-            return plan_term_code(self, node)
+            return self.plan_term(node)
         raise self.error(node, f"not a term: {node!r}")
+
+    def plan_term(self, node: s.TriggerExpr | s.PlanTermExpr) -> Code:
+        """A ``{...}`` term compiled in the enclosing clause (its variables are the clause's)."""
+        if isinstance(node, s.TriggerExpr):
+            literal = self.term(node.literal)
+            op, kind = node.op, node.kind
+
+            def build_trigger(env: Env) -> Any:
+                return TriggerTerm(op, kind, literal.build(env))
+
+            def match_trigger(value: Any, env: Env, trail: list | None) -> bool:
+                value = deref(value)
+                if type(value) is LVar:
+                    return unify(value, build_trigger(env), trail)
+                return (
+                    type(value) is TriggerTerm
+                    and value.op == op
+                    and value.kind == kind
+                    and literal.match(value.literal, env, trail)
+                )
+
+            return Code(build_trigger, match_trigger)
+        plan = node.plan
+        names = sorted(plan_variables(plan))
+        slots = [(name, self.term(s.Var(name)).build) for name in names]
+
+        def build_plan(env: Env) -> Any:
+            values = []
+            for name, build in slots:
+                v = resolve(build(env))
+                if type(v) is not LVar:
+                    values.append((name, v))
+            return PlanTerm(plan, tuple(values))
+
+        def match_plan(value: Any, env: Env, trail: list | None) -> bool:
+            return unify(build_plan(env), value, trail)
+
+        return Code(build_plan, match_plan)
 
     def annot_codes(self, lit: s.Lit) -> list[Code]:
         """A literal's annotation patterns; with a tail (``b[a|R]``) the last is a TailCode."""
