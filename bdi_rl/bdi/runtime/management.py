@@ -43,7 +43,7 @@ from bdi_rl.bdi.runtime.failure import find_failure_target
 from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.planlibrary import im_term
-from bdi_rl.bdi.runtime.stdlib import standard
+from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     Struct,
     atom,

@@ -17,7 +17,7 @@ from bdi_rl.bdi.runtime.intention import FREE, JUMP, Frame
 from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, value_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import standard
+from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     SELF,
     UNBOUND,

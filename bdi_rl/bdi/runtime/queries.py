@@ -17,7 +17,7 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
 from bdi_rl.bdi.runtime.rules import solve_rules
-from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str, unify, unify_annots, undo
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TailCode, TermCompiler, solve_annots
 
 if TYPE_CHECKING:
@@ -139,8 +139,6 @@ def _entries(ag: Any, key: tuple[str, int], group: dict) -> list[Any]:
 
 
 def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
-    from bdi_rl.bdi.runtime.terms import unify_annots
-
     return unify_annots(pattern, annots, trail)
 
 
