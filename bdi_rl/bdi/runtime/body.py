@@ -32,7 +32,7 @@ from bdi_rl.bdi.runtime.control import (
     while_goal,
 )
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.intention import BELIEF, DEED, FREE, JUMP
+from bdi_rl.bdi.runtime.instructions import BELIEF, DEED, FREE, JUMP
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import expr_text, jason_text

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
-from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
