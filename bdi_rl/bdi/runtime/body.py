@@ -163,7 +163,7 @@ class BodyCompiler:
             if query.body is not None:
                 self.emit(query.body, line)
                 return
-            self.emit(_formula_instr(query, expr), line)
+            self.emit(formula_instr(query, expr), line)
             return
         if not isinstance(expr, (s.Lit, s.Var)) or isinstance(expr, s.Lit) and expr.functor.startswith("."):
             raise tc.error(expr, f"{op} needs a literal")
@@ -433,7 +433,9 @@ class BodyCompiler:
         self.place(end)
 
 
-def _formula_instr(query: Query, expr: Any) -> Callable:
+def formula_instr(query: Query, expr: Any) -> Callable:
+    """A formula as a body statement (a deed): false, it fails the plan with the query's
+    failure kind and ``<formula> failed`` (an internal action's statement too: stdlib_core)."""
     first = query.first
     kind = query.failure
     text = expr_text(expr)

@@ -14,7 +14,7 @@ import functools
 from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.body import _formula_instr
+from bdi_rl.bdi.runtime.body import formula_instr
 from bdi_rl.bdi.runtime.errors import AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, deref, resolve, term_str, undo
@@ -54,7 +54,7 @@ def standard(name: str, *arities: int, context: bool = True) -> Callable[[Builti
 
 def in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
     """``query`` whose exceptions make it false, with its statement (``body``) unchanged."""
-    statement = _formula_instr(query, node)
+    statement = formula_instr(query, node)
     if not context:
         return Query(_never, body=statement, failure=query.failure)
     first, solve, then = query.first, query.solve, query.then
