@@ -36,8 +36,6 @@ _.initial_goal
 _.label_name
 _.label_anonymous
 _.body_part
-# Dead, and deleted on the runtime's branch of issue 29 (that area's own): drop this line with it.
-_.with_annots
 
 # -- fields read by name, not as attributes ------------------------------------------------------
 verified  # readers/library.py's CheckpointEntry: sent as JSON (asdict), read as entry["verified"]

@@ -212,6 +212,15 @@ SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "t
                 "test_warm_start", "test_world_browser", "test_compose_run"}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier (``-m "not slow"``) tries a fifth of each fuzz test's examples
+    (tests/fuzzing.py); a whole run tries them all."""
+    from tests import fuzzing
+
+    if "not slow" in (config.getoption("markexpr", "") or ""):
+        fuzzing.SHARE[0] = 0.2
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow tier, so that ``pytest -m "not slow"`` is the fast one (README)."""
     for item in items:

@@ -17,6 +17,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 import numpy as np
 import orjson
 from hypothesis import HealthCheck, given, settings
+
+from tests.fuzzing import examples
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -31,7 +33,7 @@ from bdi_rl.trace.tracer import Tracer
 from bdi_rl.bdi.runtime.terms import Struct, atom
 from bdi_rl.bdi.wire import WireError, format_literal, parse_literal
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 atoms = st.from_regex(r"[a-z][A-Za-z0-9_]{0,8}", fullmatch=True).filter(lambda a: a != "not")  # a keyword
 numbers = st.one_of(st.integers(-10**9, 10**9),
@@ -184,7 +186,7 @@ def test_any_text_is_a_batch_or_a_trace_format_error(body):
 # Whatever a .npz holds (any bytes, any arrays, any metadata JSON), load_checkpoint gives a
 # checked Checkpoint or one line of CheckpointError; and what it gives, every reader can show.
 
-CHECKPOINT_FUZZ = settings(max_examples=100, deadline=None,
+CHECKPOINT_FUZZ = settings(max_examples=examples(100), deadline=None,
                            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 _FROZEN = make_env("FrozenLake-v1", {"map_name": "4x4"})
 _SIGNATURE = _FROZEN.state_space_signature()

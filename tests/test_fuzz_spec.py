@@ -9,11 +9,13 @@ from pathlib import Path
 
 import tomli_w
 from hypothesis import HealthCheck, given, settings
+
+from tests.fuzzing import examples
 from hypothesis import strategies as st
 
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec, parse_spec
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 VALID: dict = tomllib.loads("""
 name = "fuzz"
@@ -97,7 +99,7 @@ def test_a_valid_spec_with_one_value_changed_is_a_spec_or_one_line(data):
     _answers(spec)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.binary(max_size=400), st.text(max_size=400).map(str.encode),
                  st.just(("x = " + "[" * 3000 + "]" * 3000).encode())))

@@ -16,7 +16,7 @@ import pytest
 
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
-from bdi_rl.bdi.runtime.planterms import PlanTerm, plan_of, term_of, trigger_of
+from bdi_rl.bdi.runtime.planterms import PlanTerm, plan_of, term_of
 from bdi_rl.bdi.runtime.terms import (
     ORDER_KEY,
     LVar,
@@ -27,7 +27,7 @@ from bdi_rl.bdi.runtime.terms import (
     term_str,
     unify,
 )
-from bdi_rl.bdi.runtime.triggers import ADD_ACH
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, trigger_of
 from bdi_rl.bdi.text import term_text
 from bdi_rl.bdi.wire import format_literal, parse_literal
 

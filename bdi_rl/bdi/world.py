@@ -82,7 +82,7 @@ from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import resolve
 from bdi_rl.bdi.runtime.unify import TermCompiler

@@ -1,11 +1,33 @@
-"""The agent: its state (belief base, plan library, events, intentions), loading programs,
-and :func:`load_agent`.
+"""The agent: its state (state.py documents each field) and Jason's reasoning cycle composed
+from its steps, each a function in the module of its job, bound here as a method.
 
-Its methods live in the modules of their jobs: Jason's reasoning cycle (jason_cycle.py) or
-the fast one (reasoning.py), failure handling (failure.py), belief changes (believing.py),
-waits (waiting.py), messages (kqml.py), goal, intention and plan management
-(management.py), the host's side (host.py) and tracing (tracing.py); :class:`Agent` (Jason's
-cycle) and :class:`FastAgent` (the fast one) bind them.
+Each rule of Jason's transition system (``TransitionSystem.reasoningCycle`` of Jason 3.2)
+and the function implementing it on each cycle:
+
+==================== ========================================= ===============================================
+Jason's rule         :class:`Agent` (jason_cycle.py)           :class:`FastAgent` (reasoning.py)
+==================== ========================================= ===============================================
+the cycle            ``cycle``: sense, deliberate, act         ``cycle``: messages, events, one intention
+ProcMsg              ``_proc_msg``: one message                ``_process_messages`` (kqml.py): every message
+SelEv                ``_sel_ev``: the atomic intention's       ``_handle_events``: every event
+                     event, else the first
+RelPl, ApplPl,       ``_deliberate`` -> ``_select``            ``_handle_event`` -> ``_select``
+SelAppl              (reasoning.py): the first applicable      (the same)
+                     plan in source order
+AddIM                ``_deliberate`` -> ``_push``: a new       ``_handle_event`` (a new intention),
+                     intention, or on top of the poster's      ``achieve`` (``!g``: on top of its intention now)
+ProcAct              ``_proc_act``: actions that ended         (``_resume_after_action``: back to the queue)
+SelInt               ``_sel_int``: the atomic intention,       in ``cycle``: the atomic intention, else round
+                     else the first                            robin
+ExecInt              ``_exec_int``: one deed                   ``_run``: deeds until it blocks
+ClrInt               ``_clr_int``, ``_frame_done``,            ``_clr_int``, ``_frame_done``
+                     ``_intention_done``
+==================== ========================================= ===============================================
+
+Around the cycle: a deed's failure (failure.py: ``_fail``, ``_handle_failure``), belief
+changes and their events (believing.py), ``.wait`` and held host actions (waiting.py),
+messages (kqml.py), goal, intention and plan management (management.py, planlibrary.py),
+the host's side (host.py) and tracing (tracing.py).
 """
 
 from __future__ import annotations
@@ -17,28 +39,15 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from bdi_rl.bdi.runtime import (
-    believing,
-    failure,
-    host,
-    intention,
-    jason_cycle,
-    kqml,
-    management,  # registers Jason's goal and intention management actions
-    planlibrary,  # noqa: F401 (registers the plan library's actions)
-    reasoning,
-    tracing,
-    waiting,
-)
+from bdi_rl.bdi.runtime import believing, failure, host, jason_cycle, kqml, management, reasoning, tracing, waiting
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.beliefs import BeliefBase
 from bdi_rl.bdi.runtime.compiler import CompiledPlan, Compiler
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
-from bdi_rl.bdi.runtime.host import Host
 from bdi_rl.bdi.runtime.intention import Intention
-from bdi_rl.bdi.runtime.listener import Listener
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.reasoning import SLICE
+from bdi_rl.bdi.runtime.state import AgentState, FastState, Host
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source, term_str
 from bdi_rl.bdi.runtime.triggers import PlanLibrary
@@ -51,7 +60,7 @@ _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
 CYCLE_NAMES = ("jason", "fast")
 
 
-class Agent:
+class Agent(AgentState):
     """An AgentSpeak agent running Jason's reasoning cycle (jason_cycle.py): one deed of one
     intention per cycle. :class:`FastAgent` runs the fast cycle. See failure.py for
     failure; docs/AGENTSPEAK.md for the host's view."""
@@ -70,52 +79,43 @@ class Agent:
         *,
         start: bool = True,
     ) -> None:
+        # the state (state.AgentState documents each field)
         self.name = name
-        self.name_term: Any = atom(name) if _ATOM.fullmatch(name) else name
+        self.name_term = atom(name) if _ATOM.fullmatch(name) else name
         self.random = random.Random()
-        """the stream ``.random`` draws from (a host seeds it for runs that repeat)"""
         self.actions = actions if actions is not None else Actions()
         self.host = host if host is not None else Host()
+        self.listener = None
         self.beliefs = BeliefBase()
-        self.rules: dict[tuple[str, int], list] = {}
-        self.plans: dict[tuple[int, str, int], list[CompiledPlan]] = {}
-        self.events: deque[tuple[int, Struct, Intention | None]] = deque()
-        """(trigger type, value, the intention that waits for it or None: external)"""
-        self.running: deque[Intention] = deque()
-        self.atomic: Intention | None = None
-        self.atomic_event: tuple | None = None
-        """the event an atomic intention waits for: selected before any other"""
-        self.current: Intention | None = None
-        self.selected: tuple | None = None
-        """the event selected in this cycle (Jason's SE)"""
-        self.focus: Intention | None = None
-        """the intention whose belief change is running: its event goes on it (sameFocus)"""
-        self.tasks: list[Intention] = []
-        """intentions to resume at the start of the next cycle (a ``.wait`` that ended)"""
-        self.feedback: list[Intention] = []
-        """intentions whose host action ended (Jason's feedback actions, taken at ProcAct)"""
-        self.suspended_ints: dict[int, Intention] = {}
-        """intentions held by ``.suspend`` (none of them waits for anything else)"""
-        self.suspended_events: list[tuple] = []
-        """events held by ``.suspend`` (Jason's pending events)"""
-        self._int_ids = itertools.count(1)
-        self.inbox: list[tuple] = []
-        self.timers: list[list] = []
-        self.waiters: dict[tuple, list[list]] = {}
-        self.pending_asks: dict[str, tuple] = {}
-        self.held: dict[int, tuple[Intention, str]] = {}
-        """intentions a host action suspended, by id, with what each waits for (waiting.py)"""
-        self.expired_asks: set[str] = set()
-        self.failures: list[dict] = []
+        self.rules = {}
+        self.plans = {}
+        self.events = deque()
+        self.running = deque()
+        self.atomic = None
+        self.atomic_event = None
+        self.current = None
+        self.selected = None
+        self.focus = None
+        self.tasks = []
+        self.feedback = []
+        self.suspended_ints = {}
+        self.suspended_events = []
+        self.held = {}
+        self.failures = []
+        self.inbox = []
+        self.pending_asks = {}
+        self.expired_asks = set()
+        self.timers = []
+        self.waiters = {}
         self.refused = 0
         self.cycles = 0
         self.budget = SLICE
         self.slice = SLICE
         self._seq = itertools.count(1)
+        self._int_ids = itertools.count(1)
         self._plan_count = 0
-        self._cells: dict[str, list] = {}
+        self._cells = {}
         self._compiler = Compiler(self.actions, self._cells, self.FUSE)
-        self.listener: Listener | None = None
         self._program = program
         self.add_program(program, goals=False)
         self._initial_goals = program.goals
@@ -175,46 +175,33 @@ class Agent:
         """An intention, numbered from 1 in this agent as Jason numbers them."""
         return Intention(next(self._int_ids))
 
-    # Methods, each in the module of its job (they call each other through the agent, so a
-    # listener's wrappers, instance attributes shadowing these, see every call).
-    # -- the host's side (host.py) ------------------------------------------------------
-    run = host.run
-    deliver = host.deliver
-    add_percept = host.add_percept
-    remove_percept = host.remove_percept
-    replace_percept = host.replace_percept
-    _replace_percept = host._replace_percept
-    drop_percepts = host.drop_percepts
-    believes = host.believes
-    query = host.query
-    belief_texts = host.belief_texts
-    set_listener = tracing.set_listener
+    # The cycle's steps and the operations around them, each a function in the module of its
+    # job (they call each other through the agent, so a listener's wrappers, instance
+    # attributes shadowing these, see every call). Jason's rules: the module docstring.
     # -- Jason's reasoning cycle (jason_cycle.py) ----------------------------------------
     cycle = jason_cycle.cycle
-    _proc_msg = jason_cycle._proc_msg
-    _sel_ev = jason_cycle._sel_ev
-    _deliberate = jason_cycle._deliberate
-    _tail_call = intention.tail_call
-    _proc_act = jason_cycle._proc_act
-    _sel_int = jason_cycle._sel_int
-    _exec_int = jason_cycle._exec_int
-    _clr_int = jason_cycle._clr_int
-    _intention_done = jason_cycle._intention_done
+    _proc_msg = jason_cycle._proc_msg  # ProcMsg
+    _sel_ev = jason_cycle._sel_ev  # SelEv
+    _deliberate = jason_cycle._deliberate  # RelPl, ApplPl, SelAppl, AddIM
+    _select = reasoning._select  # RelPl, ApplPl, SelAppl (both cycles)
+    _push = jason_cycle._push  # AddIM: a plan on an intention
+    _proc_act = jason_cycle._proc_act  # ProcAct
+    _sel_int = jason_cycle._sel_int  # SelInt
+    _exec_int = jason_cycle._exec_int  # ExecInt
+    _clr_int = jason_cycle._clr_int  # ClrInt
+    _frame_done = jason_cycle._frame_done  # ClrInt: one plan leaves
+    _intention_done = jason_cycle._intention_done  # ClrInt: the intention ends
+    _tail_call = reasoning.tail_call
     _resume_now = jason_cycle._resume_now
     _resume_later = jason_cycle._resume_later
     _resume_after_action = jason_cycle._resume_after_action
     _post_internal = jason_cycle.post_internal
-    _push = jason_cycle._push
-    _frame_done = jason_cycle._frame_done
     achieve = jason_cycle.achieve
     test_goal = jason_cycle.test_goal
-    _handle_failure = jason_cycle._handle_failure
-    # -- what both cycles share (reasoning.py) ------------------------------------------
-    _select = reasoning._select
     post_goal = reasoning.post_goal
     act = reasoning.act
-    intention_term = management.intention_term
     # -- failure (failure.py) -----------------------------------------------------------
+    _handle_failure = jason_cycle._handle_failure
     _fail = failure._fail
     _fail_goal_event = failure._fail_goal_event
     _drop = failure._drop
@@ -254,9 +241,23 @@ class Agent:
     _on_tell_how = kqml._on_tell_how
     _on_untell_how = kqml._on_untell_how
     _on_ask_how = kqml._on_ask_how
+    # -- management (management.py) -----------------------------------------------------
+    intention_term = management.intention_term
+    # -- the host's side (host.py, tracing.py) ------------------------------------------
+    run = host.run
+    deliver = host.deliver
+    add_percept = host.add_percept
+    remove_percept = host.remove_percept
+    replace_percept = host.replace_percept
+    _replace_percept = host._replace_percept
+    drop_percepts = host.drop_percepts
+    believes = host.believes
+    query = host.query
+    belief_texts = host.belief_texts
+    set_listener = tracing.set_listener
 
 
-class FastAgent(Agent):
+class FastAgent(Agent, FastState):
     """An agent running the fast cycle (reasoning.py): an intention runs until it blocks,
     a sub-goal's plan is pushed at once, a belief change's reaction is a new intention.
     Programs whose output depends on how intentions interleave can tell it from Jason's

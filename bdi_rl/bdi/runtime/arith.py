@@ -1,4 +1,5 @@
-"""Arithmetic as Jason does it: the operators on numbers, and arithmetic left as a term.
+"""Arithmetic as Jason does it: the operators on numbers (``terms`` evaluates arithmetic
+left as a term with them; this module knows no terms, so terms can print ``(Y+1)`` evaluated).
 
 Jason's numbers are doubles and its arithmetic never fails: ``1/0`` is ``Infinity``,
 ``0/0`` and ``7 mod 0`` are ``NaN``, an operand that is no number (an atom bound to a
@@ -14,50 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, deref
+from bdi_rl.bdi.runtime.errors import PlanFailure
 
 NAN = math.nan
 INF = math.inf
-
-
-class NoValue(Exception):
-    """An operand of arithmetic is unbound: the expression stays a term."""
-
-
-def num(v: Any) -> Any:
-    """An operand's number: itself, the value of an arithmetic term, or NaN (Jason's value
-    for what is no number); NoValue when it is unbound."""
-    t = type(v)
-    if t is int or t is float:
-        return v
-    if t is LVar:
-        v = deref(v)
-        t = type(v)
-        if t is int or t is float:
-            return v
-        if t is LVar:
-            raise NoValue
-    if v is UNBOUND:
-        raise NoValue
-    if t is Struct and v.functor in OPERATORS:
-        return evaluate(v)
-    return NAN
-
-
-def evaluate(term: Struct) -> Any:
-    """The number an arithmetic term (``(Y+1)``, ``(-X)``) stands for now; NoValue while an
-    operand is unbound."""
-    args = term.args
-    if len(args) == 2:
-        return OPERATORS[term.functor](num(args[0]), num(args[1]))
-    if len(args) == 1 and term.functor == "-":
-        return -num(args[0])
-    return NAN
-
-
-def is_arith_term(value: Any) -> bool:
-    """Whether ``value`` is arithmetic left as a term (printed evaluated once it can be)."""
-    return type(value) is Struct and value.functor in OPERATORS and 1 <= len(value.args) <= 2
 
 
 def add(a: Any, b: Any) -> Any:
@@ -101,8 +62,6 @@ def _java_int(v: Any) -> int:
 
 def intdiv(a: Any, b: Any) -> int:
     """``div``: Jason's ``(int) a / (int) b``, truncating toward zero."""
-    from bdi_rl.bdi.runtime.errors import PlanFailure
-
     x, y = _java_int(a), _java_int(b)
     if y == 0:
         raise PlanFailure("ia_failed", "/ by zero")

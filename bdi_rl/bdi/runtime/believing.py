@@ -7,8 +7,9 @@ event of a plan's belief change in Jason's cycle: it goes on the intention that 
 plan is relevant to is not queued (Jason selects and discards it in the same cycle); an
 intention's event always is (its intention waits for it).
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from bdi_rl.bdi.runtime.triggers import ADD_BEL, DEL_BEL
 from bdi_rl.bdi.runtime.unify import MISSING, match_annots
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
 
 
-def _bb_add(ag: Agent, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+def _bb_add(ag: AgentState, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
     new = ag.beliefs.add((functor, len(args)), args, annots)
     if new is not None:
         key = (ADD_BEL, functor, len(args))
@@ -38,7 +39,7 @@ def _bb_add(ag: Agent, functor: str, args: tuple, annots: frozenset) -> frozense
     return new
 
 
-def _bb_remove(ag: Agent, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+def _bb_remove(ag: AgentState, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
     removed = ag.beliefs.remove((functor, len(args)), args, annots)
     if removed is not None:
         key = (DEL_BEL, functor, len(args))
@@ -53,7 +54,7 @@ def _bb_remove(ag: Agent, functor: str, args: tuple, annots: frozenset) -> froze
     return removed
 
 
-def add_belief(ag: Agent, value: Struct, at_end: bool = False) -> None:
+def add_belief(ag: AgentState, value: Struct, at_end: bool = False) -> None:
     """``+b``; ``+>b`` (``at_end``) puts a new belief last, so queries find it after
     the others of its functor (Jason's addBelEnd)."""
     value = resolve(value)
@@ -63,7 +64,7 @@ def add_belief(ag: Agent, value: Struct, at_end: bool = False) -> None:
         ag.beliefs.move_to_end(value.key, value.args)
 
 
-def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, env: list) -> None:
+def remove_matching(ag: AgentState, key: tuple[str, int], args: list, annots: list, env: list) -> None:
     """``-b(...)[annots]``: the newest matching belief loses those annotations (nothing
     happens when none matches, as in Jason). The match's bindings stay only when the belief
     goes altogether (no source left): ``-b(X)`` binds ``X``; ``-b(X)[source(S)]`` on a
@@ -90,7 +91,7 @@ def remove_matching(ag: Agent, key: tuple[str, int], args: list, annots: list, e
 
 
 def _remove_found(
-    ag: Agent, functor: str, bargs: tuple, bannots: frozenset, annots: list, env: list, trail: list
+    ag: AgentState, functor: str, bargs: tuple, bannots: frozenset, annots: list, env: list, trail: list
 ) -> None:
     """Remove the matched belief's annotations; undo the match's bindings unless it goes."""
     removed = frozenset(resolve(code.build(env)) for code in annots)
@@ -100,7 +101,7 @@ def _remove_found(
     ag._bb_remove(functor, bargs, removed)
 
 
-def replace_belief(ag: Agent, value: Struct) -> None:
+def replace_belief(ag: AgentState, value: Struct) -> None:
     """``-+b(args)``: remove the newest ``b/n`` with these annotations (whatever its
     arguments, as Jason's ``-b(_,...)``), then add ``b(args)``. The removal's events are
     external (Jason); the addition's goes on the intention in Jason's cycle."""

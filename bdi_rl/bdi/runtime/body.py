@@ -32,9 +32,10 @@ from bdi_rl.bdi.runtime.control import (
     while_goal,
 )
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.intention import BELIEF, DEED, FREE, JUMP
+from bdi_rl.bdi.runtime.instructions import BELIEF, DEED, FREE, JUMP
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.sourcetext import expr_text, jason_text
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, has_source, resolve, term_str
 from bdi_rl.bdi.runtime.unify import MISSING, Env, TermCompiler, has_source_annot
 
@@ -162,7 +163,7 @@ class BodyCompiler:
             if query.body is not None:
                 self.emit(query.body, line)
                 return
-            self.emit(_formula_instr(query, expr), line)
+            self.emit(formula_instr(query, expr), line)
             return
         if not isinstance(expr, (s.Lit, s.Var)) or isinstance(expr, s.Lit) and expr.functor.startswith("."):
             raise tc.error(expr, f"{op} needs a literal")
@@ -432,7 +433,9 @@ class BodyCompiler:
         self.place(end)
 
 
-def _formula_instr(query: Query, expr: Any) -> Callable:
+def formula_instr(query: Query, expr: Any) -> Callable:
+    """A formula as a body statement (a deed): false, it fails the plan with the query's
+    failure kind and ``<formula> failed`` (an internal action's statement too: stdlib_core)."""
     first = query.first
     kind = query.failure
     text = expr_text(expr)
@@ -449,85 +452,3 @@ def _formula_instr(query: Query, expr: Any) -> Callable:
         return formula
 
     return make
-
-
-def lit_text(lit: s.Lit) -> str:
-    text = lit.name
-    if lit.args:
-        text += "(" + ",".join(expr_text(a) for a in lit.args) + ")"
-    if lit.annots:
-        text += "[" + ",".join(expr_text(a) for a in lit.annots) + "]"
-    return text
-
-
-def expr_text(node: Any) -> str:
-    if isinstance(node, s.Var):
-        return node.name
-    if isinstance(node, s.Const):
-        return term_str(node.value)
-    if isinstance(node, s.Lit):
-        return lit_text(node)
-    if isinstance(node, s.ListExpr):
-        inner = ",".join(expr_text(a) for a in node.items)
-        if node.tail is not None:
-            inner += "|" + expr_text(node.tail)
-        return "[" + inner + "]"
-    if isinstance(node, s.BinOp):
-        return f"{expr_text(node.left)} {node.op} {expr_text(node.right)}"
-    if isinstance(node, s.UnOp):
-        return f"{node.op} {expr_text(node.operand)}" if node.op == "not" else f"-{expr_text(node.operand)}"
-    if isinstance(node, s.TriggerExpr):
-        return "{" + node.op + node.kind + lit_text(node.literal) + "}"
-    return "?"
-
-
-# -- statements as Jason prints them (its error messages) --------------------------------------
-_ARITH_OPS = frozenset(("+", "-", "*", "/", "div", "mod", "**"))
-_STMT_PREFIX = {"expr": "", "+<": "+<"}
-
-
-def jason_text(node: Any) -> str:
-    """A formula or term of the source as Jason prints it: relations and connectives in
-    parentheses with spaces (``(X > 5)``, ``(a & b)``), arithmetic without (``(N+1)``),
-    ``not (a)``, strings in plain quotes."""
-    if isinstance(node, s.Var):
-        return node.name
-    if isinstance(node, s.Const):
-        value = node.value
-        return '"' + value + '"' if type(value) is str else term_str(value)
-    if isinstance(node, s.Lit):
-        text = node.name
-        if node.args:
-            text += "(" + ",".join(jason_text(a) for a in node.args) + ")"
-        if node.annots:
-            text += "[" + ",".join(jason_text(a) for a in node.annots) + "]"
-        return text
-    if isinstance(node, s.ListExpr):
-        inner = ",".join(jason_text(a) for a in node.items)
-        if node.tail is not None:
-            inner += "|" + jason_text(node.tail)
-        return "[" + inner + "]"
-    if isinstance(node, s.BinOp):
-        if node.op in _ARITH_OPS:
-            op = node.op if node.op not in ("div", "mod") else f" {node.op} "
-            return f"({jason_text(node.left)}{op}{jason_text(node.right)})"
-        return f"({jason_text(node.left)} {node.op} {jason_text(node.right)})"
-    if isinstance(node, s.UnOp):
-        return f"not ({jason_text(node.operand)})" if node.op == "not" else f"(-{jason_text(node.operand)})"
-    if isinstance(node, s.TriggerExpr):
-        return "{ " + node.op + node.kind + jason_text(node.literal) + " }"
-    return "?"
-
-
-def jason_stmt(stmt: Any) -> str:
-    """A body statement as Jason prints a plan body's formula (``!g(X)``, ``.print("a")``)."""
-    if isinstance(stmt, s.Stmt):
-        return _STMT_PREFIX.get(stmt.op, stmt.op) + jason_text(stmt.expr)
-    if isinstance(stmt, s.If):
-        cond, body = stmt.branches[0]
-        return f"if ({jason_text(cond)}) {{ {'; '.join(jason_stmt(b) for b in body)} }}"
-    if isinstance(stmt, s.While):
-        return f"while ({jason_text(stmt.cond)}) {{ {'; '.join(jason_stmt(b) for b in stmt.body)} }}"
-    if isinstance(stmt, s.For):
-        return f"for ({jason_text(stmt.cond)}) {{ {'; '.join(jason_stmt(b) for b in stmt.body)} }}"
-    return "?"

@@ -1,15 +1,15 @@
 """A program's rules and plans compiled against an agent's action table: :class:`Compiler`
-(queries in queries.py, plan bodies in body.py, triggers in triggers.py, rules in rules.py).
+(queries and rules in queries.py, plan bodies in body.py, triggers in triggers.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.body import BodyCompiler, lit_text
-from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.rules import CompiledRule
+from bdi_rl.bdi.runtime.body import BodyCompiler
+from bdi_rl.bdi.runtime.sourcetext import lit_text
+from bdi_rl.bdi.runtime.queries import ActionTable, CompiledRule, Query, QueryCompiler
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
 from bdi_rl.bdi.runtime.triggers import (
     TRIGGER_TEXT,
@@ -19,9 +19,6 @@ from bdi_rl.bdi.runtime.triggers import (
     var_trigger_matcher,
 )
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, Scope, TermCompiler
-
-if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.stdlib import Actions
 
 
 class CompiledPlan:
@@ -96,7 +93,7 @@ class Compiler(QueryCompiler):
     body is one goal becomes one instruction (the fast cycle; Jason's cycle runs its test
     and its goal as two deeds)."""
 
-    def __init__(self, actions: "Actions", cells: dict[str, list], fuse: bool = True) -> None:
+    def __init__(self, actions: ActionTable, cells: dict[str, list], fuse: bool = True) -> None:
         super().__init__(actions, cells)
         self.fuse = fuse
 

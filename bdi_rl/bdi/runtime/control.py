@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from bdi_rl.bdi.runtime.intention import YIELD
+from bdi_rl.bdi.runtime.instructions import YIELD
 from bdi_rl.bdi.runtime.terms import LVar, resolve
 
 

@@ -16,15 +16,17 @@ fast cycle pushes the failure plan at once, Jason's cycle (jason_cycle.py) makes
 of the intention. Without a failure plan the intention is dropped and reported
 (:meth:`Host.intention_failed`, :meth:`Listener.intention_failed`).
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.body import BELIEF, DEED, jason_stmt
+from bdi_rl.bdi.runtime.body import BELIEF, DEED
+from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, unify, undo
@@ -32,7 +34,7 @@ from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 #: trigger types of goals (Jason's ``Trigger.isGoal``)
@@ -137,7 +139,7 @@ def _java_bucket(name: str, capacity: int) -> int:
 
 
 # -- which goal's failure plan ----------------------------------------------------------------------
-def find_failure_target(ag: Agent, it: Intention, ttype: int, value: Struct, index: int) -> int | None:
+def find_failure_target(ag: AgentState, it: Intention, ttype: int, value: Struct, index: int) -> int | None:
     """Jason's ``findEventForFailure``: the position of the goal whose failure plan handles a
     failure of the trigger ``(ttype, value)`` at ``index`` of ``it``'s stack (its length: a
     goal not yet on it, the event's own), or None when no failure event is made."""
@@ -188,7 +190,7 @@ def _unifies(pattern: Any, value: Any) -> bool:
 
 
 # -- generateGoalDeletion ---------------------------------------------------------------------------
-def _fail(ag: Agent, it: Intention, frame: Frame, pc: int, exc: PlanFailure) -> None:
+def _fail(ag: AgentState, it: Intention, frame: Frame, pc: int, exc: PlanFailure) -> None:
     """A deed of ``frame`` (at ``pc``) failed: Jason's failure rule (module docstring)."""
     goal = getattr(exc, "goal", None)
     if goal is not None:  # a sub-goal no plan was found for (the fast cycle)
@@ -208,7 +210,7 @@ def _fail(ag: Agent, it: Intention, frame: Frame, pc: int, exc: PlanFailure) -> 
 
 
 def _fail_goal_event(
-    ag: Agent, it: Intention, ttype: int, goal: Struct, exc: PlanFailure, caller: Frame | None, pc: int
+    ag: AgentState, it: Intention, ttype: int, goal: Struct, exc: PlanFailure, caller: Frame | None, pc: int
 ) -> None:
     """No plan is relevant or applicable to the goal ``goal`` posted by ``caller`` (at its
     ``pc``; None: an external goal): Jason's ``generateGoalDeletionFromEvent``."""
@@ -255,7 +257,7 @@ def _report(frame: Frame, pc: int, exc: PlanFailure) -> dict:
     }
 
 
-def _handle_failure(ag: Agent, it: Intention, ttype: int, event: Struct, unwind_to: int) -> bool:
+def _handle_failure(ag: AgentState, it: Intention, ttype: int, event: Struct, unwind_to: int) -> bool:
     """The fast cycle: the failure plan for ``event`` goes on top of ``it`` at once and the
     intention is queued; when it ends, the frames from ``unwind_to`` up go with it. False
     when no plan is applicable."""
@@ -270,7 +272,7 @@ def _handle_failure(ag: Agent, it: Intention, ttype: int, event: Struct, unwind_
     return True
 
 
-def _drop(ag: Agent, it: Intention, report: dict) -> None:
+def _drop(ag: AgentState, it: Intention, report: dict) -> None:
     it.dropped = True
     if ag.atomic is it:
         ag.atomic = None

@@ -1,27 +1,18 @@
-"""An intention: its stack of frames (plan instances), and the signals its instructions return."""
+"""An intention: its stack of frames (plan instances); what its instructions return is in
+instructions.py."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
 from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.instructions import FREE, JUMP
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, term_str
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-
-#: instruction kinds (body.py): one deed of Jason's cycle; no deed (loop bookkeeping); a
-#: jump (no deed, and a plan whose next instruction is a jump to its end has finished); a
-#: belief change (a deed whose event stays on the intention, Jason's sameFocus)
-FREE, DEED, JUMP, BELIEF = 0, 1, 2, 3
-
-# instruction signals
-PUSHED = -1  # a frame was pushed on the intention: run its top
-SUSPENDED = -2  # the intention waits (.wait, a synchronous ask, its own event): it left the running queue
-YIELD = -3  # the intention gives up its turn (budget spent); frame.pc says where to resume
 
 
 class Frame:
@@ -218,18 +209,3 @@ def is_tail_call(caller: Frame, goal: Struct) -> bool:
         and len(event.args) == len(goal.args)
         and at_end(caller)
     )
-
-
-def tail_call(ag: Agent, it: Intention, caller: Frame) -> None:
-    """The caller leaves the intention before its recursive goal's plan is pushed (a loop
-    written as recursion keeps a stack of one plan). Its variables the goal carries take
-    the goal's fresh ones now, and the plan below it waits for those fresh ones instead."""
-    ag._frame_done(it, caller)
-    pairs = caller.renamed or ()
-    for var, fresh in pairs:
-        if var.ref is UNBOUND and var is not fresh:
-            var.ref = fresh
-    below = it.stack[-1] if it.stack else None
-    if below is not None and below.renamed and pairs:
-        mapping = {id(var): fresh for var, fresh in pairs}
-        below.renamed = [(var, mapping.get(id(fresh), fresh)) for var, fresh in below.renamed]

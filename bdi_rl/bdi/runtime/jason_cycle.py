@@ -24,41 +24,32 @@ the intention that made it (``s1 a1 b1 a2 s2``). ``++b``/``--b`` and ``!!g`` rai
 events (new intentions). The event queue holds ``(type, value, intention)``, the intention
 None for an external event.
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.intention import BELIEF, FREE, JUMP
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.failure import GOALS
-from bdi_rl.bdi.runtime.intention import (
-    SUSPENDED,
-    Frame,
-    Intention,
-    endless,
-    free_vars,
-    is_tail_call,
-    join,
-    rename,
-    spins,
-)
+from bdi_rl.bdi.runtime.instructions import BELIEF, FREE, JUMP, SUSPENDED
+from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, unify, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 #: the step of a frame that waits for the reaction to its belief change (sameFocus)
 BELIEF_STEP = (ADD_BEL, None, -1)
 
 
-def cycle(ag: Agent) -> bool:
+def cycle(ag: AgentState) -> bool:
     """One reasoning cycle; False when there was nothing to do."""
     ag.cycles += 1
     busy = False
@@ -95,13 +86,13 @@ def cycle(ag: Agent) -> bool:
 
 
 # -- sense -------------------------------------------------------------------------------------
-def _proc_msg(ag: Agent) -> None:
+def _proc_msg(ag: AgentState) -> None:
     """ProcMsg: the first message of the mailbox (Jason takes one per cycle)."""
     ag._process_message(*ag.inbox.pop(0))
 
 
 # -- deliberate ----------------------------------------------------------------------------------
-def _sel_ev(ag: Agent) -> bool:
+def _sel_ev(ag: AgentState) -> bool:
     """SelEv: the atomic intention's event, else the first of the queue. An external belief
     event no plan is applicable to is discarded and the next event selected (Jason's
     SelEv/RelPl loop). True when an event was selected."""
@@ -118,7 +109,7 @@ def _sel_ev(ag: Agent) -> bool:
     return False
 
 
-def _deliberate(ag: Agent, event: tuple) -> bool:
+def _deliberate(ag: AgentState, event: tuple) -> bool:
     """RelPl, ApplPl, SelAppl (the first applicable plan) and AddIM for ``event``; False
     when it was an external belief event no plan took (SelEv selects again)."""
     ttype, value, it = event
@@ -181,7 +172,7 @@ def _deliberate(ag: Agent, event: tuple) -> bool:
     return True
 
 
-def _no_reaction(ag: Agent, it: Intention) -> None:
+def _no_reaction(ag: AgentState, it: Intention) -> None:
     """An intention's belief event no plan takes: the intention goes on after the change."""
     caller = it.stack[-1]
     if caller.renamed:
@@ -191,7 +182,7 @@ def _no_reaction(ag: Agent, it: Intention) -> None:
 
 
 # -- act -----------------------------------------------------------------------------------------
-def _proc_act(ag: Agent) -> None:
+def _proc_act(ag: AgentState) -> None:
     """ProcAct: an intention whose environment action (a host's held action) ended goes
     back to the queue, its finished plans cleared."""
     it = ag.feedback.pop(0)
@@ -204,7 +195,7 @@ def _proc_act(ag: Agent) -> None:
         ag._intention_done(it)
 
 
-def _sel_int(ag: Agent) -> Intention | None:
+def _sel_int(ag: AgentState) -> Intention | None:
     """SelInt: the atomic intention (none while it waits), else the first in the queue."""
     atomic = ag.atomic
     running = ag.running
@@ -221,7 +212,7 @@ def _sel_int(ag: Agent) -> Intention | None:
     return None
 
 
-def _exec_int(ag: Agent, it: Intention) -> bool:
+def _exec_int(ag: AgentState, it: Intention) -> bool:
     """ExecInt: one deed of the intention's top plan (loop bookkeeping and jumps before it
     are no deeds). True when the intention goes on (back to the queue); False when it waits
     (an event it posted, ``.wait``, an answer) or failed."""
@@ -276,7 +267,7 @@ def finished(frame: Frame) -> bool:
     return pc >= n
 
 
-def _clr_int(ag: Agent, it: Intention) -> None:
+def _clr_int(ag: AgentState, it: Intention) -> None:
     """ClrInt: pop the finished plans; each takes the deed that posted it from the plan
     below (which then goes on with its variables joined). A failure plan that ended takes
     the frames of the goal it handled along, down to the goal's caller."""
@@ -320,7 +311,7 @@ def _unifies(pattern: Any, value: Any) -> bool:
     return ok
 
 
-def _intention_done(ag: Agent, it: Intention) -> None:
+def _intention_done(ag: AgentState, it: Intention) -> None:
     """The intention has no plan left (Jason's dropRunningIntention at ClrInt)."""
     if ag.atomic is it:
         ag.atomic = None
@@ -329,7 +320,7 @@ def _intention_done(ag: Agent, it: Intention) -> None:
 
 
 # -- the intention structures ---------------------------------------------------------------------
-def _resume_now(ag: Agent, it: Intention) -> None:
+def _resume_now(ag: AgentState, it: Intention) -> None:
     """Jason's addRunningIntention (an intention ``.suspend`` holds stays held)."""
     if it.dropped:
         return
@@ -343,18 +334,20 @@ def _resume_now(ag: Agent, it: Intention) -> None:
         ag.atomic = it
 
 
-def _resume_later(ag: Agent, it: Intention) -> None:
+def _resume_later(ag: AgentState, it: Intention) -> None:
     """An intention a ``.wait`` held goes on at the start of the next cycle (Jason resumes
     it in a task of the cycle's start)."""
     ag.tasks.append(it)
 
 
-def _resume_after_action(ag: Agent, it: Intention) -> None:
+def _resume_after_action(ag: AgentState, it: Intention) -> None:
     """A host action the intention waited for ended: back at the next ProcAct."""
     ag.feedback.append(it)
 
 
-def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+def _push(
+    ag: AgentState, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)
     if plan.atomic:
@@ -362,14 +355,14 @@ def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, v
     return frame
 
 
-def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
+def _frame_done(ag: AgentState, it: Intention, frame: Frame) -> None:
     """The top plan leaves the intention (ClrInt pops them one by one)."""
     it.stack.pop()
     if frame.plan.atomic:
         it.atomic -= 1
 
 
-def post_internal(ag: Agent, ttype: int, value: Struct, it: Intention) -> None:
+def post_internal(ag: AgentState, ttype: int, value: Struct, it: Intention) -> None:
     """An event of ``it`` (it waits for the event's reaction); an atomic intention's event
     is selected before any other."""
     if it.atomic:
@@ -379,7 +372,7 @@ def post_internal(ag: Agent, ttype: int, value: Struct, it: Intention) -> None:
 
 
 # -- deeds that post events ----------------------------------------------------------------------
-def achieve(ag: Agent, it: Intention, value: Struct) -> int:
+def achieve(ag: AgentState, it: Intention, value: Struct) -> int:
     """``!g``: an internal event; the intention waits until its plan is selected (AddIM)."""
     frame = it.stack[-1]
     if len(it.stack) >= MAX_DEPTH:
@@ -392,7 +385,7 @@ def achieve(ag: Agent, it: Intention, value: Struct) -> int:
     return SUSPENDED
 
 
-def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int], text: str) -> int:
+def test_goal(ag: AgentState, it: Intention, value: Struct, key: tuple[str, int], text: str) -> int:
     """``?g`` no belief answers: an internal event when a ``+?g`` plan is relevant."""
     if (ADD_TEST, key[0], key[1]) not in ag.plans:
         raise test_goal_failure(text)
@@ -403,7 +396,7 @@ def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int], tex
     return SUSPENDED
 
 
-def _handle_failure(ag: Agent, it: Intention, ttype: int, event: Struct, unwind_to: int) -> bool:
+def _handle_failure(ag: AgentState, it: Intention, ttype: int, event: Struct, unwind_to: int) -> bool:
     """The failure event of ``it``: selected in a later cycle (its plan then goes on top of
     the intention, and ClrInt takes the failed goal's frames when it ends)."""
     if it.stack:

@@ -1,8 +1,9 @@
 """Communication: sending, synchronous asks and their answers, and the KQML performatives
 received (tell, untell, achieve, unachieve, askOne, askAll, tellHow, untellHow, askHow).
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
@@ -20,16 +21,15 @@ from bdi_rl.bdi.runtime.planlibrary import (
     relevant_plans,
     remove_plans,
 )
-from bdi_rl.bdi.runtime.planterms import trigger_of
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
-from bdi_rl.bdi.runtime.triggers import ADD_TEST
+from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
 
 
-def send(ag: Agent, receiver: Any, performative: str, content: Any, msg_id: str | None = None) -> None:
+def send(ag: AgentState, receiver: Any, performative: str, content: Any, msg_id: str | None = None) -> None:
     if performative in ("askOne", "askAll", "askHow") and msg_id is None:
         msg_id = f"{ag.name}#{next(ag._seq)}"
     receivers = receiver if type(receiver) is tuple else (receiver,)
@@ -38,7 +38,7 @@ def send(ag: Agent, receiver: Any, performative: str, content: Any, msg_id: str 
 
 
 def ask(
-    ag: Agent,
+    ag: AgentState,
     it: Intention,
     frame: Frame,
     receiver: Any,
@@ -58,7 +58,7 @@ def ask(
     ag.send(receiver, performative, content, msg_id)
 
 
-def _ask_timeout(ag: Agent, msg_id: str) -> None:
+def _ask_timeout(ag: AgentState, msg_id: str) -> None:
     entry = ag.pending_asks.pop(msg_id, None)
     if entry is None:
         return
@@ -68,14 +68,16 @@ def _ask_timeout(ag: Agent, msg_id: str) -> None:
         ag._resume_ask(it, frame, answer, atom("timeout"))
 
 
-def _process_messages(ag: Agent) -> None:
+def _process_messages(ag: AgentState) -> None:
     """Every message delivered (the fast cycle; Jason's takes one per cycle)."""
     inbox, ag.inbox = ag.inbox, []
     for message in inbox:
         ag._process_message(*message)
 
 
-def _process_message(ag: Agent, sender: Any, performative: str, content: Any, msg_id: Any, in_reply_to: Any) -> None:
+def _process_message(
+    ag: AgentState, sender: Any, performative: str, content: Any, msg_id: Any, in_reply_to: Any
+) -> None:
     """One message: an answer resumes its asker; anything else the trust predicate accepts
     is handled by its performative."""
     if sender == ag.name or sender == ag.name_term:
@@ -94,7 +96,7 @@ def _process_message(ag: Agent, sender: Any, performative: str, content: Any, ms
         handler(ag, sender, content, msg_id)
 
 
-def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg_id: str) -> None:
+def _answer_arrived(ag: AgentState, sender: Any, performative: str, content: Any, msg_id: str) -> None:
     it, frame, answer, asked = ag.pending_asks.pop(msg_id)[:4]
     if it.dropped:
         return
@@ -109,7 +111,7 @@ def _answer_arrived(ag: Agent, sender: Any, performative: str, content: Any, msg
     ag._resume_ask(it, frame, answer, value)
 
 
-def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
+def _resume_ask(ag: AgentState, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
     """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
     argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
     it.reason = None
@@ -127,14 +129,14 @@ def _resume_ask(ag: Agent, it: Intention, frame: Frame, answer: Callable, value:
         )
 
 
-def _on_tell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_tell(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     for item in content if type(content) is tuple else (content,):
         if type(item) is Struct and is_ground(item):
             item = _with_source(item, sender)
             ag._bb_add(item.functor, item.args, item.annots)
 
 
-def _on_untell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_untell(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     for item in content if type(content) is tuple else (content,):
         if type(item) is not Struct:
             continue
@@ -146,19 +148,19 @@ def _on_untell(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
             undo(trail, 0)
 
 
-def _on_achieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_achieve(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     if type(content) is Struct:
         ag.post_goal(_with_source(content, sender))
 
 
-def _on_unachieve(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_unachieve(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     """Drop the desire (Jason's kqmlPlans: ``.drop_desire(Content)``): the intentions with
     the goal and its events."""
     if type(content) is Struct:
         drop_desire(ag, Struct(content.functor, content.args))
 
 
-def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
+def _on_ask(ag: AgentState, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
     trail: list = []
     answers = []
     for found in solve_value(ag, content, trail):
@@ -176,7 +178,7 @@ def _on_ask(ag: Agent, sender: Any, content: Any, msg_id: Any, every: bool = Fal
         ag.host.send(ag, sender, "untell", content, in_reply_to=msg_id)
 
 
-def _ask_test_goal(ag: Agent, sender: Any, content: Any, msg_id: Any) -> bool:
+def _ask_test_goal(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> bool:
     """An askOne no belief answers: Jason's ``?Content[source(Sender)]`` (kqmlPlans.asl) in a
     new intention, whose ``+?q`` plan's bindings are the answer (:func:`_answer_ask`). False
     when no plan is relevant or applicable: the ask is answered ``untell`` at once."""
@@ -197,7 +199,7 @@ def _ask_test_goal(ag: Agent, sender: Any, content: Any, msg_id: Any) -> bool:
     return True
 
 
-def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
+def _answer_ask(ag: AgentState, it: Intention, answered: bool) -> None:
     """The ``+?q`` intention of an ask ended: reply with the query as its plans bound it
     (without source annotations), or ``untell`` when it was dropped (Jason's kqmlPlans)."""
     assert it.reply is not None
@@ -208,7 +210,7 @@ def _answer_ask(ag: Agent, it: Intention, answered: bool) -> None:
     ag.host.send(ag, sender, "tell" if answered else "untell", value, in_reply_to=msg_id)
 
 
-def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_tell_how(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     """Jason's kqmlPlans: ``.add_plan(Content, Sender)`` (a plan, or a list of them)."""
     for item in content if type(content) is tuple else (content,):
         try:
@@ -217,12 +219,12 @@ def _on_tell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
             ag.refused += 1  # Jason prints the error; the plan is not added
 
 
-def _on_untell_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_untell_how(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     """Jason's kqmlPlans: ``.remove_plan(Content, Sender)`` (a label, or a list of them)."""
     remove_plans(ag, list(content) if type(content) is tuple else [content], sender)
 
 
-def _on_ask_how(ag: Agent, sender: Any, content: Any, msg_id: Any) -> None:
+def _on_ask_how(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
     """Jason's kqmlPlans: the plans relevant to the trigger, told back."""
     try:
         ttype, value = trigger_of(content)

@@ -13,7 +13,7 @@ from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 
 #: Event codes a recorder receives (``Listener.recorder``), in the order bdi-rl's trace keeps
-#: them (``bdi_rl.trace.events.RECORD_KINDS`` starts with the same six).
+#: them (``bdi_rl.trace.kinds.RECORD_KINDS`` starts with the same six).
 BELIEF_ADDED, BELIEF_REMOVED, GOAL_ADDED, PLAN_STARTED, PLAN_ENDED, ACTION_RAN = range(6)
 
 

@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.failure import find_failure_target
-from bdi_rl.bdi.runtime.intention import SUSPENDED, Frame, Intention
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.planlibrary import im_term
-from bdi_rl.bdi.runtime.stdlib import standard
+from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     Struct,
     atom,
@@ -57,7 +58,7 @@ from bdi_rl.bdi.runtime.triggers import ADD_ACH, DEL_ACH, TRIGGER_TYPES
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
 
 _SUSPEND_REASON = atom("suspend_ia")
 _NO_REASON = atom("no_reason")
@@ -68,7 +69,7 @@ SELECTED_EVENT, SELECTED, EVENT, PENDING_EVENT, PENDING_ACTION, PENDING, QUEUED 
 
 
 # -- where the intentions are ---------------------------------------------------------------------
-def all_intentions(ag: Agent) -> list[tuple[Intention, int]]:
+def all_intentions(ag: AgentState) -> list[tuple[Intention, int]]:
     """Every intention with its place, in Jason's order (``Circumstance.getAllIntentions``)."""
     found: list[tuple[Intention, int]] = []
     seen: set[int] = set()
@@ -101,7 +102,7 @@ def all_intentions(ag: Agent) -> list[tuple[Intention, int]]:
     return [(it, place) for it, place in found if it.stack or place == SELECTED_EVENT]
 
 
-def _pending(ag: Agent) -> list[Intention]:
+def _pending(ag: AgentState) -> list[Intention]:
     """Jason's pending intentions: waiting (``.wait``, an answer), resumed for the next
     cycle, or held by ``.suspend``; in the order Jason's map of them lists them (by the hash
     of their keys, ``wait(3)[time(500)]``, then by when they began to wait)."""
@@ -131,7 +132,7 @@ def java_bucket(key: str, capacity: int) -> int:
     return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (capacity - 1)
 
 
-def detach(ag: Agent, it: Intention) -> None:
+def detach(ag: AgentState, it: Intention) -> None:
     """Take ``it`` out of every structure that holds it (Jason's ``dropIntention``)."""
     unqueue(ag, it)
     if ag.atomic_event is not None and ag.atomic_event[2] is it:
@@ -144,7 +145,7 @@ def detach(ag: Agent, it: Intention) -> None:
     unwait(ag, it)
 
 
-def unqueue(ag: Agent, it: Intention) -> None:
+def unqueue(ag: AgentState, it: Intention) -> None:
     """Take ``it`` out of the queue of running intentions (Jason's dropRunningIntention)."""
     if it in ag.running:
         ag.running = type(ag.running)(i for i in ag.running if i is not it)
@@ -152,7 +153,7 @@ def unqueue(ag: Agent, it: Intention) -> None:
         ag.atomic = None
 
 
-def unwait(ag: Agent, it: Intention) -> None:
+def unwait(ag: AgentState, it: Intention) -> None:
     """End whatever ``it`` waits for (Jason's removePendingIntention/Action)."""
     for entry in ag.timers:
         if entry[4] is it:
@@ -176,7 +177,7 @@ def unwait(ag: Agent, it: Intention) -> None:
     it.reason = None
 
 
-def drop(ag: Agent, it: Intention) -> None:
+def drop(ag: AgentState, it: Intention) -> None:
     """Drop ``it`` for good (no failure plan, no report: the program asked for it)."""
     detach(ag, it)
     it.dropped = True
@@ -199,7 +200,7 @@ def _goal_event(event: tuple, pattern: Struct) -> bool:
     return event[0] == ADD_ACH and _unifies(pattern, event[1])
 
 
-def _remove_events(ag: Agent, pattern: Struct) -> None:
+def _remove_events(ag: AgentState, pattern: Struct) -> None:
     """Jason's removeEvents and removePendingEvents for ``+!G`` (their intentions go too)."""
     for event in [e for e in ag.events if _goal_event(e, pattern)]:
         ag.events.remove(event)
@@ -216,7 +217,7 @@ def _remove_events(ag: Agent, pattern: Struct) -> None:
 
 
 # -- succeed_goal and fail_goal ---------------------------------------------------------------------
-def _drop_goal(ag: Agent, it: Intention, pattern: Struct) -> Frame | None:
+def _drop_goal(ag: AgentState, it: Intention, pattern: Struct) -> Frame | None:
     """Jason's ``Intention.dropGoal``: pop the frames down to and with the lowest one for a
     goal unifying with ``pattern``; that frame (None when the intention has none)."""
     dropped = None
@@ -240,7 +241,7 @@ class _GoalDrop:
     """``.succeed_goal(G)`` (``fail`` False) and ``.fail_goal(G)``: Jason's
     ``succeed_goal.drop`` over every place an intention can be."""
 
-    def __init__(self, ag: Agent, pattern: Struct, fail: bool) -> None:
+    def __init__(self, ag: AgentState, pattern: Struct, fail: bool) -> None:
         self.ag = ag
         self.pattern = pattern
         self.fail = fail
@@ -349,7 +350,7 @@ class _GoalDrop:
             ag.events[index] = kept
 
 
-def _after_current_changed(ag: Agent, it: Intention, frame: Frame, nxt: int) -> int:
+def _after_current_changed(ag: AgentState, it: Intention, frame: Frame, nxt: int) -> int:
     """What ExecInt does after an internal action that changed the running intention's
     stack (Jason's removeActionReQueue, then ClrInt): the deed done is the new top's
     current step."""
@@ -435,7 +436,7 @@ def _drop_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Q
     return Query(first, body=make)
 
 
-def drop_intentions(ag: Agent, pattern: Struct) -> bool:
+def drop_intentions(ag: AgentState, pattern: Struct) -> bool:
     """Drop every intention with a goal unifying with ``pattern``; True when the running
     one was among them."""
     current = False
@@ -471,7 +472,7 @@ def _drop_desire(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Quer
     return Query(first, body=make)
 
 
-def drop_desire(ag: Agent, pattern: Struct) -> None:
+def drop_desire(ag: AgentState, pattern: Struct) -> None:
     """``.drop_desire``: the intentions with the goal and its events (an ``unachieve``)."""
     drop_intentions(ag, pattern)
     _remove_events(ag, pattern)
@@ -488,7 +489,7 @@ def _drop_event(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query
     return Query(first)
 
 
-def drop_all_intentions(ag: Agent) -> None:
+def drop_all_intentions(ag: AgentState) -> None:
     """Every intention but the running one, and the events of intentions."""
     for it, place in all_intentions(ag):
         if it is not ag.current and place in (PENDING_ACTION, PENDING, QUEUED):
@@ -539,7 +540,7 @@ _TEST_GOALS = (TRIGGER_TYPES[("+", "?")], TRIGGER_TYPES[("-", "?")])
 
 
 # -- intend and desire ---------------------------------------------------------------------------
-def _intends(ag: Agent, goal: Any, ident: Any, env: list, trail: list, suspended: bool) -> Iterator[bool]:
+def _intends(ag: AgentState, goal: Any, ident: Any, env: list, trail: list, suspended: bool) -> Iterator[bool]:
     for it, _ in all_intentions(ag):
         if it.suspended and not suspended:
             continue
@@ -552,7 +553,7 @@ def _intends(ag: Agent, goal: Any, ident: Any, env: list, trail: list, suspended
             undo(trail, mark)
 
 
-def _desires(ag: Agent, goal: Any, ident: Any, env: list, trail: list) -> Iterator[bool]:
+def _desires(ag: AgentState, goal: Any, ident: Any, env: list, trail: list) -> Iterator[bool]:
     events: list[tuple] = []
     if ag.selected is not None:
         events.append(ag.selected)
@@ -620,7 +621,7 @@ def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first, body=make)
 
 
-def suspend(ag: Agent, pattern: Struct) -> bool:
+def suspend(ag: AgentState, pattern: Struct) -> bool:
     """``.suspend(G)`` of the intentions with ``G`` (and the events ``+!G``); True when the
     running intention has ``G`` (the caller suspends it)."""
     for it, place in all_intentions(ag):
@@ -653,7 +654,7 @@ def _resume(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first)
 
 
-def resume(ag: Agent, pattern: Struct) -> None:
+def resume(ag: AgentState, pattern: Struct) -> None:
     """``.resume(G)``: the suspended intentions with ``G`` go on (those that also wait go on
     waiting), and the suspended events ``+!G`` go back to the queue."""
     for it in _pending(ag):
@@ -707,7 +708,7 @@ def _state(it: Intention, place: int) -> Any:
     return RUNNING
 
 
-def intention_term(ag: Agent, it: Intention) -> Struct:
+def intention_term(ag: AgentState, it: Intention) -> Struct:
     """``intention(Id, [im(Label, {Trigger}, {Body}, Unifier), ...])``, innermost first."""
     return Struct("intention", (it.id, tuple(im_term(f) for f in reversed(it.stack))))
 

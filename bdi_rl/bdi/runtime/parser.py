@@ -22,6 +22,7 @@ from lark import Token, Transformer, v_args
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.functions import is_function
+from bdi_rl.bdi.runtime.sourcetext import expr_text
 from bdi_rl.store import atomic_write_bytes, cache_root, private_dir
 
 _GRAMMAR = Path(__file__).with_name("agentspeak.lark")
@@ -185,13 +186,13 @@ class _ToAst(Transformer):
         if isinstance(operand, s.Const) and not isinstance(operand.value, str):
             return s.Const(-operand.value, _line(meta))
         if not _is_numeric(operand):
-            raise self.error(meta, f"the argument '{_shown(operand)}' of operator '-' is not numeric or variable")
+            raise self.error(meta, f"the argument '{expr_text(operand)}' of operator '-' is not numeric or variable")
         return s.UnOp("-", operand, _line(meta))
 
     def pos(self, meta, children):
         operand = children[0]
         if not _is_numeric(operand):
-            raise self.error(meta, f"the argument '{_shown(operand)}' of operator '+' is not numeric or variable")
+            raise self.error(meta, f"the argument '{expr_text(operand)}' of operator '+' is not numeric or variable")
         return operand
 
     def functor(self, meta, children):
@@ -279,11 +280,13 @@ class _ToAst(Transformer):
         """Left-nested arithmetic; Jason refuses an operand that is no number, variable,
         arithmetic expression or function call (``a + 1``, ``"s" * 2``) at parse time."""
         if len(children) > 1 and not _is_numeric(children[0]):
-            raise self.error(meta, f"the operand '{_shown(children[0])}' of '{children[1]}' is not numeric or variable")
+            raise self.error(
+                meta, f"the operand '{expr_text(children[0])}' of '{children[1]}' is not numeric or variable"
+            )
         for i in range(1, len(children), 2):
             if not _is_numeric(children[i + 1]):
                 raise self.error(
-                    meta, f"the operand '{_shown(children[i + 1])}' of '{children[i]}' is not numeric or variable"
+                    meta, f"the operand '{expr_text(children[i + 1])}' of '{children[i]}' is not numeric or variable"
                 )
         return _fold(children, _line(meta))
 
@@ -485,12 +488,6 @@ def _split_tail(children: list) -> tuple[tuple, Any]:
     if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
         return tuple(children[:-1]), children[-1][1]
     return tuple(children), None
-
-
-def _shown(node: Any) -> str:
-    from bdi_rl.bdi.runtime.body import expr_text
-
-    return expr_text(node)
 
 
 def _in_namespace(clause: Any, ns: str) -> Any:

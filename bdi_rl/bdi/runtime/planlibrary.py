@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.intention import FREE, JUMP, Frame
-from bdi_rl.bdi.runtime.body import jason_stmt
-from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, trigger_of, value_expr
+from bdi_rl.bdi.runtime.instructions import FREE, JUMP
+from bdi_rl.bdi.runtime.intention import Frame
+from bdi_rl.bdi.runtime.sourcetext import jason_stmt
+from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, value_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import standard
+from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     SELF,
     UNBOUND,
@@ -29,16 +30,16 @@ from bdi_rl.bdi.runtime.terms import (
     source,
     undo,
 )
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES
+from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_of
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 
 # -- the plan library --------------------------------------------------------------------------
-def add_plans(ag: Agent, program: s.Program, who: Any, begin: bool) -> list[CompiledPlan]:
+def add_plans(ag: AgentState, program: s.Program, who: Any, begin: bool) -> list[CompiledPlan]:
     """Compile ``program``'s plans into the library, each from ``who`` (Jason's
     ``PlanLibrary.add``: at the ``begin`` or the end; a label used by another plan fails)."""
     added = []
@@ -64,7 +65,7 @@ def add_plans(ag: Agent, program: s.Program, who: Any, begin: bool) -> list[Comp
     return added
 
 
-def remove_plans(ag: Agent, labels: list[Any], who: Any) -> bool:
+def remove_plans(ag: AgentState, labels: list[Any], who: Any) -> bool:
     """Jason's ``PlanLibrary.remove(label, source)`` for each label: the plan labelled so
     (by functor and arguments) loses ``source(who)``, and leaves the library when that was
     its last source. False when none was removed."""
@@ -153,7 +154,7 @@ def _relevant_plans(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Q
     return Query(first)
 
 
-def relevant_plans(ag: Agent, ttype: int, value: Struct) -> list[CompiledPlan]:
+def relevant_plans(ag: AgentState, ttype: int, value: Struct) -> list[CompiledPlan]:
     """The plans whose trigger unifies with the trigger ``ttype``/``value``, in order."""
     found = []
     for plan in ag.plans.get((ttype, value.functor, len(value.args)), ()):

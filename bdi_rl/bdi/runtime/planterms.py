@@ -9,7 +9,8 @@ print as Jason prints them (``{ +!g(X) : (X > 1) <- .print(X) }``).
 For the actions that use them: :func:`plan_of` turns a plan term (or plan source text) into
 a plan the agent can add (``Agent.add_program(Program(plans=[plan]))``); :func:`term_of`
 turns a plan (its AST, as ``CompiledPlan`` keeps its source text) into a term;
-:func:`trigger_of` turns a trigger term (or text) into its plan-library key and literal.
+``triggers.trigger_of`` turns a trigger term (or text) into its plan-library key and
+literal. A ``{...}`` written in a clause is compiled by ``unify.TermCompiler.plan_term``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, deref, number_str, resolve, sorted_values, term_str, unify
-from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES
-from bdi_rl.bdi.runtime.unify import Code, Env, TermCompiler
+from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.terms import INFIX, LVar, Struct, deref, number_str, resolve, sorted_values, term_str
 
 
 class PlanTerm:
@@ -68,10 +68,6 @@ class TriggerTerm:
         self.kind = kind
         self.literal = literal
 
-    @property
-    def ttype(self) -> int:
-        return TRIGGER_TYPES[(self.op, self.kind)]
-
     def term_text(self) -> str:
         return "{ " + self.op + self.kind + term_str(self.literal) + " }"
 
@@ -90,45 +86,6 @@ class TriggerTerm:
         return self.term_text()
 
 
-def plan_term_code(tc: TermCompiler, node: s.TriggerExpr | s.PlanTermExpr) -> Code:
-    """A ``{...}`` term compiled in the enclosing clause (its variables are the clause's)."""
-    if isinstance(node, s.TriggerExpr):
-        literal = tc.term(node.literal)
-        op, kind = node.op, node.kind
-
-        def build_trigger(env: Env) -> Any:
-            return TriggerTerm(op, kind, literal.build(env))
-
-        def match_trigger(value: Any, env: Env, trail: list | None) -> bool:
-            value = deref(value)
-            if type(value) is LVar:
-                return unify(value, build_trigger(env), trail)
-            return (
-                type(value) is TriggerTerm
-                and value.op == op
-                and value.kind == kind
-                and literal.match(value.literal, env, trail)
-            )
-
-        return Code(build_trigger, match_trigger)
-    plan = node.plan
-    names = sorted(_variables(plan))
-    slots = [(name, tc.term(s.Var(name)).build) for name in names]
-
-    def build_plan(env: Env) -> Any:
-        values = []
-        for name, build in slots:
-            v = resolve(build(env))
-            if type(v) is not LVar:
-                values.append((name, v))
-        return PlanTerm(plan, tuple(values))
-
-    def match_plan(value: Any, env: Env, trail: list | None) -> bool:
-        return unify(build_plan(env), value, trail)
-
-    return Code(build_plan, match_plan)
-
-
 # -- between terms and plans -------------------------------------------------------------------
 def plan_of(value: Any, where: str = "<plan term>") -> s.Plan:
     """The plan a plan term stands for, or the one plan of AgentSpeak source text;
@@ -137,8 +94,6 @@ def plan_of(value: Any, where: str = "<plan term>") -> s.Plan:
     if type(value) is PlanTerm:
         return value.to_plan()
     if type(value) is str:
-        from bdi_rl.bdi.runtime.parser import parse_text
-
         text = value.strip()
         if text.startswith("{") and text.endswith("}"):
             text = text[1:-1].strip()
@@ -157,32 +112,6 @@ def plan_of(value: Any, where: str = "<plan term>") -> s.Plan:
 def term_of(plan: s.Plan) -> PlanTerm:
     """A plan as a term (its label, trigger, context and body as written)."""
     return PlanTerm(plan)
-
-
-def trigger_of(value: Any) -> tuple[int, Struct]:
-    """A trigger term's type (triggers.ADD_ACH ...) and literal; source text (``"+!g(_)"``)
-    is parsed. PlanFailure (wrong_arguments) for anything else."""
-    value = deref(value)
-    if type(value) is TriggerTerm:
-        literal = resolve(value.literal)
-        if type(literal) is not Struct:
-            raise PlanFailure("wrong_arguments", f"not a trigger: {term_str(value)}")
-        return value.ttype, literal
-    if type(value) is str:
-        from bdi_rl.bdi.runtime.parser import parse_text
-        from bdi_rl.bdi.runtime.unify import Scope
-
-        try:
-            program = parse_text(value.strip().strip("{}").strip() + ".", "<trigger>")
-        except AslSyntaxError as exc:
-            raise PlanFailure("wrong_arguments", f"not a trigger: {exc}") from None
-        if len(program.plans) != 1:
-            raise PlanFailure("wrong_arguments", f"not a trigger: {value!r}")
-        trigger = program.plans[0].trigger
-        scope = Scope()
-        code = TermCompiler(scope, "<trigger>").term(trigger.literal)
-        return TRIGGER_TYPES[(trigger.op, trigger.kind)], resolve(code.build([UNBOUND] * scope.size))
-    raise PlanFailure("wrong_arguments", f"not a trigger: {term_str(value)}")
 
 
 def value_expr(value: Any, line: int = 0) -> s.Expr:
@@ -309,8 +238,6 @@ class _Printer:
                 inner += "|" + self.expr(node.tail)
             return "[" + inner + "]"
         if isinstance(node, s.BinOp):
-            from bdi_rl.bdi.runtime.terms import INFIX
-
             return "(" + self.expr(node.left) + INFIX.get(node.op, node.op) + self.expr(node.right) + ")"
         if isinstance(node, s.UnOp):
             if node.op == "not":
@@ -343,7 +270,7 @@ class _Printer:
         return "?"
 
 
-def _variables(plan: s.Plan) -> set[str]:
+def plan_variables(plan: s.Plan) -> set[str]:
     """The named variables of a plan (anonymous ones are each the plan's own)."""
     found: set[str] = set()
 
@@ -369,7 +296,7 @@ def _variables(plan: s.Plan) -> set[str]:
         elif isinstance(node, s.TriggerExpr):
             walk(node.literal)
         elif isinstance(node, s.PlanTermExpr):
-            found.update(_variables(node.plan))
+            found.update(plan_variables(node.plan))
         elif isinstance(node, s.Stmt):
             walk(node.expr)
         elif isinstance(node, s.If):

@@ -5,23 +5,20 @@ its bindings (plan contexts, ``if``/``while`` tests, body formulas) or returns F
 nothing bound; ``solve(ag, env, trail)`` is a generator over all solutions (conjunctions,
 ``for``, ``.findall``, rules): while suspended at a ``yield`` its bindings hold, and it
 undoes them before the next solution. Only the last conjunct of a ``first`` is asked for
-``first``, so the common context ``state(S)`` is one loop, not a generator.
+``first``, so the common context ``state(S)`` is one loop, not a generator. A rule
+(:class:`CompiledRule`) is a head and a query; :func:`solve_rules` solves a call with them.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
-from bdi_rl.bdi.runtime.rules import solve_rules
-from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, Struct, deref, resolve, term_str, unify, unify_annots, undo
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TailCode, TermCompiler, solve_annots
-
-if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.stdlib import Actions
 
 
 class Query:
@@ -139,8 +136,6 @@ def _entries(ag: Any, key: tuple[str, int], group: dict) -> list[Any]:
 
 
 def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
-    from bdi_rl.bdi.runtime.terms import unify_annots
-
     return unify_annots(pattern, annots, trail)
 
 
@@ -186,10 +181,16 @@ def _hoist_counts(node: Any) -> Any:
     return formula
 
 
+class ActionTable(Protocol):
+    """What a compiler needs of an action table (``stdlib.Actions``): the query of a call."""
+
+    def compile_call(self, compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query: ...
+
+
 class QueryCompiler:
     """Compiles formulas against one agent's action table."""
 
-    def __init__(self, actions: "Actions", cells: dict[str, list]) -> None:
+    def __init__(self, actions: ActionTable, cells: dict[str, list]) -> None:
         self.actions = actions
         self.cells = cells
         """per-agent boxes around host actions (the listener wraps them in one place)"""
@@ -425,3 +426,34 @@ class QueryCompiler:
             return False
 
         return Query(first, solve, failure="constraint_failed")
+
+
+# -- rules: compiled clauses and their backtracking solutions ---------------------------
+class CompiledRule:
+    __slots__ = ("head", "body", "size", "file", "line", "annots")
+
+    def __init__(
+        self, head: list[Code], body: Query, size: int, file: str, line: int, annots: frozenset = ANNOTS_SELF
+    ) -> None:
+        self.head = head
+        self.body = body
+        self.size = size
+        self.annots = annots
+        """the annotations its answers carry: a rule is a belief of the agent's (Jason)"""
+        self.file = file
+        self.line = line
+
+
+def solve_rules(ag: Any, rules: Iterable[CompiledRule], values: list[Any], trail: list) -> Iterator[Any]:
+    for rule in rules:
+        renv: Env = [UNBOUND] * rule.size
+        mark = len(trail)
+        ok = True
+        for code, value in zip(rule.head, values, strict=False):
+            if not code.match(value, renv, trail):
+                ok = False
+                break
+        if ok:
+            for _ in rule.body.solve(ag, renv, trail):
+                yield True
+        undo(trail, mark)

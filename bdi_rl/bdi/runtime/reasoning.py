@@ -11,8 +11,9 @@ plan, with other intentions' deeds in between); a belief change's reaction is a 
 intention (Jason's runs on top of the intention that made the change). Atomic plans are
 honoured. Which programs can tell the two cycles apart: docs/AGENTSPEAK.md.
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
@@ -20,24 +21,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
-from bdi_rl.bdi.runtime.intention import (
-    PUSHED,
-    SUSPENDED,
-    YIELD,
-    Frame,
-    Intention,
-    free_vars,
-    endless,
-    is_tail_call,
-    spins,
-    join,
-    rename,
-)
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, term_str, undo
+from bdi_rl.bdi.runtime.instructions import PUSHED, SUSPENDED, YIELD
+from bdi_rl.bdi.runtime.intention import Frame, Intention, free_vars, endless, is_tail_call, spins, join, rename
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent, FastAgent
+    from bdi_rl.bdi.runtime.state import AgentState, FastState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 #: Deepest intention stack (nested sub-goals) before the sub-goal fails.
@@ -46,7 +36,7 @@ MAX_DEPTH = 10_000
 SLICE = 1000
 
 
-def cycle(ag: FastAgent) -> bool:
+def cycle(ag: FastState) -> bool:
     """One reasoning cycle; False when there was nothing to do."""
     ag.cycles += 1
     if ag.timers:
@@ -71,7 +61,7 @@ def cycle(ag: FastAgent) -> bool:
     return True
 
 
-def _handle_events(ag: FastAgent) -> None:
+def _handle_events(ag: FastState) -> None:
     """Every pending event becomes an intention (or a failure). New intentions run
     before the ones already queued: the intention that raised the events yielded so that
     its reactions run now, as they would after one step in Jason's interleaving (a
@@ -89,7 +79,7 @@ def _handle_events(ag: FastAgent) -> None:
             running.rotate(new)
 
 
-def _handle_event(ag: FastAgent, ttype: int, value: Struct) -> None:
+def _handle_event(ag: FastState, ttype: int, value: Struct) -> None:
     try:
         plan, env = ag._select(ttype, value)
     except NoPlan as exc:
@@ -102,7 +92,7 @@ def _handle_event(ag: FastAgent, ttype: int, value: Struct) -> None:
     ag.running.append(it)
 
 
-def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
     plans = ag.plans.get((ttype, value.functor, len(value.args)))
     if not plans:
         raise NoPlan(
@@ -128,7 +118,7 @@ def _select(ag: Agent, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
     )
 
 
-def applicable_plans(ag: Agent, ttype: int, value: Struct) -> list[CompiledPlan]:
+def applicable_plans(ag: AgentState, ttype: int, value: Struct) -> list[CompiledPlan]:
     """Every plan for the event whose trigger matches and whose context holds (Jason's
     applicable options), in source order, bindings undone. For tracing only: selection
     takes the first and stops there."""
@@ -145,7 +135,9 @@ def applicable_plans(ag: Agent, ttype: int, value: Struct) -> list[CompiledPlan]
     return found
 
 
-def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+def _push(
+    ag: AgentState, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)
     if plan.atomic:
@@ -154,7 +146,7 @@ def _push(ag: Agent, it: Intention, plan: CompiledPlan, env: list, ttype: int, v
     return frame
 
 
-def _run(ag: FastAgent, it: Intention) -> None:
+def _run(ag: FastState, it: Intention) -> None:
     stack = it.stack
     events = ag.events
     ag.budget = ag.slice
@@ -215,7 +207,7 @@ def internal_action_failure(exc: Exception) -> PlanFailure:
     return PlanFailure("ia_failed", f"{type(exc).__name__}: {exc}")
 
 
-def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
+def _frame_done(ag: AgentState, it: Intention, frame: Frame) -> None:
     stack = it.stack
     if frame.unwind_to == len(stack) - 1:
         stack.pop()
@@ -233,7 +225,7 @@ def _frame_done(ag: Agent, it: Intention, frame: Frame) -> None:
         join(stack[-1])
 
 
-def _clr_int(ag: Agent, it: Intention) -> None:
+def _clr_int(ag: AgentState, it: Intention) -> None:
     """The plans at the end of their bodies leave the intention (after a management action
     took frames off it)."""
     stack = it.stack
@@ -241,7 +233,22 @@ def _clr_int(ag: Agent, it: Intention) -> None:
         ag._frame_done(it, stack[-1])
 
 
-def achieve(ag: Agent, it: Intention, value: Struct) -> int:
+def tail_call(ag: AgentState, it: Intention, caller: Frame) -> None:
+    """The caller leaves the intention before its recursive goal's plan is pushed (a loop
+    written as recursion keeps a stack of one plan). Its variables the goal carries take
+    the goal's fresh ones now, and the plan below it waits for those fresh ones instead."""
+    ag._frame_done(it, caller)
+    pairs = caller.renamed or ()
+    for var, fresh in pairs:
+        if var.ref is UNBOUND and var is not fresh:
+            var.ref = fresh
+    below = it.stack[-1] if it.stack else None
+    if below is not None and below.renamed and pairs:
+        mapping = {id(var): fresh for var, fresh in pairs}
+        below.renamed = [(var, mapping.get(id(fresh), fresh)) for var, fresh in below.renamed]
+
+
+def achieve(ag: AgentState, it: Intention, value: Struct) -> int:
     """``!g``: the plan for ``g`` goes on top of the intention now (Jason posts an event,
     selected in a later cycle: jason_cycle.py)."""
     stack = it.stack
@@ -272,7 +279,7 @@ def achieve(ag: Agent, it: Intention, value: Struct) -> int:
     return PUSHED
 
 
-def test_goal(ag: Agent, it: Intention, value: Struct, key: tuple[str, int], text: str) -> int:
+def test_goal(ag: AgentState, it: Intention, value: Struct, key: tuple[str, int], text: str) -> int:
     """``?g`` that no belief answers: a ``+?g`` plan, or ``test_goal_failed``."""
     if (ADD_TEST, key[0], key[1]) in ag.plans:
         caller = it.stack[-1]
@@ -290,7 +297,7 @@ def test_goal_failure(text: str) -> PlanFailure:
     return PlanFailure("test_goal_failed", f"Failed to test '{text}'")
 
 
-def post_goal(ag: Agent, value: Struct) -> None:
+def post_goal(ag: AgentState, value: Struct) -> None:
     """``!!g``: a new intention, through the event queue (on a copy of the goal: the new
     intention binds none of the poster's variables)."""
     value, _ = rename(value)
@@ -299,6 +306,6 @@ def post_goal(ag: Agent, value: Struct) -> None:
         ag._check_waiters((ADD_ACH, value.functor, len(value.args)), value)
 
 
-def act(ag: Agent, action: Struct) -> None:
+def act(ag: AgentState, action: Struct) -> None:
     if ag.host.act(ag, action) is False:
         raise PlanFailure("action_failed", f"{term_str(action)} failed")

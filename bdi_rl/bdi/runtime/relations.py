@@ -5,8 +5,20 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.arith import NoValue, evaluate, is_arith_term
-from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, compare, deref, resolve, sorted_annots, unify, undo
+from bdi_rl.bdi.runtime.terms import (
+    LVar,
+    NoValue,
+    Struct,
+    atom,
+    compare,
+    deref,
+    evaluate,
+    is_arith_term,
+    resolve,
+    sorted_annots,
+    unify,
+    undo,
+)
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 

@@ -9,52 +9,54 @@ tuples for lists, :class:`~bdi_rl.bdi.runtime.terms.Struct` for atoms and struct
 Standard actions are compiled, not called: each is a function from its argument AST to
 a :class:`~bdi_rl.bdi.runtime.queries.Query`, so ``.member`` can backtrack in a context
 and ``.count``/``.findall`` evaluate their formula as compiled code. Jason 3.2's standard
-library (``jason.stdlib``) is the list: this module holds the table, the printing,
-messaging, waiting and failing actions; its siblings ``stdlib_lists``, ``stdlib_strings``,
-``stdlib_terms``, ``stdlib_beliefs`` and ``stdlib_mas`` the others, and ``stdlib_refused``
-the Jason actions bdi-rl refuses at load, each with its reason (docs/AGENTSPEAK.md has the
-whole table).
+library (``jason.stdlib``) is the list: ``stdlib_core`` holds the table they register in and
+what they are made of (argument readers, Jason's failures); this module the host's table,
+the printing, messaging, waiting and failing actions, and it imports the modules of the
+others (``stdlib_lists``, ``stdlib_strings``, ``stdlib_terms``, ``stdlib_beliefs``,
+``stdlib_mas``, ``stdlib_printing``, ``stdlib_system``, ``planlibrary``, ``management``)
+so they are registered; ``stdlib_refused`` names the Jason actions bdi-rl refuses at load,
+each with its reason (docs/AGENTSPEAK.md has the whole table).
 
 An action fails as Jason's does: ``False`` (Jason's ``ia_failed``), or it raises
-:func:`wrong_argument` (``error(wrong_arguments)``, Jason's message) or :func:`action_error`
-(``error(internal_action)``), or :func:`java_error` where Jason's action dies of a Java
-exception (``error(unknown)``). That is a body statement's failure; inside a formula (a
-context, an ``if``/``while``/``for`` test, ``.findall``) Jason logs the exception and the
-action is false, and so it is here (:func:`standard`).
+``stdlib_core.wrong_argument`` (``error(wrong_arguments)``, Jason's message) or
+``action_error`` (``error(internal_action)``), or ``java_error`` where Jason's action dies
+of a Java exception (``error(unknown)``). That is a body statement's failure; inside a
+formula (a context, an ``if``/``while``/``for`` test, ``.findall``) Jason logs the exception
+and the action is false, and so it is here (``stdlib_core.standard``).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.body import _formula_instr
-from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
-from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
-from bdi_rl.bdi.runtime.terms import (
-    ANNOTS_SELF,
-    UNBOUND,
-    LVar,
-    PartialList,
-    Struct,
-    atom,
-    deref,
-    from_python,
-    print_str,
-    resolve,
-    undo,
-)
+from bdi_rl.bdi.runtime.stdlib_core import STANDARD, Builtin, in_formula, java_error, standard
+from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, from_python, print_str, resolve
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
-from bdi_rl.bdi.runtime.unify import MISSING, Code, TermCompiler, read_slot
+from bdi_rl.bdi.runtime.unify import TermCompiler
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
-Builtin = Callable[["QueryCompiler", s.Lit, TermCompiler], Query]
+# The other standard actions: each module registers its own in stdlib_core.STANDARD when it
+# is imported; they are imported here so that an Actions table sees all of them.
+from bdi_rl.bdi.runtime import (  # noqa: F401
+    management,
+    planlibrary,
+    stdlib_beliefs,
+    stdlib_lists,
+    stdlib_mas,
+    stdlib_printing,
+    stdlib_strings,
+    stdlib_system,
+    stdlib_terms,
+)
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
 
@@ -113,11 +115,9 @@ class Actions:
     def compile_call(self, compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
         entry = self.get(node.functor)
         if entry is None:
-            from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
-
             raise tc.error(node, unknown_action(node.functor, self.names()))
         if isinstance(entry, HostAction):  # in a formula, its exception is no solution too
-            return _in_formula(_host_call(compiler, node, tc, entry), node)
+            return in_formula(_host_call(compiler, node, tc, entry), node)
         return entry(compiler, node, tc)
 
 
@@ -172,127 +172,6 @@ def _host_call(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler, entry: 
             return cell[0](*[resolve(b(env)) for b in builds]) is not False
 
     return Query(first)
-
-
-# -- the standard internal actions --------------------------------------------------------
-STANDARD: dict[str, Builtin] = {}
-
-
-def standard(name: str, *arities: int, context: bool = True) -> Callable[[Builtin], Builtin]:
-    """Register a standard action (``arities``: the argument counts it takes, checked at
-    load). A body statement runs its ``first`` as compiled (an exception is the plan's
-    failure); in a formula the action is wrapped so that an exception makes it false, as
-    Jason's ``InternalActionLiteral.logicalConsequence`` does; an action that is not for
-    formulas (``context`` False: ``.send``, ``.broadcast``, ``.stopMAS`` ...) is false there
-    and does nothing."""
-
-    def register(fn: Builtin) -> Builtin:
-        @functools.wraps(fn)
-        def checked(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
-            if arities and len(node.args) not in arities:
-                raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), got {len(node.args)}")
-            query = fn(compiler, node, tc)
-            if query.body is not None:  # a statement with its own control (.wait, an ask)
-                return query
-            return _in_formula(query, node, context)
-
-        STANDARD[name] = checked
-        return checked
-
-    return register
-
-
-def _in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
-    """``query`` whose exceptions make it false, with its statement (``body``) unchanged."""
-    statement = _formula_instr(query, node)
-    if not context:
-        return Query(_never, body=statement, failure=query.failure)
-    first, solve, then = query.first, query.solve, query.then
-
-    def first_false(ag: Any, env: list, trail: list) -> bool:
-        mark = len(trail)
-        try:
-            return first(ag, env, trail)
-        except PlanFailure:
-            undo(trail, mark)
-            return False
-
-    def solve_false(ag: Any, env: list, trail: list) -> Iterator[Any]:
-        mark = len(trail)
-        try:
-            yield from solve(ag, env, trail)
-        except PlanFailure:
-            undo(trail, mark)
-
-    def then_false(k: Callable[..., bool]) -> Callable[..., bool]:
-        first_k = then(k)
-
-        def guarded(ag: Any, env: list, trail: list) -> bool:
-            mark = len(trail)
-            try:
-                return first_k(ag, env, trail)
-            except PlanFailure:
-                undo(trail, mark)
-                return False
-
-        return guarded
-
-    return Query(first_false, solve_false, body=statement, failure=query.failure, then=then_false)
-
-
-def _never(ag: Any, env: list, trail: list) -> bool:
-    return False
-
-
-# -- how an action fails (Jason's exceptions) ----------------------------------------------
-def wrong_argument(action: str, reason: str) -> PlanFailure:
-    """Jason's ``JasonException.createWrongArgument``: ``error(wrong_arguments)``."""
-    return PlanFailure("wrong_arguments", f"Wrong argument for internal action '{action.lstrip('.')}': {reason}")
-
-
-def action_error(message: str) -> PlanFailure:
-    """A ``JasonException`` of an action: ``error(internal_action)`` with its message."""
-    return PlanFailure("internal_action", message)
-
-
-def java_error() -> PlanFailure:
-    """Where Jason's action dies of a Java exception (a cast, an index out of a string's
-    bounds): Jason logs it and the failure event says ``error(unknown)``, ``error_msg("")``."""
-    return PlanFailure("unknown", "")
-
-
-# -- arguments ------------------------------------------------------------------------------
-def is_free(code: Code, env: list) -> bool:
-    """Whether the argument is an unbound variable now (Jason's ``isVar()`` after its
-    arguments are applied), without building it."""
-    if code.slot >= 0:
-        v = read_slot(env, code.slot)
-        return v is UNBOUND or type(v) is LVar
-    if code.anonymous:
-        return True
-    if code.const is not MISSING:
-        return False
-    try:
-        return type(deref(code.build(env))) is LVar
-    except AslTypeError:  # [H|T] with T bound to no list: not free (the error comes when it is used)
-        return False
-
-
-def value(code: Code, env: list) -> Any:
-    """The argument's value, every bound variable inside replaced (unbound ones are LVars)."""
-    return deref(resolve(code.build(env)))
-
-
-def bound(code: Code, env: list) -> Any:
-    """The argument's value; None when it is a free variable (a list with a free tail,
-    ``[x|R]``, is a :class:`PartialList`: a list for Jason's type checks, an output pattern)."""
-    if is_free(code, env):
-        return None
-    return value(code, env)
-
-
-def is_list(v: Any) -> bool:
-    return type(v) is tuple or type(v) is PartialList
 
 
 def _det(first: Callable[..., bool]) -> Query:
@@ -514,29 +393,4 @@ def _send(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
     return Query(_no_context(".send"), body=make)
 
 
-# The other standard actions, each module registering its own (they import this one).
-from bdi_rl.bdi.runtime import (  # noqa: E402
-    stdlib_beliefs,
-    stdlib_lists,
-    stdlib_mas,
-    stdlib_printing,
-    stdlib_strings,
-    stdlib_system,
-    stdlib_terms,
-)
-
-__all__ = [
-    "Actions",
-    "HostAction",
-    "STANDARD",
-    "AslSyntaxError",
-    "LVar",
-    "atom",
-    "stdlib_beliefs",
-    "stdlib_lists",
-    "stdlib_mas",
-    "stdlib_printing",
-    "stdlib_strings",
-    "stdlib_system",
-    "stdlib_terms",
-]
+__all__ = ["Actions", "Builtin", "HostAction", "STANDARD"]

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import java_error, standard, wrong_argument
+from bdi_rl.bdi.runtime.stdlib_core import java_error, standard, wrong_argument
 from bdi_rl.bdi.runtime.stdlib_lists import sorted_set
 from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,

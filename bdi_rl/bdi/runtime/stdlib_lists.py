@@ -16,25 +16,22 @@ from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import (
+from bdi_rl.bdi.runtime.stdlib_core import (
     action_error,
     bound,
     is_free,
     is_list,
     java_error,
     standard,
+    text_of,
     value,
     wrong_argument,
 )
+from bdi_rl.bdi.runtime.stdlib_strings import replace_all
 from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, resolve, term_str, unify, undo
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 _ORDER = functools.cmp_to_key(compare)
-
-
-def text_of(v: Any) -> str:
-    """A string's characters, any other term's text (Jason's ``toString()``)."""
-    return v if type(v) is str else term_str(v)
 
 
 def is_number(v: Any) -> bool:
@@ -232,8 +229,6 @@ def _deleted(args: list) -> Any:
         if type(target) is tuple:
             return tuple(x for k, x in enumerate(target) if k < start or k >= end)
     if type(first) is str:
-        from bdi_rl.bdi.runtime.stdlib_strings import replace_all
-
         target = args[1] if type(args[1]) is str else term_str(args[1])
         return replace_all(target, first, "")
     if type(args[1]) is tuple:

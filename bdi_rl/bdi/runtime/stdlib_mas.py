@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.intention import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import is_free, standard, value, wrong_argument
+from bdi_rl.bdi.runtime.stdlib_core import is_free, standard, value, wrong_argument
 from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str
 from bdi_rl.bdi.runtime.unify import TermCompiler
 

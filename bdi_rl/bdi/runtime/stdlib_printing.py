@@ -18,8 +18,7 @@ from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value, wrong_argument
-from bdi_rl.bdi.runtime.stdlib_lists import text_of
+from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, text_of, value, wrong_argument
 from bdi_rl.bdi.runtime.stdlib_strings import parse_term
 from bdi_rl.bdi.runtime.terms import FALSE, TRUE, UNBOUND, LVar, Struct, deref, term_str
 from bdi_rl.bdi.runtime.unify import TermCompiler, read_slot

@@ -13,9 +13,9 @@ import re
 from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.parser import parse_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import action_error, is_free, java_error, standard, value
-from bdi_rl.bdi.runtime.stdlib_lists import text_of
+from bdi_rl.bdi.runtime.stdlib_core import action_error, is_free, java_error, standard, text_of, value
 from bdi_rl.bdi.runtime.terms import UNBOUND, atom, term_str, undo
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
@@ -23,8 +23,6 @@ from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 def parse_term(text: str) -> Any:
     """``ASSyntax.parseTerm``: the term ``text`` reads as (its variables fresh), or, when it
     is no term, the atom of that text (as Jason's ``.term2string`` falls back)."""
-    from bdi_rl.bdi.runtime.parser import parse_expr
-
     try:
         node = parse_expr(text)
         tc = TermCompiler(Scope(), "<term>")

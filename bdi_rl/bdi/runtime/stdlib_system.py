@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value, wrong_argument
+from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, value, wrong_argument
 from bdi_rl.bdi.runtime.terms import undo
 from bdi_rl.bdi.runtime.unify import TermCompiler
 

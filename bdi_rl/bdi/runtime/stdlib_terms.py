@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.stdlib import is_free, java_error, standard, value
+from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, value
 from bdi_rl.bdi.runtime.terms import (
     FALSE,
     TRUE,

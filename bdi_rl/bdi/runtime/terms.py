@@ -13,7 +13,9 @@ a variable     a slot of a frame while it lives in a plan (compiler); an :class:
 =============  ===========================================================================
 
 Unification binds :class:`LVar` cells and records them on a *trail* (a flat list of
-``holder, index`` pairs, ``index`` None for an LVar) so a query can undo its bindings.
+``holder, index`` pairs, ``index`` None for an LVar) so a query can undo its bindings. Arithmetic left as a term
+(``(Y+1)`` while ``Y`` is unbound) is evaluated here (:func:`evaluate`, with ``arith``'s
+operators), since a term prints, and so orders, by its value once it has one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import functools
 import math
 from typing import Any, Iterable
+
+from bdi_rl.bdi.runtime.arith import NAN, OPERATORS
 
 
 class _Unbound:
@@ -95,9 +99,6 @@ class Struct:
 
     def __repr__(self) -> str:
         return term_str(self)
-
-    def with_annots(self, annots: frozenset) -> "Struct":
-        return Struct(self.functor, self.args, annots)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -635,11 +636,50 @@ def term_str(value: Any) -> str:
 _ARITH_FUNCTORS = frozenset({"+", "-", "*", "/", "**", "div", "mod"})
 
 
+# -- arithmetic left as a term (``X = Y + 1`` while ``Y`` is unbound) -------------------------
+class NoValue(Exception):
+    """An operand of arithmetic is unbound: the expression stays a term."""
+
+
+def num(v: Any) -> Any:
+    """An operand's number: itself, the value of an arithmetic term, or NaN (Jason's value
+    for what is no number); NoValue when it is unbound."""
+    t = type(v)
+    if t is int or t is float:
+        return v
+    if t is LVar:
+        v = deref(v)
+        t = type(v)
+        if t is int or t is float:
+            return v
+        if t is LVar:
+            raise NoValue
+    if v is UNBOUND:
+        raise NoValue
+    if t is Struct and v.functor in OPERATORS:
+        return evaluate(v)
+    return NAN
+
+
+def evaluate(term: Struct) -> Any:
+    """The number an arithmetic term (``(Y+1)``, ``(-X)``) stands for now; NoValue while an
+    operand is unbound."""
+    args = term.args
+    if len(args) == 2:
+        return OPERATORS[term.functor](num(args[0]), num(args[1]))
+    if len(args) == 1 and term.functor == "-":
+        return -num(args[0])
+    return NAN
+
+
+def is_arith_term(value: Any) -> bool:
+    """Whether ``value`` is arithmetic left as a term (printed evaluated once it can be)."""
+    return type(value) is Struct and value.functor in OPERATORS and 1 <= len(value.args) <= 2
+
+
 def _evaluated(value: Struct) -> str | None:
     """An arithmetic term that can be evaluated now, printed as its number (Jason evaluates
     ``(Y+1)`` once ``Y`` has a value); None while an operand is unbound."""
-    from bdi_rl.bdi.runtime.arith import NoValue, evaluate
-
     try:
         return number_str(evaluate(value))
     except NoValue:

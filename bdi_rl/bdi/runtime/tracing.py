@@ -22,11 +22,11 @@ from bdi_rl.bdi.runtime.errors import NoPlan
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Struct
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
 
 
-def set_listener(ag: Agent, listener: Listener | None) -> None:
+def set_listener(ag: AgentState, listener: Listener | None) -> None:
     """The one place tracing is decided: with a listener, the belief, goal, plan,
     action and cycle paths are wrapped; without one they are the plain methods."""
     for name in (
@@ -52,7 +52,7 @@ def set_listener(ag: Agent, listener: Listener | None) -> None:
     _install_listener(ag, listener)
 
 
-def _install_listener(agent: Agent, listener: Listener) -> None:
+def _install_listener(agent: AgentState, listener: Listener) -> None:
     """Wrap the agent's event paths with calls to ``listener`` (instance attributes shadow
     the class's methods, so removing them restores the untraced paths).
 
@@ -196,7 +196,7 @@ def _install_listener(agent: Agent, listener: Listener) -> None:
 
 
 def _traced_action(
-    listener: Listener, recorder: Recorder, agent: Agent, name: str, fn: Callable[..., Any]
+    listener: Listener, recorder: Recorder, agent: AgentState, name: str, fn: Callable[..., Any]
 ) -> Callable[..., Any]:
     """A host action that records its call (into ``recorder`` when it knows the key)."""
     ids_get, op, ref = recorder.ids.get, recorder.ops.append, recorder.refs.append

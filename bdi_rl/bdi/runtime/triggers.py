@@ -1,4 +1,5 @@
-"""Triggers: their types (``+b -b +!g -!g +?g -?g``), texts, and compiled trigger matchers.
+"""Triggers: their types (``+b -b +!g -!g +?g -?g``), texts, a trigger term's type and
+literal (:func:`trigger_of`), and compiled trigger matchers.
 
 A plan library is indexed by ``(trigger type, functor, arity)``; waiters on an event use
 the same key.
@@ -8,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from bdi_rl.bdi.runtime.terms import LVar, Struct, deref
-from bdi_rl.bdi.runtime.unify import Code, Env, match_annots
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.parser import parse_text
+from bdi_rl.bdi.runtime.planterms import TriggerTerm
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, deref, resolve, term_str
+from bdi_rl.bdi.runtime.unify import Code, Env, Scope, TermCompiler, match_annots
 
 # trigger types: (op, kind) -> index
 ADD_BEL, DEL_BEL, ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST = range(6)
@@ -22,6 +26,29 @@ TRIGGER_TYPES = {
     ("-", "?"): DEL_TEST,
 }
 TRIGGER_TEXT = {v: op + kind for (op, kind), v in TRIGGER_TYPES.items()}
+
+
+def trigger_of(value: Any) -> tuple[int, Struct]:
+    """A trigger term's type (triggers.ADD_ACH ...) and literal; source text (``"+!g(_)"``)
+    is parsed. PlanFailure (wrong_arguments) for anything else."""
+    value = deref(value)
+    if type(value) is TriggerTerm:
+        literal = resolve(value.literal)
+        if type(literal) is not Struct:
+            raise PlanFailure("wrong_arguments", f"not a trigger: {term_str(value)}")
+        return TRIGGER_TYPES[(value.op, value.kind)], literal
+    if type(value) is str:
+        try:
+            program = parse_text(value.strip().strip("{}").strip() + ".", "<trigger>")
+        except AslSyntaxError as exc:
+            raise PlanFailure("wrong_arguments", f"not a trigger: {exc}") from None
+        if len(program.plans) != 1:
+            raise PlanFailure("wrong_arguments", f"not a trigger: {value!r}")
+        trigger = program.plans[0].trigger
+        scope = Scope()
+        code = TermCompiler(scope, "<trigger>").term(trigger.literal)
+        return TRIGGER_TYPES[(trigger.op, trigger.kind)], resolve(code.build([UNBOUND] * scope.size))
+    raise PlanFailure("wrong_arguments", f"not a trigger: {term_str(value)}")
 
 
 def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:

@@ -13,19 +13,22 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Iterator
 
-from bdi_rl.bdi.runtime import arith
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.arith import OPERATORS
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError
 from bdi_rl.bdi.runtime.functions import FUNCTIONS, is_function
+from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_variables
 from bdi_rl.bdi.runtime.terms import (
     UNBOUND,
     LVar,
+    NoValue,
     PartialList,
     Struct,
     annots_walk,
     atom,
     bind,
     deref,
+    num as arith_num,
     resolve,
     sorted_annots,
     sorted_values,
@@ -236,10 +239,46 @@ class TermCompiler:
         if isinstance(node, s.UnOp):
             return self.struct(node.op, (node.operand,), ())
         if isinstance(node, (s.TriggerExpr, s.PlanTermExpr)):
-            from bdi_rl.bdi.runtime.planterms import plan_term_code
-
-            return plan_term_code(self, node)
+            return self.plan_term(node)
         raise self.error(node, f"not a term: {node!r}")
+
+    def plan_term(self, node: s.TriggerExpr | s.PlanTermExpr) -> Code:
+        """A ``{...}`` term compiled in the enclosing clause (its variables are the clause's)."""
+        if isinstance(node, s.TriggerExpr):
+            literal = self.term(node.literal)
+            op, kind = node.op, node.kind
+
+            def build_trigger(env: Env) -> Any:
+                return TriggerTerm(op, kind, literal.build(env))
+
+            def match_trigger(value: Any, env: Env, trail: list | None) -> bool:
+                value = deref(value)
+                if type(value) is LVar:
+                    return unify(value, build_trigger(env), trail)
+                return (
+                    type(value) is TriggerTerm
+                    and value.op == op
+                    and value.kind == kind
+                    and literal.match(value.literal, env, trail)
+                )
+
+            return Code(build_trigger, match_trigger)
+        plan = node.plan
+        names = sorted(plan_variables(plan))
+        slots = [(name, self.term(s.Var(name)).build) for name in names]
+
+        def build_plan(env: Env) -> Any:
+            values = []
+            for name, build in slots:
+                v = resolve(build(env))
+                if type(v) is not LVar:
+                    values.append((name, v))
+            return PlanTerm(plan, tuple(values))
+
+        def match_plan(value: Any, env: Env, trail: list | None) -> bool:
+            return unify(build_plan(env), value, trail)
+
+        return Code(build_plan, match_plan)
 
     def annot_codes(self, lit: s.Lit) -> list[Code]:
         """A literal's annotation patterns; with a tail (``b[a|R]``) the last is a TailCode."""
@@ -273,7 +312,7 @@ class TermCompiler:
         """Arithmetic as a term: its number, or (an operand unbound) the expression itself,
         as Jason leaves ``Y + 1`` while ``Y`` has no value."""
         symbolic = self.symbolic(node)
-        num = arith.num
+        num = arith_num
         if isinstance(node, s.BinOp) and node.op in ("+", "-", "*"):
             left, right = self.arith(node.left), self.arith(node.right)
             if node.op == "+":
@@ -281,21 +320,21 @@ class TermCompiler:
                 def build(env: Env) -> Any:
                     try:
                         return num(left(env)) + num(right(env))
-                    except arith.NoValue:
+                    except NoValue:
                         return symbolic(env)
             elif node.op == "-":
 
                 def build(env: Env) -> Any:
                     try:
                         return num(left(env)) - num(right(env))
-                    except arith.NoValue:
+                    except NoValue:
                         return symbolic(env)
             else:
 
                 def build(env: Env) -> Any:
                     try:
                         return num(left(env)) * num(right(env))
-                    except arith.NoValue:
+                    except NoValue:
                         return symbolic(env)
         else:
             ev = self.arith(node)
@@ -303,7 +342,7 @@ class TermCompiler:
             def build(env: Env) -> Any:
                 try:
                     return ev(env)
-                except arith.NoValue:
+                except NoValue:
                     return symbolic(env)
 
         def match(v: Any, env: Env, trail: list | None) -> bool:
@@ -313,7 +352,7 @@ class TermCompiler:
 
     def arith(self, node: Any) -> Callable[[Env], Any]:
         """``node`` as a function of the frame returning a number (NaN for what is no
-        number; arith.NoValue when an operand is unbound)."""
+        number; NoValue when an operand is unbound)."""
         if isinstance(node, s.Const):
             value = node.value
             return lambda env: value
@@ -321,7 +360,7 @@ class TermCompiler:
             if node.anonymous:
 
                 def unbound(env: Env) -> Any:
-                    raise arith.NoValue
+                    raise NoValue
 
                 return unbound
             i = self.scope.slot(node.name)
@@ -331,13 +370,13 @@ class TermCompiler:
                 if type(v) is LVar:
                     v = deref(v)
                     if type(v) is LVar:
-                        raise arith.NoValue
+                        raise NoValue
                 elif v is UNBOUND:
-                    raise arith.NoValue
+                    raise NoValue
                 return v
 
             return read
-        num = arith.num
+        num = arith_num
         if isinstance(node, s.UnOp) and node.op == "-":
             inner = self.arith(node.operand)
             return lambda env: -num(inner(env))
@@ -448,7 +487,7 @@ def _is_function_call(node: s.Lit) -> bool:
     return "." in node.functor and not node.negated and is_function(node.functor, len(node.args))
 
 
-ARITH = arith.OPERATORS
+ARITH = OPERATORS
 
 
 def struct_code(functor: str, args: list[Code], annots: list[Code]) -> Code:

@@ -1,8 +1,9 @@
 """Suspended intentions: timed waits (``.wait``), waits for an event or a formula, ask
 timeouts, and intentions a host action holds (a shared world's barrier: :func:`hold`).
 
-The functions taking ``ag`` are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s methods (bound in
-agent.py); they call each other through ``ag`` so that a listener's wrappers see every call.
+The functions taking ``ag`` (typed ``state.AgentState``) are :class:`~bdi_rl.bdi.runtime.agent.Agent`'s
+methods (bound in agent.py); they call each other through ``ag`` so that a listener's
+wrappers see every call.
 """
 
 from __future__ import annotations
@@ -15,14 +16,21 @@ from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.terms import Struct, atom, term_str, undo
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.agent import Agent
+    from bdi_rl.bdi.runtime.state import AgentState
 
 #: the waiters' key of ``.wait(formula)``: tested at every belief change and goal
 WAIT_FORMULA = ("formula",)
 
 
 def wait(
-    ag: Agent, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any, what: Any = None
+    ag: AgentState,
+    it: Intention,
+    frame: Frame,
+    ms: Any,
+    key: tuple | None,
+    matcher: Any,
+    elapsed: Any,
+    what: Any = None,
 ) -> None:
     """``.wait``: ``it`` waits ``ms`` milliseconds, or for an event (``key``, ``matcher``) or
     a formula; ``what`` (the event's literal or the formula) names it in the intention's
@@ -41,20 +49,20 @@ def wait(
         waiter[5] = ag._timer(ms, lambda: ag._wait_timeout(key, waiter))
 
 
-def next_deadline(ag: Agent) -> float | None:
+def next_deadline(ag: AgentState) -> float | None:
     """When the earliest timed wait or ask timeout falls due (host.now() seconds)."""
     while ag.timers and not ag.timers[0][3]:
         heapq.heappop(ag.timers)
     return ag.timers[0][0] if ag.timers else None
 
 
-def _timer(ag: Agent, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list:
+def _timer(ag: AgentState, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list:
     entry = [ag.host.now() + float(ms) / 1000.0, next(ag._seq), action, True, owner]
     heapq.heappush(ag.timers, entry)
     return entry
 
 
-def _wake_timers(ag: Agent) -> None:
+def _wake_timers(ag: AgentState) -> None:
     timers = ag.timers
     now = ag.host.now()
     while timers and timers[0][0] <= now:
@@ -64,13 +72,13 @@ def _wake_timers(ag: Agent) -> None:
             entry[2]()
 
 
-def _resume(ag: Agent, it: Intention) -> None:
+def _resume(ag: AgentState, it: Intention) -> None:
     if not it.dropped:
         it.reason = None
         ag._resume_now(it)
 
 
-def _check_waiters(ag: Agent, key: tuple, value: Struct) -> None:
+def _check_waiters(ag: AgentState, key: tuple, value: Struct) -> None:
     if WAIT_FORMULA in ag.waiters:
         ag._check_formulas()
     waiting = ag.waiters.get(key)
@@ -96,7 +104,7 @@ def _check_waiters(ag: Agent, key: tuple, value: Struct) -> None:
         del ag.waiters[key]
 
 
-def _check_formulas(ag: Agent) -> None:
+def _check_formulas(ag: AgentState) -> None:
     """Resume the ``.wait(formula)`` waiters whose formula now holds (bindings kept)."""
     waiting = ag.waiters[WAIT_FORMULA]
     for waiter in list(waiting):
@@ -116,7 +124,7 @@ def _check_formulas(ag: Agent) -> None:
         del ag.waiters[WAIT_FORMULA]
 
 
-def _wait_timeout(ag: Agent, key: tuple, waiter: list) -> None:
+def _wait_timeout(ag: AgentState, key: tuple, waiter: list) -> None:
     waiting = ag.waiters.get(key)
     if not waiting or waiter not in waiting:
         return
@@ -134,7 +142,7 @@ def _wait_timeout(ag: Agent, key: tuple, waiter: list) -> None:
     ag._fail(it, frame, frame.pc - 1, PlanFailure("wait_timeout", "timeout in .wait"))
 
 
-def hold(ag: Agent, it: Intention, what: str) -> None:
+def hold(ag: AgentState, it: Intention, what: str) -> None:
     """A host action suspended ``it`` until something outside the mind happens (``what``,
     e.g. "the world's .rl_act"): the mind knows it waits (so it is not idle, and a reader
     or a stall report can say for what); the host goes on with :func:`release` or fails the
@@ -145,14 +153,14 @@ def hold(ag: Agent, it: Intention, what: str) -> None:
         ag.atomic = it
 
 
-def release(ag: Agent, it: Intention) -> None:
+def release(ag: AgentState, it: Intention) -> None:
     """The held intention goes on after its action (run at the next cycle)."""
     if ag.held.pop(it.id, None) is not None and not it.dropped:
         it.reason = None
         ag._resume_after_action(it)
 
 
-def fail_held(ag: Agent, it: Intention, exc: PlanFailure) -> None:
+def fail_held(ag: AgentState, it: Intention, exc: PlanFailure) -> None:
     """The held intention's action failed after all (the host will never answer it): Jason's
     failure rule applies, as to any failing action of that plan line."""
     if ag.held.pop(it.id, None) is None or it.dropped or not it.stack:
