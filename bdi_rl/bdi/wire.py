@@ -153,7 +153,7 @@ def parse_body(performative: str, body: str, reply: bool = False) -> Any:
 
 def parse_literal(body: str) -> Struct:
     """One ground literal (a tell's body, a spec's belief); source annotations dropped."""
-    return parse_body("tell", body)  # type: ignore[no-any-return]
+    return parse_body("tell", body)
 
 
 def _text(body: str) -> str:

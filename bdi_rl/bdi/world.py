@@ -457,7 +457,7 @@ class SharedWorld:
         if riding:
             for st in players:
                 st.reset_policy = None
-            self._evaluate(riding)  # type: ignore[arg-type]
+            self._evaluate(riding)
         self._reset(players)
 
     def _seat_name(self, st: _Seat) -> str:
@@ -555,7 +555,7 @@ class SharedWorld:
         handed = {agent: st.policy for agent, st in self.seats.items() if st.policy is not None and not st.finished}
         for st in self.seats.values():
             st.policy = None
-        self._evaluate(handed)  # type: ignore[arg-type]
+        self._evaluate(handed)
 
     def _evaluate(self, handed: dict[str, list[int]]) -> None:
         """Greedy joint episodes of the policies ``handed`` in (by seat; every other seat

@@ -314,7 +314,7 @@ def _optimum(samples: int = 20000) -> dict[str, float]:
                             frontier.append(s)
                         else:
                             nxt = (tuple(inner.players[0].position), tuple(inner.players[1].position))
-                            preds.setdefault(nxt, []).append(s)  # type: ignore[arg-type]
+                            preds.setdefault(nxt, []).append(s)
             dist = {s: 1 for s in frontier}
             queue = list(dict.fromkeys(frontier))
             while queue:

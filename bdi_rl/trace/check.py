@@ -139,7 +139,7 @@ def check_event(line: bytes) -> CheckedEvent:
     if not line.endswith(b"}}"):
         raise TraceFormatError("data must be an object and the last field")
     if event.kind == STEPS:
-        check_record(event.data)  # type: ignore[attr-defined]
+        check_record(event.data)
     return event
 
 

@@ -157,7 +157,7 @@ class BdiLoop(Wakeable):
         self.received = 0  # BDI messages handed to the mind
 
     async def run(self) -> None:
-        agent: TracedBdiAgent = self.agent  # type: ignore[assignment]
+        agent: TracedBdiAgent = self.agent
         mind = agent.mind
         if not agent.reasoning:  # held or paused: resume_bdi wakes us
             msg = await self.receive(timeout=self.IDLE_WAIT)

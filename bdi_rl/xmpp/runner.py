@@ -235,7 +235,7 @@ async def start_agents(
     spec = wiring.spec
     live.agents = make_agents(wiring, setups, setups)
     for agent in filter(is_learner, live.agents):
-        agent.bridge.session.on_episode = on_episode  # type: ignore[attr-defined]
+        agent.bridge.session.on_episode = on_episode
     assert live.telemetry is not None
     make, start = created_agents(wiring, live.telemetry, live.server)
     live.society = Society(

@@ -599,7 +599,7 @@ class EmbeddedXmppServer:
                 log.debug("XMPP server database did not close in time")
 
 
-class _StanzaQueue(asyncio.Queue):  # type: ignore[type-arg]
+class _StanzaQueue(asyncio.Queue):
     """A connection's stanza queue whose reader stops between stanzas, never inside one.
 
     pyjabber cancels a connection's stanza task when the socket closes; a cancel that lands in
@@ -703,7 +703,7 @@ def _make_protocol_class() -> type:
     from pyjabber.stream.negotiators.StreamNegotiator import StreamNegotiator
     from pyjabber.stream.utils.Enums import Stage
 
-    class _ClosedRegistration(StreamNegotiator):  # type: ignore[misc]
+    class _ClosedRegistration(StreamNegotiator):
         """pyjabber's stream negotiation; while registration is not offered (``_ibr_feature``,
         from the configured plugins), a registration request is refused, not served.
 
@@ -739,7 +739,7 @@ def _make_protocol_class() -> type:
                 owner._login_refused(_plain_user(element), "wrong password")
             return result
 
-    class _SessionStanzaHandler(StanzaHandler):  # type: ignore[misc]
+    class _SessionStanzaHandler(StanzaHandler):
         """pyjabber's stanza router, fed stanzas from the session's own full JID only.
 
         pyjabber routes messages, presence subscriptions and IQs with whatever ``from`` the
@@ -771,7 +771,7 @@ def _make_protocol_class() -> type:
             element.attrib["from"] = session
             await super().feed(element)
 
-    class _ClientProtocol(XMLProtocol):  # type: ignore[misc]
+    class _ClientProtocol(XMLProtocol):
         def __init__(self, owner: EmbeddedXmppServer) -> None:
             super().__init__(namespace="jabber:client", connection_timeout=0)
             self._timeout_monitor = _NoMonitor()

@@ -191,7 +191,7 @@ class TraceReceiver(CyclicBehaviour):
             msg = await self.receive(timeout=0)
 
     async def _handle(self, msg: Message) -> None:
-        agent: TelemetryAgent = self.agent  # type: ignore[assignment]
+        agent: TelemetryAgent = self.agent
         sender = bare_jid(msg.sender)
         if agent.senders is not None and sender not in agent.senders:
             agent.trace_log.rejected += 1
@@ -233,7 +233,7 @@ class JoinResponder(CyclicBehaviour):
         msg = await self.receive(timeout=1.0)
         if msg is None:
             return
-        agent: TelemetryAgent = self.agent  # type: ignore[assignment]
+        agent: TelemetryAgent = self.agent
         reply: dict[str, Any] = {"run": agent.run}
         try:
             request = orjson.loads(msg.body or "{}")

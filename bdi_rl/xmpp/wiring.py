@@ -245,7 +245,7 @@ def connect_world(wiring: Wiring, every_setup: list[AgentSetup], agents: list[Tr
             seat = getattr(agent, "seat", None)
             if seat is not None:
                 port = connect_seat(agent, seat, world_jid, spec.world.offline_grace_ms / 1000.0)
-                agent.world_bounced = port.bounced  # type: ignore[attr-defined]
+                agent.world_bounced = port.bounced
         return
     seat_jids = {
         setup.seat.agent: wiring.jid(setup.name)

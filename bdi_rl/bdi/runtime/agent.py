@@ -331,7 +331,7 @@ def _goal_literal(lit: s.Lit) -> Struct:
     """An initial goal; its variables are free (Jason: ``!g(X).`` runs ``+!g`` with X unbound)."""
     scope = Scope()
     code = TermCompiler(scope, "<program>").term(lit)
-    return code.build([UNBOUND] * scope.size)  # type: ignore[no-any-return]
+    return code.build([UNBOUND] * scope.size)
 
 
 def load_agent(

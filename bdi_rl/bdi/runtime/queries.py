@@ -272,7 +272,7 @@ class QueryCompiler:
                     mark = len(trail)
                     if match_args(item, env, trail):
                         if simple_annots:
-                            if const_annots <= bannots:  # type: ignore[operator]
+                            if const_annots <= bannots:
                                 yield True
                         else:
                             yield from solve_annots(annots, bannots, env, trail)
@@ -293,7 +293,7 @@ class QueryCompiler:
                     bannots = group.get(const_args)
                     if bannots is not None:
                         if simple_annots:
-                            if const_annots <= bannots:  # type: ignore[operator]
+                            if const_annots <= bannots:
                                 yield True
                         else:
                             yield from solve_annots(annots, bannots, env, trail)
@@ -302,7 +302,7 @@ class QueryCompiler:
                         mark = len(trail)
                         if match_args(bargs, env, trail):
                             if simple_annots:
-                                if const_annots <= bannots:  # type: ignore[operator]
+                                if const_annots <= bannots:
                                     yield True
                             else:
                                 yield from solve_annots(annots, bannots, env, trail)
@@ -327,7 +327,7 @@ class QueryCompiler:
                         bannots = group.get(const_args)
                         if bannots is not None:
                             if simple_annots:
-                                if const_annots <= bannots and (k is None or k(ag, env, trail)):  # type: ignore[operator]
+                                if const_annots <= bannots and (k is None or k(ag, env, trail)):
                                     return True
                             else:
                                 for _ in solve_annots(annots, bannots, env, trail):
@@ -340,7 +340,7 @@ class QueryCompiler:
                             if (
                                 const_annots <= bannots
                                 and match_args(bargs, env, trail)
-                                and (  # type: ignore[operator]
+                                and (
                                     k is None or k(ag, env, trail)
                                 )
                             ):
@@ -348,7 +348,7 @@ class QueryCompiler:
                             undo(trail, mark)
                         else:
                             for bargs, bannots in reversed(tuple(group.items())):
-                                if const_annots <= bannots:  # type: ignore[operator]
+                                if const_annots <= bannots:
                                     mark = len(trail)
                                     if match_args(bargs, env, trail) and (k is None or k(ag, env, trail)):
                                         return True

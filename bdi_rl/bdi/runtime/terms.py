@@ -92,10 +92,10 @@ class Struct:
             return True
         return (
             type(other) is Struct
-            and self.functor == other.functor  # type: ignore[union-attr]
+            and self.functor == other.functor
             and self.args == other.args
             and self.annots == other.annots
-        )  # type: ignore[union-attr]
+        )
 
     def __repr__(self) -> str:
         return term_str(self)
