@@ -340,9 +340,7 @@ class QueryCompiler:
                             if (
                                 const_annots <= bannots
                                 and match_args(bargs, env, trail)
-                                and (
-                                    k is None or k(ag, env, trail)
-                                )
+                                and (k is None or k(ag, env, trail))
                             ):
                                 return True
                             undo(trail, mark)
