@@ -27,6 +27,9 @@ SUMMARY_FILE = "summary.json"
 QTABLE_DIR = "qtables"
 WRITER_FILE = ".writer"
 """the run's writer lock (:class:`RunWriter`); a dot name, so no reader takes it for data"""
+RESERVE_FILE = ".reserve"
+"""room its writer keeps on the run's file system for the summary (:func:`save_summary`)"""
+RESERVE_BYTES = 256 * 1024
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -91,6 +94,20 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_bytes(path, (json.dumps(value, indent=2, sort_keys=False) + "\n").encode())
+
+
+def save_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    """The run's summary, written even when its file system has filled up: the room the
+    writer reserved (:meth:`RunWriter.announce`) is given back first, then the summary written
+    again. So a run stopped by a full disk still says why (how much it wrote before depends on
+    timing; that it can say so does not)."""
+    try:
+        atomic_write_json(run_dir / SUMMARY_FILE, summary)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC or not (run_dir / RESERVE_FILE).exists():
+            raise
+        (run_dir / RESERVE_FILE).unlink()
+        atomic_write_json(run_dir / SUMMARY_FILE, summary)
 
 
 def _slug(text: str) -> str:
@@ -236,6 +253,10 @@ class RunWriter:
         info = WriterInfo(os.getpid(), socket.gethostname(), self.command, time.time())
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, json.dumps(info.__dict__).encode(), 0)
+        try:  # written, not sparse: the blocks are the run's until the summary needs them
+            atomic_write_bytes(self.run_dir / RESERVE_FILE, bytes(RESERVE_BYTES))
+        except OSError:
+            pass  # no room even for that: the summary will say what it can
 
     @property
     def held(self) -> bool:
@@ -245,6 +266,7 @@ class RunWriter:
         """Give the lock up (the run's files are all written); idempotent."""
         fd, self._fd = self._fd, None
         if fd is not None:
+            (self.run_dir / RESERVE_FILE).unlink(missing_ok=True)  # the summary is written
             os.close(fd)  # closing the only descriptor releases the flock
 
 

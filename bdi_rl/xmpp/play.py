@@ -32,8 +32,8 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.rl.checkpoint import CheckpointError, CheckpointMeta, find_checkpoint, load_checkpoint
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_table
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, atomic_write_json
-from bdi_rl.store import new_run_dir
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes
+from bdi_rl.store import new_run_dir, save_summary
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
@@ -311,7 +311,7 @@ def play_policy_only(
     summary = agents_summary(run, spec, [agent], time.time() - started)
     if agent.failure == "interrupted":
         summary["interrupted"] = True
-    atomic_write_json(run_dir / SUMMARY_FILE, summary)
+    save_summary(run_dir, summary)
     writer.release()  # after the summary, as a run does
     return RunResult(run_dir, summary, {f"{setup.name}@{domain}": agent.failure} if agent.failure else {})
 

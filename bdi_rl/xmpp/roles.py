@@ -29,11 +29,10 @@ from bdi_rl.xmpp.wiring import Wiring, connect_world, enter_run, make_agents, sp
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import (
     SPEC_FILE,
-    SUMMARY_FILE,
     TRACE_FILE,
     RunWriter,
     atomic_write_bytes,
-    atomic_write_json,
+    save_summary,
     new_run_dir,
 )
 from bdi_rl.trace.errors import TraceFileError
@@ -141,7 +140,7 @@ async def serve_telemetry(
         summary = summary_from_trace(run_dir.name, spec, stats, expected, time.time() - started, unstopped)
         if stopped_early or "interrupted" in failures.values():
             summary["interrupted"] = True
-        atomic_write_json(run_dir / SUMMARY_FILE, summary)
+        save_summary(run_dir, summary)
         writer.release()  # after the summary: a reader never finds neither a writer nor a summary
     finally:
         if ready_file is not None:

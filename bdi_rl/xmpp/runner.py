@@ -24,8 +24,8 @@ import tomli_w
 
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.spec import ExperimentSpec, parse_host_port
-from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter, atomic_write_bytes, atomic_write_json
-from bdi_rl.store import new_run_dir
+from bdi_rl.store import SPEC_FILE, TRACE_FILE, RunWriter, atomic_write_bytes
+from bdi_rl.store import new_run_dir, save_summary
 from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP
 from bdi_rl.xmpp.connect import check_login, wait_for_server
 from bdi_rl.xmpp.setup import AgentSetup, LearnerSetup, prepare_experiment
@@ -281,5 +281,5 @@ def write_summary(
         summary["resumed"] = resumed_summary(resumed_at, live.agents)
     if live.stopped_in_start_up or any(agent.failure == "interrupted" for agent in live.agents):
         summary["interrupted"] = True
-    atomic_write_json(run_dir / SUMMARY_FILE, summary)
+    save_summary(run_dir, summary)
     return summary
