@@ -17,18 +17,13 @@ from typing import Any
 import numpy as np
 
 from bdi_rl.rl.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from bdi_rl.rl.families import MOVES
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 
 #: Largest state space whose map is drawn (64x64 cells; a wider map fits no screen or terminal).
 MAX_MAP_STATES = 4096
 #: Most rows a :class:`QTable` lists (the first updated states).
 MAX_TABLE_ROWS = 16
-
-#: (dx, dy) per action (y grows downwards), for the env families with a grid.
-MOVES = {
-    "frozenlake": {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)},
-    "cliffwalking": {0: (0, -1), 1: (1, 0), 2: (0, 1), 3: (-1, 0)},
-}
 
 
 class QGridError(ValueError):
@@ -157,7 +152,7 @@ def table_of(q: np.ndarray, agent: str, env: str, why: str, action_names: list[s
 
 def grid_of(q: np.ndarray, env: Any, agent: str, name: str = "the Q-table") -> QGrid:
     """``q`` laid out on ``env``'s grid (an ``EnvAdapter``); QGridError if it has none."""
-    if env.grid_shape is None or env.family not in MOVES:
+    if env.grid_shape is None:
         raise QGridError(f"{env.env_id} is not a grid world: no heatmap")
     rows, cols = env.grid_shape
     if q.shape != (rows * cols, env.n_actions):
@@ -165,7 +160,7 @@ def grid_of(q: np.ndarray, env: Any, agent: str, name: str = "the Q-table") -> Q
     untouched = np.ptp(q, axis=1) < 1e-6
     greedy = q.argmax(axis=1)
     desc = getattr(env.env.unwrapped, "desc", None)
-    moves = MOVES[env.family]
+    moves = [MOVES.get(name) for name in env.family.action_names]  # (dx, dy) per action
     grid = QGrid(agent, rows, cols, [], [], [])
     for y in range(rows):
         grid.max_q.append([None if untouched[y * cols + x] else float(q[y * cols + x].max()) for x in range(cols)])

@@ -20,8 +20,8 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.readers.world import MOVES, WorldError, apply_step, episode_world, q_cells, q_rows
-from bdi_rl.rl.envs import TAXI_STATIONS
+from bdi_rl.readers.world import WorldError, apply_step, episode_world, q_cells, q_rows
+from bdi_rl.rl.families import MOVES, TAXI_STATIONS, family_named
 from bdi_rl.store import atomic_write_bytes
 
 #: Output formats by file extension.
@@ -33,6 +33,7 @@ MAX_FPS = 60
 #: Room for the caption under a small map.
 MIN_WIDTH = 224
 
+#: Tile colours by map letter, per family name (a map's ``family``).
 _TILES = {
     "frozenlake": {"S": "#b8dcb0", "F": "#dceefb", "H": "#2f4050", "G": "#f2c14e"},
     "cliffwalking": {"S": "#b8dcb0", ".": "#eeeeee", "C": "#8c3b2c", "G": "#f2c14e"},
@@ -90,12 +91,12 @@ def _draw(
     payload: dict[str, Any], frame: dict[str, Any], q: dict[str, Any], beliefs: list[dict[str, Any]], path: list[Any]
 ) -> Image.Image:
     world = payload["world"]
-    rows, cols, family = int(world["rows"]), int(world["cols"]), world["family"]
+    rows, cols, family = int(world["rows"]), int(world["cols"]), family_named(world["family"])
     image = Image.new("RGB", (max(cols * CELL, MIN_WIDTH), rows * CELL + CAPTION), "white")
     pen = ImageDraw.Draw(image, "RGBA")
     font = ImageFont.load_default(size=12)
     big = ImageFont.load_default(size=16)
-    tiles = _TILES.get(family, {})
+    tiles = _TILES.get(family.name, {})
     values = [v for line in q["max"] for v in line if v is not None]
     lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
     for y, line in enumerate(world["map"]):
@@ -103,12 +104,13 @@ def _draw(
             box = (x * CELL, y * CELL, (x + 1) * CELL - 1, (y + 1) * CELL - 1)
             pen.rectangle(box, fill=tiles.get(letter, "#eeeeee"), outline="#999999")
             value = q["max"][y][x]
-            if value is not None and hi > lo and letter not in "HC":
+            if value is not None and hi > lo and letter not in family.hazards:
                 pen.rectangle(box, fill=(46, 134, 193, int(150 * (value - lo) / (hi - lo))))
-            if letter in _STATION_INK and family == "taxi":
+            if letter in family.stations:
                 pen.text((x * CELL + 4, y * CELL + 2), letter, fill=_STATION_INK[letter], font=big)
-            elif letter in "HGC" and family != "taxi":
-                pen.text((x * CELL + 4, y * CELL + 2), letter, fill="white" if letter in "HC" else "black", font=font)
+            elif letter in family.marks:
+                ink = "white" if letter in family.hazards else "black"
+                pen.text((x * CELL + 4, y * CELL + 2), letter, fill=ink, font=font)
             greedy = q["greedy"][y][x]
             if greedy is not None:
                 _arrow(pen, x, y, payload["actions"][greedy] if greedy < len(payload["actions"]) else "", font)
@@ -125,14 +127,14 @@ def _draw(
     if len(points) > 1:
         pen.line(points, fill=(230, 126, 34, 160), width=3)
     cell = frame["cell"]
-    if family == "taxi":
+    if "destination" in cell:  # Taxi's: where the passenger is and goes
         destination = TAXI_STATIONS[cell["destination"]]
         dx, dy = _station(world, destination)
         pen.rectangle(_inset(dx, dy, 6), outline=_STATION_INK[destination], width=3)
         if cell["passenger"] < 4:
             px, py = _station(world, TAXI_STATIONS[cell["passenger"]])
             pen.ellipse(_inset(px, py, 16), fill="#8e44ad")
-    full = family == "taxi" and cell["passenger"] == 4
+    full = cell.get("passenger") == len(TAXI_STATIONS)  # in the taxi
     pen.ellipse(_inset(cell["x"], cell["y"], 10), fill="#8e44ad" if full else "#e67e22", outline="black", width=2)
     step = frame["frame"]
     pen.text(

@@ -24,8 +24,9 @@ from typing import Any
 
 
 from bdi_rl.readers.runindex import RunIndex, read_event_at
-from bdi_rl.rl.envs import EnvError, make_env, world_cell, world_state
+from bdi_rl.rl.envs import EnvError, make_env
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
+from bdi_rl.rl.families import MOVES, family_named, world_cell, world_state
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 from bdi_rl.trace.kinds import AGENT_START, RL_STEP, STEPS, WORLD_STEP
 from bdi_rl.trace.steps import OP_RL, rl_row
@@ -36,18 +37,6 @@ _CHUNK = 4096
 #: (told with its reward, or the episode's goal percept), where the agent believes it is.
 _CELL_BELIEF = re.compile(r"(hazard|goal_at|goal|pos)\((-?\d+),\s*(-?\d+)(?:,[^()]*)?\)")
 _BELIEF_KINDS = {"hazard": "hazard", "goal_at": "goal", "goal": "goal", "pos": "pos"}
-#: (dx, dy) of each move by its action's name (y grows downwards); Taxi's pickup and dropoff
-#: move nothing.
-MOVES = {
-    "left": (-1, 0),
-    "west": (-1, 0),
-    "right": (1, 0),
-    "east": (1, 0),
-    "up": (0, -1),
-    "north": (0, -1),
-    "down": (0, 1),
-    "south": (0, 1),
-}
 
 
 class WorldError(ValueError):
@@ -247,7 +236,7 @@ def episode_world(index: RunIndex, jid: str, episode: int, frame: int | None = N
     # request waiting on this thread (asyncio cannot set it on a future): the request hung
     entry = next((e for e in agent.episodes if e["episode"] == episode), {})
     goal = _episode_goal(index, jid, last)
-    if goal is not None and world["family"] == "frozenlake":  # moving goals: this episode's G
+    if goal is not None and family_named(world["family"]).moving_goals:  # this episode's G
         world["map"] = [row.replace("G", "F") for row in world["map"]]
         gx, gy = goal
         if 0 <= gy < len(world["map"]) and 0 <= gx < len(world["map"][gy]):
@@ -324,7 +313,7 @@ def _checkpoint_q(index: RunIndex, jid: str, world: dict[str, Any]) -> dict[str,
     except CheckpointError:
         return None
     q = checkpoint.q
-    if q.shape[0] != int(world["rows"]) * int(world["cols"]) and world["family"] != "taxi":
+    if not family_named(world["family"]).fits_map(world, q.shape[0]):
         return None
     rows: dict[int, list[float | None]] = {s: [float(v) for v in q[s]] for s in range(q.shape[0])}
     return {

@@ -15,12 +15,21 @@ import gymnasium as gym
 from gymnasium.spaces import Discrete
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
-from bdi_rl.rl.success import is_success
+from bdi_rl.rl.families import (
+    TAXI_STATIONS,
+    Family,
+    family_of_env,
+    taxi_decode,
+    taxi_encode,
+    world_cell,
+    world_state,
+)
 
 __all__ = [
     "DEFAULT_MAX_EPISODE_STEPS",
     "EnvAdapter",
     "EnvError",
+    "TAXI_STATIONS",
     "make_env",
     "taxi_decode",
     "taxi_encode",
@@ -38,7 +47,7 @@ DEFAULT_MAX_EPISODE_STEPS = 1000
 _TRANSPARENT_WRAPPERS = (TimeLimit, OrderEnforcing, PassiveEnvChecker)
 
 # Per registered id, the kwargs that decide the state space (for checkpoint
-# validation).  FrozenLake is handled separately (its resolved map is recorded);
+# validation).  A family may tell them itself (FrozenLake: its grid's size);
 # ids not listed here record every kwarg, which is strict but never wrong.
 _STATE_SPACE_KWARGS: dict[str, tuple[str, ...]] = {
     "Taxi-v4": (),
@@ -53,24 +62,6 @@ class EnvError(ValueError):
 def _one_line(exc: BaseException) -> str:
     text = " ".join((str(exc).strip() or type(exc).__name__).split())
     return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _family(env: gym.Env[Any, Any]) -> str:
-    """Which outcome/position rules apply: "frozenlake", "cliffwalking", "taxi" or "generic"."""
-    name = type(env.unwrapped).__name__
-    return {
-        "FrozenLakeEnv": "frozenlake",
-        "CliffWalkingEnv": "cliffwalking",
-        "TaxiEnv": "taxi",
-    }.get(name, "generic")
-
-
-#: What each action does, per env family (Gymnasium's toy-text docs); others get "a0", "a1"...
-ACTION_NAMES: dict[str, tuple[str, ...]] = {
-    "frozenlake": ("left", "down", "right", "up"),
-    "cliffwalking": ("up", "right", "down", "left"),
-    "taxi": ("south", "north", "east", "west", "pickup", "dropoff"),
-}
 
 
 def _find_time_limit(env: gym.Env[Any, Any]) -> int | None:
@@ -129,8 +120,9 @@ class EnvAdapter:
         self.n_states = int(obs_space.n)  # type: ignore[attr-defined]
         self.n_actions = int(act_space.n)  # type: ignore[attr-defined]
         self.max_episode_steps: int = limit
-        self.family = _family(env)
-        names = ACTION_NAMES.get(self.family, ())
+        base: Any = env.unwrapped  # toy-text attributes (nrow, shape, desc) are untyped
+        self.family: Family = family_of_env(base)
+        names = self.family.action_names
         self.action_names: list[str] = (
             list(names) if len(names) == self.n_actions else [f"a{a}" for a in range(self.n_actions)]
         )
@@ -139,14 +131,7 @@ class EnvAdapter:
         )
         self._t = 0
         self._arrivals: dict[int, list[tuple[int, int, float]]] | None = None
-        base: Any = env.unwrapped  # toy-text attributes (nrow, shape, desc) are untyped
-        if self.family == "frozenlake":
-            self._shape: tuple[int, int] | None = (int(base.nrow), int(base.ncol))
-        elif self.family == "cliffwalking":
-            rows, cols = base.shape
-            self._shape = (int(rows), int(cols))
-        else:
-            self._shape = None
+        self._shape = self.family.grid_shape(base)
 
     # -- episode -------------------------------------------------------------------
 
@@ -171,18 +156,14 @@ class EnvAdapter:
         terminates at the goal (the cliff sends the agent back to the start).
         """
         if terminated:
-            if r > 0 or self.family == "cliffwalking":
-                return "goal"
-            if self.family == "frozenlake":
-                return "hole"
-            return "failed"
+            return self.family.terminal_outcome(r)
         if truncated:
             return "timeout"
         return None
 
     def success(self, outcome: str | None, episode_return: float) -> bool:
-        """Whether an episode succeeded, by this env kind's one rule (``rl.success``)."""
-        return is_success(self.family, outcome, episode_return)
+        """Whether an episode succeeded, by this env family's one rule."""
+        return self.family.is_success(outcome, episode_return)
 
     # -- geometry --------------------------------------------------------------------
 
@@ -236,31 +217,7 @@ class EnvAdapter:
         (S F H G, custom and generated maps included); CliffWalking's S, C (cliff), G and
         ``.``; Taxi's stations R G Y B and ``.``, with ``walls`` the [row, col] cells that
         have a wall on their east side (Taxi's fixed layout)."""
-        base: Any = self.env.unwrapped
-        if self.family == "frozenlake":
-            rows = [b"".join(row).decode() for row in base.desc.tolist()]
-            return {"family": "frozenlake", "rows": len(rows), "cols": len(rows[0]), "map": rows}
-        if self.family == "cliffwalking":
-            n_rows, n_cols = (int(v) for v in base.shape)
-            cliff = base._cliff
-            cells = [["C" if cliff[y][x] else "." for x in range(n_cols)] for y in range(n_rows)]
-            start = int(base.start_state_index)
-            cells[start // n_cols][start % n_cols] = "S"
-            cells[n_rows - 1][n_cols - 1] = "G"
-            return {"family": "cliffwalking", "rows": n_rows, "cols": n_cols, "map": ["".join(r) for r in cells]}
-        if self.family == "taxi":
-            desc = [b"".join(row).decode() for row in base.desc.tolist()]
-            n_rows, n_cols = len(desc) - 2, (len(desc[0]) - 1) // 2
-            cells = [[desc[y + 1][2 * x + 1].strip() or "." for x in range(n_cols)] for y in range(n_rows)]
-            walls = [[y, x] for y in range(n_rows) for x in range(n_cols - 1) if desc[y + 1][2 * x + 2] == "|"]
-            return {
-                "family": "taxi",
-                "rows": n_rows,
-                "cols": n_cols,
-                "map": ["".join(r) for r in cells],
-                "walls": walls,
-            }
-        return None
+        return self.family.world(self.env.unwrapped)
 
     # -- identity --------------------------------------------------------------------
 
@@ -273,13 +230,11 @@ class EnvAdapter:
         a table carries over to a map whose goal (or holes) moved, which is a new task on
         the same states (:meth:`task_signature` records the layout).
         """
-        if self.family == "frozenlake":
-            rows, cols = self._shape  # type: ignore[misc]
-            space_kwargs: dict[str, Any] = {"grid": f"{rows}x{cols}"}
-        elif self.env_id in _STATE_SPACE_KWARGS:
+        space_kwargs = self.family.state_space_kwargs(self.env.unwrapped)
+        if space_kwargs is None and self.env_id in _STATE_SPACE_KWARGS:
             keep = _STATE_SPACE_KWARGS[self.env_id]
             space_kwargs = {k: v for k, v in self.kwargs.items() if k in keep}
-        else:
+        elif space_kwargs is None:
             space_kwargs = {k: v for k, v in sorted(self.kwargs.items()) if k != "render_mode"}
         return {
             "env_id": self.env_id,
@@ -291,10 +246,7 @@ class EnvAdapter:
     def task_signature(self) -> dict[str, Any]:
         """What the task looks like on those states: FrozenLake's map rows (start, holes,
         goal), else nothing. A warm start across a different task is allowed and noted."""
-        if self.family == "frozenlake":
-            desc = self.env.unwrapped.desc  # type: ignore[attr-defined]
-            return {"desc": [b"".join(row).decode() for row in desc.tolist()]}
-        return {}
+        return self.family.task_signature(self.env.unwrapped)
 
     def close(self) -> None:
         self.env.close()
@@ -382,40 +334,3 @@ def probe_reset(env_id: str, kwargs: dict[str, Any], reset: Callable[[], object]
         else:
             where = f'env "{env_id}" with kwargs {_short(kwargs)}'
         raise EnvError(f"{where} fails at the env's first reset: {_one_line(exc)}") from exc
-
-
-#: Taxi's passenger locations and destinations index these stations (Gymnasium's ``locs``).
-TAXI_STATIONS = "RGYB"
-
-
-def taxi_decode(s: int) -> tuple[int, int, int, int]:
-    """(taxi_row, taxi_col, passenger location, destination) of a Taxi state, as
-    Gymnasium's ``TaxiEnv.decode`` does it (passenger location 4: in the taxi)."""
-    s, destination = divmod(s, 4)
-    s, passenger = divmod(s, 5)
-    row, col = divmod(s, 5)
-    return row, col, passenger, destination
-
-
-def taxi_encode(row: int, col: int, passenger: int, destination: int) -> int:
-    """The Taxi state of those coordinates (``TaxiEnv.encode``)."""
-    return ((row * 5 + col) * 5 + passenger) * 4 + destination
-
-
-def world_cell(world: dict[str, Any], s: int) -> dict[str, Any]:
-    """Where state ``s`` is on ``world``'s map (:meth:`EnvAdapter.world`): ``x`` (column) and
-    ``y`` (row); for Taxi also the passenger location and destination, decoded."""
-    if world["family"] == "taxi":
-        row, col, passenger, destination = taxi_decode(s)
-        return {"x": col, "y": row, "passenger": passenger, "destination": destination}
-    y, x = divmod(s, int(world["cols"]))
-    return {"x": x, "y": y}
-
-
-def world_state(world: dict[str, Any], x: int, y: int, like: dict[str, Any] | None = None) -> int:
-    """The state at cell (x, y); for Taxi, with the passenger and destination of ``like``
-    (a :func:`world_cell`), since a Taxi cell is many states."""
-    if world["family"] == "taxi":
-        like = like or {}
-        return taxi_encode(y, x, int(like.get("passenger", 0)), int(like.get("destination", 0)))
-    return y * int(world["cols"]) + x

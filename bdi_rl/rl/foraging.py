@@ -65,6 +65,7 @@ import numpy as np
 from gymnasium.spaces import Discrete
 from pettingzoo import ParallelEnv
 
+from bdi_rl.rl.families import LB_FORAGING
 from bdi_rl.rl.sharedworld import checked_joint_action
 
 __all__ = [
@@ -267,7 +268,7 @@ class LevelBasedForaging(ParallelEnv[str, int, int]):
 
     def grid(self) -> dict[str, Any]:
         """The map for readers (``trace.kinds.WorldData``): an open 5x5 field."""
-        return {"family": "lbforaging", "rows": SIZE, "cols": SIZE, "map": ["." * SIZE] * SIZE}
+        return {"family": LB_FORAGING.name, "rows": SIZE, "cols": SIZE, "map": ["." * SIZE] * SIZE}
 
     def cells(self) -> dict[str, list[list[int]]]:
         """Where things are now, for the trace: each player's ``[x, y]`` (x = column) in

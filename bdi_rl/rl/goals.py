@@ -44,7 +44,7 @@ def goal_desc(desc: list[str], goal: tuple[int, int], where: str) -> list[str]:
 
 def map_goal(env: EnvAdapter) -> tuple[int, int] | None:
     """Where a FrozenLake map's goal is (x, y); None for other envs."""
-    if env.family != "frozenlake":
+    if not env.family.moving_goals:
         return None
     for y, row in enumerate(env.task_signature()["desc"]):
         if "G" in row:
@@ -57,7 +57,7 @@ def goal_envs(
 ) -> list[tuple[tuple[int, int], EnvAdapter]]:
     """One env per goal cell, in the spec's order."""
     probe = make_env(env_id, kwargs, max_episode_steps)
-    if probe.family != "frozenlake":
+    if not probe.family.moving_goals:
         raise EnvError(f'env.goals: moving goals need a FrozenLake map, not "{env_id}"')
     desc = base_desc(env_id, kwargs)
     envs = []

@@ -26,7 +26,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from bdi_rl.rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvError
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.sharedworld import JointStep, joint_step
-from bdi_rl.rl.success import is_success
+from bdi_rl.rl.families import GENERIC, LB_FORAGING, MATRIX_GAME, Family
 
 __all__ = ["WORLDS", "Seat", "World", "is_world_id", "make_world"]
 
@@ -56,12 +56,12 @@ def _foraging() -> ParallelEnv:
 
 
 #: The worlds shipped with bdi-rl, by the id a spec's ``[env] id`` gives them (their
-#: PettingZoo ``metadata["name"]``), and their env kind (``rl.success``).
-WORLDS: Final[dict[str, tuple[Callable[..., ParallelEnv], str]]] = {
-    "climbing_game_v0": (_climbing, "matrixgame"),
-    "penalty_game_v0": (_penalty, "matrixgame"),
-    "consensus_game_v0": (_consensus, "matrixgame"),
-    "lbforaging_5x5_2p_1f_coop_v0": (_foraging, "lbforaging"),
+#: PettingZoo ``metadata["name"]``), and their env family (``rl.families``).
+WORLDS: Final[dict[str, tuple[Callable[..., ParallelEnv], Family]]] = {
+    "climbing_game_v0": (_climbing, MATRIX_GAME),
+    "penalty_game_v0": (_penalty, MATRIX_GAME),
+    "consensus_game_v0": (_consensus, MATRIX_GAME),
+    "lbforaging_5x5_2p_1f_coop_v0": (_foraging, LB_FORAGING),
 }
 
 
@@ -78,7 +78,7 @@ def _one_line(exc: BaseException) -> str:
 def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_steps: int | None = None) -> "World":
     """The world ``env_id`` names, built with ``kwargs``; every failure is an EnvError."""
     kw = dict(kwargs or {})
-    family = "generic"
+    family = GENERIC
     if env_id in WORLDS:
         factory, family = WORLDS[env_id]
     elif ":" in env_id:
@@ -161,7 +161,7 @@ class Seat:
         return None
 
     def success(self, outcome: str | None, episode_return: float) -> bool:
-        return is_success(self.host.family, outcome, episode_return)
+        return self.host.family.is_success(outcome, episode_return)
 
     def state_space_signature(self) -> dict[str, Any]:
         return {
@@ -193,7 +193,7 @@ class World:
     action: the seats, the step limit, the success rule, and greedy evaluation."""
 
     def __init__(
-        self, env: ParallelEnv, env_id: str, kwargs: dict[str, Any], family: str, max_episode_steps: int | None
+        self, env: ParallelEnv, env_id: str, kwargs: dict[str, Any], family: Family, max_episode_steps: int | None
     ) -> None:
         self.env = env
         self.env_id = env_id
