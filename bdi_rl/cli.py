@@ -19,8 +19,9 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Callable, Coroutine, NoReturn, Sequence, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from bdi_rl import __version__
 
@@ -444,10 +445,10 @@ def _check_runs(runs: Path, must_exist: bool = False) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from bdi_rl.console import print_summary, progress_bar
+    from bdi_rl.spec import load_spec, resolve_spec_path
     from bdi_rl.xmpp.liveness import STALLED, stall_line
     from bdi_rl.xmpp.runner import run_experiment
     from bdi_rl.xmpp.setup import prepare_experiment
-    from bdi_rl.spec import load_spec, resolve_spec_path
 
     writer = None
     if args.resume is not None:
@@ -564,8 +565,8 @@ def _xmpp_address(address: tuple[str, int], domain: str | None) -> tuple[str, in
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from bdi_rl.xmpp.roles import checked_setups, claim_name, read_password, run_agents
     from bdi_rl.spec import load_spec, resolve_spec_path
+    from bdi_rl.xmpp.roles import checked_setups, claim_name, read_password, run_agents
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)
@@ -599,8 +600,8 @@ def _check_ready_file(path: Path | None) -> None:
 
 
 def cmd_telemetry(args: argparse.Namespace) -> int:
-    from bdi_rl.xmpp.roles import existing_run, read_password, serve_telemetry
     from bdi_rl.spec import load_spec, resolve_spec_path
+    from bdi_rl.xmpp.roles import existing_run, read_password, serve_telemetry
 
     spec = load_spec(resolve_spec_path(args.spec))
     domain, port = _xmpp_address(args.xmpp, args.domain)

@@ -15,9 +15,9 @@ runtime is bdi-rl's own (:mod:`bdi_rl.bdi.runtime`): nothing of it is patched.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Callable
 
 from bdi_rl.xmpp import patches as xmpp_patches
 

@@ -20,10 +20,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
+from bdi_rl.bdi.wire import WireError, parse_literal
 from bdi_rl.rl.qlearning import LearningConfig
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.store import run_id
-from bdi_rl.bdi.wire import WireError, parse_literal
 
 
 class SpecError(ValueError):

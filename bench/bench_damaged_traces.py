@@ -45,8 +45,22 @@ print(time.perf_counter() - started, time.process_time() - cpu, index.lines,
 
 
 def make_run(runs: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "bdi_rl", "run", "frozenlake-4x4", "--runs", str(runs),
-                    "--episodes", "2000", "--no-progress"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "run",
+            "frozenlake-4x4",
+            "--runs",
+            str(runs),
+            "--episodes",
+            "2000",
+            "--no-progress",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return next(runs.iterdir())
 
 
@@ -54,8 +68,9 @@ def measure_index(run_dir: Path, repeat: int) -> dict[str, float]:
     """The best of ``repeat`` fresh processes (this machine is shared: CPU time varies by 2x)."""
     runs = []
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", _INDEX, str(run_dir)], check=True, capture_output=True,
-                             text=True, cwd="/")  # not the checkout: PYTHONPATH says which bdi_rl
+        out = subprocess.run(
+            [sys.executable, "-c", _INDEX, str(run_dir)], check=True, capture_output=True, text=True, cwd="/"
+        )  # not the checkout: PYTHONPATH says which bdi_rl
         runs.append([float(x) for x in out.stdout.split()])
     seconds, cpu, lines, rss_kb = min(runs, key=lambda r: r[1])
     return {"index_s": seconds, "index_cpu_s": cpu, "lines": int(lines), "index_peak_rss_mb": rss_kb / 1024}
@@ -63,9 +78,24 @@ def measure_index(run_dir: Path, repeat: int) -> dict[str, float]:
 
 def measure_export(run_dir: Path, scratch: Path) -> dict[str, float]:
     started = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%U %M", sys.executable, "-m", "bdi_rl", "export", str(run_dir),
-                          "--csv", str(scratch / "out.csv")],
-                         env={**os.environ, "BDI_RL_INDEX_CACHE": "off"}, capture_output=True, text=True, cwd="/")
+    out = subprocess.run(
+        [
+            "/usr/bin/time",
+            "-f",
+            "%U %M",
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "export",
+            str(run_dir),
+            "--csv",
+            str(scratch / "out.csv"),
+        ],
+        env={**os.environ, "BDI_RL_INDEX_CACHE": "off"},
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
     seconds = time.perf_counter() - started
     if out.returncode:
         raise SystemExit(f"export failed: {out.stderr}")
@@ -110,8 +140,13 @@ def measure_viewer(run_dir: Path, scratch: Path, huge: str, watch_s: float = 20.
     port = _free_port()
     env = {**os.environ, "BDI_RL_INDEX_CACHE": str(scratch / "cache")}
     started = time.perf_counter()
-    viewer = subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+    )
     result: dict[str, object] = {"trace_bytes": (damaged / "trace.jsonl").stat().st_size}
     try:
         while True:
@@ -126,8 +161,9 @@ def measure_viewer(run_dir: Path, scratch: Path, huge: str, watch_s: float = 20.
         status, body = _get(f"http://127.0.0.1:{port}/api/runs", timeout=120)
         result["api_runs_s"] = time.perf_counter() - started
         result["api_runs_status"] = status
-        result["runs"] = {r["run"]: {k: r.get(k) for k in ("events", "indexing", "damaged")}
-                          for r in body.get("runs", [])}
+        result["runs"] = {
+            r["run"]: {k: r.get(k) for k in ("events", "indexing", "damaged")} for r in body.get("runs", [])
+        }
         t0 = time.perf_counter()
         status, body = _get(f"http://127.0.0.1:{port}/api/runs/{good.name}", timeout=120)
         result["good_run_page_s"] = time.perf_counter() - t0
@@ -135,8 +171,9 @@ def measure_viewer(run_dir: Path, scratch: Path, huge: str, watch_s: float = 20.
         while time.perf_counter() - started < watch_s:
             time.sleep(0.2)
         status, body = _get(f"http://127.0.0.1:{port}/api/runs", timeout=120)
-        result["runs_after_watch"] = {r["run"]: {k: r.get(k) for k in ("events", "indexing", "damaged")}
-                                      for r in body.get("runs", [])}
+        result["runs_after_watch"] = {
+            r["run"]: {k: r.get(k) for k in ("events", "indexing", "damaged")} for r in body.get("runs", [])
+        }
         result["peak_rss_mb"] = _hwm_mb(viewer.pid)
     finally:
         viewer.terminate()
@@ -163,8 +200,11 @@ def main() -> None:
             parser.error("give --run RUN_DIR or --make")
         import bdi_rl
 
-        result: dict[str, object] = {"bdi_rl": str(Path(bdi_rl.__file__).parent), "run": run_dir.name,
-                                     "trace_mb": (run_dir / "trace.jsonl").stat().st_size / 2**20}
+        result: dict[str, object] = {
+            "bdi_rl": str(Path(bdi_rl.__file__).parent),
+            "run": run_dir.name,
+            "trace_mb": (run_dir / "trace.jsonl").stat().st_size / 2**20,
+        }
         if "index" not in args.skip:
             result.update(measure_index(run_dir, args.repeat))
         if "export" not in args.skip:

@@ -42,9 +42,9 @@ def cli(*args: str) -> tuple[Path, float]:
 def measure(run_dir: Path, wall: float) -> dict[str, float]:
     summary = json.loads((run_dir / "summary.json").read_text())
     (entry,) = summary["evaluation"]["agents"].values()
-    seconds = sum(a["env_steps"] for a in summary["agents"].values() if "env_steps" in a) / summary[
-        "env_steps_per_second"
-    ]
+    seconds = (
+        sum(a["env_steps"] for a in summary["agents"].values() if "env_steps" in a) / summary["env_steps_per_second"]
+    )
     return {
         "episodes_per_s": entry["episodes"] / seconds,
         "wall": wall,
@@ -68,9 +68,14 @@ def main() -> None:
         results: dict[tuple[str, str], list[dict[str, float]]] = {}
         for round_ in range(args.rounds):
             for spec, goal in SPECS.items():
-                for how, extra in (("policy only", ["--policy-only"]), ("plans", []), ("plans, moved goal", ["--goal", goal])):
-                    run_dir, wall = cli("play", str(trained[spec]), "--episodes", str(args.episodes), "--runs", str(runs),
-                                        *extra)
+                for how, extra in (
+                    ("policy only", ["--policy-only"]),
+                    ("plans", []),
+                    ("plans, moved goal", ["--goal", goal]),
+                ):
+                    run_dir, wall = cli(
+                        "play", str(trained[spec]), "--episodes", str(args.episodes), "--runs", str(runs), *extra
+                    )
                     results.setdefault((spec, how), []).append(measure(run_dir, wall))
             print(f"round {round_ + 1} done", flush=True)
     print(f"\n| spec | played | episodes/s (median of {args.rounds}) | wall s (median) | success [95 % CI] |")
@@ -79,7 +84,10 @@ def main() -> None:
         speed = statistics.median(r["episodes_per_s"] for r in rows)
         wall = statistics.median(r["wall"] for r in rows)
         last = rows[-1]
-        print(f"| {spec} | {how} | {speed:,.0f} | {wall:.1f} | {last['success']:.3f} [{last['low']:.3f}, {last['high']:.3f}] |")
+        print(
+            f"| {spec} | {how} | {speed:,.0f} | {wall:.1f} | "
+            f"{last['success']:.3f} [{last['low']:.3f}, {last['high']:.3f}] |"
+        )
 
 
 if __name__ == "__main__":

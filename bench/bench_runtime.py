@@ -21,17 +21,18 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import asp_reference  # noqa: E402  (tests/)
+import asp_reference
 
-from bdi_rl.bdi.mind import load_mind  # noqa: E402
-from bdi_rl.bdi.runtime import Actions, Host, load_agent  # noqa: E402
-from bdi_rl.bdi.runtime.terms import atom  # noqa: E402
+from bdi_rl.bdi.mind import load_mind
+from bdi_rl.bdi.runtime import Actions, Host, load_agent
+from bdi_rl.bdi.runtime.terms import atom
 
 COUNTING = """
 count(0).

@@ -59,9 +59,12 @@ def plain_loop(spec: ExperimentSpec, seed: int, solved: Any) -> int | None:
     rng = random.Random(seed)
     env.reset(seed=seed)
     for episode in range(spec.episodes):
-        eps = (cfg.epsilon_end if episode >= cfg.epsilon_decay_episodes else
-               cfg.epsilon_start + (cfg.epsilon_end - cfg.epsilon_start) * episode / cfg.epsilon_decay_episodes)
-        alpha = cfg.alpha if cfg.alpha_min is None else max(cfg.alpha_min, cfg.alpha * cfg.alpha_decay ** episode)
+        eps = (
+            cfg.epsilon_end
+            if episode >= cfg.epsilon_decay_episodes
+            else cfg.epsilon_start + (cfg.epsilon_end - cfg.epsilon_start) * episode / cfg.epsilon_decay_episodes
+        )
+        alpha = cfg.alpha if cfg.alpha_min is None else max(cfg.alpha_min, cfg.alpha * cfg.alpha_decay**episode)
         s, _ = env.reset()
         done = False
         while not done:
@@ -121,7 +124,7 @@ def main() -> None:
         spec = load_spec(ROOT / "agents" / spec_file)
         model = _model(spec)
 
-        def solved(q: np.ndarray) -> bool:
+        def solved(q: np.ndarray, model=model, which=which, threshold=threshold) -> bool:
             return model.greedy_value(q)[which] >= threshold
 
         own = spec.agents[0].mode
@@ -131,8 +134,10 @@ def main() -> None:
         for mode in modes:
             bdi = [bdi_learner(spec, seed, mode, solved) for seed in args.seeds]
             ratio = _median(bdi) / _median(plain)
-            print(f"{name}: BDI {mode} mode {bdi}; median {_median(bdi):g} vs {_median(plain):g}: "
-                  f"{ratio:.3f}x", flush=True)
+            print(
+                f"{name}: BDI {mode} mode {bdi}; median {_median(bdi):g} vs {_median(plain):g}: {ratio:.3f}x",
+                flush=True,
+            )
 
 
 def _median(values: list[int | None]) -> float:

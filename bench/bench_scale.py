@@ -49,15 +49,21 @@ def child(n: int, episodes: int) -> dict[str, float]:
 
     from bdi_rl.cli import prepare_agent_process
     from bdi_rl.rl.qlearning import LearningConfig
-    from bdi_rl.xmpp.runner import run_experiment
     from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
+    from bdi_rl.xmpp.runner import run_experiment
 
     prepare_agent_process()
     spec = ExperimentSpec(
-        name="bench-scale", env=EnvSpec(id="FrozenLake-v1", kwargs={"map_name": "4x4", "is_slippery": True}),
+        name="bench-scale",
+        env=EnvSpec(id="FrozenLake-v1", kwargs={"map_name": "4x4", "is_slippery": True}),
         agents=[AgentGroup(name="learner", count=n, mode="episode", asl=str(ROOT / "asl" / "learner.asl"))],
-        episodes=episodes, seed=1, trace="episode", eval_episodes=1, checkpoint_every=0,
-        learning=LearningConfig(epsilon_decay_episodes=max(1, episodes // 2)))
+        episodes=episodes,
+        seed=1,
+        trace="episode",
+        eval_episodes=1,
+        checkpoint_every=0,
+        learning=LearningConfig(epsilon_decay_episodes=max(1, episodes // 2)),
+    )
     _validate(spec)
     base = _rss_mb()
     first_episode: dict[int, float] = {}
@@ -71,10 +77,14 @@ def child(n: int, episodes: int) -> dict[str, float]:
     if result.failures:
         raise SystemExit(f"bench run failed: {result.failures}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"agents": n, "start_s": max(first_episode.values()) - started,
-            "steps_per_s": float(result.summary["env_steps_per_second"]),
-            "wall_s": float(result.summary["wall_seconds"]),
-            "rss_per_agent_mb": (peak - base) / n, "peak_rss_mb": peak}
+    return {
+        "agents": n,
+        "start_s": max(first_episode.values()) - started,
+        "steps_per_s": float(result.summary["env_steps_per_second"]),
+        "wall_s": float(result.summary["wall_seconds"]),
+        "rss_per_agent_mb": (peak - base) / n,
+        "peak_rss_mb": peak,
+    }
 
 
 IDLE_ASL = "ready.\n"
@@ -85,12 +95,12 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
 
     from spade.container import Container
 
-    from bdi_rl.xmpp.agent import TracedBdiAgent
     from bdi_rl.cli import prepare_agent_process
-    from bdi_rl.xmpp.telemetry import TelemetryAgent
     from bdi_rl.trace.kinds import TraceLevel
     from bdi_rl.trace.tracer import Tracer
+    from bdi_rl.xmpp.agent import TracedBdiAgent
     from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
+    from bdi_rl.xmpp.telemetry import TelemetryAgent
 
     prepare_agent_process()
 
@@ -102,13 +112,21 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", accounts=accounts)
         await server.start()
         (tmp / "idle-run").mkdir()
-        telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp / "idle-run" / "trace.jsonl",
-                                   port=server.port)
+        telemetry = TelemetryAgent(
+            f"telemetry@{server.domain}", "pw", tmp / "idle-run" / "trace.jsonl", port=server.port
+        )
         await telemetry.start(auto_register=False)
-        agents = [TracedBdiAgent(f"idle-{i}@{server.domain}", "pw", str(asl),
-                                 tracer=Tracer("idle-run", f"idle-{i}@{server.domain}", TraceLevel.EPISODE),
-                                 telemetry=f"telemetry@{server.domain}", port=server.port)
-                  for i in range(n)]
+        agents = [
+            TracedBdiAgent(
+                f"idle-{i}@{server.domain}",
+                "pw",
+                str(asl),
+                tracer=Tracer("idle-run", f"idle-{i}@{server.domain}", TraceLevel.EPISODE),
+                telemetry=f"telemetry@{server.domain}",
+                port=server.port,
+            )
+            for i in range(n)
+        ]
         started = time.perf_counter()
         await asyncio.gather(*(agent.start(auto_register=False) for agent in agents))
         connect = time.perf_counter() - started
@@ -139,22 +157,26 @@ def main() -> None:
     if args.idle_child:
         print(json.dumps(idle_child(args.idle_child, args.idle_seconds)))
         return
-    print(f"{'agents':>6} {'start s':>8} {'env steps/s':>12} {'wall s':>8} {'RSS/agent MB':>13} "
-          f"{'peak RSS MB':>12} {'connect s':>10} {'idle CPU':>9}")
+    print(
+        f"{'agents':>6} {'start s':>8} {'env steps/s':>12} {'wall s':>8} {'RSS/agent MB':>13} "
+        f"{'peak RSS MB':>12} {'connect s':>10} {'idle CPU':>9}"
+    )
     for n in args.agents:
         r = _in_child("--child", n, "--episodes", args.episodes)
         idle = _in_child("--idle-child", n, "--idle-seconds", args.idle_seconds)
         if r is None or idle is None:
             continue
-        print(f"{n:>6} {r['start_s']:8.2f} {r['steps_per_s']:12,.0f} {r['wall_s']:8.1f} "
-              f"{r['rss_per_agent_mb']:13.2f} {r['peak_rss_mb']:12.0f} {idle['connect_s']:10.2f} "
-              f"{idle['idle_core']:9.1%}", flush=True)
+        print(
+            f"{n:>6} {r['start_s']:8.2f} {r['steps_per_s']:12,.0f} {r['wall_s']:8.1f} "
+            f"{r['rss_per_agent_mb']:13.2f} {r['peak_rss_mb']:12.0f} {idle['connect_s']:10.2f} "
+            f"{idle['idle_core']:9.1%}",
+            flush=True,
+        )
 
 
 def _in_child(*args: object) -> dict[str, float] | None:
     """Run this script with ``args`` in a fresh process; its JSON result, or None (printed)."""
-    out = subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         print(f"{args} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
         return None

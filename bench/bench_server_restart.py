@@ -68,13 +68,21 @@ def main() -> None:
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "bench"}
     xmpp = ["--xmpp", f"localhost:{server.port}", "--runs", str(work / "runs")]
     role = [sys.executable, "-m", "bdi_rl"]
-    telemetry = subprocess.Popen([*role, "telemetry", str(spec), *xmpp], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    learner = subprocess.Popen([*role, "agent", str(spec), "--name", "phoenix", *xmpp], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    telemetry = subprocess.Popen(
+        [*role, "telemetry", str(spec), *xmpp], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    learner = subprocess.Popen(
+        [*role, "agent", str(spec), "--name", "phoenix", *xmpp],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: dict[str, list[tuple[float, str]]] = {"telemetry": [], "learner": []}
-    readers = [threading.Thread(target=_stamp, args=(proc.stderr, lines[name]), daemon=True)
-               for name, proc in (("telemetry", telemetry), ("learner", learner))]
+    readers = [
+        threading.Thread(target=_stamp, args=(proc.stderr, lines[name]), daemon=True)
+        for name, proc in (("telemetry", telemetry), ("learner", learner))
+    ]
     for reader in readers:
         reader.start()
     try:
@@ -109,21 +117,30 @@ def main() -> None:
     stop = next(e for e in mine if e["kind"] == "agent.stop")
     emitted = stop["data"]["emitted"]
     seqs = [e["seq"] for e in mine]
-    print(f"ejabberdctl: stop took {stopped - stop_began:.1f} s, then {args.down:.1f} s down; "
-          f"start reported the server up after {up - starting:.1f} s")
+    print(
+        f"ejabberdctl: stop took {stopped - stop_began:.1f} s, then {args.down:.1f} s down; "
+        f"start reported the server up after {up - starting:.1f} s"
+    )
     back = {}
     for name, stamped in lines.items():
         times = [t for t, line in stamped if "reconnected to the XMPP server" in line]
         back[name] = times[-1]
-        print(f"{name}: {len(times)} reconnections; the last {times[-1] - starting:.2f} s after "
-              "ejabberdctl start began")
-    print(f"learner: {written_before} events written before the outage, {emitted} emitted in all "
-          f"(it finished during the outage: {stop['ts'] < up})")
+        print(
+            f"{name}: {len(times)} reconnections; the last {times[-1] - starting:.2f} s after ejabberdctl start began"
+        )
+    print(
+        f"learner: {written_before} events written before the outage, {emitted} emitted in all "
+        f"(it finished during the outage: {stop['ts'] < up})"
+    )
     drain = learner_done - back["learner"]
-    print(f"drained {emitted - written_before} events in {drain:.1f} s after reconnecting "
-          f"({(emitted - written_before) / drain / 1000:.1f}k events/s)")
-    print(f"lost {emitted - len(set(seqs))}, duplicated {len(seqs) - len(set(seqs))}, "
-          f"gapless {seqs == list(range(len(seqs)))}")
+    print(
+        f"drained {emitted - written_before} events in {drain:.1f} s after reconnecting "
+        f"({(emitted - written_before) / drain / 1000:.1f}k events/s)"
+    )
+    print(
+        f"lost {emitted - len(set(seqs))}, duplicated {len(seqs) - len(set(seqs))}, "
+        f"gapless {seqs == list(range(len(seqs)))}"
+    )
     print(f"run in {trace.parent}")
 
 

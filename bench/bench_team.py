@@ -45,10 +45,10 @@ LEARNERS = 4
 
 
 def _independent(spec_8x8: ExperimentSpec, learning: Any) -> ExperimentSpec:
-    spec = msgspec.structs.replace(spec_8x8, name="bench-independent", learning=learning,
-                               eval_episodes=1, trace="episode")
-    spec.agents = [AgentGroup(name="learner", count=LEARNERS, asl=str(ROOT / "asl" / "learner.asl"),
-                              mode="episode")]
+    spec = msgspec.structs.replace(
+        spec_8x8, name="bench-independent", learning=learning, eval_episodes=1, trace="episode"
+    )
+    spec.agents = [AgentGroup(name="learner", count=LEARNERS, asl=str(ROOT / "asl" / "learner.asl"), mode="episode")]
     return spec
 
 
@@ -67,8 +67,9 @@ def variants() -> dict[str, ExperimentSpec]:
 
 def _tells_only(team: ExperimentSpec, learning: Any) -> ExperimentSpec:
     spec = msgspec.structs.replace(team, name="bench-tells-only", learning=learning)
-    spec.agents = [msgspec.structs.replace(g, beliefs=["share_every(0)"]) if g.role == "learner" else g
-                   for g in team.agents]
+    spec.agents = [
+        msgspec.structs.replace(g, beliefs=["share_every(0)"]) if g.role == "learner" else g for g in team.agents
+    ]
     return spec
 
 
@@ -103,8 +104,7 @@ def measure(spec: ExperimentSpec, seed: int, model: TransitionModel) -> tuple[in
     spec = msgspec.structs.replace(spec, seed=seed)
     judge = SolvedJudge(model)
     with tempfile.TemporaryDirectory() as runs:
-        result = Container().loop.run_until_complete(
-            run_experiment(spec, Path(runs), on_episode=judge))
+        result = Container().loop.run_until_complete(run_experiment(spec, Path(runs), on_episode=judge))
     if result.failures:
         raise SystemExit(f"bench run failed: {result.failures}")
     return judge.steps_when_solved, judge.episodes_when_solved
@@ -113,8 +113,9 @@ def measure(spec: ExperimentSpec, seed: int, model: TransitionModel) -> tuple[in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--only", action="append", metavar="VARIANT",
-                        help="run only this variant (repeatable): " + ", ".join(VARIANTS))
+    parser.add_argument(
+        "--only", action="append", metavar="VARIANT", help="run only this variant (repeatable): " + ", ".join(VARIANTS)
+    )
     args = parser.parse_args()
     prepare_agent_process()
     import gymnasium as gym
@@ -140,9 +141,11 @@ def main() -> None:
         if solved:
             line += f", median {statistics.median(solved):,.0f} env steps"
         if base and name != "independent" and all(v is not None for v in values + base):
-            ratios = [v / b for v, b in zip(values, base)]
-            line += (f", x independent: median {statistics.median(ratios):.3f} "
-                     f"(per seed {', '.join(f'{r:.2f}' for r in ratios)})")
+            ratios = [v / b for v, b in zip(values, base, strict=False)]
+            line += (
+                f", x independent: median {statistics.median(ratios):.3f} "
+                f"(per seed {', '.join(f'{r:.2f}' for r in ratios)})"
+            )
         print(line)
     sys.stdout.flush()
 

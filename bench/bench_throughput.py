@@ -19,14 +19,13 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from tune_defaults import plain_loop  # the reference loop, shared with the tuning script
 
 from bdi_rl.cli import prepare_agent_process
-from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 from bdi_rl.rl.qlearning import LearningConfig
+from bdi_rl.spec import AgentGroup, EnvSpec, ExperimentSpec, _validate
 
 ENV_KWARGS = {
     "FrozenLake-v1": {"map_name": "4x4", "is_slippery": True},
@@ -35,8 +34,9 @@ ENV_KWARGS = {
 }
 
 
-def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode: str,
-            trace: str, cycle: str | None = None) -> float:
+def bdi_run(
+    env_id: str, episodes: int, config: LearningConfig, seed: int, mode: str, trace: str, cycle: str | None = None
+) -> float:
     """One learner through the real runner (embedded XMPP server, telemetry, trace file);
     ``cycle``: its mind's reasoning cycle (None: the learners' default, the fast one)."""
     from spade.container import Container
@@ -44,9 +44,14 @@ def bdi_run(env_id: str, episodes: int, config: LearningConfig, seed: int, mode:
     from bdi_rl.xmpp.runner import run_experiment
 
     spec = ExperimentSpec(
-        name=f"bench-{mode}-{trace}", env=EnvSpec(id=env_id, kwargs=ENV_KWARGS.get(env_id, {})),
-        agents=[AgentGroup(name="learner", mode=mode, cycle=cycle)], episodes=episodes, seed=seed,
-        trace=trace, eval_episodes=1, learning=config,
+        name=f"bench-{mode}-{trace}",
+        env=EnvSpec(id=env_id, kwargs=ENV_KWARGS.get(env_id, {})),
+        agents=[AgentGroup(name="learner", mode=mode, cycle=cycle)],
+        episodes=episodes,
+        seed=seed,
+        trace=trace,
+        eval_episodes=1,
+        learning=config,
     )
     spec.agents[0].asl = str(Path(__file__).resolve().parent.parent / "asl" / "learner.asl")
     _validate(spec)
@@ -72,16 +77,21 @@ def main() -> None:
     config = LearningConfig(epsilon_decay_episodes=max(1, int(args.episodes * 0.75)))
 
     configs = {
-        "plain loop": lambda: _rate(*plain_loop(args.env, ENV_KWARGS.get(args.env, {}), None,
-                                                 args.episodes, config.gamma, args.seed)),
-        "episode mode, trace episode": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode", "episode"),
+        "plain loop": lambda: _rate(
+            *plain_loop(args.env, ENV_KWARGS.get(args.env, {}), None, args.episodes, config.gamma, args.seed)
+        ),
+        "episode mode, trace episode": lambda: bdi_run(
+            args.env, args.episodes, config, args.seed, "episode", "episode"
+        ),
         "episode mode, trace step": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode", "step"),
         "step mode, trace episode": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "episode"),
         "step mode, trace step": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "step"),
-        "step mode, Jason's cycle": lambda: bdi_run(args.env, args.episodes, config, args.seed, "step", "episode",
-                                                     "jason"),
-        "episode mode, Jason's cycle": lambda: bdi_run(args.env, args.episodes, config, args.seed, "episode",
-                                                        "episode", "jason"),
+        "step mode, Jason's cycle": lambda: bdi_run(
+            args.env, args.episodes, config, args.seed, "step", "episode", "jason"
+        ),
+        "episode mode, Jason's cycle": lambda: bdi_run(
+            args.env, args.episodes, config, args.seed, "episode", "episode", "jason"
+        ),
     }
     samples: dict[str, list[float]] = {name: [] for name in configs}
     for _ in range(args.repeat):  # interleaved, so drift in machine load hits every config

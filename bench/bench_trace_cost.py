@@ -52,19 +52,28 @@ def run(runs: Path, spec: str, *extra: str) -> dict:
     """One ``bdi-rl run`` process: CPU and wall seconds, training steps/s, trace MB, its run dir."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "bdi_rl", "run", spec, "--no-progress", "--runs", str(runs), *extra],
-                   check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "run", spec, "--no-progress", "--runs", str(runs), *extra],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir = max(runs.iterdir(), key=lambda p: p.stat().st_mtime)
     summary = json.loads((run_dir / "summary.json").read_text())
-    return {"cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, "wall": wall,
-            "steps_s": float(summary["env_steps_per_second"]),
-            "mb": (run_dir / "trace.jsonl").stat().st_size / 1e6, "dir": run_dir}
+    return {
+        "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+        "wall": wall,
+        "steps_s": float(summary["env_steps_per_second"]),
+        "mb": (run_dir / "trace.jsonl").stat().st_size / 1e6,
+        "dir": run_dir,
+    }
 
 
-def pairs(tmp: Path, rounds: int, spec: str, a: list[str], b: list[str],
-          keep_last_b: bool = False) -> list[tuple[dict, dict]]:
+def pairs(
+    tmp: Path, rounds: int, spec: str, a: list[str], b: list[str], keep_last_b: bool = False
+) -> list[tuple[dict, dict]]:
     """A B A B ...; each run directory deleted once measured (but the last B's if asked)."""
     result = []
     for r in range(rounds):
@@ -87,9 +96,13 @@ def open_in_viewer(run_dir: Path, cache: str) -> dict:
     port = free_port()
     launched = time.perf_counter()
     command = [sys.executable, "-m", "bdi_rl", "view", "--runs", str(run_dir.parent), "--port", str(port)]
-    viewer = subprocess.Popen(command,
-                              env={**os.environ, "BDI_RL_INDEX_CACHE": cache}, cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    viewer = subprocess.Popen(
+        command,
+        env={**os.environ, "BDI_RL_INDEX_CACHE": cache},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while True:
             try:
@@ -109,8 +122,13 @@ def open_in_viewer(run_dir: Path, cache: str) -> dict:
         for path in ("/api/kinds", f"{api}/messages", f"{api}/agents/{agent}/mind", f"{api}/agents/{agent}/qtable"):
             _get(port, path)
         done = time.perf_counter()
-        return {"first": first, "indexed": indexed, "open": done - started, "from_launch": done - launched,
-                "events": body["events"]}
+        return {
+            "first": first,
+            "indexed": indexed,
+            "open": done - started,
+            "from_launch": done - launched,
+            "events": body["events"],
+        }
     finally:
         viewer.terminate()
         viewer.wait(timeout=30)
@@ -127,21 +145,28 @@ def _list(values: list[float], fmt: str = ".2f") -> str:
 def row(label: str, measured: list[tuple[dict, dict]], target: str) -> None:
     """Medians of A and B, and the median of the per-pair ratios (B/A time; B/A steps/s)."""
     ratio = {key: [b[key] / a[key] for a, b in measured] for key in ("cpu", "wall", "steps_s")}
-    side = {key: (_med([a[key] for a, _ in measured]), _med([b[key] for _, b in measured]))
-            for key in ("cpu", "wall", "mb")}
+    side = {
+        key: (_med([a[key] for a, _ in measured]), _med([b[key] for _, b in measured])) for key in ("cpu", "wall", "mb")
+    }
     cells = [f"{side[k][0]:6.2f} {side[k][1]:6.2f} {_med(ratio[k]):5.2f}" for k in ("cpu", "wall")]
-    print(f"{label:<44} {cells[0]:>20} {cells[1]:>20} {_med(ratio['steps_s']):7.3f} "
-          f"{side['mb'][0]:7.1f} {side['mb'][1]:7.1f}  {target}")
-    print(f"{'':<44} pairs B/A: cpu {_list(ratio['cpu'])}; wall {_list(ratio['wall'])}; "
-          f"steps/s {_list(ratio['steps_s'], '.3f')}")
+    print(
+        f"{label:<44} {cells[0]:>20} {cells[1]:>20} {_med(ratio['steps_s']):7.3f} "
+        f"{side['mb'][0]:7.1f} {side['mb'][1]:7.1f}  {target}"
+    )
+    print(
+        f"{'':<44} pairs B/A: cpu {_list(ratio['cpu'])}; wall {_list(ratio['wall'])}; "
+        f"steps/s {_list(ratio['steps_s'], '.3f')}"
+    )
     sys.stdout.flush()
 
 
 def viewer_row(label: str, opens: list[dict]) -> None:
     m = {key: _med([o[key] for o in opens]) for key in ("first", "indexed", "open", "from_launch")}
-    print(f"4. viewer, {label}, {opens[0]['events']:,} events: first answer {m['first']:.2f} s, "
-          f"index complete {m['indexed']:.2f} s, page data {m['open']:.2f} s "
-          f"({_list([o['open'] for o in opens])}), from launch {m['from_launch']:.2f} s; target < 1 s")
+    print(
+        f"4. viewer, {label}, {opens[0]['events']:,} events: first answer {m['first']:.2f} s, "
+        f"index complete {m['indexed']:.2f} s, page data {m['open']:.2f} s "
+        f"({_list([o['open'] for o in opens])}), from launch {m['from_launch']:.2f} s; target < 1 s"
+    )
 
 
 def main() -> None:
@@ -155,17 +180,26 @@ def main() -> None:
     try:
         fl = ["--episodes", str(args.episodes)]
         taxi = ["--episodes", str(args.taxi_episodes)]
-        print(f"{args.rounds} rounds A B; medians; B/A = median of per-pair ratios (time: lower is better; "
-              f"steps/s: training throughput B/A)")
+        print(
+            f"{args.rounds} rounds A B; medians; B/A = median of per-pair ratios (time: lower is better; "
+            f"steps/s: training throughput B/A)"
+        )
         print(f"{'A -> B':<44} {'CPU s: A B B/A':>20} {'wall s: A B B/A':>20} {'steps/s':>7} {'trace MB: A B':>15}")
-        row(f"1. FL4x4 step mode {args.episodes} ep: episode -> step",
+        row(
+            f"1. FL4x4 step mode {args.episodes} ep: episode -> step",
             pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "step"]),
-            "target >= 0.9 steps/s")
-        row(f"1. Taxi episode mode {args.taxi_episodes} ep: episode -> step",
+            "target >= 0.9 steps/s",
+        )
+        row(
+            f"1. Taxi episode mode {args.taxi_episodes} ep: episode -> step",
             pairs(tmp, args.rounds, "agents/taxi.toml", [*taxi, "--trace", "episode"], [*taxi, "--trace", "step"]),
-            "target >= 0.9 steps/s")
-        row(f"3. FL4x4 step mode {args.episodes} ep: episode -> cycle",
-            pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "cycle"]), "target < 2 time")
+            "target >= 0.9 steps/s",
+        )
+        row(
+            f"3. FL4x4 step mode {args.episodes} ep: episode -> cycle",
+            pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "cycle"]),
+            "target < 2 time",
+        )
         first = pairs(tmp, args.rounds, FIRST, ["--trace", "episode"], [], keep_last_b=True)
         row("2. first command: --trace episode -> as is", first, "target < 1.3 wall, < 50 MB")
         run_dir = first[-1][1]["dir"]

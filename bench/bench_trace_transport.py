@@ -58,8 +58,11 @@ name = "telemetry-bench"
 
 
 def _beam_pid(node: str) -> int:
-    return int(subprocess.run(["pgrep", "-f", f"beam.smp.*{node}"], capture_output=True,
-                              text=True, check=True).stdout.split()[0])
+    return int(
+        subprocess.run(["pgrep", "-f", f"beam.smp.*{node}"], capture_output=True, text=True, check=True).stdout.split()[
+            0
+        ]
+    )
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -100,8 +103,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=2)
     parser.add_argument("--episodes", type=int, default=3000)
-    parser.add_argument("--flood", type=int, default=0, metavar="N",
-                        help="flood N events per process instead of running learners")
+    parser.add_argument(
+        "--flood", type=int, default=0, metavar="N", help="flood N events per process instead of running learners"
+    )
     args = parser.parse_args()
     server = start_ejabberd()
     try:
@@ -111,20 +115,31 @@ def main() -> None:
             env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "bench"}
             common = ["--xmpp", f"localhost:{server.port}", "--runs", str(Path(tmp) / "runs")]
             cmd = [sys.executable, "-m", "bdi_rl"]
-            telemetry = subprocess.Popen([*cmd, "telemetry", str(spec), *common], env=env,
-                                         stdout=subprocess.PIPE, text=True)
+            telemetry = subprocess.Popen(
+                [*cmd, "telemetry", str(spec), *common], env=env, stdout=subprocess.PIPE, text=True
+            )
             names = [f"learner-{i}" for i in range(1, args.learners + 1)]
             beam = _beam_pid(server.node)
             beam_cpu = _cpu_seconds(beam)
             if args.flood:
-                flood = [sys.executable, str(ROOT / "bench" / "trace_flood.py"), str(spec),
-                         "--xmpp", f"localhost:{server.port}", "--events", str(args.flood)]
-                learners = [subprocess.Popen([*flood, "--name", name], env=env, stdout=subprocess.PIPE,
-                                             text=True) for name in names]
+                flood = [
+                    sys.executable,
+                    str(ROOT / "bench" / "trace_flood.py"),
+                    str(spec),
+                    "--xmpp",
+                    f"localhost:{server.port}",
+                    "--events",
+                    str(args.flood),
+                ]
+                learners = [
+                    subprocess.Popen([*flood, "--name", name], env=env, stdout=subprocess.PIPE, text=True)
+                    for name in names
+                ]
                 spans = [tuple(float(x) for x in proc.stdout.read().split()[:2]) for proc in learners]
             else:
-                learners = [subprocess.Popen([*cmd, "agent", str(spec), "--name", name, *common],
-                                             env=env) for name in names]
+                learners = [
+                    subprocess.Popen([*cmd, "agent", str(spec), "--name", name, *common], env=env) for name in names
+                ]
             sender_cpu = sum(_wait_cpu(proc) for proc in learners)
             beam_cpu = _cpu_seconds(beam) - beam_cpu
             out = telemetry.stdout.read()
@@ -133,14 +148,14 @@ def main() -> None:
             held, emitted, first_ts, last_ts = _count(run_dir / "trace.jsonl", names)
             lost = sum(emitted[a] - held[a] for a in emitted)
             total = sum(held.values())
-            span = (max(end for _, end in spans) - min(start for start, _ in spans) if args.flood
-                    else last_ts - first_ts)
+            span = max(end for _, end in spans) - min(start for start, _ in spans) if args.flood else last_ts - first_ts
             kind = "flood" if args.flood else "learner"
-            print(f"{args.learners} {kind} processes, {total:,} events in {span:.2f} s: "
-                  f"{total / span:,.0f} events/s, lost {lost}")
+            print(
+                f"{args.learners} {kind} processes, {total:,} events in {span:.2f} s: "
+                f"{total / span:,.0f} events/s, lost {lost}"
+            )
             per_event = {"senders": sender_cpu, "ejabberd": beam_cpu, "telemetry": telemetry_cpu}
-            print("CPU per event: " + ", ".join(f"{k} {v / total * 1e6:.2f} µs"
-                                                 for k, v in per_event.items()))
+            print("CPU per event: " + ", ".join(f"{k} {v / total * 1e6:.2f} µs" for k, v in per_event.items()))
     finally:
         remove(server)
 

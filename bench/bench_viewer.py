@@ -36,9 +36,24 @@ from bdi_rl.readers.viewer import create_app
 
 
 def make_run(runs: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "bdi_rl", "run", "frozenlake-team", "--runs", str(runs),
-                    "--trace", "step", "--no-progress", "--episodes", "2600"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "run",
+            "frozenlake-team",
+            "--runs",
+            str(runs),
+            "--trace",
+            "step",
+            "--no-progress",
+            "--episodes",
+            "2600",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return next(runs.iterdir())
 
 
@@ -55,7 +70,9 @@ async def measure(run_dir: Path, positions: int, cache: Path) -> dict[str, float
     index.refresh()
     result: dict[str, float] = {"events": index.lines, "index_s": time.perf_counter() - started}
     api = f"/api/runs/{run_dir.name}"
-    async with TestClient(TestServer(create_app(run_dir.parent, live_poll=0.05, indexer=Indexer(run_dir.parent.resolve(), cache)))) as client:
+    async with TestClient(
+        TestServer(create_app(run_dir.parent, live_poll=0.05, indexer=Indexer(run_dir.parent.resolve(), cache)))
+    ) as client:
         started = time.perf_counter()
         result["cold_first_s"], body = await _get(client, api)
         result["cold_first_fraction"] = body["indexing"] if body["indexing"] is not None else 1.0
@@ -63,24 +80,29 @@ async def measure(run_dir: Path, positions: int, cache: Path) -> dict[str, float
             await asyncio.sleep(0.05)
             _, body = await _get(client, api)
         result["cold_complete_s"] = time.perf_counter() - started
-    async with TestClient(TestServer(create_app(run_dir.parent, indexer=Indexer(run_dir.parent.resolve(), cache)))) as client:
+    async with TestClient(
+        TestServer(create_app(run_dir.parent, indexer=Indexer(run_dir.parent.resolve(), cache)))
+    ) as client:
         result["cached_open_s"], body = await _get(client, api)
-        assert body["indexing"] is None and body["events"] == sum(a.events for a in index.agents.values()), \
+        assert body["indexing"] is None and body["events"] == sum(a.events for a in index.agents.values()), (
             "the cache was not used"
+        )
         agent = max(index.agents.values(), key=lambda a: a.events)
         mind = f"{api}/agents/{agent.name}/mind"
         rng = random.Random(1)
-        latencies = [(await _get(client, f"{mind}?pos={rng.randrange(agent.events)}"))[0]
-                     for _ in range(positions)]
+        latencies = [(await _get(client, f"{mind}?pos={rng.randrange(agent.events)}"))[0] for _ in range(positions)]
         pos = agent.events // 2  # one step at a time, as a dragged slider or the arrow keys do
-        steps = [(await _get(client, f"{mind}?pos={pos + k + 1}&prev={pos + k}"))[0]
-                 for k in range(positions)]
+        steps = [(await _get(client, f"{mind}?pos={pos + k + 1}&prev={pos + k}"))[0] for k in range(positions)]
     latencies.sort()
     steps.sort()
-    result.update({"random_median_ms": statistics.median(latencies) * 1e3,
-                   "random_p95_ms": latencies[int(0.95 * len(latencies))] * 1e3,
-                   "step_median_ms": statistics.median(steps) * 1e3,
-                   "step_p95_ms": steps[int(0.95 * len(steps))] * 1e3})
+    result.update(
+        {
+            "random_median_ms": statistics.median(latencies) * 1e3,
+            "random_p95_ms": latencies[int(0.95 * len(latencies))] * 1e3,
+            "step_median_ms": statistics.median(steps) * 1e3,
+            "step_p95_ms": steps[int(0.95 * len(steps))] * 1e3,
+        }
+    )
     return result
 
 
@@ -96,8 +118,9 @@ def browser_open(run_dir: Path, cache: Path, browser: str) -> list[float]:
 
     port = free_port()
     env = {**os.environ, "BDI_RL_INDEX_CACHE": str(cache)}
-    viewer = subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(run_dir.parent),
-                               "--port", str(port)], env=env)
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "view", "--runs", str(run_dir.parent), "--port", str(port)], env=env
+    )
     try:
         for _ in range(200):
             try:
@@ -128,8 +151,9 @@ def main() -> None:
     source.add_argument("--run", type=Path, help="an existing run directory")
     source.add_argument("--make", action="store_true", help="make a frozenlake-team run first (~1 min)")
     parser.add_argument("--positions", type=int, default=200)
-    parser.add_argument("--browser", default="/usr/bin/chromium",
-                        help="also time the run page in this browser ('' to skip)")
+    parser.add_argument(
+        "--browser", default="/usr/bin/chromium", help="also time the run page in this browser ('' to skip)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = make_run(Path(tmp) / "runs") if args.make else args.run
@@ -139,14 +163,19 @@ def main() -> None:
             r["browser_s"] = browser_open(run_dir, cache, args.browser)
         size = (run_dir / "trace.jsonl").stat().st_size
     print(f"{r['events']:,} events ({size / 1e6:.0f} MB); full index {r['index_s']:.2f} s")
-    print(f"cold viewer: first answer {r['cold_first_s'] * 1e3:.0f} ms "
-          f"({r['cold_first_fraction']:.0%} indexed), complete after {r['cold_complete_s']:.2f} s")
+    print(
+        f"cold viewer: first answer {r['cold_first_s'] * 1e3:.0f} ms "
+        f"({r['cold_first_fraction']:.0%} indexed), complete after {r['cold_complete_s']:.2f} s"
+    )
     print(f"cached viewer: run page {r['cached_open_s'] * 1e3:.0f} ms, complete")
     if "browser_s" in r:
         first, *again = r["browser_s"]
-        print(f"cached viewer in {args.browser}, run page until curves and inspector are drawn: "
-              f"{first * 1e3:.0f} ms just after the viewer started, then "
-              + ", ".join(f"{t * 1e3:.0f}" for t in again) + " ms")
+        print(
+            f"cached viewer in {args.browser}, run page until curves and inspector are drawn: "
+            f"{first * 1e3:.0f} ms just after the viewer started, then "
+            + ", ".join(f"{t * 1e3:.0f}" for t in again)
+            + " ms"
+        )
     print(f"slider, random positions: median {r['random_median_ms']:.1f} ms, p95 {r['random_p95_ms']:.1f} ms")
     print(f"slider, next position:    median {r['step_median_ms']:.1f} ms, p95 {r['step_p95_ms']:.1f} ms")
 

@@ -103,8 +103,9 @@ def moved_goal(seed: int) -> tuple[int | None, int | None, float]:
     from bdi_rl.rl.checkpoint import load_checkpoint
     from bdi_rl.rl.goals import base_desc, goal_desc
 
-    base = msgspec.structs.replace(load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed,
-                               eval_episodes=1, trace="episode")
+    base = msgspec.structs.replace(
+        load_spec(ROOT / "agents" / "frozenlake-8x8.toml"), seed=seed, eval_episodes=1, trace="episode"
+    )
     base.env = msgspec.structs.replace(base.env, kwargs={"map_name": "8x8", "is_slippery": False})
     moved_env = msgspec.structs.replace(base.env, goals=[[7, 0]])
     new_map = goal_desc(base_desc("FrozenLake-v1", {"map_name": "8x8"}), (7, 0), "goal")
@@ -127,8 +128,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--env", action="append", choices=sorted(ENVS), help="default: both")
-    parser.add_argument("--moved-goal", action="store_true",
-                        help="instead: FrozenLake 8x8 without ice, goal moved (7,7) -> (7,0)")
+    parser.add_argument(
+        "--moved-goal", action="store_true", help="instead: FrozenLake 8x8 without ice, goal moved (7,7) -> (7,0)"
+    )
     args = parser.parse_args()
     if args.moved_goal:
         prepare_agent_process()
@@ -141,8 +143,10 @@ def main() -> None:
     prepare_agent_process()
     import gymnasium as gym
 
-    models = {"frozenlake-8x8": TransitionModel(gym.make("FrozenLake-v1", map_name="8x8").unwrapped, 200),
-              "taxi": TransitionModel(gym.make("Taxi-v4").unwrapped, 200)}
+    models = {
+        "frozenlake-8x8": TransitionModel(gym.make("FrozenLake-v1", map_name="8x8").unwrapped, 200),
+        "taxi": TransitionModel(gym.make("Taxi-v4").unwrapped, 200),
+    }
     print(f"{'env':16} {'seed':>4} {'cold episodes':>14} {'warm episodes':>14} {'warm / cold':>12}")
     for name in args.env or sorted(ENVS):
         ratios = []
@@ -151,12 +155,18 @@ def main() -> None:
             ratio = warm / cold if cold and warm is not None else None
             if ratio is not None:
                 ratios.append(ratio)
-            print(f"{name:16} {seed:>4} {cold if cold is not None else 'unsolved':>14} "
-                  f"{warm if warm is not None else 'unsolved':>14} "
-                  f"{f'{ratio:.4f}' if ratio is not None else '-':>12}", flush=True)
+            print(
+                f"{name:16} {seed:>4} {cold if cold is not None else 'unsolved':>14} "
+                f"{warm if warm is not None else 'unsolved':>14} "
+                f"{f'{ratio:.4f}' if ratio is not None else '-':>12}",
+                flush=True,
+            )
         if ratios:
-            print(f"{name:16} median warm / cold {statistics.median(ratios):.4f} "
-                  f"(max {max(ratios):.4f}) over {len(ratios)} seeds\n", flush=True)
+            print(
+                f"{name:16} median warm / cold {statistics.median(ratios):.4f} "
+                f"(max {max(ratios):.4f}) over {len(ratios)} seeds\n",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

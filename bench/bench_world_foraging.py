@@ -126,8 +126,11 @@ def main() -> None:
             results[variant].append((seed, reached, team, wall))
             curves[variant].append(curve)
             shown = reached if reached is not None else f">{args.budget}"
-            print(f"{variant:12} seed {seed:3}: {shown} episodes (team return {team:.2f}, {wall:.0f} s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{variant:12} seed {seed:3}: {shown} episodes (team return {team:.2f}, {wall:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     print(f"| plans | seeds at {args.target:g} | episodes to {args.target:g}: median | IQM | per seed | s per run |")
     print("|---|---:|---:|---:|---|---:|")
     for variant, rows in results.items():
@@ -136,10 +139,11 @@ def main() -> None:
         censored = sum(r[1] is None for r in rows)
         per_seed = ", ".join(str(r[1]) if r[1] is not None else f">{args.budget}" for r in rows)
         mark = ">" if censored * 2 >= len(rows) else ""
-        print(f"| {variant} | {len(rows) - censored}/{len(rows)} | {mark}{statistics.median(episodes):.0f} | "
-              f"{'>' if censored else ''}{iqm(episodes):.0f} | {per_seed} | "
-              f"{statistics.mean(r[3] for r in rows):.0f} |")
-
+        print(
+            f"| {variant} | {len(rows) - censored}/{len(rows)} | {mark}{statistics.median(episodes):.0f} | "
+            f"{'>' if censored else ''}{iqm(episodes):.0f} | {per_seed} | "
+            f"{statistics.mean(r[3] for r in rows):.0f} |"
+        )
 
     points = [p for p in (2000, 5000, 10000, 15000, 20000, 25000, 30000) if p <= args.budget]
     print()
@@ -150,8 +154,9 @@ def main() -> None:
         for p in points:
             values = [c[p] for c in runs if p in c]  # a run that reached the target stopped there
             stopped = len(runs) - len(values)
-            cells.append(f"{statistics.median(values):.2f}" + (f" ({stopped} stopped)" if stopped else "")
-                         if values else "-")
+            cells.append(
+                f"{statistics.median(values):.2f}" + (f" ({stopped} stopped)" if stopped else "") if values else "-"
+            )
         print(f"| {variant} | " + " | ".join(cells) + " |")
 
 

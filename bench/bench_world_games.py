@@ -58,8 +58,7 @@ def run_seed(job: tuple[str, str, int]) -> tuple[str, str, int, float, float, fl
         except AuthenticationFailure:
             if attempt == 2:
                 raise
-            print(f"\n{game} {variant} seed {seed}: an agent could not log in; running the seed again",
-                  file=sys.stderr)
+            print(f"\n{game} {variant} seed {seed}: an agent could not log in; running the seed again", file=sys.stderr)
     if result.failures:
         raise SystemExit(f"{game} {variant} seed {seed}: {result.failures}")
     evaluation = result.summary["agents"]["player-1"]["eval"]
@@ -90,14 +89,16 @@ def main() -> None:
             done += 1
             print(f"\r{done}/{len(jobs)} runs", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    print(f"| game | plans | greedy joint action optimal | most common greedy return | s per run |")
+    print("| game | plans | greedy joint action optimal | most common greedy return | s per run |")
     print("|---|---|---:|---|---:|")
     for game in GAMES:
         for variant in VARIANTS:
             top = ", ".join(f"{r:g} ({n})" for r, n in returns[game, variant].most_common(3))
             share = solved[game, variant] / args.seeds
-            print(f"| {game} | {variant} | {solved[game, variant]}/{args.seeds} ({share:.1%}) | {top} | "
-                  f"{seconds[game, variant] / args.seeds:.2f} |")
+            print(
+                f"| {game} | {variant} | {solved[game, variant]}/{args.seeds} ({share:.1%}) | {top} | "
+                f"{seconds[game, variant] / args.seeds:.2f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,14 @@ count = {n}
 
 
 def _bdi_rl(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", *args],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def one_process(spec: Path, runs: Path) -> float:
@@ -73,8 +79,10 @@ def one_process(spec: Path, runs: Path) -> float:
 def across_processes(spec: Path, runs: Path, n: int, port: int) -> float:
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "bench"}
     xmpp = ["--xmpp", f"localhost:{port}", "--runs", str(runs)]
-    procs = [_bdi_rl("agent", str(spec), "--name", name, *xmpp, env=env)
-             for name in ["world", *(f"p-{i}" for i in range(1, n + 1))]]
+    procs = [
+        _bdi_rl("agent", str(spec), "--name", name, *xmpp, env=env)
+        for name in ["world", *(f"p-{i}" for i in range(1, n + 1))]
+    ]
     telemetry = _bdi_rl("telemetry", str(spec), *xmpp, env=env)
     try:
         for proc in procs:
@@ -114,8 +122,11 @@ def main() -> None:
                         else:
                             steps = across_processes(spec, runs, n, server.port)
                         results.setdefault((where, n), []).append(steps / n)
-                        print(f"round {r + 1}, {n} agents, {where}: {steps / n:,.0f} joint steps/s",
-                              file=sys.stderr, flush=True)
+                        print(
+                            f"round {r + 1}, {n} agents, {where}: {steps / n:,.0f} joint steps/s",
+                            file=sys.stderr,
+                            flush=True,
+                        )
     finally:
         server.stop()
         remove(server)

@@ -26,12 +26,14 @@ class TransitionModel:
             per_action = []
             for a in range(len(P[s])):
                 outcomes = P[s][a]
-                per_action.append((
-                    np.array([o[1] for o in outcomes], dtype=np.int64),
-                    np.array([o[0] for o in outcomes], dtype=np.float64),
-                    np.array([o[2] for o in outcomes], dtype=np.float64),
-                    np.array([o[3] for o in outcomes], dtype=bool),
-                ))
+                per_action.append(
+                    (
+                        np.array([o[1] for o in outcomes], dtype=np.int64),
+                        np.array([o[0] for o in outcomes], dtype=np.float64),
+                        np.array([o[2] for o in outcomes], dtype=np.float64),
+                        np.array([o[3] for o in outcomes], dtype=bool),
+                    )
+                )
             self.rows.append(per_action)
 
     def greedy_value(self, q: np.ndarray) -> tuple[float, float]:

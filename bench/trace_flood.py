@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT))
 from spade.agent import Agent  # noqa: E402
 from spade.template import Template  # noqa: E402
 
-from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
 from bdi_rl.spec import load_spec  # noqa: E402
-from bdi_rl.trace.batch import ACK_METADATA
-from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel
-from bdi_rl.trace.tracer import Tracer
+from bdi_rl.trace.batch import ACK_METADATA  # noqa: E402
+from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel  # noqa: E402
+from bdi_rl.trace.tracer import Tracer  # noqa: E402
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
 
 
 class FloodAgent(Agent):
@@ -45,6 +45,7 @@ class FloodAgent(Agent):
         self.telemetry_jid = telemetry
         self.tracer = Tracer("", jid, TraceLevel.STEP)
         from spade.trace import TraceStore
+
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
 
     async def setup(self) -> None:
@@ -57,16 +58,24 @@ def _step_data(rng: random.Random) -> RlStepData:
     """An episode-mode learner's rl.step data, as a format-1 line held it (format 2 writes the
     same fields as a row of a step record's ``rl`` columns)."""
     s, q = rng.randrange(64), rng.random()
-    return {"s": s, "a": rng.randrange(4), "r": 0.0, "s2": s + 1, "done": False, "q_before": q,
-            "q_after": q * 0.99, "epsilon": 0.5, "q": [rng.random() for _ in range(4)]}
+    return {
+        "s": s,
+        "a": rng.randrange(4),
+        "r": 0.0,
+        "s2": s + 1,
+        "done": False,
+        "q_before": q,
+        "q_after": q * 0.99,
+        "epsilon": 0.5,
+        "q": [rng.random() for _ in range(4)],
+    }
 
 
 async def flood(args: argparse.Namespace) -> None:
     spec = load_spec(Path(args.spec))
     host, port = args.xmpp.split(":")
     jid = f"{args.name}@{host}"
-    agent = FloodAgent(jid, os.environ["BDI_RL_XMPP_PASSWORD"], int(port),
-                       f"{spec.telemetry.name}@{host}")
+    agent = FloodAgent(jid, os.environ["BDI_RL_XMPP_PASSWORD"], int(port), f"{spec.telemetry.name}@{host}")
     await agent.start(auto_register=True)
     tracer = agent.tracer
     tracer.set_run(await join_run(agent, 60))  # type: ignore[arg-type]

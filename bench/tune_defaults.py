@@ -24,11 +24,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-from bdi_rl.rl.envs import make_env  # noqa: E402
-from bdi_rl.rl.qlearning import LearningConfig, QLearner, evaluate, run_episode  # noqa: E402
+from bdi_rl.rl.envs import make_env
+from bdi_rl.rl.qlearning import LearningConfig, QLearner, evaluate, run_episode
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,13 @@ PRESETS: dict[str, Preset] = {
         max_episode_steps=None,  # registered: 100
         episodes=6000,
         config=LearningConfig(
-            alpha=0.2, alpha_min=0.005, alpha_decay=0.9995, gamma=0.99,
-            epsilon_start=1.0, epsilon_end=0.05, epsilon_decay_episodes=2000,
+            alpha=0.2,
+            alpha_min=0.005,
+            alpha_decay=0.9995,
+            gamma=0.99,
+            epsilon_start=1.0,
+            epsilon_end=0.05,
+            epsilon_decay_episodes=2000,
         ),
         metric="success_rate",
         threshold=0.70,
@@ -66,8 +71,14 @@ PRESETS: dict[str, Preset] = {
         max_episode_steps=200,  # FrozenLake-v1 registers 100, which caps 8x8 at 0.51-0.63
         episodes=12000,
         config=LearningConfig(
-            alpha=0.2, alpha_min=0.005, alpha_decay=0.9996, gamma=0.999,
-            epsilon_start=1.0, epsilon_end=0.05, epsilon_decay_episodes=4000, q_init=1.0,
+            alpha=0.2,
+            alpha_min=0.005,
+            alpha_decay=0.9996,
+            gamma=0.999,
+            epsilon_start=1.0,
+            epsilon_end=0.05,
+            epsilon_decay_episodes=4000,
+            q_init=1.0,
         ),
         metric="success_rate",
         threshold=0.85,
@@ -78,7 +89,11 @@ PRESETS: dict[str, Preset] = {
         max_episode_steps=None,  # registered: 200
         episodes=6000,
         config=LearningConfig(
-            alpha=0.1, gamma=0.99, epsilon_start=1.0, epsilon_end=0.05, epsilon_decay_episodes=3000,
+            alpha=0.1,
+            gamma=0.99,
+            epsilon_start=1.0,
+            epsilon_end=0.05,
+            epsilon_decay_episodes=3000,
         ),
         metric="mean_return",
         threshold=7.5,
@@ -89,7 +104,11 @@ PRESETS: dict[str, Preset] = {
         max_episode_steps=None,  # none registered; the adapter applies 1000
         episodes=500,
         config=LearningConfig(
-            alpha=0.5, gamma=0.99, epsilon_start=1.0, epsilon_end=0.05, epsilon_decay_episodes=100,
+            alpha=0.5,
+            gamma=0.99,
+            epsilon_start=1.0,
+            epsilon_end=0.05,
+            epsilon_decay_episodes=100,
         ),
         metric="mean_return",
         threshold=-13.0,
@@ -184,40 +203,48 @@ def run_tune(args: argparse.Namespace) -> int:
         seeds = list(range(args.first_seed, args.first_seed + args.seeds))
         print(f"\n## {name}: {preset.env_id} {preset.kwargs} max_episode_steps={preset.max_episode_steps}")
         print(f"episodes={preset.episodes} {config}")
-        print(f"bar: greedy {preset.metric} {'==' if preset.exact else '>='} {preset.threshold} "
-              f"over {args.eval_episodes} episodes")
+        print(
+            f"bar: greedy {preset.metric} {'==' if preset.exact else '>='} {preset.threshold} "
+            f"over {args.eval_episodes} episodes"
+        )
         t0 = time.perf_counter()
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as pool:
-                rows = list(pool.map(train_and_eval, [preset] * len(seeds), seeds,
-                                     [args.eval_episodes] * len(seeds)))
+                rows = list(pool.map(train_and_eval, [preset] * len(seeds), seeds, [args.eval_episodes] * len(seeds)))
         else:
             rows = [train_and_eval(preset, s, args.eval_episodes) for s in seeds]
         wall = time.perf_counter() - t0
-        print(f"{'seed':>4} {'success':>8} {'return':>8} {'length':>7} {'exact succ':>10} "
-              f"{'exact ret':>9} {'steps':>9} {'train s':>8} {'ok':>3}")
+        print(
+            f"{'seed':>4} {'success':>8} {'return':>8} {'length':>7} {'exact succ':>10} "
+            f"{'exact ret':>9} {'steps':>9} {'train s':>8} {'ok':>3}"
+        )
         for row in rows:
             ok = passes(preset, row)
             failures += not ok
-            print(f"{row['seed']:>4} {row['success_rate']:>8.3f} {row['mean_return']:>8.3f} "
-                  f"{row['mean_length']:>7.1f} {row['exact_success']:>10.3f} {row['exact_return']:>9.3f} "
-                  f"{row['env_steps']:>9} {row['train_s']:>8.2f} {'yes' if ok else 'NO':>3}")
+            print(
+                f"{row['seed']:>4} {row['success_rate']:>8.3f} {row['mean_return']:>8.3f} "
+                f"{row['mean_length']:>7.1f} {row['exact_success']:>10.3f} {row['exact_return']:>9.3f} "
+                f"{row['env_steps']:>9} {row['train_s']:>8.2f} {'yes' if ok else 'NO':>3}"
+            )
         metric = [r[preset.metric] for r in rows]
         exact_key = "exact_success" if preset.metric == "success_rate" else "exact_return"
         exact = [r[exact_key] for r in rows]
         train = [r["train_s"] for r in rows]
-        print(f"{preset.metric}: min {min(metric):.3f} mean {np.mean(metric):.3f} max {max(metric):.3f} "
-              f"(exact: min {min(exact):.3f} mean {np.mean(exact):.3f}); "
-              f"pass {sum(passes(preset, r) for r in rows)}/{len(rows)}; "
-              f"train s/seed mean {np.mean(train):.2f} max {max(train):.2f}; wall {wall:.1f} s")
+        print(
+            f"{preset.metric}: min {min(metric):.3f} mean {np.mean(metric):.3f} max {max(metric):.3f} "
+            f"(exact: min {min(exact):.3f} mean {np.mean(exact):.3f}); "
+            f"pass {sum(passes(preset, r) for r in rows)}/{len(rows)}; "
+            f"train s/seed mean {np.mean(train):.2f} max {max(train):.2f}; wall {wall:.1f} s"
+        )
     return 1 if failures else 0
 
 
 # -- speed ---------------------------------------------------------------------------
 
 
-def plain_loop(env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int,
-               gamma: float, seed: int) -> tuple[int, float]:
+def plain_loop(
+    env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int, gamma: float, seed: int
+) -> tuple[int, float]:
     """The minimal loop people write: gym.make, numpy table, np.argmax, `random` for epsilon.
 
     (First-max tie-breaking, which is what makes it cheap -- and what fails some 8x8
@@ -244,8 +271,9 @@ def plain_loop(env_id: str, kwargs: dict[str, Any], max_steps: int | None, episo
     return steps, time.perf_counter() - t0
 
 
-def ours_loop(env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int,
-              gamma: float, seed: int) -> tuple[int, float]:
+def ours_loop(
+    env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int, gamma: float, seed: int
+) -> tuple[int, float]:
     env = make_env(env_id, kwargs, max_steps)
     config = LearningConfig(gamma=gamma, epsilon_decay_episodes=episodes)
     learner = QLearner(env.n_states, env.n_actions, config, seed=seed)
@@ -256,8 +284,9 @@ def ours_loop(env_id: str, kwargs: dict[str, Any], max_steps: int | None, episod
     return learner.env_steps, time.perf_counter() - t0
 
 
-def env_only(env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int,
-             gamma: float, seed: int) -> tuple[int, float]:
+def env_only(
+    env_id: str, kwargs: dict[str, Any], max_steps: int | None, episodes: int, gamma: float, seed: int
+) -> tuple[int, float]:
     """The floor: the adapter stepping fixed actions, no learning (what the env itself costs)."""
     env = make_env(env_id, kwargs, max_steps)
     steps, n_actions = 0, env.n_actions
@@ -293,8 +322,10 @@ def run_speed(args: argparse.Namespace) -> int:
                 rates.append(steps / secs)
             best[name] = max(rates)
         label = f"{env_id} {kwargs.get('map_name', '')}".strip()
-        print(f"{label:<26} {best['plain']:>11,.0f} {best['ours']:>12,.0f} "
-              f"{best['ours'] / best['plain']:>6.2f} {best['env']:>14,.0f}")
+        print(
+            f"{label:<26} {best['plain']:>11,.0f} {best['ours']:>12,.0f} "
+            f"{best['ours'] / best['plain']:>6.2f} {best['env']:>14,.0f}"
+        )
     return 0
 
 

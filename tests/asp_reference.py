@@ -11,8 +11,9 @@ No tracing. :func:`load` patches the plan compiler for the life of the process.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import agentspeak as asp
 import agentspeak.lexer
@@ -66,10 +67,10 @@ def _fused_while(self: Any, ast_while: Any) -> Any:
 class GroundLiteral(asp.Literal):
     """A percept: freezing or grounding it gives itself (no copy per belief update)."""
 
-    def freeze(self, scope: Any, memo: Any) -> "GroundLiteral":
+    def freeze(self, scope: Any, memo: Any) -> GroundLiteral:
         return self
 
-    def grounded(self, scope: Any) -> "GroundLiteral":
+    def grounded(self, scope: Any) -> GroundLiteral:
         return self
 
 

@@ -8,8 +8,8 @@ import hashlib
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -36,8 +36,14 @@ name = "{agent}"
 """
 
 
-def trained_run(runs: Path, name: str = "det", episodes: int = 300, map_name: str = "4x4", agent: str = "learner",
-                trace: str = "episode") -> Path:
+def trained_run(
+    runs: Path,
+    name: str = "det",
+    episodes: int = 300,
+    map_name: str = "4x4",
+    agent: str = "learner",
+    trace: str = "episode",
+) -> Path:
     """A finished run of one learner with its checkpoint (fakeruns: the package's writers)."""
     from tests.fakeruns import learner_run
 
@@ -50,8 +56,11 @@ def fingerprint(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (hidden ones too) by its SHA-256: what must not change."""
     if not folder.exists():
         return {}
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _rewrite(path: Path, q: np.ndarray | None = None, meta: dict | None = None, drop: tuple[str, ...] = ()) -> None:
@@ -85,8 +94,16 @@ def _many_members(path: Path) -> None:
 
 def _other_state_space(path: Path) -> None:
     env = make_env("FrozenLake-v1", {"map_name": "8x8"})
-    save_checkpoint(path, np.zeros((64, 4)), {"agent": "learner", "env": env.state_space_signature(), "episodes": 3,
-                                              "env_kwargs": {"map_name": "8x8", "is_slippery": False}})
+    save_checkpoint(
+        path,
+        np.zeros((64, 4)),
+        {
+            "agent": "learner",
+            "env": env.state_space_signature(),
+            "episodes": 3,
+            "env_kwargs": {"map_name": "8x8", "is_slippery": False},
+        },
+    )
 
 
 def _nan_table(path: Path) -> None:
@@ -112,14 +129,20 @@ BAD_CHECKPOINTS: dict[str, tuple[Callable[[Path], None], str]] = {
     "NaN table": (_nan_table, "the table holds NaN or infinite values"),
     "checksum mismatch": (lambda p: _rewrite(p, q=np.ones((16, 4))), "corrupt table (checksum mismatch)"),
     "format 99": (lambda p: _rewrite(p, meta={**_meta(p), "format": 99}), "checkpoint format 99"),
-    "episodes a string": (lambda p: _rewrite(p, meta={**_meta(p), "episodes": "many"}),
-                          "metadata field episodes: expected int, got str"),
-    "no env": (lambda p: _rewrite(p, meta={k: v for k, v in _meta(p).items() if k != "env"}),
-               "does not say which env it is for"),
+    "episodes a string": (
+        lambda p: _rewrite(p, meta={**_meta(p), "episodes": "many"}),
+        "metadata field episodes: expected int, got str",
+    ),
+    "no env": (
+        lambda p: _rewrite(p, meta={k: v for k, v in _meta(p).items() if k != "env"}),
+        "does not say which env it is for",
+    ),
     "no meta": (lambda p: _rewrite(p, drop=("meta",)), "not a bdi-rl Q-table checkpoint"),
     "5000 members": (_many_members, "an archive of 5000 members"),
-    "another state space": (_other_state_space, "made for another state space than this run's env "
-                                                "(checkpoint vs run: table 64x4 vs 16x4 (states x actions)"),
+    "another state space": (
+        _other_state_space,
+        "made for another state space than this run's env (checkpoint vs run: table 64x4 vs 16x4 (states x actions)",
+    ),
 }
 
 #: The corpus without the sound tables (no env, another state space): what every reader refuses.

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL
 from bdi_rl.patches import apply_all
+from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL
 
 apply_all()  # as the CLI does before it runs agents: tests build minds and agents in-process
 
@@ -37,8 +37,9 @@ ASL = ROOT / "asl"
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``python -m bdi_rl ARGS`` as a user would (a real process, real servers)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([sys.executable, "-m", "bdi_rl", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "bdi_rl", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def run_main(*args: str) -> subprocess.CompletedProcess:
@@ -95,8 +96,10 @@ name = "learner"
 
 #: Beliefs that are HTML meant to run in the viewer (it must show them as text), and a plan
 #: that notes them.
-HOSTILE_NOTES = ["<script>document.body.dataset.pwned = 1</script>",
-                 '<img src=x onerror="document.body.dataset.pwned = 1">']
+HOSTILE_NOTES = [
+    "<script>document.body.dataset.pwned = 1</script>",
+    '<img src=x onerror="document.body.dataset.pwned = 1">',
+]
 HOSTILE_ASL = f"""
 !start.
 @start +!start <- {"; ".join(f"+note({json.dumps(note)})" for note in HOSTILE_NOTES)}; .rl_finish.
@@ -109,10 +112,13 @@ def _reader_specs(base: Path) -> dict[str, Path]:
     from tests.test_team import _team_spec
 
     (base / "hostile.asl").write_text(HOSTILE_ASL)
-    texts = {"tiny": MINIMAL_SPEC,
-             "hostile": MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"')
-                                    .replace('name = "learner"', 'name = "learner"\nasl = "hostile.asl"'),
-             "team": _team_spec("v")}
+    texts = {
+        "tiny": MINIMAL_SPEC,
+        "hostile": MINIMAL_SPEC.replace('name = "tiny"', 'name = "hostile"').replace(
+            'name = "learner"', 'name = "learner"\nasl = "hostile.asl"'
+        ),
+        "team": _team_spec("v"),
+    }
     for name, text in texts.items():
         (base / f"{name}.toml").write_text(text)
     return {name: base / f"{name}.toml" for name in texts}
@@ -150,16 +156,34 @@ def cycle_run(tmp_path_factory) -> Path:
     """A real run traced at cycle level (the CLI, 3 episodes of FrozenLake: ~2 s), for the
     Mind Inspector's tests in the viewer and in ``inspect``."""
     runs_dir = tmp_path_factory.mktemp("cycle") / "runs"
-    result = run_cli("run", str(AGENTS / "frozenlake-4x4.toml"), "--episodes", "3", "--trace", "cycle",
-                     "--runs", str(runs_dir), "--no-progress", cwd=ROOT)
+    result = run_cli(
+        "run",
+        str(AGENTS / "frozenlake-4x4.toml"),
+        "--episodes",
+        "3",
+        "--trace",
+        "cycle",
+        "--runs",
+        str(runs_dir),
+        "--no-progress",
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     return run_named(runs_dir, "frozenlake-4x4")
 
 
 CHROMIUM = "/usr/bin/chromium"
 # Headless, and quiet on a closed network (no background connections at start).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -210,9 +234,20 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, list[str]]:
 #: a telemetry agent fed hostile batches over XMPP (it waits out each refusal).
 SLOW_FIXTURES = {"ejabberd", "cli_run", "cycle_run", "batches_received"}
 #: Modules whose every test runs whole experiments or several processes.
-SLOW_MODULES = {"test_processes", "test_cli_run", "test_team", "test_resume", "test_trust",
-                "test_viewer_browser", "test_packaging", "test_claim", "test_stop_and_errors",
-                "test_warm_start", "test_world_browser", "test_compose_run"}
+SLOW_MODULES = {
+    "test_processes",
+    "test_cli_run",
+    "test_team",
+    "test_resume",
+    "test_trust",
+    "test_viewer_browser",
+    "test_packaging",
+    "test_claim",
+    "test_stop_and_errors",
+    "test_warm_start",
+    "test_world_browser",
+    "test_compose_run",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -77,8 +77,12 @@ class HostState:
     links: set[str] = field(default_factory=set)
     paths: set[str] = field(default_factory=set)
 
-    SYSCTLS = ("net/ipv4/ip_forward", "net/ipv6/conf/all/forwarding", "net/bridge/bridge-nf-call-iptables",
-               "net/bridge/bridge-nf-call-ip6tables")
+    SYSCTLS = (
+        "net/ipv4/ip_forward",
+        "net/ipv6/conf/all/forwarding",
+        "net/bridge/bridge-nf-call-iptables",
+        "net/bridge/bridge-nf-call-ip6tables",
+    )
 
     @classmethod
     def save(cls, root: list[str]) -> HostState:
@@ -99,8 +103,11 @@ class HostState:
         for key, value in self.sysctls.items():
             path = Path("/proc/sys") / key
             if path.exists() and path.read_text().strip() != value:
-                done = subprocess.run([*self.root, "sysctl", "-q", "-w", f"{key.replace('/', '.')}={value}"],
-                                      capture_output=True, text=True)
+                done = subprocess.run(
+                    [*self.root, "sysctl", "-q", "-w", f"{key.replace('/', '.')}={value}"],
+                    capture_output=True,
+                    text=True,
+                )
                 if done.returncode != 0:
                     problems.append(f"sysctl {key}: {done.stderr.strip()}")
         if _sbin("iptables-save"):
@@ -122,8 +129,9 @@ class HostState:
             if table not in now or now[table] == self.tables.get(table):
                 continue
             if table in self.tables:
-                done = subprocess.run([*self.root, str(restore)], input=self.tables[table], capture_output=True,
-                                      text=True)
+                done = subprocess.run(
+                    [*self.root, str(restore)], input=self.tables[table], capture_output=True, text=True
+                )
             elif nft and "nf_tables" in subprocess.run([str(iptables), "-V"], capture_output=True, text=True).stdout:
                 done = subprocess.run([*self.root, nft, "delete", "table", "ip", table], capture_output=True, text=True)
             else:  # legacy tables cannot be removed: empty, every policy ACCEPT
@@ -175,10 +183,12 @@ class Engine:
     def started_here(self) -> bool:
         return self.process is not None
 
-    def docker(self, *args: str, timeout: float = 300, check: bool = True, cwd: Path | None = None,
-               input: str | None = None) -> subprocess.CompletedProcess:
-        result = subprocess.run(["docker", *args], env=self.env, cwd=cwd, capture_output=True, text=True,
-                                timeout=timeout, input=input)
+    def docker(
+        self, *args: str, timeout: float = 300, check: bool = True, cwd: Path | None = None, input: str | None = None
+    ) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            ["docker", *args], env=self.env, cwd=cwd, capture_output=True, text=True, timeout=timeout, input=input
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"docker {' '.join(args)}: exit {result.returncode}\n{result.stderr[-3000:]}")
         return result
@@ -231,9 +241,22 @@ def start_engine(workdir: Path) -> Engine:
     group = [] if not root else ["--group", str(os.getegid())]
     with engine.log.open("wb") as log:
         engine.process = subprocess.Popen(
-            [*root, dockerd, "--data-root", str(private / "data"), "--exec-root", str(private / "exec"),
-             "--pidfile", str(private / "docker.pid"), "--host", f"unix://{socket}", *group],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                *root,
+                dockerd,
+                "--data-root",
+                str(private / "data"),
+                "--exec-root",
+                str(private / "exec"),
+                "--pidfile",
+                str(private / "docker.pid"),
+                "--host",
+                f"unix://{socket}",
+                *group,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:

@@ -34,9 +34,19 @@ class Ejabberd:
 
     def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(
-            ["ejabberdctl", "--config-dir", str(self.directory), "--spool",
-             str(self.directory / "spool"), "--logs", str(self.directory / "logs"), *args],
-            capture_output=True, text=True, timeout=timeout,
+            [
+                "ejabberdctl",
+                "--config-dir",
+                str(self.directory),
+                "--spool",
+                str(self.directory / "spool"),
+                "--logs",
+                str(self.directory / "logs"),
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
 
     def start(self) -> None:

@@ -29,8 +29,15 @@ from bdi_rl.bdi.text import term_text
 from bdi_rl.rl.checkpoint import save_checkpoint
 from bdi_rl.rl.envs import make_env
 from bdi_rl.spec import ExperimentSpec, load_spec
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, SUMMARY_FILE, TRACE_FILE, atomic_write_bytes, \
-    atomic_write_json, new_run_dir
+from bdi_rl.store import (
+    QTABLE_DIR,
+    SPEC_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    atomic_write_bytes,
+    atomic_write_json,
+    new_run_dir,
+)
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import MAX_TEXT_CHARS, TraceLevel, clip_text
 from bdi_rl.trace.tracer import Tracer
@@ -176,9 +183,20 @@ class Learner(Agent):
         row = [float(v) for v in self.q[s]]
         target = r if terminated else r + self.config.gamma * float(self.q[s2].max())
         self.q[s, a] += self.config.alpha * (target - self.q[s, a])
-        self.emit("rl.step", {"s": s, "a": a, "r": r, "s2": s2, "done": terminated or truncated,
-                              "q_before": row[a], "q_after": float(self.q[s, a]), "epsilon": self.epsilon,
-                              "q": row})
+        self.emit(
+            "rl.step",
+            {
+                "s": s,
+                "a": a,
+                "r": r,
+                "s2": s2,
+                "done": terminated or truncated,
+                "q_before": row[a],
+                "q_after": float(self.q[s, a]),
+                "epsilon": self.epsilon,
+                "q": row,
+            },
+        )
         self.transitions.append((s, a, r, s2, terminated))
         self.tracer.stamp(self.tracer.episode, self.tracer.step + 1)
         self.env_steps += 1
@@ -190,8 +208,13 @@ class Learner(Agent):
 
     def end_episode(self) -> None:
         """``.rl_end_episode``'s bookkeeping: episode.end and the percepts after it."""
-        data = {"return": self.last_return, "length": self.tracer.step, "outcome": self.outcome,
-                "epsilon": self.epsilon, "success": self.env.success(self.outcome, self.last_return)}
+        data = {
+            "return": self.last_return,
+            "length": self.tracer.step,
+            "outcome": self.outcome,
+            "epsilon": self.epsilon,
+            "success": self.env.success(self.outcome, self.last_return),
+        }
         self.emit("episode.end", {**data, "goal": self.goal} if self.goal is not None else data)
         self.episodes += 1
         self.epsilon = self.config.epsilon_at(self.episodes)
@@ -252,9 +275,17 @@ class Learner(Agent):
             wins += self.env.success(self.env.outcome(r, terminated, truncated), total)
         mean = round(sum(returns) / len(returns), 4)
         success = round(wins / len(returns), 4)
-        self.emit("eval", {"episodes": len(returns), "mean_return": mean, "success_rate": success,
-                           "mean_length": round(sum(lengths) / len(lengths), 4), "after_episodes": self.episodes,
-                           "seconds": round(time.perf_counter() - started, 6)})
+        self.emit(
+            "eval",
+            {
+                "episodes": len(returns),
+                "mean_return": mean,
+                "success_rate": success,
+                "mean_length": round(sum(lengths) / len(lengths), 4),
+                "after_episodes": self.episodes,
+                "seconds": round(time.perf_counter() - started, 6),
+            },
+        )
         self.perceive("eval", mean, success)
         self.act(".rl_evaluate")
         return mean, success
@@ -263,13 +294,26 @@ class Learner(Agent):
         """``.rl_save_qtable``: the checkpoint file and qtable.save."""
         path = Path(QTABLE_DIR) / f"{self.name}.npz"
         task = {**self.env.task_signature(), **({"goal": self.goal} if self.goal is not None else {})}
-        save_checkpoint(self.run.dir / path, self.q, {
-            "agent": self.name, "run": self.run.name, "env": self.env.state_space_signature(),
-            "env_kwargs": self.env.kwargs, "max_episode_steps": self.env.max_episode_steps,
-            "learning": dataclasses.asdict(self.config),
-            "spec_hash": self.run.spec_hash, "warm_start": None, "task": task,
-            "episodes": self.episodes, "total_episodes": self.episodes, "env_steps": self.env_steps,
-            "epsilon": self.epsilon, "alpha": self.config.alpha})
+        save_checkpoint(
+            self.run.dir / path,
+            self.q,
+            {
+                "agent": self.name,
+                "run": self.run.name,
+                "env": self.env.state_space_signature(),
+                "env_kwargs": self.env.kwargs,
+                "max_episode_steps": self.env.max_episode_steps,
+                "learning": dataclasses.asdict(self.config),
+                "spec_hash": self.run.spec_hash,
+                "warm_start": None,
+                "task": task,
+                "episodes": self.episodes,
+                "total_episodes": self.episodes,
+                "env_steps": self.env_steps,
+                "epsilon": self.epsilon,
+                "alpha": self.config.alpha,
+            },
+        )
         self.emit("qtable.save", {"path": str(path), "episodes": self.episodes})
         self.act(".rl_save_qtable")
 
@@ -289,8 +333,10 @@ class Run:
         self.agents: list[Agent] = []
         self.started = time.time()
         self.telemetry = Agent(self, spec.telemetry.name, "", TraceLevel.EPISODE)
-        self.telemetry.emit("run.start", {"spec": spec.name, "env": spec.env.id,
-                                          "agents": [n for g in spec.agents for n in g.agent_names()]})
+        self.telemetry.emit(
+            "run.start",
+            {"spec": spec.name, "env": spec.env.id, "agents": [n for g in spec.agents for n in g.agent_names()]},
+        )
         self.ship()
 
     def ship(self) -> None:
@@ -310,8 +356,10 @@ class Run:
         self.ship()
         self.log.close()
         jids = [a.jid for a in self.agents if a is not self.telemetry]
-        atomic_write_json(self.dir / SUMMARY_FILE, summary_from_trace(
-            self.name, self.spec, self.log.stats, jids, time.time() - self.started))
+        atomic_write_json(
+            self.dir / SUMMARY_FILE,
+            summary_from_trace(self.name, self.spec, self.log.stats, jids, time.time() - self.started),
+        )
         self.writer.release()
         return self.dir
 
@@ -360,7 +408,7 @@ def notes_run(runs: Path, spec_path: Path, notes: list[str], **overrides: Any) -
     return run.finish()
 
 
-def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:
+def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:  # noqa: C901 (a whole run, event by event)
     """A coordinator and its team-learner.asl learners (mode episode), as ``bdi-rl run``
     makes them: they join, train and share (hazards, goals, experience every share_every
     episodes), report; the coordinator has the ones below the best adopt its policy."""
@@ -370,12 +418,16 @@ def team_run(runs: Path, spec_path: Path, **overrides: Any) -> Path:
     (group,) = [g for g in spec.agents if g.role == "learner"]
     coord = Agent(run, coord_group.name, coord_group.asl, run.level)
     learners = [Learner(run, name, group.asl, spec.seed + i) for i, name in enumerate(group.agent_names())]
-    share_every = int(next((b[len("share_every("):-1] for b in group.beliefs if b.startswith("share_every(")), 10))
+    share_every = int(next((b[len("share_every(") : -1] for b in group.beliefs if b.startswith("share_every(")), 10))
 
     coord.start()
     coord.add("adopt_margin(0)")
-    for functor, value in (("teammates", [x.jid for x in learners]), ("coordinator", coord.jid),
-                           ("learners", [x.jid for x in learners]), ("team_size", len(learners))):
+    for functor, value in (
+        ("teammates", [x.jid for x in learners]),
+        ("coordinator", coord.jid),
+        ("learners", [x.jid for x in learners]),
+        ("team_size", len(learners)),
+    ):
         coord.perceive(functor, value)
     for x in learners:
         coord.add(literal("trusted", x.jid), "percept")

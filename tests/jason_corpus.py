@@ -41,9 +41,10 @@ import subprocess
 import sys
 import tomllib
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import Actions, Agent, Host, PlanFailure, load_agent
 from bdi_rl.bdi.runtime.agent import CYCLE_NAMES
@@ -285,7 +286,7 @@ def _run(program: Program, host: CorpusHost, budget: int, cycle: str) -> Outcome
         return Outcome(program, "different", detail=f"refused, but Jason names line {refused_line}: {message}")
     except _WallClock:
         raise
-    except Exception:
+    except Exception:  # noqa: BLE001 (the runtime's crash is what the harness reports)
         return Outcome(program, "crashed", detail="at load: " + _last_frames())
     if refused_line is not None:
         return Outcome(program, "accepted", detail=f"Jason refuses it at line {refused_line}")
@@ -295,7 +296,7 @@ def _run(program: Program, host: CorpusHost, budget: int, cycle: str) -> Outcome
         spent = host.run(budget)
     except _WallClock:
         raise
-    except Exception:
+    except Exception:  # noqa: BLE001 (the runtime's crash is what the harness reports)
         return Outcome(program, "crashed", host.printed, _last_frames())
     if host.printed == program.expected():
         return Outcome(program, "same", host.printed)

@@ -23,10 +23,12 @@ from bdi_rl.trace.tracer import Tracer
 
 def build_bridge(env, learner, tracer, qtable_path, *, episodes, eval_episodes, seed=0, on_finish=lambda: None):
     """A learner's actions as the runner builds them (no policy file, checkpoints written at once)."""
-    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=eval_episodes,
-                             seed=seed)
-    return RlBridge(session, CheckpointSchedule(session, qtable_path, {}), PolicyCache(session, None, None, "a"),
-                    on_finish)
+    session = EpisodeSession(
+        env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=eval_episodes, seed=seed
+    )
+    return RlBridge(
+        session, CheckpointSchedule(session, qtable_path, {}), PolicyCache(session, None, None, "a"), on_finish
+    )
 
 
 def _run(mind, cycles=10_000):
@@ -39,8 +41,9 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
     learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=0)
     tracer = Tracer("run", "a@localhost", TraceLevel.STEP)
     finished = []
-    bridge = build_bridge(env, learner, tracer, tmp_path / "q.npz", episodes=1, eval_episodes=5,
-                          on_finish=lambda: finished.append(1))
+    bridge = build_bridge(
+        env, learner, tracer, tmp_path / "q.npz", episodes=1, eval_episodes=5, on_finish=lambda: finished.append(1)
+    )
     actions = Actions()
     bridge.register(actions)
     path = tmp_path / "plans.asl"
@@ -65,8 +68,15 @@ def test_rl_actions_drive_a_learner_from_plans(tmp_path):
 def _bridge(tmp_path, env_kwargs=None, seed=0, config=None):
     env = make_env("FrozenLake-v1", env_kwargs or {"map_name": "4x4", "is_slippery": True})
     learner = QLearner(env.n_states, env.n_actions, config or LearningConfig(), seed=seed)
-    return build_bridge(env, learner, Tracer("run", f"a{seed}@localhost", TraceLevel.EPISODE),
-                        tmp_path / f"{seed}.npz", episodes=100, eval_episodes=1, seed=seed)
+    return build_bridge(
+        env,
+        learner,
+        Tracer("run", f"a{seed}@localhost", TraceLevel.EPISODE),
+        tmp_path / f"{seed}.npz",
+        episodes=100,
+        eval_episodes=1,
+        seed=seed,
+    )
 
 
 class _Mind:
@@ -104,12 +114,15 @@ def test_shared_experience_teaches_a_teammate_exactly_what_the_sharer_saw(tmp_pa
     assert any(r == 1.0 for _, _, r, _, _ in seen)  # goals were reached and shared
 
 
-@pytest.mark.parametrize("text, message", [
-    ("0,1,0", "malformed transition"),
-    ("0,1,x,2,0", "malformed transition"),
-    ("0,1,0,99,0", "outside this Q-table"),
-    ("0,7,0,1,0", "outside this Q-table"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("0,1,0", "malformed transition"),
+        ("0,1,x,2,0", "malformed transition"),
+        ("0,1,0,99,0", "outside this Q-table"),
+        ("0,7,0,1,0", "outside this Q-table"),
+    ],
+)
 def test_malformed_experience_is_refused_whole(tmp_path, text, message):
     bridge = _bridge(tmp_path)
     before = bridge.session.learner.q.copy()
@@ -146,6 +159,7 @@ def test_a_goal_raises_the_floor_of_the_moves_that_may_reach_it(tmp_path):
 
 
 # -- every action refuses an argument outside its range, and the plan fails saying where --------
+
 
 def _plan_bridge(tmp_path):
     """A bridge on real FrozenLake 4x4 (16 states, 4 actions) with a real mind on ``plans.asl``."""
@@ -232,15 +246,18 @@ def test_numbers_written_in_a_plan_are_whole_numbers_where_they_must_be(tmp_path
     assert list(bridge.session.learner.q.argmax(axis=1)) == [0, 1, 2, 3] * 4
 
 
-@pytest.mark.parametrize("method, args, message", [
-    ("session.choose", (16,), "state must be a whole number in 0..15, got 16"),
-    ("session.choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
-    ("session.choose", (float("nan"),), "got NaN"),
-    ("session.act", (4,), "action must be a whole number in 0..3, got 4"),
-    ("session.set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got NaN"),
-    ("team.goal", (3, 3, float("inf")), "the reward must be a finite number, got Infinity"),
-    ("team.hazard", (True, 0), "(true, 0) is not a cell"),
-])
+@pytest.mark.parametrize(
+    "method, args, message",
+    [
+        ("session.choose", (16,), "state must be a whole number in 0..15, got 16"),
+        ("session.choose", (np.int64(-1),), "0..15, got np.int64(-1)"),
+        ("session.choose", (float("nan"),), "got NaN"),
+        ("session.act", (4,), "action must be a whole number in 0..3, got 4"),
+        ("session.set_epsilon", (float("nan"),), "epsilon must be a number in [0, 1], got NaN"),
+        ("team.goal", (3, 3, float("inf")), "the reward must be a finite number, got Infinity"),
+        ("team.hazard", (True, 0), "(true, 0) is not a cell"),
+    ],
+)
 def test_python_callers_get_the_same_refusal(tmp_path, method, args, message):
     bridge = _bridge(tmp_path)
     bridge.session.percepts.mind = _Mind()
@@ -260,8 +277,7 @@ def test_a_plan_choosing_in_a_state_the_env_lacks_fails_the_run_in_one_line(tmp_
     (tmp_path / "bad.asl").write_text("!start.\n+!start <- .rl_reset;\n    .rl_choose(99, A); .rl_act(A).\n")
     agent = '[[agents]]\nname = "learner"\n'
     (tmp_path / "spec.toml").write_text(MINIMAL_SPEC.replace(agent, agent + 'asl = "bad.asl"\n'))
-    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
-                     timeout=120)
+    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=120)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.asl:3:" in lines[0], result.stderr
@@ -287,10 +303,21 @@ def test_a_plan_that_lowers_epsilon_at_an_episodes_end_sees_the_next_episodes_us
     agent = '[[agents]]\nname = "learner"\n'
     spec = MINIMAL_SPEC.replace("episodes = 20", "episodes = 30").replace(agent, agent + 'asl = "calm.asl"\n')
     (tmp_path / "spec.toml").write_text(spec)
-    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
-                     "--trace", "episode", timeout=120)
+    result = run_cli(
+        "run",
+        str(tmp_path / "spec.toml"),
+        "--runs",
+        str(tmp_path / "runs"),
+        "--no-progress",
+        "--trace",
+        "episode",
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
-    used = [e["data"]["epsilon"] for e in read_trace(next((tmp_path / "runs").glob("*/trace.jsonl")))
-            if e["kind"] == "episode.end"]
+    used = [
+        e["data"]["epsilon"]
+        for e in read_trace(next((tmp_path / "runs").glob("*/trace.jsonl")))
+        if e["kind"] == "episode.end"
+    ]
     assert used[:20] == pytest.approx([0.5 - 0.95 / 1000 * k for k in range(20)])
     assert used[20:] == [0.0] * 10

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from spade.container import Container
 
-from bdi_rl.xmpp.agent import TracedBdiAgent
-from bdi_rl.xmpp.telemetry import TelemetryAgent
 from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.telemetry import TelemetryAgent
 
 
 def _run(coro):
@@ -27,8 +27,7 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
     server = ejabberd or EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
     if ejabberd is None:
         await server.start()
-    telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl",
-                               port=server.port)
+    telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl", port=server.port)
     agents = {}
     try:
         await telemetry.start()
@@ -36,9 +35,15 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
             path = tmp_path / f"{name}.asl"
             path.write_text(source)
             jid = f"{name}@{server.domain}"
-            agents[name] = TracedBdiAgent(jid, "pw", str(path), tracer=Tracer(tmp_path.name, jid, TraceLevel.STEP),
-                                          telemetry=f"telemetry@{server.domain}", port=server.port,
-                                          hold=True)
+            agents[name] = TracedBdiAgent(
+                jid,
+                "pw",
+                str(path),
+                tracer=Tracer(tmp_path.name, jid, TraceLevel.STEP),
+                telemetry=f"telemetry@{server.domain}",
+                port=server.port,
+                hold=True,
+            )
         await asyncio.gather(*(a.start() for a in agents.values()))
         for agent in agents.values():
             agent.release()
@@ -89,7 +94,7 @@ def test_an_idle_agent_wakes_for_a_message_and_ships_its_events_at_once(tmp_path
 
 def test_tell_and_achieve_between_agents(tmp_path):
     sources = {
-        "alice": '!start.\n@start +!start <- .send(bob, tell, hello(7)); .send(bob, achieve, greet(alice)).\n',
+        "alice": "!start.\n@start +!start <- .send(bob, tell, hello(7)); .send(bob, achieve, greet(alice)).\n",
         "bob": "@greet +!greet(X) : hello(N) <- +greeted(X, N).\n",
     }
 
@@ -121,8 +126,9 @@ def test_any_xmpp_client_can_tell_an_agent(tmp_path):
     class Tell(OneShotBehaviour):
         async def run(self):
             for content in ("hello(", 'hello(7,"a, b")'):
-                await self.send(Message(to="bob@localhost", body=content,
-                                        metadata={"performative": "BDI", "ilf_type": "tell"}))
+                await self.send(
+                    Message(to="bob@localhost", body=content, metadata={"performative": "BDI", "ilf_type": "tell"})
+                )
 
     async def body(agents):
         bob = agents["bob"]
@@ -179,8 +185,12 @@ def test_bdi_messages_cross_processes_through_ejabberd(tmp_path, ejabberd):
 
     async def body(agents):
         bob = agents["bob"]
-        remote = subprocess.Popen([sys.executable, "-c", REMOTE_TELLER, str(ejabberd.port)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        remote = subprocess.Popen(
+            [sys.executable, "-c", REMOTE_TELLER, str(ejabberd.port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             for _ in range(300):
                 if 'greeted(remote, 3, "a, b")' in bob.beliefs():
@@ -214,8 +224,14 @@ def test_a_message_to_an_offline_agent_bounces_and_is_not_read_as_its_tell(tmp_p
 
     _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))
     received = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl")) if e["kind"] == "msg.recv"]
-    assert received == [{"from": "nobody-home@localhost", "performative": "error", "content": "",
-                         "rejected": "bounced: recipient offline"}]
+    assert received == [
+        {
+            "from": "nobody-home@localhost",
+            "performative": "error",
+            "content": "",
+            "rejected": "bounced: recipient offline",
+        }
+    ]
 
 
 REMOTE_ASKER = """
@@ -270,14 +286,20 @@ def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, 
     import subprocess
     import sys
 
-    sources = {"bob": 'value(7).\nvalue(8).\n@double +?double(N, M) <- M = N * 2.\n'
-                      '@ask +!ask_remote <- .send("remote@localhost", askOne, secret(S), secret(S), 20000); +got(S).\n'}
+    sources = {
+        "bob": "value(7).\nvalue(8).\n@double +?double(N, M) <- M = N * 2.\n"
+        '@ask +!ask_remote <- .send("remote@localhost", askOne, secret(S), secret(S), 20000); +got(S).\n'
+    }
     out: list[str] = []
 
     async def body(agents):
         bob = agents["bob"]
-        remote = subprocess.Popen([sys.executable, "-c", REMOTE_ASKER, str(ejabberd.port)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        remote = subprocess.Popen(
+            [sys.executable, "-c", REMOTE_ASKER, str(ejabberd.port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             for _ in range(400):
                 if any(b.startswith("got(") for b in bob.beliefs()) and "greeted(3)" in bob.beliefs():
@@ -293,7 +315,10 @@ def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, 
     seen = json.loads(out[0].strip().splitlines()[-1])
     answers = {m["in_reply_to"]: (m["ilf"], m["body"]) for m in seen if m["in_reply_to"]}
     assert {k: answers[k] for k in ("r1", "r2", "r3")} == {
-        "r1": ("tell", "value(7)"), "r2": ("tell", "[value(7), value(8)]"), "r3": ("tell", "double(4, 8)")}
+        "r1": ("tell", "value(7)"),
+        "r2": ("tell", "[value(7), value(8)]"),
+        "r3": ("tell", "double(4, 8)"),
+    }
     assert answers["r4"] == ("untell", "double(4, 9)")  # (x * 2 would be NaN, as in Jason: no failure)
     [ask] = [m for m in seen if m["ilf"] == "askOne"]
     assert ask["body"] == "secret(S)" and ask["reply_with"].startswith("bob@localhost#")

@@ -36,15 +36,22 @@ from spade.behaviour import OneShotBehaviour
 from spade.message import Message
 from spade.template import Template
 
-from bdi_rl.xmpp.agent import STRANGER_TELL_BYTES, TracedBdiAgent
 from bdi_rl.cli import main as bdi_rl_main
-from bdi_rl.xmpp.telemetry import TelemetryAgent
-from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, BATCH_SCHEMA, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, encode_batch
+from bdi_rl.readers.viewer import SECURITY_HEADERS
+from bdi_rl.trace.batch import (
+    ACK_METADATA,
+    BATCH_METADATA,
+    BATCH_SCHEMA,
+    MAX_BODY_CHARS,
+    MAX_PAYLOAD_BYTES,
+    encode_batch,
+)
 from bdi_rl.trace.kinds import SCHEMA, TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
+from bdi_rl.xmpp.agent import STRANGER_TELL_BYTES, TracedBdiAgent
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.telemetry import TelemetryAgent
 from tests.conftest import MINIMAL_SPEC, run_cli
 from tests.conftest import run_named as _run_named
 from tests.test_agent import _run
@@ -92,123 +99,184 @@ _WARM = ["run", "{dir}/spec.toml", "--warm-start", "{dir}/learner.npz"]
 
 FILE_CASES: dict[str, FileCase] = {
     # Plan files (AgentSpeak)
-    "asl: syntax error": FileCase({"bad.asl": "!start.\n+!start <- .rl_reset\n+!x <- true.\n"}, _RUN,
-                                  "bad.asl:3:", WITH_BAD_ASL),
-    "asl: unterminated string": FileCase({"bad.asl": '!start.\n+!start <- .print("abc.\n'}, _RUN,
-                                         "bad.asl", WITH_BAD_ASL),
-    "asl: unbalanced parenthesis": FileCase({"bad.asl": "!start.\n+!start <- .rl_choose(S, A.\n"}, _RUN,
-                                            "bad.asl:2:", WITH_BAD_ASL),
-    "asl: unknown internal action": FileCase({"bad.asl": "!start.\n+!start <- .rl_teleport(3).\n"}, _RUN,
-                                             "unknown internal action", WITH_BAD_ASL),
+    "asl: syntax error": FileCase(
+        {"bad.asl": "!start.\n+!start <- .rl_reset\n+!x <- true.\n"}, _RUN, "bad.asl:3:", WITH_BAD_ASL
+    ),
+    "asl: unterminated string": FileCase(
+        {"bad.asl": '!start.\n+!start <- .print("abc.\n'}, _RUN, "bad.asl", WITH_BAD_ASL
+    ),
+    "asl: unbalanced parenthesis": FileCase(
+        {"bad.asl": "!start.\n+!start <- .rl_choose(S, A.\n"}, _RUN, "bad.asl:2:", WITH_BAD_ASL
+    ),
+    "asl: unknown internal action": FileCase(
+        {"bad.asl": "!start.\n+!start <- .rl_teleport(3).\n"}, _RUN, "unknown internal action", WITH_BAD_ASL
+    ),
     "asl: internal action of the wrong arity": FileCase(
-        {"bad.asl": "!start.\n+!start <- .rl_act(1, 2, 3).\n"}, _RUN, "rl_act", WITH_BAD_ASL),
+        {"bad.asl": "!start.\n+!start <- .rl_act(1, 2, 3).\n"}, _RUN, "rl_act", WITH_BAD_ASL
+    ),
     "asl: a Jason action bdi-rl refuses": FileCase(
-        {"bad.asl": "!start.\n+!start <- .df_search(s, L).\n"}, _RUN,
-        "bad.asl:2: .df_search is a Jason action bdi-rl does not implement: no directory facilitator", WITH_BAD_ASL),
-    "asl: a misspelt action": FileCase({"bad.asl": '!start.\n+!start <- .prnt("x").\n'}, _RUN,
-                                       "bad.asl:2: unknown internal action .prnt (did you mean .print?)", WITH_BAD_ASL),
+        {"bad.asl": "!start.\n+!start <- .df_search(s, L).\n"},
+        _RUN,
+        "bad.asl:2: .df_search is a Jason action bdi-rl does not implement: no directory facilitator",
+        WITH_BAD_ASL,
+    ),
+    "asl: a misspelt action": FileCase(
+        {"bad.asl": '!start.\n+!start <- .prnt("x").\n'},
+        _RUN,
+        "bad.asl:2: unknown internal action .prnt (did you mean .print?)",
+        WITH_BAD_ASL,
+    ),
     "asl: an agent created from a missing plan file": FileCase(
-        {"bad.asl": '!start.\n+!start <- .create_agent(bob, "absent.asl").\n'}, _RUN,
-        "absent.asl: no such plan file (an agent is created from it in ", WITH_BAD_ASL),
+        {"bad.asl": '!start.\n+!start <- .create_agent(bob, "absent.asl").\n'},
+        _RUN,
+        "absent.asl: no such plan file (an agent is created from it in ",
+        WITH_BAD_ASL,
+    ),
     "asl: an agent created from a plan file that does not parse": FileCase(
         {"bad.asl": '!start.\n+!start <- .create_agent(bob, "lib/bob.asl").\n', "lib/bob.asl": "+!go <- .print(.\n"},
-        _RUN, "lib/bob.asl:1:", WITH_BAD_ASL),
-    "asl: initial goal without a plan": FileCase({"bad.asl": "!start.\n+!other <- true.\n"}, _RUN,
-                                                 "no applicable plan for +!start", WITH_BAD_ASL),
+        _RUN,
+        "lib/bob.asl:1:",
+        WITH_BAD_ASL,
+    ),
+    "asl: initial goal without a plan": FileCase(
+        {"bad.asl": "!start.\n+!other <- true.\n"}, _RUN, "no applicable plan for +!start", WITH_BAD_ASL
+    ),
     "asl: empty file": FileCase({"bad.asl": ""}, _RUN, "bad.asl: no plans", WITH_BAD_ASL),
-    "asl: no agent has an initial goal": FileCase({"bad.asl": "+!other <- true.\n"}, _RUN,
-                                                  "no initial goal", WITH_BAD_ASL),
-    "asl: binary file": FileCase({"bad.asl": bytes(range(256)) * 4}, _RUN, "bad.asl: not a text file",
-                                 WITH_BAD_ASL),
-    "asl: missing file": FileCase({}, _RUN, "agents[0].asl: no such plan file",
-                                  MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "nowhere.asl"\n')),
+    "asl: no agent has an initial goal": FileCase(
+        {"bad.asl": "+!other <- true.\n"}, _RUN, "no initial goal", WITH_BAD_ASL
+    ),
+    "asl: binary file": FileCase({"bad.asl": bytes(range(256)) * 4}, _RUN, "bad.asl: not a text file", WITH_BAD_ASL),
+    "asl: missing file": FileCase(
+        {}, _RUN, "agents[0].asl: no such plan file", MINIMAL_SPEC.replace(AGENT, AGENT + 'asl = "nowhere.asl"\n')
+    ),
     # Plan files that include others ({ include("lib/x.asl") }, resolved beside the includer)
-    "asl: missing include": FileCase({"bad.asl": _INCLUDES.format("lib/absent.asl")}, _RUN,
-                                     "lib/absent.asl: no such plan file (included at ", WITH_BAD_ASL),
+    "asl: missing include": FileCase(
+        {"bad.asl": _INCLUDES.format("lib/absent.asl")},
+        _RUN,
+        "lib/absent.asl: no such plan file (included at ",
+        WITH_BAD_ASL,
+    ),
     "asl: include that does not parse": FileCase(
         {"bad.asl": _INCLUDES.format("lib/broken.asl"), "lib/broken.asl": "+!go <- .rl_reset\n+!x <- true.\n"},
-        _RUN, "lib/broken.asl:2:", WITH_BAD_ASL),
+        _RUN,
+        "lib/broken.asl:2:",
+        WITH_BAD_ASL,
+    ),
     "asl: include with an illegal character": FileCase(
-        {"bad.asl": _INCLUDES.format("lib/odd.asl"), "lib/odd.asl": "+!go <- .rl_finish. $\n"}, _RUN,
-        "lib/odd.asl:1:21: illegal character", WITH_BAD_ASL),
+        {"bad.asl": _INCLUDES.format("lib/odd.asl"), "lib/odd.asl": "+!go <- .rl_finish. $\n"},
+        _RUN,
+        "lib/odd.asl:1:21: illegal character",
+        WITH_BAD_ASL,
+    ),
     "asl: include of a directory": FileCase(
-        {"bad.asl": _INCLUDES.format("lib"), "lib/readme": "not a plan file"}, _RUN,
-        "lib: is a directory, not a plan file", WITH_BAD_ASL),
+        {"bad.asl": _INCLUDES.format("lib"), "lib/readme": "not a plan file"},
+        _RUN,
+        "lib: is a directory, not a plan file",
+        WITH_BAD_ASL,
+    ),
     "asl: include that includes itself": FileCase(
-        {"bad.asl": _INCLUDES.format("lib/loop.asl"), "lib/loop.asl": '{ include("./loop.asl") }\n'}, _RUN,
-        "lib/./loop.asl: includes itself (included at ", WITH_BAD_ASL),
+        {"bad.asl": _INCLUDES.format("lib/loop.asl"), "lib/loop.asl": '{ include("./loop.asl") }\n'},
+        _RUN,
+        "lib/./loop.asl: includes itself (included at ",
+        WITH_BAD_ASL,
+    ),
     # Specs
-    "spec: not TOML": FileCase({}, _RUN, "spec.toml: not valid TOML", 'name = [unclosed\n'),
+    "spec: not TOML": FileCase({}, _RUN, "spec.toml: not valid TOML", "name = [unclosed\n"),
     "spec: empty file": FileCase({}, _RUN, "name: missing required key", ""),
-    "spec: binary file": FileCase({"spec.toml": b"\xd2\xff\x00\x9c" * 64}, _RUN, "spec.toml: not a text file",
-                                  None),
+    "spec: binary file": FileCase({"spec.toml": b"\xd2\xff\x00\x9c" * 64}, _RUN, "spec.toml: not a text file", None),
     "spec: a directory": FileCase({"spec.toml/readme": "not a spec"}, _RUN, "is a directory", None),
     "spec: missing file": FileCase({}, ["run", "{dir}/absent.toml"], "absent.toml: no such spec file"),
     "spec: unknown key": FileCase({}, _RUN, "episodez: unknown key", "episodez = 4\n" + MINIMAL_SPEC),
-    "spec: unknown env key": FileCase({}, _RUN, "env.nope: unknown key",
-                                      MINIMAL_SPEC + "[env.nope]\nx = 1\n"),
-    "spec: unknown agent key": FileCase({}, _RUN, "agents[0].colour: unknown key",
-                                        MINIMAL_SPEC.replace(AGENT, AGENT + "colour = 1\n")),
-    "spec: seed of the wrong type": FileCase({}, _RUN, "seed: expected an integer",
-                                             _spec("seed = 3", 'seed = "three"')),
-    "spec: fractional episodes": FileCase({}, _RUN, "episodes: expected an integer",
-                                          _spec("episodes = 20", "episodes = 1.5")),
-    "spec: zero episodes": FileCase({}, _RUN, "episodes: expected an integer >= 1, got 0",
-                                    _spec("episodes = 20", "episodes = 0")),
-    "spec: negative episodes": FileCase({}, _RUN, "episodes: expected an integer >= 1, got -5",
-                                        _spec("episodes = 20", "episodes = -5")),
+    "spec: unknown env key": FileCase({}, _RUN, "env.nope: unknown key", MINIMAL_SPEC + "[env.nope]\nx = 1\n"),
+    "spec: unknown agent key": FileCase(
+        {}, _RUN, "agents[0].colour: unknown key", MINIMAL_SPEC.replace(AGENT, AGENT + "colour = 1\n")
+    ),
+    "spec: seed of the wrong type": FileCase(
+        {}, _RUN, "seed: expected an integer", _spec("seed = 3", 'seed = "three"')
+    ),
+    "spec: fractional episodes": FileCase(
+        {}, _RUN, "episodes: expected an integer", _spec("episodes = 20", "episodes = 1.5")
+    ),
+    "spec: zero episodes": FileCase(
+        {}, _RUN, "episodes: expected an integer >= 1, got 0", _spec("episodes = 20", "episodes = 0")
+    ),
+    "spec: negative episodes": FileCase(
+        {}, _RUN, "episodes: expected an integer >= 1, got -5", _spec("episodes = 20", "episodes = -5")
+    ),
     "spec: gamma above 1": FileCase({}, _RUN, "learning.gamma", MINIMAL_SPEC + "[learning]\ngamma = 1.5\n"),
-    "spec: alpha not a number": FileCase({}, _RUN, "learning.alpha: expected a number",
-                                         MINIMAL_SPEC + '[learning]\nalpha = "fast"\n'),
+    "spec: alpha not a number": FileCase(
+        {}, _RUN, "learning.alpha: expected a number", MINIMAL_SPEC + '[learning]\nalpha = "fast"\n'
+    ),
     "spec: unknown trace level": FileCase({}, _RUN, "trace:", 'trace = "verbose"\n' + MINIMAL_SPEC),
-    "spec: XMPP server without a port": FileCase({}, _RUN, "xmpp.server",
-                                                 MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere'\n"),
-    "spec: zero agents in a group": FileCase({}, _RUN, "agents[0].count",
-                                             MINIMAL_SPEC.replace(AGENT, AGENT + "count = 0\n")),
-    "spec: unknown mode": FileCase({}, _RUN, "agents[0].mode: must be one of",
-                                   MINIMAL_SPEC.replace(AGENT, AGENT + 'mode = "turbo"\n')),
+    "spec: XMPP server without a port": FileCase(
+        {}, _RUN, "xmpp.server", MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere'\n"
+    ),
+    "spec: zero agents in a group": FileCase(
+        {}, _RUN, "agents[0].count", MINIMAL_SPEC.replace(AGENT, AGENT + "count = 0\n")
+    ),
+    "spec: unknown mode": FileCase(
+        {}, _RUN, "agents[0].mode: must be one of", MINIMAL_SPEC.replace(AGENT, AGENT + 'mode = "turbo"\n')
+    ),
     "spec: agent name not a JID local part": FileCase(
-        {}, _RUN, "agents[0].name", MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "Learner"\n')),
+        {}, _RUN, "agents[0].name", MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "Learner"\n')
+    ),
     "spec: the same agent twice": FileCase({}, _RUN, "used twice", MINIMAL_SPEC + AGENT),
     "spec: belief that is not a literal": FileCase(
-        {}, _RUN, "agents[0].beliefs[0]: not an AgentSpeak literal",
-        MINIMAL_SPEC.replace(AGENT, AGENT + 'beliefs = ["share_every(5"]\n')),
-    "spec: env id that does not exist": FileCase({}, _RUN, "FrozenPond-v9",
-                                                 _spec('"FrozenLake-v1"', '"FrozenPond-v9"')),
+        {},
+        _RUN,
+        "agents[0].beliefs[0]: not an AgentSpeak literal",
+        MINIMAL_SPEC.replace(AGENT, AGENT + 'beliefs = ["share_every(5"]\n'),
+    ),
+    "spec: env id that does not exist": FileCase(
+        {}, _RUN, "FrozenPond-v9", _spec('"FrozenLake-v1"', '"FrozenPond-v9"')
+    ),
     "spec: env that is not Discrete": FileCase(
-        {}, _RUN, "Discrete", _spec('"FrozenLake-v1"', '"CartPole-v1"')
-        .replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
-    "spec: env kwargs the env does not take": FileCase({}, _RUN, "FrozenLake-v1",
-                                                       _spec("is_slippery = false", "slipperiness = 2")),
+        {},
+        _RUN,
+        "Discrete",
+        _spec('"FrozenLake-v1"', '"CartPole-v1"').replace('kwargs = { map_name = "4x4", is_slippery = false }', ""),
+    ),
+    "spec: env kwargs the env does not take": FileCase(
+        {}, _RUN, "FrozenLake-v1", _spec("is_slippery = false", "slipperiness = 2")
+    ),
     "spec: warm start from nowhere": FileCase(
-        {}, _RUN, "agents[0].warm_start", MINIMAL_SPEC.replace(AGENT, AGENT + 'warm_start = "gone.npz"\n')),
+        {}, _RUN, "agents[0].warm_start", MINIMAL_SPEC.replace(AGENT, AGENT + 'warm_start = "gone.npz"\n')
+    ),
     # Q-table checkpoints, shown and warm-started from
-    "qtable: random bytes": FileCase({"learner.npz": bytes(range(256)) * 8}, _SHOW,
-                                     "not a readable checkpoint"),
+    "qtable: random bytes": FileCase({"learner.npz": bytes(range(256)) * 8}, _SHOW, "not a readable checkpoint"),
     "qtable: empty file": FileCase({"learner.npz": b""}, _SHOW, "not a readable checkpoint"),
     "qtable: truncated": FileCase(
         {"learner.npz": _checkpoint(lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]))},
-        _SHOW, "not a readable checkpoint"),
+        _SHOW,
+        "not a readable checkpoint",
+    ),
     "qtable: a CSV file": FileCase({"learner.npz": "q,meta\n1,2\n"}, _SHOW, "not a readable checkpoint"),
     "qtable: pickled objects (never unpickled)": FileCase(
         {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.array([{"a": 1}], dtype=object)))},
-        _SHOW, "not a readable checkpoint"),
+        _SHOW,
+        "not a readable checkpoint",
+    ),
     "qtable: a future format": FileCase(
-        {"learner.npz": _checkpoint(lambda p: _rewrite(p, meta={**_meta(p), "format": 99}))}, _SHOW,
-        "checkpoint format 99"),
-    "qtable: no metadata": FileCase({"learner.npz": _checkpoint(lambda p: _rewrite(p, drop=("meta",)))},
-                                    _SHOW, "not a bdi-rl Q-table checkpoint"),
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, meta={**_meta(p), "format": 99}))},
+        _SHOW,
+        "checkpoint format 99",
+    ),
+    "qtable: no metadata": FileCase(
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, drop=("meta",)))}, _SHOW, "not a bdi-rl Q-table checkpoint"
+    ),
     "qtable: checksum mismatch": FileCase(
-        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((16, 4))))}, _SHOW, "checksum mismatch"),
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((16, 4))))}, _SHOW, "checksum mismatch"
+    ),
     "qtable: shape against its metadata": FileCase(
-        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((8, 4))))}, _SHOW,
-        "the table is 8x4 but its metadata says 16x4"),
+        {"learner.npz": _checkpoint(lambda p: _rewrite(p, q=np.zeros((8, 4))))},
+        _SHOW,
+        "the table is 8x4 but its metadata says 16x4",
+    ),
     "qtable: a directory": FileCase({"learner.npz/x": "x"}, _SHOW, "is a directory"),
-    "qtable: warm start from a corrupt file": FileCase({"learner.npz": bytes(100)}, _WARM,
-                                                       "not a readable checkpoint"),
+    "qtable: warm start from a corrupt file": FileCase({"learner.npz": bytes(100)}, _WARM, "not a readable checkpoint"),
     "qtable: warm start across state spaces": FileCase(
-        {"learner.npz": _checkpoint()}, _WARM, "table 16x4 vs 64x4",
-        _spec('map_name = "4x4"', 'map_name = "8x8"')),
+        {"learner.npz": _checkpoint()}, _WARM, "table 16x4 vs 64x4", _spec('map_name = "4x4"', 'map_name = "8x8"')
+    ),
 }
 
 _GROUP_LINE = 'name = "learner"\n'
@@ -232,168 +300,280 @@ def _symlink_to_nowhere(path: Path) -> None:
 
 _ENV_MODULES = {
     "boom_ctor.py": "import gymnasium as gym\nclass Boom(gym.Env):\n"
-                    "    def __init__(self, **kw):\n        raise RuntimeError('needs a GPU')\n",
+    "    def __init__(self, **kw):\n        raise RuntimeError('needs a GPU')\n",
     "boom_import.py": "raise ZeroDivisionError('broken at import')\n",
     "boom_reset.py": "import gymnasium as gym\nclass Env(gym.Env):\n"
-                     "    observation_space = gym.spaces.Discrete(4)\n"
-                     "    action_space = gym.spaces.Discrete(2)\n"
-                     "    def reset(self, seed=None, options=None):\n        raise OSError('no map file')\n",
+    "    observation_space = gym.spaces.Discrete(4)\n"
+    "    action_space = gym.spaces.Discrete(2)\n"
+    "    def reset(self, seed=None, options=None):\n        raise OSError('no map file')\n",
     "huge_env.py": "import gymnasium as gym\nclass Huge(gym.Env):\n"
-                   "    observation_space = gym.spaces.Discrete(10**9)\n"
-                   "    action_space = gym.spaces.Discrete(4)\n",
+    "    observation_space = gym.spaces.Discrete(10**9)\n"
+    "    action_space = gym.spaces.Discrete(4)\n",
 }
 
-FILE_CASES.update({
-    # Usage errors: the top parser's and a sub-command's, each said once
-    "usage: an option no command takes": FileCase({}, ["qtable", "export", "{dir}/r", "{dir}/t.zip", "-o", "x"],
-                                                   "error: unrecognized arguments: -o x"),
-    "usage: a sub-command's bad value": FileCase({}, ["play", "{dir}/r", "--episodes", "many"],
-                                                 "error: bdi-rl play: argument --episodes: expected an integer"),
-    # Numbers out of range, NaN, counts that would eat the machine
-    "spec: negative seed": FileCase({}, _RUN, "seed: expected an integer >= 0, got -1", _top("seed = -1")),
-    "spec: seed beyond 32 bits": FileCase({}, _RUN, "seed: expected an integer <= 4294967295",
-                                          _top("seed = 1099511627776")),
-    "spec: NaN learning rate": FileCase({}, _RUN, "learning.alpha: must be in (0, 1], got nan",
-                                        MINIMAL_SPEC + "[learning]\nalpha = nan\n"),
-    "spec: infinite initial Q-value": FileCase({}, _RUN, "learning.q_init: must be a finite number",
-                                               MINIMAL_SPEC + "[learning]\nq_init = inf\n"),
-    "spec: NaN in a group's learning override": FileCase({}, _RUN, "agents[0].learning.gamma",
-                                                         _group("learning = { gamma = nan }")),
-    "spec: NaN flush interval": FileCase({}, _RUN, "telemetry.flush_seconds",
-                                         MINIMAL_SPEC + "[telemetry]\nflush_seconds = nan\n"),
-    "spec: NaN warm epsilon": FileCase({}, _RUN, "agents[0].warm_epsilon", _group("warm_epsilon = nan")),
-    "spec: a billion agents": FileCase({}, _RUN, "agents[0].count: expected an integer <= 1000",
-                                       _group("count = 1000000000")),
-    "spec: two groups over the agent limit": FileCase(
-        {}, _RUN, "more than 1000 agents",
-        _group("count = 999") + '[[agents]]\nname = "scout"\ncount = 999\n'),
-    "spec: a trillion episodes": FileCase({}, _RUN, "episodes: expected an integer <= 1000000000",
-                                          _top("episodes = 1000000000000")),
-    "spec: a billion evaluation episodes": FileCase({}, _RUN, "eval_episodes: expected an integer <=",
-                                                    _top("eval_episodes = 1000000000")),
-    "spec: a step limit of zero": FileCase({}, _RUN, "env.max_episode_steps: expected an integer >= 1",
-                                           _spec("[env]\n", "[env]\nmax_episode_steps = 0\n")),
-    "spec: a date where a number goes": FileCase({}, _RUN, "checkpoint_every: expected an integer, got date",
-                                                 _top("checkpoint_every = 1979-05-27")),
-    "spec: goal cells that are not pairs": FileCase({}, _RUN, "env.goals[0]: expected a list of length <= 2",
-                                                    _spec("[env]\n", "[env]\ngoals = [[1, 2, 3]]\n")),
-    "spec: TOML nested too deeply": FileCase({}, _RUN, "spec.toml:",
-                                             "x = " + "[" * 5000 + "]" * 5000 + "\n" + MINIMAL_SPEC),
-    # Ports and servers
-    "spec: XMPP port 0": FileCase({}, _RUN, "xmpp.port: expected an integer >= 1, got 0",
-                                  MINIMAL_SPEC + "[xmpp]\nport = 0\n"),
-    "spec: XMPP port 70000": FileCase({}, _RUN, "xmpp.port: expected an integer <= 65535, got 70000",
-                                      MINIMAL_SPEC + "[xmpp]\nport = 70000\n"),
-    "spec: viewer port 70000": FileCase({}, _RUN, "viewer.port: expected an integer <= 65535",
-                                        MINIMAL_SPEC + "[viewer]\nport = 70000\n"),
-    "spec: XMPP server port 99999": FileCase({}, _RUN, "xmpp.server: expected 'embedded' or 'host:port'",
-                                             MINIMAL_SPEC + "[xmpp]\nserver = 'localhost:99999'\n"),
-    "spec: XMPP domain that does not resolve": FileCase(
-        {}, _RUN, "xmpp.domain: 'nowhere.invalid' does not resolve",
-        MINIMAL_SPEC + "[xmpp]\ndomain = 'nowhere.invalid'\n"),
-    "spec: external server whose domain does not resolve": FileCase(
-        {}, _RUN, "xmpp.domain: 'nowhere.invalid' does not resolve",
-        MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere.invalid:5222'\ndomain = 'nowhere.invalid'\n"),
-    "spec: XMPP domain in capitals": FileCase({}, _RUN, "xmpp.domain: 'LocalHost' is not a lower-case host name",
-                                              MINIMAL_SPEC + "[xmpp]\ndomain = 'LocalHost'\n"),
-    "spec: trusted client that is not a JID": FileCase({}, _RUN, "xmpp.trust[0]: 'operator' is not a bare JID",
-                                                       MINIMAL_SPEC + "[xmpp]\ntrust = ['operator']\n"),
-    # Nobody but the run's agents can log in to the embedded server: whom would it trust?
-    "spec: trusted client on the embedded server": FileCase(
-        {}, _RUN, "xmpp.trust: the embedded server has accounts for the run's agents only",
-        MINIMAL_SPEC + "[xmpp]\ntrust = ['ops@localhost']\n"),
-    # Names the XMPP server would normalise, or the file system cannot hold
-    "spec: agent name with an accent": FileCase({}, _RUN, "agents[0].name: 'léa' must be lower-case ASCII",
-                                                MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "léa"\n')),
-    "spec: agent name that case-folds": FileCase({}, _RUN, "agents[0].name: 'straße'",
-                                                 MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "straße"\n')),
-    "spec: agent name starting with a dash": FileCase({}, _RUN, "agents[0].name: '-x'",
-                                                      MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "-x"\n')),
-    "spec: telemetry name with an accent": FileCase({}, _RUN, "telemetry.name: must be lower-case ASCII",
-                                                    MINIMAL_SPEC + "[telemetry]\nname = 'télé'\n"),
-    "spec: agent name too long for a file": FileCase(
-        {}, _RUN, "agents[0].name: expected a string of length <= 64",
-        MINIMAL_SPEC.replace(AGENT, f'[[agents]]\nname = "{"a" * 100}"\n')),
-    "spec: experiment name too long for a file": FileCase({}, _RUN, "name: expected a string of length <= 64",
-                                                          _top(f'name = "{"x" * 300}"')),
-    "spec: env id too long for a run directory": FileCase(
-        {}, _RUN, "the run directory's name", _spec('"FrozenLake-v1"', '"' + "A" * 190 + '-v0"')),
-    "spec: plan path too long for the file system": FileCase(
-        {}, _RUN, "agents[0].asl: cannot use", _group(f'asl = "{"a" * 300}.asl"')),
-    "spec: warm start path too long for the file system": FileCase(
-        {}, _RUN, "agents[0].warm_start: cannot use", _group(f'warm_start = "{"a" * 300}"')),
-    "spec: spec path too long for the file system": FileCase({}, ["run", "{dir}/" + "s" * 300 + ".toml"],
-                                                             "cannot use this path"),
-    # Shapes
-    "spec: agents that are not tables": FileCase({}, _RUN, "agents: expected a list, got an integer",
-                                                 MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = 5")),
-    "spec: no agent groups": FileCase({}, _RUN, "agents: expected a list of length >= 1",
-                                      MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = []")),
-    "spec: no env": FileCase({}, _RUN, "env: missing required key",
-                             MINIMAL_SPEC.replace('[env]\nid = "FrozenLake-v1"\nkwargs = { map_name = "4x4", '
-                                                  'is_slippery = false }\n', "")),
-    "spec: learning that is not a table": FileCase({}, _RUN, "learning: expected a table",
-                                                   _top("learning = 5")),
-    "spec: beliefs that are not a list": FileCase({}, _RUN, "agents[0].beliefs: expected a list",
-                                                  _group('beliefs = "share_every(5)"')),
-    # Envs that raise anything at all
-    "env: constructor raises RuntimeError": FileCase(
-        dict(_ENV_MODULES), _RUN, 'env "boom_ctor:Boom": cannot be made with kwargs {}: needs a GPU',
-        _spec('"FrozenLake-v1"', '"boom_ctor:Boom"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
-    "env: module raises at import": FileCase(
-        dict(_ENV_MODULES), _RUN, 'cannot import module "boom_import"',
-        _spec('"FrozenLake-v1"', '"boom_import:Env"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
-    "env: a state space no Q-table fits in memory": FileCase(
-        dict(_ENV_MODULES), _RUN, "is more Q-table than one run holds",
-        _spec('"FrozenLake-v1"', '"huge_env:Huge"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
-    "env: reset raises": FileCase(
-        dict(_ENV_MODULES), _RUN, 'env "boom_reset:Env" with kwargs {} fails at the env\'s first reset: no map file',
-        _spec('"FrozenLake-v1"', '"boom_reset:Env"').replace('kwargs = { map_name = "4x4", is_slippery = false }', "")),
-    "env: a render mode that needs what is not installed": FileCase(
-        {}, _RUN, "env.kwargs.render_mode: 'human' fails at the env's first reset: pygame is not installed",
-        _spec('map_name = "4x4"', 'map_name = "4x4", render_mode = "human"')),
-    "env: kwargs that make the env raise IndexError": FileCase(
-        {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "desc = []")),
-    "env: a date as a kwarg": FileCase({}, _RUN, 'env "FrozenLake-v1": cannot be made',
-                                       _spec('map_name = "4x4"', "map_name = 1979-05-27")),
-    # Command-line numbers, ports and paths
-    "cli: --runs is a file": FileCase({}, _RUN + ["--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
-    "cli: --runs is a dangling symlink": FileCase({"runs": _symlink_to_nowhere}, _RUN + ["--runs", "{dir}/runs"],
-                                                  "which does not exist", add_runs=False),
-    "cli: --runs under a file": FileCase({}, _RUN + ["--runs", "{dir}/spec.toml/runs"], "cannot be created",
-                                         add_runs=False),
-    "cli: --view-port 70000": FileCase({}, _RUN + ["--view", "--view-port", "70000"],
-                                       "--view-port: expected a value in [1, 65535], got 70000"),
-    "cli: --view-port 0": FileCase({}, _RUN + ["--view-port", "0"], "--view-port: expected a value in [1, 65535]"),
-    "cli: --episodes 0": FileCase({}, _RUN + ["--episodes", "0"], "--episodes: expected a value >= 1, got 0"),
-    "cli: --episodes not a number": FileCase({}, _RUN + ["--episodes", "many"], "--episodes: expected an integer"),
-    "cli: --seed -1": FileCase({}, _RUN + ["--seed", "-1"], "--seed: expected a value >= 0, got -1"),
-    "cli: --episodes beyond any run": FileCase({}, _RUN + ["--episodes", "99999999999"],
-                                               "episodes: expected an integer <= 1000000000"),
-    "cli: --warm-start path too long": FileCase({}, _RUN + ["--warm-start", "{dir}/" + "w" * 300],
-                                                "--warm-start: cannot use this path"),
-    "cli: run without a spec": FileCase({}, ["run"], "give a spec, or --resume RUN_DIR"),
-    "cli: --runs the kernel will not create": FileCase({}, _RUN + ["--runs", "/proc/bdi-rl-runs"],
-                                                       "/proc/bdi-rl-runs: No such file or directory",
-                                                       add_runs=False),
-    "cli: --resume path too long": FileCase({}, ["run", "--resume", "{dir}/" + "r" * 300], "File name too long"),
-    "cli: inspect a run name too long": FileCase({}, ["inspect", "i" * 300, "--agent", "learner"],
-                                                 "File name too long"),
-    "cli: qtable diff --top 0": FileCase({}, ["qtable", "diff", "{dir}/a.npz", "{dir}/b.npz", "--top", "0"],
-                                         "--top: expected a value >= 1"),
-    "cli: inspect --event -1": FileCase({}, ["inspect", "x", "--agent", "learner", "--event", "-1"],
-                                        "--event: expected a value >= 0"),
-    "cli: view --runs is a file": FileCase({}, ["view", "--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
-    "cli: view --port 99999": FileCase({}, ["view", "--runs", "{dir}", "--port", "99999"],
-                                       "--port: expected a value in [1, 65535]"),
-    "cli: agent --xmpp port 99999": FileCase({}, ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp",
-                                                  "localhost:99999"], "--xmpp: expected HOST:PORT"),
-    "cli: agent --join-timeout nan": FileCase({}, ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp",
-                                                   "localhost:5222", "--join-timeout", "nan"],
-                                              "--join-timeout: expected a finite number"),
-    "cli: telemetry --view port 0": FileCase({}, ["telemetry", "{dir}/spec.toml", "--xmpp", "localhost:5222",
-                                                  "--view", "127.0.0.1:0"], "--view: expected HOST:PORT"),
-})
+FILE_CASES.update(
+    {
+        # Usage errors: the top parser's and a sub-command's, each said once
+        "usage: an option no command takes": FileCase(
+            {}, ["qtable", "export", "{dir}/r", "{dir}/t.zip", "-o", "x"], "error: unrecognized arguments: -o x"
+        ),
+        "usage: a sub-command's bad value": FileCase(
+            {},
+            ["play", "{dir}/r", "--episodes", "many"],
+            "error: bdi-rl play: argument --episodes: expected an integer",
+        ),
+        # Numbers out of range, NaN, counts that would eat the machine
+        "spec: negative seed": FileCase({}, _RUN, "seed: expected an integer >= 0, got -1", _top("seed = -1")),
+        "spec: seed beyond 32 bits": FileCase(
+            {}, _RUN, "seed: expected an integer <= 4294967295", _top("seed = 1099511627776")
+        ),
+        "spec: NaN learning rate": FileCase(
+            {}, _RUN, "learning.alpha: must be in (0, 1], got nan", MINIMAL_SPEC + "[learning]\nalpha = nan\n"
+        ),
+        "spec: infinite initial Q-value": FileCase(
+            {}, _RUN, "learning.q_init: must be a finite number", MINIMAL_SPEC + "[learning]\nq_init = inf\n"
+        ),
+        "spec: NaN in a group's learning override": FileCase(
+            {}, _RUN, "agents[0].learning.gamma", _group("learning = { gamma = nan }")
+        ),
+        "spec: NaN flush interval": FileCase(
+            {}, _RUN, "telemetry.flush_seconds", MINIMAL_SPEC + "[telemetry]\nflush_seconds = nan\n"
+        ),
+        "spec: NaN warm epsilon": FileCase({}, _RUN, "agents[0].warm_epsilon", _group("warm_epsilon = nan")),
+        "spec: a billion agents": FileCase(
+            {}, _RUN, "agents[0].count: expected an integer <= 1000", _group("count = 1000000000")
+        ),
+        "spec: two groups over the agent limit": FileCase(
+            {}, _RUN, "more than 1000 agents", _group("count = 999") + '[[agents]]\nname = "scout"\ncount = 999\n'
+        ),
+        "spec: a trillion episodes": FileCase(
+            {}, _RUN, "episodes: expected an integer <= 1000000000", _top("episodes = 1000000000000")
+        ),
+        "spec: a billion evaluation episodes": FileCase(
+            {}, _RUN, "eval_episodes: expected an integer <=", _top("eval_episodes = 1000000000")
+        ),
+        "spec: a step limit of zero": FileCase(
+            {},
+            _RUN,
+            "env.max_episode_steps: expected an integer >= 1",
+            _spec("[env]\n", "[env]\nmax_episode_steps = 0\n"),
+        ),
+        "spec: a date where a number goes": FileCase(
+            {}, _RUN, "checkpoint_every: expected an integer, got date", _top("checkpoint_every = 1979-05-27")
+        ),
+        "spec: goal cells that are not pairs": FileCase(
+            {}, _RUN, "env.goals[0]: expected a list of length <= 2", _spec("[env]\n", "[env]\ngoals = [[1, 2, 3]]\n")
+        ),
+        "spec: TOML nested too deeply": FileCase(
+            {}, _RUN, "spec.toml:", "x = " + "[" * 5000 + "]" * 5000 + "\n" + MINIMAL_SPEC
+        ),
+        # Ports and servers
+        "spec: XMPP port 0": FileCase(
+            {}, _RUN, "xmpp.port: expected an integer >= 1, got 0", MINIMAL_SPEC + "[xmpp]\nport = 0\n"
+        ),
+        "spec: XMPP port 70000": FileCase(
+            {}, _RUN, "xmpp.port: expected an integer <= 65535, got 70000", MINIMAL_SPEC + "[xmpp]\nport = 70000\n"
+        ),
+        "spec: viewer port 70000": FileCase(
+            {}, _RUN, "viewer.port: expected an integer <= 65535", MINIMAL_SPEC + "[viewer]\nport = 70000\n"
+        ),
+        "spec: XMPP server port 99999": FileCase(
+            {},
+            _RUN,
+            "xmpp.server: expected 'embedded' or 'host:port'",
+            MINIMAL_SPEC + "[xmpp]\nserver = 'localhost:99999'\n",
+        ),
+        "spec: XMPP domain that does not resolve": FileCase(
+            {},
+            _RUN,
+            "xmpp.domain: 'nowhere.invalid' does not resolve",
+            MINIMAL_SPEC + "[xmpp]\ndomain = 'nowhere.invalid'\n",
+        ),
+        "spec: external server whose domain does not resolve": FileCase(
+            {},
+            _RUN,
+            "xmpp.domain: 'nowhere.invalid' does not resolve",
+            MINIMAL_SPEC + "[xmpp]\nserver = 'nowhere.invalid:5222'\ndomain = 'nowhere.invalid'\n",
+        ),
+        "spec: XMPP domain in capitals": FileCase(
+            {},
+            _RUN,
+            "xmpp.domain: 'LocalHost' is not a lower-case host name",
+            MINIMAL_SPEC + "[xmpp]\ndomain = 'LocalHost'\n",
+        ),
+        "spec: trusted client that is not a JID": FileCase(
+            {}, _RUN, "xmpp.trust[0]: 'operator' is not a bare JID", MINIMAL_SPEC + "[xmpp]\ntrust = ['operator']\n"
+        ),
+        # Nobody but the run's agents can log in to the embedded server: whom would it trust?
+        "spec: trusted client on the embedded server": FileCase(
+            {},
+            _RUN,
+            "xmpp.trust: the embedded server has accounts for the run's agents only",
+            MINIMAL_SPEC + "[xmpp]\ntrust = ['ops@localhost']\n",
+        ),
+        # Names the XMPP server would normalise, or the file system cannot hold
+        "spec: agent name with an accent": FileCase(
+            {},
+            _RUN,
+            "agents[0].name: 'léa' must be lower-case ASCII",
+            MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "léa"\n'),
+        ),
+        "spec: agent name that case-folds": FileCase(
+            {}, _RUN, "agents[0].name: 'straße'", MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "straße"\n')
+        ),
+        "spec: agent name starting with a dash": FileCase(
+            {}, _RUN, "agents[0].name: '-x'", MINIMAL_SPEC.replace(AGENT, '[[agents]]\nname = "-x"\n')
+        ),
+        "spec: telemetry name with an accent": FileCase(
+            {}, _RUN, "telemetry.name: must be lower-case ASCII", MINIMAL_SPEC + "[telemetry]\nname = 'télé'\n"
+        ),
+        "spec: agent name too long for a file": FileCase(
+            {},
+            _RUN,
+            "agents[0].name: expected a string of length <= 64",
+            MINIMAL_SPEC.replace(AGENT, f'[[agents]]\nname = "{"a" * 100}"\n'),
+        ),
+        "spec: experiment name too long for a file": FileCase(
+            {}, _RUN, "name: expected a string of length <= 64", _top(f'name = "{"x" * 300}"')
+        ),
+        "spec: env id too long for a run directory": FileCase(
+            {}, _RUN, "the run directory's name", _spec('"FrozenLake-v1"', '"' + "A" * 190 + '-v0"')
+        ),
+        "spec: plan path too long for the file system": FileCase(
+            {}, _RUN, "agents[0].asl: cannot use", _group(f'asl = "{"a" * 300}.asl"')
+        ),
+        "spec: warm start path too long for the file system": FileCase(
+            {}, _RUN, "agents[0].warm_start: cannot use", _group(f'warm_start = "{"a" * 300}"')
+        ),
+        "spec: spec path too long for the file system": FileCase(
+            {}, ["run", "{dir}/" + "s" * 300 + ".toml"], "cannot use this path"
+        ),
+        # Shapes
+        "spec: agents that are not tables": FileCase(
+            {},
+            _RUN,
+            "agents: expected a list, got an integer",
+            MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = 5"),
+        ),
+        "spec: no agent groups": FileCase(
+            {},
+            _RUN,
+            "agents: expected a list of length >= 1",
+            MINIMAL_SPEC.replace(AGENT, "").replace("seed = 3", "seed = 3\nagents = []"),
+        ),
+        "spec: no env": FileCase(
+            {},
+            _RUN,
+            "env: missing required key",
+            MINIMAL_SPEC.replace(
+                '[env]\nid = "FrozenLake-v1"\nkwargs = { map_name = "4x4", is_slippery = false }\n', ""
+            ),
+        ),
+        "spec: learning that is not a table": FileCase({}, _RUN, "learning: expected a table", _top("learning = 5")),
+        "spec: beliefs that are not a list": FileCase(
+            {}, _RUN, "agents[0].beliefs: expected a list", _group('beliefs = "share_every(5)"')
+        ),
+        # Envs that raise anything at all
+        "env: constructor raises RuntimeError": FileCase(
+            dict(_ENV_MODULES),
+            _RUN,
+            'env "boom_ctor:Boom": cannot be made with kwargs {}: needs a GPU',
+            _spec('"FrozenLake-v1"', '"boom_ctor:Boom"').replace(
+                'kwargs = { map_name = "4x4", is_slippery = false }', ""
+            ),
+        ),
+        "env: module raises at import": FileCase(
+            dict(_ENV_MODULES),
+            _RUN,
+            'cannot import module "boom_import"',
+            _spec('"FrozenLake-v1"', '"boom_import:Env"').replace(
+                'kwargs = { map_name = "4x4", is_slippery = false }', ""
+            ),
+        ),
+        "env: a state space no Q-table fits in memory": FileCase(
+            dict(_ENV_MODULES),
+            _RUN,
+            "is more Q-table than one run holds",
+            _spec('"FrozenLake-v1"', '"huge_env:Huge"').replace(
+                'kwargs = { map_name = "4x4", is_slippery = false }', ""
+            ),
+        ),
+        "env: reset raises": FileCase(
+            dict(_ENV_MODULES),
+            _RUN,
+            'env "boom_reset:Env" with kwargs {} fails at the env\'s first reset: no map file',
+            _spec('"FrozenLake-v1"', '"boom_reset:Env"').replace(
+                'kwargs = { map_name = "4x4", is_slippery = false }', ""
+            ),
+        ),
+        "env: a render mode that needs what is not installed": FileCase(
+            {},
+            _RUN,
+            "env.kwargs.render_mode: 'human' fails at the env's first reset: pygame is not installed",
+            _spec('map_name = "4x4"', 'map_name = "4x4", render_mode = "human"'),
+        ),
+        "env: kwargs that make the env raise IndexError": FileCase(
+            {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "desc = []")
+        ),
+        "env: a date as a kwarg": FileCase(
+            {}, _RUN, 'env "FrozenLake-v1": cannot be made', _spec('map_name = "4x4"', "map_name = 1979-05-27")
+        ),
+        # Command-line numbers, ports and paths
+        "cli: --runs is a file": FileCase({}, _RUN + ["--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
+        "cli: --runs is a dangling symlink": FileCase(
+            {"runs": _symlink_to_nowhere}, _RUN + ["--runs", "{dir}/runs"], "which does not exist", add_runs=False
+        ),
+        "cli: --runs under a file": FileCase(
+            {}, _RUN + ["--runs", "{dir}/spec.toml/runs"], "cannot be created", add_runs=False
+        ),
+        "cli: --view-port 70000": FileCase(
+            {}, _RUN + ["--view", "--view-port", "70000"], "--view-port: expected a value in [1, 65535], got 70000"
+        ),
+        "cli: --view-port 0": FileCase({}, _RUN + ["--view-port", "0"], "--view-port: expected a value in [1, 65535]"),
+        "cli: --episodes 0": FileCase({}, _RUN + ["--episodes", "0"], "--episodes: expected a value >= 1, got 0"),
+        "cli: --episodes not a number": FileCase({}, _RUN + ["--episodes", "many"], "--episodes: expected an integer"),
+        "cli: --seed -1": FileCase({}, _RUN + ["--seed", "-1"], "--seed: expected a value >= 0, got -1"),
+        "cli: --episodes beyond any run": FileCase(
+            {}, _RUN + ["--episodes", "99999999999"], "episodes: expected an integer <= 1000000000"
+        ),
+        "cli: --warm-start path too long": FileCase(
+            {}, _RUN + ["--warm-start", "{dir}/" + "w" * 300], "--warm-start: cannot use this path"
+        ),
+        "cli: run without a spec": FileCase({}, ["run"], "give a spec, or --resume RUN_DIR"),
+        "cli: --runs the kernel will not create": FileCase(
+            {}, _RUN + ["--runs", "/proc/bdi-rl-runs"], "/proc/bdi-rl-runs: No such file or directory", add_runs=False
+        ),
+        "cli: --resume path too long": FileCase({}, ["run", "--resume", "{dir}/" + "r" * 300], "File name too long"),
+        "cli: inspect a run name too long": FileCase(
+            {}, ["inspect", "i" * 300, "--agent", "learner"], "File name too long"
+        ),
+        "cli: qtable diff --top 0": FileCase(
+            {}, ["qtable", "diff", "{dir}/a.npz", "{dir}/b.npz", "--top", "0"], "--top: expected a value >= 1"
+        ),
+        "cli: inspect --event -1": FileCase(
+            {}, ["inspect", "x", "--agent", "learner", "--event", "-1"], "--event: expected a value >= 0"
+        ),
+        "cli: view --runs is a file": FileCase({}, ["view", "--runs", "{dir}/spec.toml"], "--runs", add_runs=False),
+        "cli: view --port 99999": FileCase(
+            {}, ["view", "--runs", "{dir}", "--port", "99999"], "--port: expected a value in [1, 65535]"
+        ),
+        "cli: agent --xmpp port 99999": FileCase(
+            {},
+            ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp", "localhost:99999"],
+            "--xmpp: expected HOST:PORT",
+        ),
+        "cli: agent --join-timeout nan": FileCase(
+            {},
+            ["agent", "{dir}/spec.toml", "--name", "learner", "--xmpp", "localhost:5222", "--join-timeout", "nan"],
+            "--join-timeout: expected a finite number",
+        ),
+        "cli: telemetry --view port 0": FileCase(
+            {},
+            ["telemetry", "{dir}/spec.toml", "--xmpp", "localhost:5222", "--view", "127.0.0.1:0"],
+            "--view: expected HOST:PORT",
+        ),
+    }
+)
 
 
 def _write_case(case: FileCase, directory: Path) -> None:
@@ -411,8 +591,11 @@ def _write_case(case: FileCase, directory: Path) -> None:
 
 
 def _digests(directory: Path) -> dict[str, str]:
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("name", sorted(FILE_CASES))
@@ -458,8 +641,7 @@ def test_endless_recursion_in_a_plan_fails_the_agent_in_one_line(tmp_path):
     out; the run now fails that agent quickly, saying where and why."""
     (tmp_path / "bad.asl").write_text("!start.\n+!start <- !start.\n")
     (tmp_path / "spec.toml").write_text(WITH_BAD_ASL)
-    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress",
-                     timeout=120)
+    result = run_cli("run", str(tmp_path / "spec.toml"), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=120)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.asl:2:" in lines[0] and "endless recursion?" in lines[0], result.stderr
@@ -556,9 +738,15 @@ async def _bob_listening(tmp: Path, level: TraceLevel) -> AsyncIterator[tuple[Tr
     server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
     await server.start()
     telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
-    bob = TracedBdiAgent("bob@localhost", "pw", str(tmp / "bob.asl"), port=server.port,
-                         tracer=Tracer(tmp.name, "bob@localhost", level), telemetry="telemetry@localhost",
-                         achieve_from=["bob@localhost", "boss@localhost"])
+    bob = TracedBdiAgent(
+        "bob@localhost",
+        "pw",
+        str(tmp / "bob.asl"),
+        port=server.port,
+        tracer=Tracer(tmp.name, "bob@localhost", level),
+        telemetry="telemetry@localhost",
+        achieve_from=["bob@localhost", "boss@localhost"],
+    )
     try:
         await telemetry.start()
         await bob.start()
@@ -584,13 +772,15 @@ def bdi_received(tmp_path_factory) -> Received:
     """Every BDI case sent to ``bob`` over the embedded XMPP server, then one good ``tell``."""
     tmp = tmp_path_factory.mktemp("bdi-corpus")
     (tmp / "bob.asl").write_text("@greet +!greet(X) <- +greeted(X).\n")
+
     async def scenario(warnings: _Warnings) -> Received:
         async with _bob_listening(tmp, TraceLevel.STEP) as (bob, port):
             senders = await _start_plain_agents(("boss", "stranger", "meddler"), port)
             try:
                 for sender in senders:
-                    await _send_from(senders[sender], [_bdi(body, ilf) for ilf, body, who, _ in BDI_CASES.values()
-                                                       if who == sender])
+                    await _send_from(
+                        senders[sender], [_bdi(body, ilf) for ilf, body, who, _ in BDI_CASES.values() if who == sender]
+                    )
                 # Then a good message: bob must still be listening and reasoning.
                 await _send_from(senders["boss"], [_bdi("still_alive(1)")])
                 await _believed(bob, "still_alive(1)")
@@ -612,8 +802,9 @@ def test_bad_bdi_message_is_refused_counted_and_logged(name, bdi_received):
     index = [key for key, case in BDI_CASES.items() if case[2] == sender].index(name)
     traced = bdi_received.rejections[sender][index]
     assert reason in traced, traced
-    assert any(f"from {sender}@localhost" in line and (reason in line or "refused" in line)
-               for line in bdi_received.warnings), "no log line"
+    assert any(
+        f"from {sender}@localhost" in line and (reason in line or "refused" in line) for line in bdi_received.warnings
+    ), "no log line"
 
 
 def test_an_agent_fed_bad_messages_keeps_working(bdi_received):
@@ -640,8 +831,11 @@ def test_a_stranger_cannot_fill_an_agents_memory_with_tells(tmp_path):
                 await _believed(bob, "still_heard(1)", attempts=400)
             finally:
                 await _stop_plain_agents(senders)
-            rejected = [e["data"]["rejected"] for e in read_trace(str(tmp_path / "trace.jsonl"))
-                        if e["kind"] == "msg.recv" and "rejected" in e["data"]]
+            rejected = [
+                e["data"]["rejected"]
+                for e in read_trace(str(tmp_path / "trace.jsonl"))
+                if e["kind"] == "msg.recv" and "rejected" in e["data"]
+            ]
             return bob, rejected, warnings.messages
 
     bob, rejected, warnings = _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
@@ -660,14 +854,22 @@ MEMBER = "member@localhost"
 
 
 def _event(seq: int, agent: str = MEMBER, **fields) -> dict:
-    return {"schema": SCHEMA, "run": RUN, "agent": agent, "seq": seq, "ts": 1.0, "kind": "episode.end",
-            "episode": seq, "step": 0, "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5},
-            **fields}
+    return {
+        "schema": SCHEMA,
+        "run": RUN,
+        "agent": agent,
+        "seq": seq,
+        "ts": 1.0,
+        "kind": "episode.end",
+        "episode": seq,
+        "step": 0,
+        "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5},
+        **fields,
+    }
 
 
 def _header(**fields) -> bytes:
-    return orjson.dumps({"schema": BATCH_SCHEMA, "run": RUN, "agent": MEMBER, "first": 0, "count": 1,
-                         **fields}) + b"\n"
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": RUN, "agent": MEMBER, "first": 0, "count": 1, **fields}) + b"\n"
 
 
 def _zstd(payload: bytes) -> str:
@@ -680,23 +882,39 @@ BATCH_CASES: dict[str, tuple[str, str, str]] = {
     "batch: not JSON": ("member", "{not json", "rejected"),
     "batch: wrong schema": ("member", _header(schema="bdi-rl.trace-batch/0").decode(), "rejected"),
     "batch: fewer lines than its header says": (
-        "member", (_header(first=1, count=2) + orjson.dumps(_event(1)) + b"\n").decode(), "rejected"),
+        "member",
+        (_header(first=1, count=2) + orjson.dumps(_event(1)) + b"\n").decode(),
+        "rejected",
+    ),
     "batch: event missing a field": ("member", (_header(first=1) + b'{"seq": 1}\n').decode(), "rejected"),
     "batch: event data of the wrong type": (
-        "member", (_header(first=1) + orjson.dumps(_event(1, data={**_event(1)["data"], "return": "lots"}))
-                   + b"\n").decode(), "rejected"),
+        "member",
+        (_header(first=1) + orjson.dumps(_event(1, data={**_event(1)["data"], "return": "lots"})) + b"\n").decode(),
+        "rejected",
+    ),
     "batch: event of another agent": (
-        "member", (_header(first=1) + orjson.dumps(_event(1, agent="other@localhost")) + b"\n").decode(),
-        "rejected"),
+        "member",
+        (_header(first=1) + orjson.dumps(_event(1, agent="other@localhost")) + b"\n").decode(),
+        "rejected",
+    ),
     "batch: claims to come from another agent": (
-        "member", encode_batch(RUN, "peer@localhost", [_event(0, agent="peer@localhost")]), "rejected"),
+        "member",
+        encode_batch(RUN, "peer@localhost", [_event(0, agent="peer@localhost")]),
+        "rejected",
+    ),
     "batch: of another run": (
-        "member", encode_batch("other-run", MEMBER, [{**_event(1), "run": "other-run"}]), "rejected"),
+        "member",
+        encode_batch("other-run", MEMBER, [{**_event(1), "run": "other-run"}]),
+        "rejected",
+    ),
     "batch: oversized": ("member", " " * (MAX_BODY_CHARS + 1), "rejected"),
     "batch: zip bomb": ("member", _zstd(_header(first=1) + b" " * (MAX_PAYLOAD_BYTES + 1)), "rejected"),
     "batch: fake compression": ("member", "KLUv/" + "!" * 20, "rejected"),
-    "batch: from a stranger": ("stranger", encode_batch(RUN, "stranger@localhost",
-                                                        [_event(0, agent="stranger@localhost")]), "rejected"),
+    "batch: from a stranger": (
+        "stranger",
+        encode_batch(RUN, "stranger@localhost", [_event(0, agent="stranger@localhost")]),
+        "rejected",
+    ),
     "batch: seq gap": ("member", encode_batch(RUN, MEMBER, [_event(5)]), "gap"),
     "batch: replay": ("member", encode_batch(RUN, MEMBER, [_event(0)]), "replay"),
 }
@@ -721,12 +939,14 @@ class TelemetryRecord:
 def batches_received(tmp_path_factory) -> TelemetryRecord:
     """Each batch case sent to telemetry in turn, its effect recorded; a good batch last."""
     tmp = tmp_path_factory.mktemp("batch-corpus")
+
     async def scenario(warnings: _Warnings) -> TelemetryRecord:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
         await server.start()
         (tmp / RUN).mkdir()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port,
-                                   senders=[MEMBER, "peer@localhost"])
+        telemetry = TelemetryAgent(
+            "telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port, senders=[MEMBER, "peer@localhost"]
+        )
         senders: dict[str, Agent] = {}
         acks: asyncio.Queue[dict] = asyncio.Queue()
 
@@ -739,11 +959,10 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
 
         async def send(sender: str, body: str) -> dict | None:
             """Send one batch; the ack it earns, if any, within 1 s."""
-            await _send_from(senders[sender], [Message(to="telemetry@localhost", body=body,
-                                                       metadata=BATCH_METADATA)])
+            await _send_from(senders[sender], [Message(to="telemetry@localhost", body=body, metadata=BATCH_METADATA)])
             try:
                 return await asyncio.wait_for(acks.get(), 1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return None
 
         outcomes: dict[str, Outcome] = {}
@@ -761,8 +980,9 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
                         if log.rejected > rejected:
                             break
                         await asyncio.sleep(0.02)
-                outcomes[name] = Outcome(log.rejected - rejected, log.duplicates - duplicates, ack,
-                                         warnings.messages[seen:])
+                outcomes[name] = Outcome(
+                    log.rejected - rejected, log.duplicates - duplicates, ack, warnings.messages[seen:]
+                )
             final = await send("member", encode_batch(RUN, MEMBER, [_event(1)]))
         finally:
             await _stop_plain_agents(senders)
@@ -829,10 +1049,14 @@ URL_CASES: dict[str, tuple[str, tuple[int, ...]]] = {
 
 #: Requests no browser sends, byte for byte over a socket, and the status each gets.
 RAW_CASES: dict[str, tuple[bytes, int]] = {
-    "raw: header of 20,000 characters": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"h" * 20_000
-                                         + b"\r\n\r\n", 400),
-    "raw: 200 headers": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                         + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", 400),
+    "raw: header of 20,000 characters": (
+        b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"h" * 20_000 + b"\r\n\r\n",
+        400,
+    ),
+    "raw: 200 headers": (
+        b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n",
+        400,
+    ),
     "raw: malformed request line": (b"GET /api/runs HTTP/9.9 extra\r\nHost: 127.0.0.1\r\n\r\n", 400),
     "raw: no method": (b"/api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
     "raw: NUL in the method": (b"GE\x00T / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
@@ -840,10 +1064,12 @@ RAW_CASES: dict[str, tuple[bytes, int]] = {
     "raw: TLS on the HTTP port": (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64, 400),
     "raw: malformed header": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n", 400),
     "raw: two Host headers": (b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", 400),
-    "raw: a method no route takes": (b"DELETE /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-                                     405),
-    "raw: an expectation it cannot meet": (b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 999-x\r\n"
-                                           b"Connection: close\r\nContent-Length: 1\r\n\r\nx", 417),
+    "raw: a method no route takes": (b"DELETE /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 405),
+    "raw: an expectation it cannot meet": (
+        b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 999-x\r\n"
+        b"Connection: close\r\nContent-Length: 1\r\n\r\nx",
+        417,
+    ),
 }
 
 
@@ -905,8 +1131,9 @@ async def test_bad_url_is_refused_and_the_viewer_goes_on(name, runs, caplog):
     with caplog.at_level(logging.DEBUG):
         async with _listening_viewer(runs) as port:
             _assert_refused_in_one_line(*await raw_request(port, request), statuses)
-            status, headers, _ = await raw_request(port, b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                                         b"Connection: close\r\n\r\n")
+            status, headers, _ = await raw_request(
+                port, b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            )
             assert status == 200 and headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
     _no_traceback_logged(caplog)
     assert {p: p.stat().st_mtime_ns for p in runs.rglob("*")} == before
@@ -924,7 +1151,8 @@ async def test_a_handler_that_fails_is_a_500_with_the_headers_and_its_traceback_
     with caplog.at_level(logging.DEBUG):
         async with _listening_viewer(runs) as port:
             status, headers, body = await raw_request(
-                port, b"GET /api/kinds HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                port, b"GET /api/kinds HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            )
     assert status == 500 and body == b"500 Internal Server Error\n"
     assert headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
     failures = [r for r in caplog.records if r.exc_info]
@@ -945,7 +1173,8 @@ async def test_a_handler_that_fails_mid_answer_closes_the_connection_and_logs_it
     with caplog.at_level(logging.DEBUG):
         async with _listening_viewer(runs) as port:
             status, headers, body = await raw_request(
-                port, f"GET /api/runs/{run}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                port, f"GET /api/runs/{run}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+            )
             assert status == 200 and headers["Content-Security-Policy"] and b"event: update" in body
             assert b"500" not in body  # no second answer written into the stream
     failures = [r for r in caplog.records if r.exc_info]

@@ -30,8 +30,9 @@ def chart_runs(tmp_path_factory) -> tuple[Path, list[str]]:
     spec = base / "tiny.toml"
     spec.write_text(MINIMAL_SPEC)
     runs = base / "runs"
-    ids = [learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name
-           for k in range(SEEDS)]
+    ids = [
+        learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name for k in range(SEEDS)
+    ]
     write_sweep(runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS)), runs=ids, created=time.time()))
     return runs, ids
 
@@ -49,12 +50,20 @@ class Watched:
     def __init__(self, browser) -> None:
         self.page: Page = browser.new_page(viewport={"width": 1300, "height": 1000})
         self.problems: list[str] = []
-        self.page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
-                     if m.type in ("error", "warning") or "CSP" in m.text else None)
+        self.page.on(
+            "console",
+            lambda m: (
+                self.problems.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning") or "CSP" in m.text
+                else None
+            ),
+        )
         self.page.on("pageerror", lambda exc: self.problems.append(f"pageerror: {exc}"))
         # Playwright's init script is not subject to the page's CSP: it only listens.
-        self.page.add_init_script("document.addEventListener('securitypolicyviolation', e => "
-                                  "(window.__violations = window.__violations || []).push(e.violatedDirective))")
+        self.page.add_init_script(
+            "document.addEventListener('securitypolicyviolation', e => "
+            "(window.__violations = window.__violations || []).push(e.violatedDirective))"
+        )
 
     def violations(self) -> list[str]:
         return self.page.evaluate("window.__violations || []")
@@ -63,7 +72,8 @@ class Watched:
 def _traces(page: Page, chart: str) -> list[dict]:
     """What plotly drew in a chart: each trace's kind (meta), name and points."""
     return page.evaluate(
-        "id => document.getElementById(id).data.map(t => ({meta: t.meta, name: t.name, x: t.x, y: t.y}))", chart)
+        "id => document.getElementById(id).data.map(t => ({meta: t.meta, name: t.name, x: t.x, y: t.y}))", chart
+    )
 
 
 def _redraw(page: Page, action) -> None:
@@ -108,8 +118,9 @@ def test_run_page_charts_controls_and_hover(browser, viewer, chart_runs):
     episodes_range = page.evaluate("document.getElementById('chart-return').layout.xaxis.range")
     assert episodes_range[1] < EPISODES * 1.2  # plotly pads a little for the markers
     _redraw(page, lambda: page.select_option("#x-axis", "env_steps"))
-    page.wait_for_function("() => document.getElementById('chart-return')._fullLayout.xaxis.range[1] > %d"
-                           % (EPISODES * 2))  # a FrozenLake episode takes several steps
+    page.wait_for_function(
+        f"() => document.getElementById('chart-return')._fullLayout.xaxis.range[1] > {EPISODES * 2}"
+    )  # a FrozenLake episode takes several steps
     steps = _traces(page, "chart-return")
     assert steps[0]["x"][-1] > EPISODES and steps[1]["x"] == [steps[0]["x"][-1]]
     assert "env steps" in page.text_content("#chart-return .g-xtitle")

@@ -69,22 +69,30 @@ def _meta(path):
         return json.loads(data["meta"].tobytes())
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "not a readable checkpoint"),
-    (lambda p: p.write_bytes(b"\x89PNG\r\n" + bytes(500)), "not a readable checkpoint"),
-    (lambda p: p.write_text("q,meta\n1,2\n"), "not a readable checkpoint"),
-    (lambda p: _rewrite(p, meta={**_meta(p), "format": 99}), "checkpoint format 99; this bdi-rl reads formats 1, 2"),
-    (lambda p: _rewrite(p, drop=("meta",)), "not a bdi-rl Q-table checkpoint"),
-    (lambda p: _rewrite(p, meta=[1, 2]), "corrupt metadata (not a JSON object)"),
-    (lambda p: _rewrite(p, q=np.zeros((16, 4))), "corrupt table (checksum mismatch)"),
-    (lambda p: _rewrite(p, q=np.zeros((8, 4))), "the table is 8x4 but its metadata says 16x4"),
-    (lambda p: _rewrite(p, q=np.zeros(64)), "not a 2-D numeric array"),
-    (lambda p: _rewrite(p, q=np.full((16, 4), np.nan),
-                        meta={**_meta(p), "checksum": table_checksum(np.full((16, 4), np.nan))}),
-     "NaN or infinite"),
-    (lambda p: _rewrite(p, meta={**_meta(p), "env": {**FROZEN_4X4, "n_states": 64}}),
-     "its env has 64 states"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "not a readable checkpoint"),
+        (lambda p: p.write_bytes(b"\x89PNG\r\n" + bytes(500)), "not a readable checkpoint"),
+        (lambda p: p.write_text("q,meta\n1,2\n"), "not a readable checkpoint"),
+        (
+            lambda p: _rewrite(p, meta={**_meta(p), "format": 99}),
+            "checkpoint format 99; this bdi-rl reads formats 1, 2",
+        ),
+        (lambda p: _rewrite(p, drop=("meta",)), "not a bdi-rl Q-table checkpoint"),
+        (lambda p: _rewrite(p, meta=[1, 2]), "corrupt metadata (not a JSON object)"),
+        (lambda p: _rewrite(p, q=np.zeros((16, 4))), "corrupt table (checksum mismatch)"),
+        (lambda p: _rewrite(p, q=np.zeros((8, 4))), "the table is 8x4 but its metadata says 16x4"),
+        (lambda p: _rewrite(p, q=np.zeros(64)), "not a 2-D numeric array"),
+        (
+            lambda p: _rewrite(
+                p, q=np.full((16, 4), np.nan), meta={**_meta(p), "checksum": table_checksum(np.full((16, 4), np.nan))}
+            ),
+            "NaN or infinite",
+        ),
+        (lambda p: _rewrite(p, meta={**_meta(p), "env": {**FROZEN_4X4, "n_states": 64}}), "its env has 64 states"),
+    ],
+)
 def test_bad_files_are_refused_in_one_line_and_left_alone(tmp_path, damage, message):
     path = tmp_path / "learner.npz"
     _save(path)
@@ -123,10 +131,13 @@ def test_missing_files_and_directories(tmp_path):
         find_checkpoint(run, "learner-2")
 
 
-@pytest.mark.parametrize("env_id, kwargs, differs", [
-    ("FrozenLake-v1", {"map_name": "8x8"}, ["table 16x4 vs 64x4", "grid \"4x4\" vs \"8x8\""]),
-    ("Taxi-v4", {}, ["env FrozenLake-v1 vs Taxi-v4", "table 16x4 vs 500x6"]),
-])
+@pytest.mark.parametrize(
+    "env_id, kwargs, differs",
+    [
+        ("FrozenLake-v1", {"map_name": "8x8"}, ["table 16x4 vs 64x4", 'grid "4x4" vs "8x8"']),
+        ("Taxi-v4", {}, ["env FrozenLake-v1 vs Taxi-v4", "table 16x4 vs 500x6"]),
+    ],
+)
 def test_a_table_for_another_state_space_is_refused_saying_what_differs(tmp_path, env_id, kwargs, differs):
     path = tmp_path / "learner.npz"
     _save(path)
@@ -152,12 +163,16 @@ def test_the_same_grid_with_another_layout_is_a_new_task_not_a_new_state_space(t
 def test_checkpoints_from_before_the_task_split_still_load(tmp_path):
     """Earlier checkpoints recorded FrozenLake's whole map as the state space."""
     path = tmp_path / "learner.npz"
-    legacy = {"env_id": "FrozenLake-v1", "kwargs": {"desc": ["SFFF", "FHFH", "FFFH", "HFFG"]},
-              "n_states": 16, "n_actions": 4}
+    legacy = {
+        "env_id": "FrozenLake-v1",
+        "kwargs": {"desc": ["SFFF", "FHFH", "FFFH", "HFFG"]},
+        "n_states": 16,
+        "n_actions": 4,
+    }
     _save(path, env=legacy)
     checkpoint = load_checkpoint(path)
     check_env(checkpoint, FROZEN_4X4)
-    with pytest.raises(CheckpointError, match="grid \"4x4\" vs \"8x8\""):
+    with pytest.raises(CheckpointError, match='grid "4x4" vs "8x8"'):
         check_env(checkpoint, make_env("FrozenLake-v1", {"map_name": "8x8"}).state_space_signature())
 
 
@@ -165,8 +180,10 @@ def test_dynamics_kwargs_do_not_block_a_warm_start(tmp_path):
     """is_slippery changes the dynamics, not the states: a table carries over."""
     path = tmp_path / "learner.npz"
     _save(path)
-    check_env(load_checkpoint(path), make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})
-              .state_space_signature())
+    check_env(
+        load_checkpoint(path),
+        make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False}).state_space_signature(),
+    )
 
 
 WRITER = """
@@ -203,6 +220,7 @@ def test_sigkill_while_checkpointing_never_leaves_an_unreadable_checkpoint(tmp_p
 
 # -- the metadata's one schema: a well-formed archive whose fields are wrong ---------------------
 
+
 def _rewrite_text(path, text):
     """Replace the metadata by raw JSON text (what ``json.dumps`` cannot write, e.g. 10,000
     levels of nesting)."""
@@ -222,8 +240,9 @@ def _without(name):
 
 
 def _nested(depth):
-    return lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "env_kwargs": {"x": '
-                                   + "[" * depth + "]" * depth + "}}")
+    return lambda p: _rewrite_text(
+        p, json.dumps(_meta(p))[:-1] + ', "env_kwargs": {"x": ' + "[" * depth + "]" * depth + "}}"
+    )
 
 
 BAD_METADATA = {
@@ -246,18 +265,24 @@ BAD_METADATA = {
     "env_steps a string": (_with(env_steps="many"), "metadata field env_steps: expected int, got str"),
     "created infinite": (_with(created=float("inf")), "metadata field created: expected float <="),
     "task map of numbers": (_with(task={"desc": [1, 2]}), "metadata field task.desc[0]: expected str, got int"),
-    "warm start's episodes a word": (_with(warm_start={"path": "a.npz", "episodes": "many"}),
-                                     "metadata field warm_start.episodes: expected int, got str"),
+    "warm start's episodes a word": (
+        _with(warm_start={"path": "a.npz", "episodes": "many"}),
+        "metadata field warm_start.episodes: expected int, got str",
+    ),
     "checksum not a SHA-256": (_with(checksum="md5:0"), "metadata field checksum: expected str matching"),
     "checksum missing": (_without("checksum"), "metadata field checksum: missing"),
     "format true": (_with(format=True), "checkpoint format True"),
     "format a string": (_with(format="2"), "checkpoint format '2'"),
-    "a number too long to read": (lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "run": '
-                                                          + "9" * 5000 + "}"), "corrupt metadata (not JSON)"),
+    "a number too long to read": (
+        lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "run": ' + "9" * 5000 + "}"),
+        "corrupt metadata (not JSON)",
+    ),
     "nested 10,000 deep": (_nested(10_000), "corrupt metadata (not JSON)"),
     "nested 100 deep": (_nested(100), "corrupt metadata (nested deeper than 32 levels)"),
-    "a lone surrogate": (lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "agent": "\\ud800"}'),
-                         "corrupt metadata (text that is not valid Unicode)"),
+    "a lone surrogate": (
+        lambda p: _rewrite_text(p, json.dumps(_meta(p))[:-1] + ', "agent": "\\ud800"}'),
+        "corrupt metadata (text that is not valid Unicode)",
+    ),
 }
 
 
@@ -290,8 +315,17 @@ def test_a_format_1_checkpoint_still_loads(tmp_path):
     """What the first bdi-rl wrote: no checksum, dtype, alpha or lineage."""
     path = tmp_path / "learner.npz"
     _save(path)
-    legacy = {"format": 1, "agent": "learner", "env": FROZEN_4X4, "learning": {"alpha": 0.1},
-              "episodes": 5, "env_steps": 30, "epsilon": 0.5, "shape": [16, 4], "created": 1.7e9}
+    legacy = {
+        "format": 1,
+        "agent": "learner",
+        "env": FROZEN_4X4,
+        "learning": {"alpha": 0.1},
+        "episodes": 5,
+        "env_steps": 30,
+        "epsilon": 0.5,
+        "shape": [16, 4],
+        "created": 1.7e9,
+    }
     _rewrite(path, meta=legacy)
     checkpoint = load_checkpoint(path)
     assert checkpoint.checksum is None and checkpoint.header.episodes == 5 and checkpoint.epsilon == 0.5
@@ -323,18 +357,21 @@ def test_an_archive_that_expands_beyond_any_table_is_not_read(tmp_path):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as bomb:
         bomb.writestr("meta.npy", meta)
         with bomb.open("q.npy", "w", force_zip64=True) as member:
-            np.lib.format.write_array_header_1_0(
-                member, {"descr": "<f8", "fortran_order": False, "shape": (rows, 4)})
+            np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False, "shape": (rows, 4)})
             zeros = bytes(1 << 20)
             for _ in range(300):
                 member.write(zeros)
     assert path.stat().st_size < 2 << 20
-    with pytest.raises(CheckpointError, match=rf"array q is \d+ bytes uncompressed; a checkpoint holds at most "
-                                              rf"{MAX_TABLE_BYTES}"):
+    with pytest.raises(
+        CheckpointError,
+        match=rf"array q is \d+ bytes uncompressed; a checkpoint holds at most "
+        rf"{MAX_TABLE_BYTES}",
+    ):
         load_checkpoint(path)
 
 
 # -- every reader, through the CLI, on a checkpoint a real run wrote ---------------------------
+
 
 @pytest.fixture(scope="module")
 def killed_run(tmp_path_factory):
@@ -355,8 +392,13 @@ def test_what_a_run_writes_is_read_back_typed(killed_run, capsys):
 
     checkpoint = load_checkpoint(killed_run / "qtables" / "learner.npz")
     header = checkpoint.header
-    assert (header.format, header.agent, header.run, header.episodes, header.total_episodes) == \
-        (2, "learner", killed_run.name, 3, 3)
+    assert (header.format, header.agent, header.run, header.episodes, header.total_episodes) == (
+        2,
+        "learner",
+        killed_run.name,
+        3,
+        3,
+    )
     assert header.env is not None and header.env.env_id == "FrozenLake-v1" and header.env.kwargs == {"grid": "4x4"}
     assert header.env_kwargs == {"map_name": "4x4", "is_slippery": False} and header.task.desc[0] == "SFFF"
     assert header.warm_start is None and header.spec_hash.startswith("sha256:") and header.learning["gamma"] == 0.99
@@ -372,15 +414,23 @@ def _entry_points(case_dir, run_dir):
     return {
         "qtable show": ["qtable", "show", table],
         "qtable diff": ["qtable", "diff", str(run_dir / "qtables" / "learner.npz"), table],
-        "run --warm-start": ["run", str(run_dir / "spec.toml"), "--warm-start", table,
-                             "--runs", str(case_dir / "runs"), "--no-progress"],
+        "run --warm-start": [
+            "run",
+            str(run_dir / "spec.toml"),
+            "--warm-start",
+            table,
+            "--runs",
+            str(case_dir / "runs"),
+            "--no-progress",
+        ],
         "run --resume": ["run", "--resume", str(case_dir / run_dir.name), "--no-progress"],
     }
 
 
 @pytest.mark.parametrize("entry", ["qtable show", "qtable diff", "run --warm-start", "run --resume"])
-@pytest.mark.parametrize("name", ["episodes a word", "epsilon NaN", "env a number", "alpha zero",
-                                  "total_episodes below episodes"])
+@pytest.mark.parametrize(
+    "name", ["episodes a word", "epsilon NaN", "env a number", "alpha zero", "total_episodes below episodes"]
+)
 def test_every_reader_refuses_bad_metadata_in_one_line(killed_run, tmp_path, capsys, entry, name):
     """``qtable show``/``diff``, a warm start and a resume all read through the one schema:
     exit status 2, one line naming the file and the field, nothing written."""
@@ -405,6 +455,7 @@ def test_every_reader_refuses_bad_metadata_in_one_line(killed_run, tmp_path, cap
 
 # -- the policy cache that comes along with a warm start: the same rule --------------------------
 
+
 def _policy_file(path, **changes):
     from bdi_rl.bdi.policycache import CachedPolicy, save_policies
 
@@ -418,18 +469,21 @@ def _policy_file(path, **changes):
     return env
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"confidence": float("nan")}, "not a readable policy cache (DecodeError)"),  # NaN is not JSON
-    ({"confidence": 1.5}, "policy cache field policies[0].confidence: expected float <= 1.0"),
-    ({"confidence": "high"}, "policy cache field policies[0].confidence: expected float, got str"),
-    ({"goal": [9, 9]}, "malformed entry (goal (9, 9) is not a cell of the grid)"),
-    ({"goal": [-1, 3]}, "policy cache field policies[0].goal[0]: expected int >= 0"),
-    ({"actions": "1, 1"}, "malformed entry (not an action sequence: '1, 1')"),
-    ({"actions": "1,4"}, "malformed entry (action out of range 0..3 in '1,4')"),
-    ({"policies": {"a": 1}}, "policy cache field policies: expected array, got object"),
-    ({"format": 2}, "policy cache field format: invalid enum value 2"),
-    ({"env": {"env_id": "Taxi-v4"}}, "made for {'env_id': 'Taxi-v4'}"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"confidence": float("nan")}, "not a readable policy cache (DecodeError)"),  # NaN is not JSON
+        ({"confidence": 1.5}, "policy cache field policies[0].confidence: expected float <= 1.0"),
+        ({"confidence": "high"}, "policy cache field policies[0].confidence: expected float, got str"),
+        ({"goal": [9, 9]}, "malformed entry (goal (9, 9) is not a cell of the grid)"),
+        ({"goal": [-1, 3]}, "policy cache field policies[0].goal[0]: expected int >= 0"),
+        ({"actions": "1, 1"}, "malformed entry (not an action sequence: '1, 1')"),
+        ({"actions": "1,4"}, "malformed entry (action out of range 0..3 in '1,4')"),
+        ({"policies": {"a": 1}}, "policy cache field policies: expected array, got object"),
+        ({"format": 2}, "policy cache field format: invalid enum value 2"),
+        ({"env": {"env_id": "Taxi-v4"}}, "made for {'env_id': 'Taxi-v4'}"),
+    ],
+)
 def test_a_bad_policy_cache_file_is_refused_in_one_line(tmp_path, changes, message):
     from bdi_rl.bdi.policycache import PolicyFileError, load_policies
 
@@ -446,7 +500,11 @@ def test_a_policy_cache_that_is_not_json_or_nested_too_deeply(tmp_path):
     path = tmp_path / "learner.json"
     env = _policy_file(path)
     assert load_policies(path, env)[(3, 3)].actions == "1,1,2,2,1,2"  # the file as written loads
-    for text in ("{", "[" * 100_000 + "]" * 100_000, '{"format": 1, "env": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"):
+    for text in (
+        "{",
+        "[" * 100_000 + "]" * 100_000,
+        '{"format": 1, "env": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+    ):
         path.write_text(text)
         with pytest.raises(PolicyFileError, match="policy cache"):
             load_policies(path, env)

@@ -19,15 +19,22 @@ ENV = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
 
 
 def _agent(spec: Path, *args: str, port: int, runs: Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bdi_rl", "agent", str(spec), *args, "--xmpp",
-                           f"localhost:{port}", "--runs", str(runs)],
-                          env=ENV, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "agent", str(spec), *args, "--xmpp", f"localhost:{port}", "--runs", str(runs)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--claim", "nosuch"], "--claim nosuch: no agent group 'nosuch' in the spec (its groups: learner)"),
-    (["--name", "nosuch"], "--name nosuch: no such agent or group in the spec"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--claim", "nosuch"], "--claim nosuch: no agent group 'nosuch' in the spec (its groups: learner)"),
+        (["--name", "nosuch"], "--name nosuch: no such agent or group in the spec"),
+    ],
+)
 def test_an_agent_or_group_the_spec_lacks_is_refused_before_connecting(tmp_path, write_spec, args, message):
     """Nothing listens on the port: a process that tried to connect would wait for a server."""
     started = time.monotonic()
@@ -47,9 +54,23 @@ def test_a_claim_leaves_no_account_behind(ejabberd, tmp_path, write_spec):
     spec = write_spec(SPEC)
     runs = tmp_path / "runs"
     before = _accounts(ejabberd)
-    telemetry = subprocess.Popen([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
-                                  f"localhost:{ejabberd.port}", "--runs", str(runs)],
-                                 env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    telemetry = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "telemetry",
+            str(spec),
+            "--xmpp",
+            f"localhost:{ejabberd.port}",
+            "--runs",
+            str(runs),
+        ],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         claimed = _agent(spec, "--claim", "learner", port=ejabberd.port, runs=runs, timeout=120)
         assert claimed.returncode == 0, claimed.stderr
@@ -98,12 +119,31 @@ def test_a_claims_account_does_not_come_back_while_the_process_lives_on(ejabberd
     """The claim's client is gone once the account is removed: ~90 s later it used to log in
     again, registering the account anew (4 of 4 claims left one on ejabberd)."""
     spec = write_spec(SPEC.replace("telemetry-claim", "telemetry-claim2"))
-    telemetry = subprocess.Popen([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
-                                  f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs")],
-                                 env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    telemetry = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "telemetry",
+            str(spec),
+            "--xmpp",
+            f"localhost:{ejabberd.port}",
+            "--runs",
+            str(tmp_path / "runs"),
+        ],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        claim = subprocess.run([sys.executable, "-c", CLAIM_AND_LIVE_ON, str(spec), str(ejabberd.port)],
-                               env=ENV, capture_output=True, text=True, timeout=120)
+        claim = subprocess.run(
+            [sys.executable, "-c", CLAIM_AND_LIVE_ON, str(spec), str(ejabberd.port)],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         telemetry.kill()  # it waits for the learner, which never comes
         telemetry.communicate()

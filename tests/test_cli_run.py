@@ -17,15 +17,27 @@ import orjson
 import pytest
 
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.spec import load_spec
 from bdi_rl.rl.checkpoint import load_checkpoint
-
+from bdi_rl.spec import load_spec
 from bdi_rl.trace.reading import read_trace
 from tests.conftest import AGENTS, MINIMAL_SPEC, line_seqs, run_cli
 
-STEP_KINDS = {"run.start", "run.stop", "agent.start", "agent.stop", "belief.add", "belief.del",
-              "goal.add", "intention.start", "intention.end", "action", "rl.step",
-              "episode.end", "eval", "qtable.save"}
+STEP_KINDS = {
+    "run.start",
+    "run.stop",
+    "agent.start",
+    "agent.stop",
+    "belief.add",
+    "belief.del",
+    "goal.add",
+    "intention.start",
+    "intention.end",
+    "action",
+    "rl.step",
+    "episode.end",
+    "eval",
+    "qtable.save",
+}
 
 
 def _run_dir(result) -> Path:
@@ -106,10 +118,11 @@ def test_trace_replays_the_mind_step_by_step(frozenlake_run):
 
 
 def _tiny_run(tmp_path: Path, write_spec, seed: int, mode: str = "step", extra: str = "") -> Path:
-    spec = write_spec(MINIMAL_SPEC.replace("seed = 3", f"seed = {seed}")
-                      + f'mode = "{mode}"\n' + extra, name=f"tiny-{seed}-{mode}.toml")
-    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--episodes", "150",
-                     "--trace", "episode")
+    spec = write_spec(
+        MINIMAL_SPEC.replace("seed = 3", f"seed = {seed}") + f'mode = "{mode}"\n' + extra,
+        name=f"tiny-{seed}-{mode}.toml",
+    )
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--episodes", "150", "--trace", "episode")
     return _run_dir(result)
 
 
@@ -134,8 +147,9 @@ def test_episode_mode_learns(tmp_path, write_spec):
 
 def test_several_learners_share_one_run(tmp_path, write_spec):
     spec = write_spec(MINIMAL_SPEC.replace('name = "learner"', 'name = "learner"\ncount = 3'))
-    run_dir = _run_dir(run_cli("run", str(spec), "--runs", str(tmp_path / "runs"),
-                               "--episodes", "100", "--trace", "step"))
+    run_dir = _run_dir(
+        run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--episodes", "100", "--trace", "step")
+    )
     summary = json.loads((run_dir / "summary.json").read_text())
     assert set(summary["agents"]) == {"learner-1", "learner-2", "learner-3"}
     events = read_trace(run_dir / "trace.jsonl")
@@ -147,14 +161,19 @@ def test_several_learners_share_one_run(tmp_path, write_spec):
 
 @pytest.mark.parametrize(
     "name, metric, threshold",
-    [("frozenlake-8x8", "success_rate", 0.85), ("taxi", "mean_return", 7.5),
-     ("cliffwalking", "mean_return", -13.0), ("frozenlake-team", "success_rate", 0.85),
-     ("taxi-team", "mean_return", 7.5)],
+    [
+        ("frozenlake-8x8", "success_rate", 0.85),
+        ("taxi", "mean_return", 7.5),
+        ("cliffwalking", "mean_return", -13.0),
+        ("frozenlake-team", "success_rate", 0.85),
+        ("taxi-team", "mean_return", 7.5),
+    ],
 )
 def test_shipped_specs_reach_their_thresholds(tmp_path, name, metric, threshold):
     """Each shipped spec's defaults solve its env, for every learner (4x4 is checked above)."""
-    run_dir = _run_dir(run_cli("run", str(AGENTS / f"{name}.toml"), "--runs", str(tmp_path),
-                               "--trace", "episode", "--no-progress"))
+    run_dir = _run_dir(
+        run_cli("run", str(AGENTS / f"{name}.toml"), "--runs", str(tmp_path), "--trace", "episode", "--no-progress")
+    )
     agents = json.loads((run_dir / "summary.json").read_text())["agents"]
     learners = {name: entry for name, entry in agents.items() if entry.get("role") != "coordinator"}
     assert learners and len(learners) == (4 if "team" in name else 1)
@@ -165,9 +184,22 @@ def test_shipped_specs_reach_their_thresholds(tmp_path, name, metric, threshold)
 def _interrupted_run(runs: Path, ready: Callable[[], bool], *args: str) -> tuple[int, str, str]:
     """``bdi-rl run frozenlake-4x4 --runs RUNS ARGS`` sent SIGINT once ``ready()`` (or after
     60 s); its exit status, stdout and stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(AGENTS / "frozenlake-4x4.toml"),
-                             "--runs", str(runs), "--no-progress", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "run",
+            str(AGENTS / "frozenlake-4x4.toml"),
+            "--runs",
+            str(runs),
+            "--no-progress",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not ready():
@@ -196,7 +228,7 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     assert summary["interrupted"] is True and summary["env_steps_per_second"] > 0
     assert 0 < summary["agents"]["learner"]["episodes"] < 6000
     checkpoint = load_checkpoint(run_dir / "qtables" / "learner.npz")
-    q, meta = checkpoint.q, checkpoint.meta
+    meta = checkpoint.meta
     assert meta["episodes"] == summary["agents"]["learner"]["episodes"]
     events = read_trace(run_dir / "trace.jsonl")
     seqs = line_seqs(events, "learner@localhost")
@@ -227,7 +259,6 @@ def test_ctrl_c_during_start_up_still_leaves_a_summary(tmp_path):
 
 def test_shipped_spec_by_name_and_module_entry(tmp_path: Path):
     """``python -m bdi_rl`` works like the script, and a shipped spec is found by name."""
-    result = run_cli("run", "frozenlake-4x4", "--episodes", "5", "--runs", str(tmp_path / "runs"),
-                     "--no-progress")
+    result = run_cli("run", "frozenlake-4x4", "--episodes", "5", "--runs", str(tmp_path / "runs"), "--no-progress")
     assert result.returncode == 0, result.stderr
     assert Path(result.stdout.strip().splitlines()[-1]).parent == tmp_path / "runs"

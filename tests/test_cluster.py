@@ -46,4 +46,8 @@ def test_a_shared_world_across_two_clustered_ejabberd_nodes(cluster, tmp_path):
     # one database: the accounts each node registered are known to the other
     for node in (a, b):
         assert set(node.ctl("registered_users", "localhost").stdout.split()) >= {
-            "player-1", "player-2", "world", "telemetry"}
+            "player-1",
+            "player-2",
+            "world",
+            "telemetry",
+        }

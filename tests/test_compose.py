@@ -48,8 +48,14 @@ def _config(tmp_path: Path, env: str, *args: str) -> subprocess.CompletedProcess
     env_file = tmp_path / "env"
     env_file.write_text(env)
     clean = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    return subprocess.run([str(compose_binary()), "--env-file", str(env_file), *args, "config", "--format", "json"],
-                          cwd=ROOT, capture_output=True, text=True, env=clean, timeout=60)
+    return subprocess.run(
+        [str(compose_binary()), "--env-file", str(env_file), *args, "config", "--format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=60,
+    )
 
 
 def _services(tmp_path: Path, env: str = "BDI_RL_XMPP_PASSWORD=test-only\n", *args: str) -> dict:
@@ -135,8 +141,11 @@ def test_the_xmpp_server_leaves_no_anonymous_volume(config):
 def test_roles_take_the_spec_and_counts_from_env(tmp_path):
     defaults = _services(tmp_path)["services"]
     assert defaults["learner"]["scale"] == 4 and defaults["coordinator"]["scale"] == 1
-    world = _services(tmp_path, "BDI_RL_XMPP_PASSWORD=x\nSPEC=agents/climbing.toml\nLEARNER_GROUP=player\n"
-                      "LEARNERS=2\nCOORDINATORS=0\nCOMPOSE_PROFILES=world\n")["services"]
+    world = _services(
+        tmp_path,
+        "BDI_RL_XMPP_PASSWORD=x\nSPEC=agents/climbing.toml\nLEARNER_GROUP=player\n"
+        "LEARNERS=2\nCOORDINATORS=0\nCOMPOSE_PROFILES=world\n",
+    )["services"]
     assert world["learner"]["scale"] == 2 and world["coordinator"]["scale"] == 0
     from bdi_rl.spec import load_spec
 
@@ -216,8 +225,16 @@ def test_a_ready_file_that_cannot_be_written_is_refused_before_anything(where, t
 
     monkeypatch.setenv("BDI_RL_XMPP_PASSWORD", "pw")
     monkeypatch.chdir(tmp_path)
-    result = run_main("telemetry", str(ROOT / "agents" / "frozenlake-4x4.toml"), "--xmpp", "localhost:9",
-                      "--runs", "runs", "--ready-file", where)
+    result = run_main(
+        "telemetry",
+        str(ROOT / "agents" / "frozenlake-4x4.toml"),
+        "--xmpp",
+        "localhost:9",
+        "--runs",
+        "runs",
+        "--ready-file",
+        where,
+    )
     assert result.returncode == 2
     assert result.stderr == f"bdi-rl: error: --ready-file {where}: not a file in a writable directory\n"
     assert not (tmp_path / "runs").exists()

@@ -59,9 +59,13 @@ IMAGE = f"bdi-rl-test-{TAG}:local"
 
 TIMINGS: dict[str, object] = {}
 
-SHORT_TEAM = (ROOT / "agents" / "frozenlake-team.toml").read_text().replace(
-    'name = "frozenlake-team"', 'name = "compose-team"').replace(
-    "episodes = 2000", "episodes = 300").replace("eval_episodes = 1000", "eval_episodes = 100")
+SHORT_TEAM = (
+    (ROOT / "agents" / "frozenlake-team.toml")
+    .read_text()
+    .replace('name = "frozenlake-team"', 'name = "compose-team"')
+    .replace("episodes = 2000", "episodes = 300")
+    .replace("eval_episodes = 1000", "eval_episodes = 100")
+)
 
 
 class Timer:
@@ -88,9 +92,14 @@ def _debian_base(engine: Engine) -> None:
         CACHE.mkdir(parents=True, exist_ok=True)
         rootfs = Path(tempfile.mkdtemp(prefix="bdirl-debootstrap-"))
         try:
-            done = subprocess.run(_as_root("debootstrap", "--variant=minbase", "bookworm", str(rootfs / "fs"),
-                                           "http://deb.debian.org/debian"), capture_output=True, text=True,
-                                  timeout=900)
+            done = subprocess.run(
+                _as_root(
+                    "debootstrap", "--variant=minbase", "bookworm", str(rootfs / "fs"), "http://deb.debian.org/debian"
+                ),
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             assert done.returncode == 0, f"debootstrap failed (apt-get install debootstrap):\n{done.stdout[-2000:]}"
             partial = tarball.with_suffix(".partial")
             with partial.open("wb") as out:
@@ -99,8 +108,14 @@ def _debian_base(engine: Engine) -> None:
         finally:
             subprocess.run(_as_root("rm", "-rf", str(rootfs)), check=False)
     with tarball.open("rb") as data:
-        done = subprocess.run(["docker", "import", "-", DEBIAN_BASE], stdin=data, env=engine.env,
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            ["docker", "import", "-", DEBIAN_BASE],
+            stdin=data,
+            env=engine.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stderr
 
 
@@ -118,10 +133,27 @@ def _base_images(engine: Engine) -> list[str]:
     with Timer("debian_base_s"):
         _debian_base(engine)
     with Timer("standin_images_s"):
-        builds = [subprocess.Popen(["docker", "build", "-q", "--build-arg", f"BASE={DEBIAN_BASE}", "-t", image,
-                                    "-f", str(STANDINS / BASE_IMAGES[image]), str(STANDINS)],
-                                   env=engine.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                  for image in missing]
+        builds = [
+            subprocess.Popen(
+                [
+                    "docker",
+                    "build",
+                    "-q",
+                    "--build-arg",
+                    f"BASE={DEBIAN_BASE}",
+                    "-t",
+                    image,
+                    "-f",
+                    str(STANDINS / BASE_IMAGES[image]),
+                    str(STANDINS),
+                ],
+                env=engine.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for image in missing
+        ]
         for build, image in zip(builds, missing, strict=True):
             out, err = build.communicate(timeout=900)
             assert build.returncode == 0, f"stand-in {image}:\n{err[-3000:]}"
@@ -156,8 +188,16 @@ class Project:
 
     def __init__(self, engine: Engine, directory: Path, settings: dict[str, str], owner: int) -> None:
         self.engine, self.dir, self.owner = engine, directory, owner
-        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                               capture_output=True, check=True).stdout.decode().split("\0")
+        files = (
+            subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
         for name in filter(None, files):
             if (ROOT / name).is_file():
                 (directory / name).parent.mkdir(parents=True, exist_ok=True)
@@ -232,9 +272,13 @@ def _free_subnet(engine: Engine, preferred: str, taken_too: tuple[str, ...] = ()
 
 
 def _settings(engine: Engine, letter: str, subnet: str) -> dict[str, str]:
-    return {"COMPOSE_PROJECT_NAME": f"bdirltest{TAG}{letter}", "BDI_RL_IMAGE": IMAGE,
-            "BDI_RL_XMPP_PORT": str(free_port()), "BDI_RL_VIEW_PORT": str(free_port()),
-            "BDI_RL_SUBNET": _free_subnet(engine, subnet)}
+    return {
+        "COMPOSE_PROJECT_NAME": f"bdirltest{TAG}{letter}",
+        "BDI_RL_IMAGE": IMAGE,
+        "BDI_RL_XMPP_PORT": str(free_port()),
+        "BDI_RL_VIEW_PORT": str(free_port()),
+        "BDI_RL_SUBNET": _free_subnet(engine, subnet),
+    }
 
 
 def _wheelhouse(project: Project) -> None:
@@ -244,8 +288,14 @@ def _wheelhouse(project: Project) -> None:
     cached = CACHE / f"wheels-{platform.machine()}-{key}"
     target = project.dir / "compose" / "wheels"
     if not cached.is_dir():
-        done = subprocess.run(["sh", "compose/download-wheels.sh"], cwd=project.dir, capture_output=True, text=True,
-                              env={**os.environ, "PYTHON": sys.executable}, timeout=900)
+        done = subprocess.run(
+            ["sh", "compose/download-wheels.sh"],
+            cwd=project.dir,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHON": sys.executable},
+            timeout=900,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         CACHE.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix="wheels-", dir=CACHE))
@@ -286,8 +336,9 @@ def _viewer_runs(project: Project) -> dict[str, dict]:
 def first(engine, tmp_path_factory):
     """The first copy, as root: built, then a short team run to its end."""
     volumes_before = set(engine.docker("volume", "ls", "-q").stdout.split())
-    project = Project(engine, tmp_path_factory.mktemp("bdi-rl"), _settings(engine, "a", "172.28.0.0/16"),
-                      owner=os.geteuid())
+    project = Project(
+        engine, tmp_path_factory.mktemp("bdi-rl"), _settings(engine, "a", "172.28.0.0/16"), owner=os.geteuid()
+    )
     project.volumes_before = volumes_before
     try:
         with Timer("wheelhouse_s"):
@@ -337,9 +388,20 @@ def test_a_second_copy_beside_it_is_stopped_midway_keeping_everything(engine, fi
         project.compose("up", "-d")  # the default spec: the whole team, minutes of learning
         run_dir = _wait_for_every_agent(project, ["coordinator", *(f"learner-{i}" for i in range(1, 5))])
         events = subprocess.Popen(
-            ["docker", "events", "--format", "{{json .}}", "--filter", "type=container",
-             "--filter", f"label=com.docker.compose.project={project.name}"],
-            env=engine.env, stdout=subprocess.PIPE, text=True)
+            [
+                "docker",
+                "events",
+                "--format",
+                "{{json .}}",
+                "--filter",
+                "type=container",
+                "--filter",
+                f"label=com.docker.compose.project={project.name}",
+            ],
+            env=engine.env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(events.stdout), daemon=True)
         reader.start()
@@ -402,8 +464,9 @@ def _shutdown_times(lines: list[str]) -> dict[str, float]:
 
 
 def test_the_world_profile_runs_the_climbing_game(first):
-    first.write_env(SPEC="agents/climbing.toml", LEARNER_GROUP="player", LEARNERS="2", COORDINATORS="0",
-                    COMPOSE_PROFILES="world")
+    first.write_env(
+        SPEC="agents/climbing.toml", LEARNER_GROUP="player", LEARNERS="2", COORDINATORS="0", COMPOSE_PROFILES="world"
+    )
     with Timer("world_run_s"):
         first.compose("up", "-d")
         status = first.wait_for_telemetry()

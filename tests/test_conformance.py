@@ -48,7 +48,7 @@ class Capture(Host):
 
 def _header(path: Path, key: str) -> list[str]:
     prefix = f"// {key}:"
-    return [line[len(prefix):].strip() for line in path.read_text().splitlines() if line.startswith(prefix)]
+    return [line[len(prefix) :].strip() for line in path.read_text().splitlines() if line.startswith(prefix)]
 
 
 def _strip_annots(text: str) -> str:
@@ -86,8 +86,7 @@ def test_python_agentspeak_agrees(path: Path) -> None:
 
     @actions.add(".print")
     def _print(agent: Any, term: Any, intention: Any):  # type: ignore[no-untyped-def]
-        printed.append("".join(agentspeak.asl_str(agentspeak.freeze(t, intention.scope, {}))
-                               for t in term.args))
+        printed.append("".join(agentspeak.asl_str(agentspeak.freeze(t, intention.scope, {})) for t in term.args))
         yield
 
     env = agentspeak.runtime.Environment()
@@ -106,12 +105,34 @@ def test_python_agentspeak_agrees(path: Path) -> None:
 
 # -- every shipped plan library ------------------------------------------------------------
 SHIPPED = sorted(ASL.glob("*.asl"))
-RL_ACTIONS = [".rl_reset", ".rl_perceive", ".rl_act", ".rl_end_episode", ".rl_run_episode",
-              ".rl_set_epsilon", ".rl_evaluate", ".rl_save_qtable", ".rl_finish", ".rl_record_experience",
-              ".rl_replay", ".rl_hazard", ".rl_goal", ".rl_follow", ".rl_cache_policy", ".rl_drop_policy",
-              ".finish"]
-RL_FUNCTIONS = [".rl_choose", ".rl_experience", ".rl_policy", ".rl_adopt_policy", ".rl_greedy_plan",
-                ".rl_plan_confidence", ".world_info"]
+RL_ACTIONS = [
+    ".rl_reset",
+    ".rl_perceive",
+    ".rl_act",
+    ".rl_end_episode",
+    ".rl_run_episode",
+    ".rl_set_epsilon",
+    ".rl_evaluate",
+    ".rl_save_qtable",
+    ".rl_finish",
+    ".rl_record_experience",
+    ".rl_replay",
+    ".rl_hazard",
+    ".rl_goal",
+    ".rl_follow",
+    ".rl_cache_policy",
+    ".rl_drop_policy",
+    ".finish",
+]
+RL_FUNCTIONS = [
+    ".rl_choose",
+    ".rl_experience",
+    ".rl_policy",
+    ".rl_adopt_policy",
+    ".rl_greedy_plan",
+    ".rl_plan_confidence",
+    ".world_info",
+]
 
 
 def _stub_actions() -> Actions:
@@ -137,17 +158,21 @@ def test_unknown_internal_action_is_a_load_error() -> None:
 
 def test_syntax_error_names_file_line_column(tmp_path: Path) -> None:
     bad = tmp_path / "bad.asl"
-    bad.write_text("ok(1).\n+!g <- .print(\"x\"\n")
+    bad.write_text('ok(1).\n+!g <- .print("x"\n')
     with pytest.raises(AslSyntaxError, match=r"bad\.asl:3:1: unexpected end of file|bad\.asl:2"):
         load_agent(bad, host=Capture())
 
 
-@pytest.mark.parametrize("files, message", [
-    ({"lib/absent.asl": None}, "lib/absent.asl: no such plan file (included at {dir}/a.asl:1)"),
-    ({"lib/loop.asl": '{ include("./loop.asl") }'}, "lib/./loop.asl: includes itself (included at "),
-    ({"lib/odd.asl": "+!g <- .print(1). $"}, "lib/odd.asl:1:19: illegal character '$'"),
-    ({"lib/bin.asl": b"\xff\xfe\x00"}, "lib/bin.asl: not a text file (included at {dir}/a.asl:1)"),
-], ids=["missing", "cycle", "illegal character", "binary"])
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"lib/absent.asl": None}, "lib/absent.asl: no such plan file (included at {dir}/a.asl:1)"),
+        ({"lib/loop.asl": '{ include("./loop.asl") }'}, "lib/./loop.asl: includes itself (included at "),
+        ({"lib/odd.asl": "+!g <- .print(1). $"}, "lib/odd.asl:1:19: illegal character '$'"),
+        ({"lib/bin.asl": b"\xff\xfe\x00"}, "lib/bin.asl: not a text file (included at {dir}/a.asl:1)"),
+    ],
+    ids=["missing", "cycle", "illegal character", "binary"],
+)
 def test_an_include_error_names_the_included_file_and_where(tmp_path: Path, files: dict, message: str) -> None:
     name = next(iter(files))
     (tmp_path / "a.asl").write_text(f'{{ include("{name}") }}\n!g.\n')
@@ -180,8 +205,16 @@ class Society(Host):
     def print(self, agent: Agent, text: str) -> None:
         self.printed.append(f"{agent.name}: {text}")
 
-    def send(self, agent: Agent, receiver: Any, performative: str, content: Any, *,
-             msg_id: str | None = None, in_reply_to: str | None = None) -> None:
+    def send(
+        self,
+        agent: Agent,
+        receiver: Any,
+        performative: str,
+        content: Any,
+        *,
+        msg_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> None:
         to = self.agents.get(receiver.functor if hasattr(receiver, "functor") else str(receiver))
         if to is not None:
             to.deliver(agent.name_term, performative, content, msg_id, in_reply_to)
@@ -210,51 +243,65 @@ class Society(Host):
 
 def test_tell_untell_achieve_with_sources() -> None:
     society = Society()
-    society.add("alice", """
+    society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(bob, tell, price(beer, 3)); .send(bob, achieve, greet("hi")).
         +!later <- .send(bob, untell, price(beer, 3)).
-    """)
-    bob = society.add("bob", """
+    """,
+    )
+    bob = society.add(
+        "bob",
+        """
         +price(I, P)[source(S)] <- .print(S, " says ", I, " costs ", P).
         -price(I, _)[source(S)] <- .print(S, " took back ", I).
         +!greet(T)[source(S)] <- .print("greeted by ", S, ": ", T).
-    """)
+    """,
+    )
     society.run()
     assert bob.belief_texts() == ["price(beer,3)[source(alice)]"]
     society.agents["alice"].post_goal(parse_goal("later"))
     society.run()
-    assert society.printed == ["bob: alice says beer costs 3", "bob: greeted by alice: hi",
-                               "bob: alice took back beer"]
+    assert society.printed == ["bob: alice says beer costs 3", "bob: greeted by alice: hi", "bob: alice took back beer"]
     assert bob.belief_texts() == []
 
 
 def parse_goal(text: str) -> Any:
     from bdi_rl.bdi.runtime import parse_value
     from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct
+
     value = parse_value(text)
     return Struct(value.functor, value.args, ANNOTS_SELF)
 
 
 def test_synchronous_ask_one_from_beliefs_and_rules() -> None:
     society = Society()
-    society.add("alice", """
+    society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(bob, askOne, price(beer, P), Answer); .print("beer: ", Answer);
                    .send(bob, askOne, cheap(W), Cheap); .print("cheap: ", Cheap);
                    .send(bob, askOne, price(gin, _), None); .print("gin: ", None);
                    .send(bob, askAll, price(_, _), All); .print("all: ", All).
-    """)
-    society.add("bob", """
+    """,
+    )
+    society.add(
+        "bob",
+        """
         price(beer, 3).
         price(wine, 9).
         cheap(X) :- price(X, P) & P < 5.
-    """)
+    """,
+    )
     society.run()
-    assert society.printed == ["alice: beer: price(beer,3)[source(bob)]",
-                               "alice: cheap: cheap(beer)[source(bob)]",
-                               "alice: gin: false",
-                               "alice: all: [price(beer,3)[source(bob)],price(wine,9)[source(bob)]]"]
+    assert society.printed == [
+        "alice: beer: price(beer,3)[source(bob)]",
+        "alice: cheap: cheap(beer)[source(bob)]",
+        "alice: gin: false",
+        "alice: all: [price(beer,3)[source(bob)],price(wine,9)[source(bob)]]",
+    ]
 
 
 def test_ask_one_no_belief_answers_runs_a_test_goal_plan() -> None:
@@ -263,7 +310,9 @@ def test_ask_one_no_belief_answers_runs_a_test_goal_plan() -> None:
     source annotations), a failure of that intention (or no applicable plan) is ``untell``.
     Beliefs still answer first; askAll is answered from beliefs and rules only."""
     society = Society()
-    society.add("alice", """
+    society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(bob, askOne, price(beer, P), Beer); .print("beer: ", Beer);
                    .send(bob, askOne, price(gin, G), Gin); .print("gin: ", Gin, " ", G);
@@ -271,23 +320,29 @@ def test_ask_one_no_belief_answers_runs_a_test_goal_plan() -> None:
                    .send(bob, askOne, price(tea, _), Tea); .print("tea: ", Tea);
                    .send(bob, askOne, stock(X), Stock, 1000); .print("stock: ", Stock);
                    .send(bob, askAll, price(_, _), All); .print("all: ", All).
-    """)
-    society.add("bob", """
+    """,
+    )
+    society.add(
+        "bob",
+        """
         price(beer, 3).
         +?price(gin, P)[source(S)] <- .print("asked by ", S); !lookup(gin, P).
         +?price(rum, P) <- .fail.
         +?price(water, 0).
         +!lookup(_, P) <- .wait(5); P = 12.
         +?stock(N) : price(beer, P) <- N = P * 10.
-    """)
+    """,
+    )
     society.run_until("alice: all: ", timeout=5)
-    assert society.printed == ["alice: beer: price(beer,3)[source(bob)]",
-                               "bob: asked by alice",
-                               "alice: gin: price(gin,12)[source(bob)] 12",
-                               "alice: rum: false",
-                               "alice: tea: false",
-                               "alice: stock: stock(30)[source(bob)]",
-                               "alice: all: [price(beer,3)[source(bob)]]"]
+    assert society.printed == [
+        "alice: beer: price(beer,3)[source(bob)]",
+        "bob: asked by alice",
+        "alice: gin: price(gin,12)[source(bob)] 12",
+        "alice: rum: false",
+        "alice: tea: false",
+        "alice: stock: stock(30)[source(bob)]",
+        "alice: all: [price(beer,3)[source(bob)]]",
+    ]
     bob = society.agents["bob"]
     [failed] = bob.failures  # the +?price(rum, P) plan's intention, dropped: answered untell
     assert failed["trigger"].startswith("+?price(rum,") and failed["trigger"].endswith("[source(alice)]")
@@ -296,11 +351,14 @@ def test_ask_one_no_belief_answers_runs_a_test_goal_plan() -> None:
 
 def test_ask_one_answered_by_a_plan_asynchronously_becomes_a_belief() -> None:
     society = Society()
-    alice = society.add("alice", """
+    alice = society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(bob, askOne, price(gin, _)).
         +price(I, P)[source(S)] <- .print(S, " answered ", I, " ", P).
-    """)
+    """,
+    )
     society.add("bob", "+?price(gin, 12).")
     society.run()
     assert society.printed == ["alice: bob answered gin 12"]
@@ -311,36 +369,49 @@ def test_a_failure_plan_handles_an_ask_nobody_answers() -> None:
     """The team protocol's shape: ask with a timeout; a -!g plan when the answer does not
     unify (untell's false, or timeout), and the caller's intention goes on."""
     society = Society()
-    society.add("alice", """
+    society.add(
+        "alice",
+        """
         !start.
         +!start <- !fetch(bob); !fetch(carl); !fetch(nobody); .print("done").
         +!fetch(A) <- .send(A, askOne, policy(P), policy(P), 50); .print(A, " gave ", P).
         -!fetch(A)[error(E)] <- .print(A, " gave nothing: ", E).
-    """)
-    society.add("bob", "+?policy(\"1,2\").")
+    """,
+    )
+    society.add("bob", '+?policy("1,2").')
     society.add("carl", "")
     society.run_until("alice: done", timeout=5)
-    assert society.printed == ["alice: bob gave 1,2", "alice: carl gave nothing: ask_failed",
-                               "alice: nobody gave nothing: ask_failed", "alice: done"]
+    assert society.printed == [
+        "alice: bob gave 1,2",
+        "alice: carl gave nothing: ask_failed",
+        "alice: nobody gave nothing: ask_failed",
+        "alice: done",
+    ]
 
 
 def test_ask_timeout_unifies_timeout() -> None:
     society = Society()
-    alice = society.add("alice", """
+    alice = society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(nobody, askOne, x, A, 10); .print("answer ", A).
-    """)
+    """,
+    )
     alice.run()
     assert society.printed == ["alice: answer timeout"]
 
 
 def test_asynchronous_ask_answer_becomes_a_belief() -> None:
     society = Society()
-    alice = society.add("alice", """
+    alice = society.add(
+        "alice",
+        """
         !start.
         +!start <- .send(bob, askOne, price(beer, _)).
         +price(I, P)[source(S)] <- .print(S, " answered ", I, " ", P).
-    """)
+    """,
+    )
     society.add("bob", "price(beer, 3).")
     society.run()
     assert society.printed == ["alice: bob answered beer 3"]
@@ -351,7 +422,7 @@ def test_trust_predicate_refuses_strangers() -> None:
     society = Society(trusted={"bob": {"alice"}})
     society.add("alice", "!s. +!s <- .send(bob, tell, fact(1)).")
     society.add("mallory", "!s. +!s <- .send(bob, tell, fact(2)); .send(bob, achieve, obey).")
-    bob = society.add("bob", "+!obey <- .print(\"obeyed\").")
+    bob = society.add("bob", '+!obey <- .print("obeyed").')
     society.run()
     assert bob.belief_texts() == ["fact(1)[source(alice)]"]
     assert bob.refused == 2
@@ -360,18 +431,26 @@ def test_trust_predicate_refuses_strangers() -> None:
 
 def test_tell_how_ask_how_untell_how() -> None:
     society = Society()
-    alice = society.add("alice", """
+    alice = society.add(
+        "alice",
+        """
         @hello +!hello(N) <- .print("hello ", N).
-    """)
-    bob = society.add("bob", """
+    """,
+    )
+    bob = society.add(
+        "bob",
+        """
         !start.
         +!start <- .send(alice, askHow, {+!hello(_)}, Plans); .print("got ", Plans);
                    .send(carl, tellHow, Plans).
-    """)
+    """,
+    )
     carl = society.add("carl", "")
     society.run()
     # Jason's answer: plan terms, their label's source the teller (Jason renames X as _59)
-    assert society.printed == ['bob: got [{ @hello[source(alice),url("file:alice.asl")] +!hello(N) <- .print("hello ",N) }]']
+    assert society.printed == [
+        'bob: got [{ @hello[source(alice),url("file:alice.asl")] +!hello(N) <- .print("hello ",N) }]'
+    ]
     carl.post_goal(parse_goal("hello(1)"))
     society.run()
     assert society.printed[-1] == "carl: hello 1"
@@ -385,7 +464,7 @@ def test_tell_how_ask_how_untell_how() -> None:
 
 def test_unachieve_drops_the_intention() -> None:
     society = Society()
-    bob = society.add("bob", "+!work <- .print(\"working\"); .wait(50); .print(\"never\").")
+    bob = society.add("bob", '+!work <- .print("working"); .wait(50); .print("never").')
     bob.deliver("alice", "achieve", "work")
     society.run()
     bob.deliver("alice", "unachieve", "work")
@@ -423,12 +502,18 @@ class Recorder(Listener):
 def test_listener_sees_beliefs_goals_plans_actions_and_failures() -> None:
     actions = Actions()
     actions.add_function(".double", (None,), lambda x: 2 * x)
-    agent = Agent("a", parse_text("""
+    agent = Agent(
+        "a",
+        parse_text("""
         !start.
         @s +!start <- .double(2, X); +b(X); !sub; -b(X); !bad.
         @sub +!sub <- true.
         @bad +!bad <- .fail.
-    """), actions, Capture(), start=False)
+    """),
+        actions,
+        Capture(),
+        start=False,
+    )
     recorder = Recorder()
     agent.set_listener(recorder)
     agent.start()
@@ -466,7 +551,7 @@ def test_a_listener_chooses_how_triggers_read_and_a_failure_reports_its_frames()
 
 
 def test_percepts_replace_and_drop() -> None:
-    agent = Agent("a", parse_text("+state(S) <- .print(\"state \", S)."), Actions(), Capture())
+    agent = Agent("a", parse_text('+state(S) <- .print("state ", S).'), Actions(), Capture())
     agent.replace_percept("state", (1,))
     agent.replace_percept("state", (2,))
     agent.run()
@@ -483,10 +568,15 @@ def test_environment_action_through_the_host() -> None:
             return action.functor != "jump"
 
     host = Env()
-    agent = Agent("a", parse_text("""
+    agent = Agent(
+        "a",
+        parse_text("""
         !start.
         +!start <- move(north); jump; .print("never").
         -!start[error(E)] <- .print("failed: ", E).
-    """), Actions(), host)
+    """),
+        Actions(),
+        host,
+    )
     agent.run()
     assert host.printed == ["act move(north)", "act jump", "failed: action_failed"]

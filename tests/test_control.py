@@ -122,8 +122,14 @@ BAD_REQUESTS = [
     (b"{}", "not both"),
     (b'{"spec": "frozenlake-4x4", "seeds": 2}', "start a sweep"),
     (b'{"toml": "name = "}', "spec: not valid TOML"),
-    (b'{"toml": "name = \\"x\\"\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"Bad Name\\""}', "agents[0].name"),
-    (b'{"toml": "name = \\"x\\"\\nepisodes = -3\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"a\\""}', "episodes"),
+    (
+        b'{"toml": "name = \\"x\\"\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"Bad Name\\""}',
+        "agents[0].name",
+    ),
+    (
+        b'{"toml": "name = \\"x\\"\\nepisodes = -3\\n[env]\\nid = \\"FrozenLake-v1\\"\\n[[agents]]\\nname = \\"a\\""}',
+        "episodes",
+    ),
 ]
 
 
@@ -229,9 +235,15 @@ def test_an_origin_is_own_when_it_names_the_host_the_request_is_for():
     assert same_origin("http://localhost:9000", "localhost:9000")  # a forwarded port: ssh -L 9000:...
     assert same_origin("https://viewer.example.org", "viewer.example.org")  # behind a TLS proxy
     assert same_origin("http://[::1]:8765", "[::1]:8765")
-    for origin, host in [("http://127.0.0.1:1", "127.0.0.1:8765"), ("http://evil.example:8765", "127.0.0.1:8765"),
-                         ("null", "127.0.0.1:8765"), ("file://", ""), ("http://127.0.0.1:8765", ""),
-                         ("ftp://127.0.0.1:8765", "127.0.0.1:8765"), ("http://[::1", "[::1]")]:
+    for origin, host in [
+        ("http://127.0.0.1:1", "127.0.0.1:8765"),
+        ("http://evil.example:8765", "127.0.0.1:8765"),
+        ("null", "127.0.0.1:8765"),
+        ("file://", ""),
+        ("http://127.0.0.1:8765", ""),
+        ("ftp://127.0.0.1:8765", "127.0.0.1:8765"),
+        ("http://[::1", "[::1]"),
+    ]:
         assert not same_origin(origin, host), (origin, host)
 
 
@@ -239,8 +251,11 @@ async def test_the_page_reached_as_localhost_may_start_runs(control):
     """Host and Origin both name localhost (the URL typed as http://localhost:PORT): the
     guard lets it through to the spec's checks (a bad spec name: 400, nothing made)."""
     host = f"localhost:{control.server.port}"
-    response = await control.post("/api/control/runs", json={"spec": "no-such-spec"},
-                                  headers={TOKEN_HEADER: TOKEN, "Origin": f"http://{host}", "Host": host})
+    response = await control.post(
+        "/api/control/runs",
+        json={"spec": "no-such-spec"},
+        headers={TOKEN_HEADER: TOKEN, "Origin": f"http://{host}", "Host": host},
+    )
     assert response.status == 400 and "no-such-spec" in (await response.json())["error"]
     _nothing_created(control)
 
@@ -355,9 +370,24 @@ class Serve:
         self.port = free_port()
         self.runs = runs
         self.proc = subprocess.Popen(  # -P: as the console script, the installed package
-            [sys.executable, "-P", "-m", "bdi_rl", "serve", "--runs", str(runs), "--port", str(self.port),
-             "--jobs", str(jobs)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "bdi_rl",
+                "serve",
+                "--runs",
+                str(runs),
+                "--port",
+                str(self.port),
+                "--jobs",
+                str(jobs),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+        )
         line = self.proc.stdout.readline()
         assert line.startswith(f"bdi-rl serve: http://127.0.0.1:{self.port}/control#token="), line
         self.page_url = line.split(": ", 1)[1].strip()
@@ -366,8 +396,11 @@ class Serve:
 
     def post(self, path: str, body: dict | None = None) -> tuple[int, dict]:
         request = urllib.request.Request(
-            self.url + path, data=json.dumps(body or {}).encode(), method="POST",
-            headers={TOKEN_HEADER: self.token, "Origin": self.url, "Content-Type": "application/json"})
+            self.url + path,
+            data=json.dumps(body or {}).encode(),
+            method="POST",
+            headers={TOKEN_HEADER: self.token, "Origin": self.url, "Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, json.load(response)
@@ -431,8 +464,9 @@ def test_a_sweep_of_three_seeds_with_one_job_slot(serve):
 
 @pytest.mark.slow
 def test_stopping_a_running_job_leaves_an_interrupted_run(serve):
-    status, started = serve.post("/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 10_000_000,
-                                                       "trace": "episode"})
+    status, started = serve.post(
+        "/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 10_000_000, "trace": "episode"}
+    )
     assert status == 201
     job = started["jobs"][0]["id"]
     serve.wait(lambda jobs: jobs[0]["run"] is not None)
@@ -492,8 +526,10 @@ def test_ctrl_c_on_serve_stops_its_runs_then_exits(tmp_path):
     server = Serve(tmp_path / "runs", jobs=2)
     try:
         for seed in (1, 2, 3):
-            status, _ = server.post("/api/control/runs", {"spec": "frozenlake-4x4", "seed": seed,
-                                                          "episodes": 10_000_000, "trace": "episode"})
+            status, _ = server.post(
+                "/api/control/runs",
+                {"spec": "frozenlake-4x4", "seed": seed, "episodes": 10_000_000, "trace": "episode"},
+            )
             assert status == 201
         jobs = server.wait(lambda jobs: all(j["run"] for j in jobs[:2]))
         children = [p for p in _children(server.proc.pid)]
@@ -537,8 +573,10 @@ async def test_a_full_queue_takes_no_more(control, monkeypatch):
 
 async def test_a_token_that_is_not_ascii_is_refused(control):
     response = await control.post(
-        "/api/control/runs", json=GOOD_START, headers={**_headers(control), TOKEN_HEADER: "tök\udcff".encode(
-            "utf-8", "surrogateescape").decode("latin-1")})
+        "/api/control/runs",
+        json=GOOD_START,
+        headers={**_headers(control), TOKEN_HEADER: "tök\udcff".encode("utf-8", "surrogateescape").decode("latin-1")},
+    )
     assert response.status == 403
     _nothing_created(control)
 
@@ -550,7 +588,11 @@ def test_serve_refuses_a_bad_runs_directory_or_port(tmp_path):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
     result = run_main("serve", "--runs", str(not_a_dir))
-    assert result.returncode == 2 and result.stderr.startswith("bdi-rl: error: --runs ") and "not a directory" in result.stderr
+    assert (
+        result.returncode == 2
+        and result.stderr.startswith("bdi-rl: error: --runs ")
+        and "not a directory" in result.stderr
+    )
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bdi_rl.control.app import TOKEN_HEADER, create_control_app
+from bdi_rl.control.app import create_control_app
 from bdi_rl.control.jobs import JobQueue
 from bdi_rl.store import read_sweep
 from bdi_rl.xmpp.server import free_port
@@ -62,7 +62,9 @@ def _warm_start_line(runs: Path, tmp_path: Path, run: str, map_name: str) -> str
     runs directory said as ``runs/`` (as the page sees it)."""
     spec = tmp_path / "other.toml"
     spec.write_text(TRAINED_SPEC.format(name="other", episodes=5, map=map_name, agent="learner", trace="episode"))
-    refused = run_main("run", str(spec), "--warm-start", str(runs / run), "--runs", str(tmp_path / "x"), "--no-progress")
+    refused = run_main(
+        "run", str(spec), "--warm-start", str(runs / run), "--runs", str(tmp_path / "x"), "--no-progress"
+    )
     assert refused.returncode == 2
     return refused.stderr.strip().removeprefix("bdi-rl: error: ").replace(f"{runs}/", "runs/")
 
@@ -70,17 +72,39 @@ def _warm_start_line(runs: Path, tmp_path: Path, run: str, map_name: str) -> str
 # -- play ------------------------------------------------------------------------------------
 async def test_play_queues_bdi_rl_play_of_a_checkpoint_named_by_run_and_agent(control):
     before = fingerprint(control.runs)
-    body = {"run": control.det, "agent": "learner", "episodes": 1000, "seed": 7, "goal": [3, 0],
-            "is_slippery": False, "policy_only": True}
+    body = {
+        "run": control.det,
+        "agent": "learner",
+        "episodes": 1000,
+        "seed": 7,
+        "goal": [3, 0],
+        "is_slippery": False,
+        "policy_only": True,
+    }
     status, answer = await _post(control, "/api/control/play", body)
     assert status == 201, answer
     (job,) = answer["jobs"]
     assert job["kind"] == "play" and job["state"] == "queued" and job["episodes"] == 1000
     assert job["spec"] == f"play {control.det}/learner on is_slippery False, goal (3, 0)"
     command = control.queue.command(control.queue.jobs[job["id"]])
-    assert command[4:] == ["play", str(control.runs / control.det), "--runs", str(control.runs), "--episodes", "1000",
-                           "--agent", "learner", "--seed", "7", "--goal", "3,0", "--env=is_slippery=false",
-                           "--policy-only", "--no-progress", "--announce-run-dir"]
+    assert command[4:] == [
+        "play",
+        str(control.runs / control.det),
+        "--runs",
+        str(control.runs),
+        "--episodes",
+        "1000",
+        "--agent",
+        "learner",
+        "--seed",
+        "7",
+        "--goal",
+        "3,0",
+        "--env=is_slippery=false",
+        "--policy-only",
+        "--no-progress",
+        "--announce-run-dir",
+    ]
     assert fingerprint(control.runs) == before  # checked, queued: nothing written
 
 
@@ -132,8 +156,11 @@ async def test_a_bad_checkpoint_is_refused_by_play_and_warm_start(control, case)
 
 # -- warm starts -----------------------------------------------------------------------------
 async def test_a_run_warm_starts_from_a_checkpoint_named_by_run_and_agent(control):
-    status, answer = await _post(control, "/api/control/runs", {
-        "spec": "frozenlake-4x4", "episodes": 10, "warm_start": [{"run": control.det, "agent": "learner"}]})
+    status, answer = await _post(
+        control,
+        "/api/control/runs",
+        {"spec": "frozenlake-4x4", "episodes": 10, "warm_start": [{"run": control.det, "agent": "learner"}]},
+    )
     assert status == 201, answer
     job = control.queue.jobs[answer["jobs"][0]["id"]]
     assert job.spec == f"frozenlake-4x4; warm start learner <- {control.det}/learner"
@@ -193,8 +220,10 @@ async def test_a_bad_warm_start_is_refused_and_nothing_is_made(control, refs, me
 
 async def test_a_warm_start_of_another_state_space_is_refused_with_the_warm_start_line(control, tmp_path):
     expected = _warm_start_line(control.runs, tmp_path, control.det, "8x8")
-    for body in ({"spec": "frozenlake-8x8", "warm_start": [{"run": control.det, "agent": "learner"}]},
-                 {"spec": "frozenlake-8x8", "seeds": 2, "warm_start": [{"run": control.det}]}):
+    for body in (
+        {"spec": "frozenlake-8x8", "warm_start": [{"run": control.det, "agent": "learner"}]},
+        {"spec": "frozenlake-8x8", "seeds": 2, "warm_start": [{"run": control.det}]},
+    ):
         path = "/api/control/sweeps" if "seeds" in body else "/api/control/runs"
         status, answer = await _post(control, path, body)
         assert status == 400 and answer["error"] == expected, answer
@@ -236,8 +265,16 @@ async def test_a_stopped_run_is_resumed_from_its_page(control, how):
 async def test_what_is_not_resumed(control, tmp_path):
     status, answer = await _post(control, f"/api/control/runs/{control.det}/resume", {})
     assert status == 400 and "finished (every agent finished): only an interrupted or abandoned run" in answer["error"]
-    played = run_main("play", str(control.runs / control.det), "--policy-only", "--episodes", "5",
-                      "--runs", str(control.runs), "--no-progress")
+    played = run_main(
+        "play",
+        str(control.runs / control.det),
+        "--policy-only",
+        "--episodes",
+        "5",
+        "--runs",
+        str(control.runs),
+        "--no-progress",
+    )
     play = Path(played.stdout.strip().splitlines()[-1]).name
     _stopped(control.runs, play, "interrupted")
     status, answer = await _post(control, f"/api/control/runs/{play}/resume", {})
@@ -252,14 +289,17 @@ async def test_what_is_not_resumed(control, tmp_path):
 async def test_every_new_post_is_guarded(control, how):
     before = fingerprint(control.runs)
     _stopped(control.runs, control.det, "interrupted")
-    for path, body in (("/api/control/play", {"run": control.det}),
-                       (f"/api/control/runs/{control.det}/resume", {}),
-                       ("/api/control/runs", {"spec": "frozenlake-4x4", "warm_start": [{"run": control.det}]})):
+    for path, body in (
+        ("/api/control/play", {"run": control.det}),
+        (f"/api/control/runs/{control.det}/resume", {}),
+        ("/api/control/runs", {"spec": "frozenlake-4x4", "warm_start": [{"run": control.det}]}),
+    ):
         response = await control.post(path, json=body, headers=_headers(control, **REFUSALS[how]))
         assert response.status == 403 and set(await response.json()) == {"error"}
     assert control.queue.jobs == {}
-    assert {k: v for k, v in fingerprint(control.runs).items() if "summary" not in k} == \
-        {k: v for k, v in before.items() if "summary" not in k}
+    assert {k: v for k, v in fingerprint(control.runs).items() if "summary" not in k} == {
+        k: v for k, v in before.items() if "summary" not in k
+    }
 
 
 # -- a real bdi-rl serve (slow) --------------------------------------------------------------
@@ -270,11 +310,19 @@ def test_play_warm_start_and_resume_with_a_real_serve(source_runs, tmp_path):
     det = next(runs.glob("*__det__*")).name
     serve = Serve(runs, jobs=2)
     try:
-        status, answer = serve.post("/api/control/play", {"run": det, "agent": "learner", "episodes": 300,
-                                                          "goal": [3, 0]})
+        status, answer = serve.post(
+            "/api/control/play", {"run": det, "agent": "learner", "episodes": 300, "goal": [3, 0]}
+        )
         assert status == 201, answer
-        status, answer = serve.post("/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 5, "trace": "episode",
-                                                          "warm_start": [{"run": det, "agent": "learner"}]})
+        status, answer = serve.post(
+            "/api/control/runs",
+            {
+                "spec": "frozenlake-4x4",
+                "episodes": 5,
+                "trace": "episode",
+                "warm_start": [{"run": det, "agent": "learner"}],
+            },
+        )
         assert status == 201, answer
         jobs = serve.wait(lambda jobs: all(j["state"] not in ("queued", "running") for j in jobs))
         assert [(j["kind"], j["state"]) for j in jobs] == [("play", "finished"), ("run", "finished")], jobs
@@ -285,8 +333,9 @@ def test_play_warm_start_and_resume_with_a_real_serve(source_runs, tmp_path):
         load = next(e for e in loads if e["kind"] == "qtable.load")
         assert load["data"]["path"] == str(runs.resolve() / det / "qtables" / "learner.npz")
 
-        status, answer = serve.post("/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 30_000,
-                                                          "trace": "episode", "seed": 9})
+        status, answer = serve.post(
+            "/api/control/runs", {"spec": "frozenlake-4x4", "episodes": 30_000, "trace": "episode", "seed": 9}
+        )
         job = answer["jobs"][0]["id"]
         serve.wait(lambda jobs: jobs[-1]["run"] is not None)
         time.sleep(1.5)

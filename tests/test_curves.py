@@ -30,11 +30,11 @@ def sweep_runs(tmp_path_factory) -> tuple[Path, list[str]]:
     spec.write_text(MINIMAL_SPEC)
     runs = base / "runs"
     ids = [
-        learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name
-        for k in range(SEEDS)
+        learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name for k in range(SEEDS)
     ]
-    write_sweep(runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS + 1)), runs=[*ids, None],
-                            created=time.time()))
+    write_sweep(
+        runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS + 1)), runs=[*ids, None], created=time.time())
+    )
     return runs, ids
 
 
@@ -42,7 +42,9 @@ def sweep_runs(tmp_path_factory) -> tuple[Path, list[str]]:
 def test_iqm_is_the_mean_of_the_middle_half():
     assert curves.iqm(np.arange(1, 9)) == pytest.approx(4.5)  # mean of 3, 4, 5, 6
     assert curves.iqm([1, 2, 3, 4, 100, -100, 5, 6]) == pytest.approx(3.5)  # outliers trimmed
-    assert curves.iqm(np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]]), axis=0) == pytest.approx([2.5, 25])
+    assert curves.iqm(np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]]), axis=0) == pytest.approx(
+        [2.5, 25]
+    )
 
 
 def test_iqm_confidence_interval_contains_it_and_is_seeded():
@@ -83,8 +85,16 @@ def test_smoothing_rolling_and_ema():
 
 
 def test_resampling_on_env_steps_and_wall_time():
-    episodes = [{"return": float(k), "length": 10 * (k + 1), "outcome": "goal" if k % 2 else "hole",
-                 "epsilon": 1.0, "ts": 100.0 + 2 * k} for k in range(4)]
+    episodes = [
+        {
+            "return": float(k),
+            "length": 10 * (k + 1),
+            "outcome": "goal" if k % 2 else "hole",
+            "epsilon": 1.0,
+            "ts": 100.0 + 2 * k,
+        }
+        for k in range(4)
+    ]
     evals = [{"after_episodes": 2, "mean_return": 0.5, "success_rate": 0.5, "ts": 103.5}]
     series = curves.agent_series("a@localhost", episodes, evals, started=99.0)
     assert list(series.episode_x["episodes"]) == [1, 2, 3, 4]
@@ -176,14 +186,32 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
     ret = data["aggregate"]["metrics"]["return"]
     assert data["aggregate"]["samples"] == SEEDS and all(v is not None for v in ret["iqm"])
     sweeps = await (await client.get("/api/sweeps")).json()
-    assert sweeps["sweeps"] == [{"id": SWEEP, "spec": "tiny", "seeds": list(range(SEEDS + 1)),
-                                 "runs": [*ids, None], "created": pytest.approx(time.time(), abs=600),
-                                 "overrides": {}, "cancelled": []}]
+    assert sweeps["sweeps"] == [
+        {
+            "id": SWEEP,
+            "spec": "tiny",
+            "seeds": list(range(SEEDS + 1)),
+            "runs": [*ids, None],
+            "created": pytest.approx(time.time(), abs=600),
+            "overrides": {},
+            "cancelled": [],
+        }
+    ]
 
 
-@pytest.mark.parametrize("query", ["runs=nosuchrun", "runs={ok},nosuchrun", "runs=../{ok}", "runs=..",
-                                   "runs={ok}/../{ok}", "sweep=sweep-20990101-000000", "sweep=../../etc",
-                                   "sweep=.sweeps"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "runs=nosuchrun",
+        "runs={ok},nosuchrun",
+        "runs=../{ok}",
+        "runs=..",
+        "runs={ok}/../{ok}",
+        "sweep=sweep-20990101-000000",
+        "sweep=../../etc",
+        "sweep=.sweeps",
+    ],
+)
 async def test_unknown_or_outside_names_are_404(aiohttp_client, sweep_runs, query):
     runs, ids = sweep_runs
     client = await aiohttp_client(create_app(runs))
@@ -192,8 +220,18 @@ async def test_unknown_or_outside_names_are_404(aiohttp_client, sweep_runs, quer
     assert response.headers["Content-Security-Policy"] == SECURITY_HEADERS["Content-Security-Policy"]
 
 
-@pytest.mark.parametrize("query", ["", "runs=", "runs={ok}&x=hours", "runs={ok}&smooth=-1", "runs={ok}&smooth=x",
-                                   "runs={ok}&method=median", "runs={ok}&across=everything"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "runs=",
+        "runs={ok}&x=hours",
+        "runs={ok}&smooth=-1",
+        "runs={ok}&smooth=x",
+        "runs={ok}&method=median",
+        "runs={ok}&across=everything",
+    ],
+)
 async def test_bad_parameters_are_400(aiohttp_client, sweep_runs, query):
     runs, ids = sweep_runs
     client = await aiohttp_client(create_app(runs))

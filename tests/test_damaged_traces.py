@@ -60,7 +60,9 @@ def _def0_ahead(data: dict) -> None:
     in itself, out of turn in its agent's trace."""
     old, new = data["def0"], data["def0"] + 5
     data["def0"] = new
-    data["refs"] = [r + 5 if r >= old and op not in (6, 7) else r for op, r in zip(data["ops"], data["refs"])]
+    data["refs"] = [
+        r + 5 if r >= old and op not in (6, 7) else r for op, r in zip(data["ops"], data["refs"], strict=False)
+    ]
     for refs in (data.get("keyframe") or {}).values():
         refs[:] = [r + 5 if r >= old else r for r in refs]
 
@@ -75,7 +77,12 @@ DAMAGE: dict[str, tuple[Callable[[Lines], tuple[Lines, int]], str]] = {
     "a line deleted": (lambda ls: (ls[: (e := _episode_end(ls))] + ls[e + 1 :], e), "where the trace needs"),
     "a garbage line": (lambda ls: (ls[: (e := _episode_end(ls))] + [b"hello world\n"] + ls[e:], e), "not JSON"),
     'a "return": "lots"': (
-        lambda ls: (ls[: (e := _episode_end(ls))] + [_event(ls[e], data={**orjson.loads(ls[e])["data"], "return": "lots"})] + ls[e + 1 :], e),
+        lambda ls: (
+            ls[: (e := _episode_end(ls))]
+            + [_event(ls[e], data={**orjson.loads(ls[e])["data"], "return": "lots"})]
+            + ls[e + 1 :],
+            e,
+        ),
         "episode.end data: Expected `float | null`, got `str` - at `data.return`",
     ),
     "two lines swapped": (
@@ -109,7 +116,10 @@ DAMAGE: dict[str, tuple[Callable[[Lines], tuple[Lines, int]], str]] = {
         ),
         "not JSON",
     ),
-    "a truncated middle line": (lambda ls: (ls[: (s := _steps(ls))] + [ls[s][:150] + b"\n"] + ls[s + 1 :], s), "not JSON"),
+    "a truncated middle line": (
+        lambda ls: (ls[: (s := _steps(ls))] + [ls[s][:150] + b"\n"] + ls[s + 1 :], s),
+        "not JSON",
+    ),
     "a steps record written twice": (
         lambda ls: (ls[: (s := _steps(ls)) + 1] + [ls[s]] + ls[s + 1 :], s + 1),
         "where the trace needs",
@@ -167,8 +177,11 @@ def _damaged_run(source: Path, into: Path, name: str) -> tuple[Path, int]:
 
 def _snapshot(run_dir: Path) -> dict[str, tuple[bytes, int]]:
     """Every file of the run, byte for byte, with its modification time."""
-    return {str(p.relative_to(run_dir)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(run_dir.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(run_dir)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(run_dir.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _args(command: tuple[str, ...], run_dir: Path, out: Path) -> list[str]:
@@ -228,8 +241,15 @@ def test_export_reads_around_damaged_lines_only_when_told_and_says_so(source, tm
     assert _snapshot(run_dir) == before
 
 
-@pytest.mark.parametrize("name", ["a line deleted", 'a "return": "lots"', "a step record referring to an unknown definition",
-                                  "NUL bytes longer than any line"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a line deleted",
+        'a "return": "lots"',
+        "a step record referring to an unknown definition",
+        "NUL bytes longer than any line",
+    ],
+)
 def test_every_reader_reads_around_when_told(source, tmp_path, name):
     run_dir, line = _damaged_run(source, tmp_path / "runs", name)
     for command in COMMANDS:

@@ -35,8 +35,9 @@ def test_dashboard_of_a_run_without_episodes_draws_axes_only(runs, tmp_path):
 
 
 def test_dashboard_bad_screenshot_name(runs, tmp_path):
-    result = run_main("dashboard", _run_named(runs, "tiny").name, "--runs", str(runs),
-                     "--screenshot", str(tmp_path / "x.jpg"))
+    result = run_main(
+        "dashboard", _run_named(runs, "tiny").name, "--runs", str(runs), "--screenshot", str(tmp_path / "x.jpg")
+    )
     assert result.returncode == 2 and "expected a .png file" in result.stderr
 
 
@@ -60,7 +61,7 @@ def test_dashboard_follows_a_growing_trace(runs, tmp_path):
     board.timer.start(1000)
     assert board.update() == 10 and board.timer.isActive()
     with open(live / "trace.jsonl", "ab") as f:
-        f.write(lines[cut][20:] + b"".join(lines[cut + 1:]))
+        f.write(lines[cut][20:] + b"".join(lines[cut + 1 :]))
     shutil.copy(source / "summary.json", live / "summary.json")
     writer.release()  # the run ended: its summary is written, nobody writes it any more
     assert board.update() == 20

@@ -26,9 +26,7 @@ class TinyChain(gym.Env[int, int]):
         self.reward = reward
         self.s = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
         super().reset(seed=seed)
         self.s = 0
         return 0, {}

@@ -29,8 +29,12 @@ def test_every_n_episodes_a_greedy_evaluation_is_traced_and_the_q_table_is_untou
     learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=0)
     tracer = Tracer("run", "a@localhost", TraceLevel.EPISODE)
     session = EpisodeSession(env, learner, tracer, Percepts(), episodes=30, eval_episodes=4, eval_every=10, seed=0)
-    bridge = RlBridge(session, CheckpointSchedule(session, tmp_path / "q.npz", {}), PolicyCache(session, None, None, "a"),
-                      lambda: None)
+    bridge = RlBridge(
+        session,
+        CheckpointSchedule(session, tmp_path / "q.npz", {}),
+        PolicyCache(session, None, None, "a"),
+        lambda: None,
+    )
     actions = Actions()
     bridge.register(actions)
     (tmp_path / "plans.asl").write_text(PLANS)
@@ -61,8 +65,10 @@ def test_every_n_episodes_a_greedy_evaluation_is_traced_and_the_q_table_is_untou
 
 def test_eval_every_without_evaluation_episodes_is_refused(tmp_path):
     spec = tmp_path / "s.toml"
-    spec.write_text('name = "x"\neval_every = 10\neval_episodes = 0\n[env]\nid = "FrozenLake-v1"\n'
-                    '[[agents]]\nname = "learner"\nasl = "learner.asl"\n')
+    spec.write_text(
+        'name = "x"\neval_every = 10\neval_episodes = 0\n[env]\nid = "FrozenLake-v1"\n'
+        '[[agents]]\nname = "learner"\nasl = "learner.asl"\n'
+    )
     with pytest.raises(SpecError, match=r"s\.toml: eval_every: .*eval_episodes of at least 1"):
         load_spec(spec)
 
@@ -73,9 +79,13 @@ def test_the_multi_process_summary_leaves_evaluations_during_training_out_of_tra
     from bdi_rl.xmpp.telemetry import AgentStats
 
     stats = AgentStats()
-    events = [(AGENT_START, 100.0, {}), (EPISODE_END, 104.0, {"length": 5}),
-              (EVAL, 107.0, {"seconds": 3.0}), (EPISODE_END, 110.0, {"length": 5}),
-              (EVAL, 112.0, {"seconds": 2.0})]
+    events = [
+        (AGENT_START, 100.0, {}),
+        (EPISODE_END, 104.0, {"length": 5}),
+        (EVAL, 107.0, {"seconds": 3.0}),
+        (EPISODE_END, 110.0, {"length": 5}),
+        (EVAL, 112.0, {"seconds": 2.0}),
+    ]
     for kind, ts, data in events:
         stats.add({"kind": kind, "ts": ts, "data": data})
     assert stats.train_seconds == 7.0 and stats.env_steps == 10

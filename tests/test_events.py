@@ -58,13 +58,26 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "options": ("cycle", {"event", "relevant", "applicable", "selected"}, set()),
     "intentions": ("cycle", {"intentions"}, set()),
     "steps": ("step", {"ops", "refs", "at", "def0", "defs"}, {"keyframe", "rl", "cycles"}),
-    "world.step": ("step", {"episode", "step", "agents", "states", "actions", "rewards", "done"},
-                   {"defaulted", "positions", "items"}),
+    "world.step": (
+        "step",
+        {"episode", "step", "agents", "states", "actions", "rewards", "done"},
+        {"defaulted", "positions", "items"},
+    ),
     "world.late": ("episode", {"call", "agents"}, {"stuck"}),
 }
 #: The op code of each kind a step record holds.
-RECORD_OPS = ["belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action", "rl.step", "cycle",
-              "options", "intentions"]
+RECORD_OPS = [
+    "belief.add",
+    "belief.del",
+    "goal.add",
+    "intention.start",
+    "intention.end",
+    "action",
+    "rl.step",
+    "cycle",
+    "options",
+    "intentions",
+]
 #: The fields (required, optional) of what ``steps`` data holds besides its definitions.
 STEPS_PARTS = {
     "rl": ({"s", "a", "r", "s2", "done", "q_after", "q", "epsilon", "eps_rows"}, {"q_before"}),
@@ -73,22 +86,45 @@ STEPS_PARTS = {
     "means": ({"trigger", "plan", "file", "line"}, set()),  # each frame of a stack
 }
 
-STEP = {"s": 3, "a": 1, "r": 0.0, "s2": 7, "done": False, "q_before": 0.5, "q_after": 0.25, "epsilon": 0.1,
-        "q": [0.25, 0.5, 0.125, 0.0]}
+STEP = {
+    "s": 3,
+    "a": 1,
+    "r": 0.0,
+    "s2": 7,
+    "done": False,
+    "q_before": 0.5,
+    "q_after": 0.25,
+    "epsilon": 0.1,
+    "q": [0.25, 0.5, 0.125, 0.0],
+}
 
 
 def _event(kind: str, data: dict, seq: int = 0) -> dict:
-    return {"schema": SCHEMA, "run": "r", "agent": "a@x", "seq": seq, "ts": 1.5, "kind": kind,
-            "episode": 0, "step": 0, "data": data}
+    return {
+        "schema": SCHEMA,
+        "run": "r",
+        "agent": "a@x",
+        "seq": seq,
+        "ts": 1.5,
+        "kind": kind,
+        "episode": 0,
+        "step": 0,
+        "data": data,
+    }
 
 
 def test_the_module_defines_the_format_as_it_is():
     assert {kind: level.name.lower() for kind, level in KIND_LEVEL.items()} == {
-        kind: level for kind, (level, _, _) in FORMAT.items()}
-    assert {kind: (set(record.__required_keys__), set(record.__optional_keys__))
-            for kind, record in KIND_DATA.items()} == {kind: (req, opt) for kind, (_, req, opt) in FORMAT.items()}
-    constants = {name: value for name, value in vars(registry).items()
-                 if name.isupper() and isinstance(value, str) and value in KIND_LEVEL}
+        kind: level for kind, (level, _, _) in FORMAT.items()
+    }
+    assert {
+        kind: (set(record.__required_keys__), set(record.__optional_keys__)) for kind, record in KIND_DATA.items()
+    } == {kind: (req, opt) for kind, (_, req, opt) in FORMAT.items()}
+    constants = {
+        name: value
+        for name, value in vars(registry).items()
+        if name.isupper() and isinstance(value, str) and value in KIND_LEVEL
+    }
     assert sorted(constants.values()) == sorted(KIND_LEVEL)  # one constant per kind
     assert all(name == kind.upper().replace(".", "_") for name, kind in constants.items())
     assert (registry.SCHEMA, registry.SCHEMA_V1) == ("bdi-rl.trace/2", "bdi-rl.trace/1")
@@ -96,11 +132,15 @@ def test_the_module_defines_the_format_as_it_is():
     assert set(registry.LINE_KINDS[registry.SCHEMA]) == set(FORMAT) - set(RECORD_OPS)
     assert set(registry.LINE_KINDS[registry.SCHEMA_V1]) == set(FORMAT) - {"options", "intentions", "steps"}
     hints = typing.get_type_hints(KIND_DATA["steps"])
-    parts = {"rl": hints["rl"], "keyframe": hints["keyframe"],
-             "intentions": typing.get_args(typing.get_type_hints(KIND_DATA["intentions"])["intentions"])[0]}
+    parts = {
+        "rl": hints["rl"],
+        "keyframe": hints["keyframe"],
+        "intentions": typing.get_args(typing.get_type_hints(KIND_DATA["intentions"])["intentions"])[0],
+    }
     parts["means"] = typing.get_args(typing.get_type_hints(parts["intentions"])["means"])[0]
-    assert {name: (set(record.__required_keys__), set(record.__optional_keys__))
-            for name, record in parts.items()} == STEPS_PARTS
+    assert {
+        name: (set(record.__required_keys__), set(record.__optional_keys__)) for name, record in parts.items()
+    } == STEPS_PARTS
 
 
 def _steps_data(**changes) -> dict:
@@ -116,25 +156,28 @@ END = {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5}
 RL = _steps_data()["rl"]
 
 
-@pytest.mark.parametrize("schema, kind, data, field", [
-    (SCHEMA, "episode.end", {**END, "length": "three"}, "`data.length`"),
-    (SCHEMA, "episode.end", {**END, "goal": [3, "x"]}, "`data.goal[1]`"),
-    (SCHEMA, "episode.end", {k: v for k, v in END.items() if k != "outcome"}, "field `outcome`"),
-    (SCHEMA, "episode.end", {**END, "note": 1}, "field `note`"),
-    (SCHEMA, "steps", _steps_data(rl={**RL, "s": ["three"]}), "`data.rl.s[0]`"),
-    (SCHEMA, "steps", _steps_data(rl={**RL, "r": ["high"]}), "`data.rl.r[0]`"),
-    (SCHEMA, "steps", _steps_data(ops="0,6"), "`data.ops`"),
-    (SCHEMA, "steps", _steps_data(defs=[7]), "`data.defs[0]`"),
-    (SCHEMA, "steps", {k: v for k, v in _steps_data().items() if k != "def0"}, "field `def0`"),
-    (SCHEMA, "steps", _steps_data(note=1), "field `note`"),
-    (SCHEMA, "steps", _steps_data(refs=[0]), "2 ops"),  # the record's own check (check_record)
-    # format 1 (old traces): a step-level kind's line checked field by field as ever
-    (SCHEMA_V1, "rl.step", {**STEP, "s": "three"}, "`data.s`"),
-    (SCHEMA_V1, "rl.step", {**STEP, "q": [0.5, "high"]}, "`data.q[1]`"),
-    (SCHEMA_V1, "rl.step", {**STEP, "done": 0}, "`data.done`"),
-    (SCHEMA_V1, "rl.step", {k: v for k, v in STEP.items() if k != "a"}, "field `a`"),
-    (SCHEMA_V1, "rl.step", {**STEP, "note": 1}, "field `note`"),
-])
+@pytest.mark.parametrize(
+    "schema, kind, data, field",
+    [
+        (SCHEMA, "episode.end", {**END, "length": "three"}, "`data.length`"),
+        (SCHEMA, "episode.end", {**END, "goal": [3, "x"]}, "`data.goal[1]`"),
+        (SCHEMA, "episode.end", {k: v for k, v in END.items() if k != "outcome"}, "field `outcome`"),
+        (SCHEMA, "episode.end", {**END, "note": 1}, "field `note`"),
+        (SCHEMA, "steps", _steps_data(rl={**RL, "s": ["three"]}), "`data.rl.s[0]`"),
+        (SCHEMA, "steps", _steps_data(rl={**RL, "r": ["high"]}), "`data.rl.r[0]`"),
+        (SCHEMA, "steps", _steps_data(ops="0,6"), "`data.ops`"),
+        (SCHEMA, "steps", _steps_data(defs=[7]), "`data.defs[0]`"),
+        (SCHEMA, "steps", {k: v for k, v in _steps_data().items() if k != "def0"}, "field `def0`"),
+        (SCHEMA, "steps", _steps_data(note=1), "field `note`"),
+        (SCHEMA, "steps", _steps_data(refs=[0]), "2 ops"),  # the record's own check (check_record)
+        # format 1 (old traces): a step-level kind's line checked field by field as ever
+        (SCHEMA_V1, "rl.step", {**STEP, "s": "three"}, "`data.s`"),
+        (SCHEMA_V1, "rl.step", {**STEP, "q": [0.5, "high"]}, "`data.q[1]`"),
+        (SCHEMA_V1, "rl.step", {**STEP, "done": 0}, "`data.done`"),
+        (SCHEMA_V1, "rl.step", {k: v for k, v in STEP.items() if k != "a"}, "field `a`"),
+        (SCHEMA_V1, "rl.step", {**STEP, "note": 1}, "field `note`"),
+    ],
+)
 def test_telemetry_refuses_data_that_is_not_its_kinds_naming_kind_and_field(tmp_path, schema, kind, data, field):
     event = {**_event(kind, data), "schema": schema}
     body = encode_batch("r", "a@x", [event])
@@ -149,8 +192,9 @@ def test_telemetry_refuses_data_that_is_not_its_kinds_naming_kind_and_field(tmp_
 def test_data_the_writers_build_passes_and_a_non_finite_float_is_written_as_null():
     tracer = Tracer("r", "a@x", TraceLevel.STEP)
     tracer.emit(registry.RL_STEP, {**STEP, "q_after": math.nan, "q": [math.inf, 0.0]})
-    tracer.emit(registry.EPISODE_END, {"return": -math.inf, "length": 3, "outcome": "goal", "epsilon": 0.5,
-                                     "goal": [3, 3]})
+    tracer.emit(
+        registry.EPISODE_END, {"return": -math.inf, "length": 3, "outcome": "goal", "epsilon": 0.5, "goal": [3, 3]}
+    )
     tracer.emit(registry.MSG_RECV, {"from": "b@x", "performative": None, "content": "", "rejected": "why"})
     _, body = tracer.next_batch()
     record, end, _ = decode_batch(body).events
@@ -161,9 +205,11 @@ def test_data_the_writers_build_passes_and_a_non_finite_float_is_written_as_null
 
 def test_the_minds_events_pass_the_check(tmp_path):
     """Every kind the mind writes, at cycle level, failures included, is read back by telemetry."""
-    (tmp_path / "agent.asl").write_text("count(0).\n!start.\n!bad.\n"
-                                        "@start +!start : count(N) <- -+count(N + 1); !tick; .note(N).\n"
-                                        "@tick +!tick <- .note(9).\n@bad +!bad <- .boom.\n")
+    (tmp_path / "agent.asl").write_text(
+        "count(0).\n!start.\n!bad.\n"
+        "@start +!start : count(N) <- -+count(N + 1); !tick; .note(N).\n"
+        "@tick +!tick <- .note(9).\n@bad +!bad <- .boom.\n"
+    )
     tracer = Tracer("r", "a@x", TraceLevel.CYCLE)
     _run(load_mind(tmp_path / "agent.asl", _actions([]), "a", tracer))
     tracer.flush_record()
@@ -171,8 +217,18 @@ def test_the_minds_events_pass_the_check(tmp_path):
     batch = decode_batch(body)
     assert set(batch.kinds) == {"steps", "intention.fail"}
     written = {e["kind"] for e in expanded(batch.events)}  # format 2 traces every internal action (.note)
-    assert written == {"belief.add", "belief.del", "goal.add", "intention.start", "intention.end", "action",
-                       "intention.fail", "cycle", "options", "intentions"}
+    assert written == {
+        "belief.add",
+        "belief.del",
+        "goal.add",
+        "intention.start",
+        "intention.end",
+        "action",
+        "intention.fail",
+        "cycle",
+        "options",
+        "intentions",
+    }
 
 
 @pytest.mark.slow
@@ -181,8 +237,9 @@ def test_every_event_of_a_real_run_is_of_a_known_kind_with_its_data(tmp_path):
     telemetry wrote passes the check line by line (the check a resumed run starts with)."""
     spec = tmp_path / "team.toml"
     spec.write_text(_team_spec("ev"))
-    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", "--episodes", "20",
-                     "--trace", "cycle")
+    result = run_cli(
+        "run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", "--episodes", "20", "--trace", "cycle"
+    )
     assert result.returncode == 0, result.stderr
     path = run_named(tmp_path / "runs", "team") / "trace.jsonl"
     scan = check_trace(path, keep=KIND_LEVEL)
@@ -190,9 +247,27 @@ def test_every_event_of_a_real_run_is_of_a_known_kind_with_its_data(tmp_path):
     lines = {orjson.loads(line)["kind"] for line in scan.kept}
     assert "steps" in lines and lines <= set(registry.LINE_KINDS[SCHEMA])
     kinds = {event["kind"] for event in read_trace(path)}  # records expanded (by the one reader)
-    assert kinds >= {"run.start", "run.stop", "agent.start", "agent.stop", "episode.end", "eval", "qtable.save",
-                     "msg.send", "msg.recv", "belief.add", "belief.del", "goal.add", "intention.start",
-                     "intention.end", "action", "rl.step", "cycle", "options", "intentions"}
+    assert kinds >= {
+        "run.start",
+        "run.stop",
+        "agent.start",
+        "agent.stop",
+        "episode.end",
+        "eval",
+        "qtable.save",
+        "msg.send",
+        "msg.recv",
+        "belief.add",
+        "belief.del",
+        "goal.add",
+        "intention.start",
+        "intention.end",
+        "action",
+        "rl.step",
+        "cycle",
+        "options",
+        "intentions",
+    }
 
 
 async def test_the_viewer_serves_the_kinds_and_its_page_has_a_view_for_each(aiohttp_client, tmp_path):
@@ -254,18 +329,32 @@ def test_no_module_but_the_event_module_names_a_kind():
         name = path.relative_to(PACKAGE).as_posix()
         if name == "trace/kinds.py":
             continue
-        offences += [f"bdi_rl/{name}:{line}: {kind!r}" for line, kind in _kind_literals(ast.parse(path.read_text()))
-                     if (name, kind) not in OTHER_VOCABULARIES]
+        offences += [
+            f"bdi_rl/{name}:{line}: {kind!r}"
+            for line, kind in _kind_literals(ast.parse(path.read_text()))
+            if (name, kind) not in OTHER_VOCABULARIES
+        ]
     for path in sorted((PACKAGE / "readers" / "static").iterdir()):
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            offences += [f"bdi_rl/readers/static/{path.name}:{number}: {kind!r}" for kind in KIND_LEVEL
-                         if re.search(rf"""(["'`]){re.escape(kind)}\1""", line)]
-    assert not offences, "kind names written outside bdi_rl/trace/kinds.py (import its constants):\n" + \
-        "\n".join(offences)
+            offences += [
+                f"bdi_rl/readers/static/{path.name}:{number}: {kind!r}"
+                for kind in KIND_LEVEL
+                if re.search(rf"""(["'`]){re.escape(kind)}\1""", line)
+            ]
+    assert not offences, "kind names written outside bdi_rl/trace/kinds.py (import its constants):\n" + "\n".join(
+        offences
+    )
 
 
 def test_the_scan_finds_kinds_written_as_literals():
-    source = ('tracer.emit("eval", d)\nif event["kind"] == "cycle": pass\nx = {"kind": "action"}\n'
-              'y = kind in ("msg.send", "other")\nz = b\'"kind":"rl.step"\'\nlabel = "eval"\n')
-    assert _kind_literals(ast.parse(source)) == [(1, "eval"), (2, "cycle"), (3, "action"), (4, "msg.send"),
-                                                  (5, "rl.step")]
+    source = (
+        'tracer.emit("eval", d)\nif event["kind"] == "cycle": pass\nx = {"kind": "action"}\n'
+        'y = kind in ("msg.send", "other")\nz = b\'"kind":"rl.step"\'\nlabel = "eval"\n'
+    )
+    assert _kind_literals(ast.parse(source)) == [
+        (1, "eval"),
+        (2, "cycle"),
+        (3, "action"),
+        (4, "msg.send"),
+        (5, "rl.step"),
+    ]

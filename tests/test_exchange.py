@@ -25,9 +25,16 @@ def trained(tmp_path_factory) -> Path:
     run_dir = trained_run(tmp_path_factory.mktemp("exchange") / "runs")
     table = load_checkpoint(run_dir / "qtables" / "learner.npz")
     (run_dir / "policies").mkdir()
-    (run_dir / "policies" / "learner.json").write_text(json.dumps({
-        "format": 1, "agent": "learner", "env": table.meta["env"],
-        "policies": [{"goal": [3, 3], "actions": "1,1,2,2,1,2", "confidence": 1.0}]}))
+    (run_dir / "policies" / "learner.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "agent": "learner",
+                "env": table.meta["env"],
+                "policies": [{"goal": [3, 3], "actions": "1,1,2,2,1,2", "confidence": 1.0}],
+            }
+        )
+    )
     return run_dir
 
 
@@ -78,8 +85,13 @@ def _manifest(file: Path) -> dict:
         return json.loads(archive.read("manifest.json"))
 
 
-def _rebuilt(source: Path, target: Path, manifest: dict | None = None, members: dict[str, bytes] | None = None,
-             drop: tuple[str, ...] = ()) -> None:
+def _rebuilt(
+    source: Path,
+    target: Path,
+    manifest: dict | None = None,
+    members: dict[str, bytes] | None = None,
+    drop: tuple[str, ...] = (),
+) -> None:
     """``source``'s archive with its manifest or members replaced (a hostile or damaged export)."""
     with zipfile.ZipFile(source) as archive:
         contents = {name: archive.read(name) for name in archive.namelist() if name not in drop}
@@ -94,8 +106,7 @@ def _rebuilt(source: Path, target: Path, manifest: dict | None = None, members: 
 def _entry_point_table(tmp_path: Path) -> bytes:
     env = make_env("FrozenLake-v1", {"map_name": "4x4"}).state_space_signature()
     path = tmp_path / "t.npz"
-    save_checkpoint(path, np.zeros((16, 4)), {"agent": "learner", "episodes": 1,
-                                              "env": {**env, "env_id": "os:system"}})
+    save_checkpoint(path, np.zeros((16, 4)), {"agent": "learner", "episodes": 1, "env": {**env, "env_id": "os:system"}})
     return path.read_bytes()
 
 
@@ -103,8 +114,9 @@ def _lying_table(tmp_path: Path) -> bytes:
     """A 16-state table whose metadata says it was trained on the 8x8 map."""
     env = make_env("FrozenLake-v1", {"map_name": "4x4"}).state_space_signature()
     path = tmp_path / "t.npz"
-    save_checkpoint(path, np.zeros((16, 4)), {"agent": "learner", "episodes": 1, "env": env,
-                                              "env_kwargs": {"map_name": "8x8"}})
+    save_checkpoint(
+        path, np.zeros((16, 4)), {"agent": "learner", "episodes": 1, "env": env, "env_kwargs": {"map_name": "8x8"}}
+    )
     return path.read_bytes()
 
 
@@ -118,28 +130,65 @@ def _with_table(exported: Path, target: Path, data: bytes) -> None:
 BAD_EXPORTS = {
     "not a zip": (lambda e, t, tmp: t.write_bytes(b"PK nope"), "not a bdi-rl export or checkpoint (not a zip archive)"),
     "an empty zip": (lambda e, t, tmp: zipfile.ZipFile(t, "w").close(), "neither a bdi-rl export"),
-    "manifest not JSON": (lambda e, t, tmp: _rebuilt(e, t, members={"manifest.json": b"{nope"}), "manifest.json is not JSON"),
-    "another format": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "format": "x/9"}), "manifest.json field format"),
+    "manifest not JSON": (
+        lambda e, t, tmp: _rebuilt(e, t, members={"manifest.json": b"{nope"}),
+        "manifest.json is not JSON",
+    ),
+    "another format": (
+        lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "format": "x/9"}),
+        "manifest.json field format",
+    ),
     "no tables": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "tables": []}), "manifest.json field tables"),
-    "a path as agent": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "tables": [
-        {**_manifest(e)["tables"][0], "agent": "../../etc"}]}), "manifest.json field tables[0].agent"),
-    "a path as file": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "tables": [
-        {**_manifest(e)["tables"][0], "file": "../learner.npz"}]}), "not qtables/<agent>.npz"),
-    "a member not listed": (lambda e, t, tmp: _rebuilt(e, t, members={"../../evil.sh": b"rm -rf /"}),
-                            "'../../evil.sh' is in the archive but not in its manifest.json"),
-    "a listed member missing": (lambda e, t, tmp: _rebuilt(e, t, drop=("qtables/learner.npz",)),
-                                "qtables/learner.npz is named in the manifest but not in the archive"),
-    "changed since export": (lambda e, t, tmp: _rebuilt(e, t, members={"qtables/learner.npz": b"x" * 100}),
-                             "its SHA-256 is not the manifest's"),
-    "policy cache for nobody": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "policies": [
-        {**_manifest(e)["policies"][0], "agent": "someone"}]}), "belongs to no table"),
-    "a bad policy cache": (lambda e, t, tmp: _rebuilt(e, t, {**_manifest(e), "policies": [
-        {**_manifest(e)["policies"][0], "sha256": hashlib.sha256(b"{}").hexdigest()}]},
-        {"policies/learner.json": b"{}"}), "policies/learner.json: policy cache field"),
-    "an env entry point": (lambda e, t, tmp: _with_table(e, t, _entry_point_table(tmp)),
-                           "is for the env entry point 'os:system'"),
-    "a table that lies about its env": (lambda e, t, tmp: _with_table(e, t, _lying_table(tmp)),
-                                        "table 16x4 vs 64x4 (states x actions)"),
+    "a path as agent": (
+        lambda e, t, tmp: _rebuilt(
+            e, t, {**_manifest(e), "tables": [{**_manifest(e)["tables"][0], "agent": "../../etc"}]}
+        ),
+        "manifest.json field tables[0].agent",
+    ),
+    "a path as file": (
+        lambda e, t, tmp: _rebuilt(
+            e, t, {**_manifest(e), "tables": [{**_manifest(e)["tables"][0], "file": "../learner.npz"}]}
+        ),
+        "not qtables/<agent>.npz",
+    ),
+    "a member not listed": (
+        lambda e, t, tmp: _rebuilt(e, t, members={"../../evil.sh": b"rm -rf /"}),
+        "'../../evil.sh' is in the archive but not in its manifest.json",
+    ),
+    "a listed member missing": (
+        lambda e, t, tmp: _rebuilt(e, t, drop=("qtables/learner.npz",)),
+        "qtables/learner.npz is named in the manifest but not in the archive",
+    ),
+    "changed since export": (
+        lambda e, t, tmp: _rebuilt(e, t, members={"qtables/learner.npz": b"x" * 100}),
+        "its SHA-256 is not the manifest's",
+    ),
+    "policy cache for nobody": (
+        lambda e, t, tmp: _rebuilt(
+            e, t, {**_manifest(e), "policies": [{**_manifest(e)["policies"][0], "agent": "someone"}]}
+        ),
+        "belongs to no table",
+    ),
+    "a bad policy cache": (
+        lambda e, t, tmp: _rebuilt(
+            e,
+            t,
+            {
+                **_manifest(e),
+                "policies": [{**_manifest(e)["policies"][0], "sha256": hashlib.sha256(b"{}").hexdigest()}],
+            },
+            {"policies/learner.json": b"{}"},
+        ),
+        "policies/learner.json: policy cache field",
+    ),
+    "an env entry point": (
+        lambda e, t, tmp: _with_table(e, t, _entry_point_table(tmp)),
+        "is for the env entry point 'os:system'",
+    ),
+    "a table that lies about its env": (
+        lambda e, t, tmp: _with_table(e, t, _lying_table(tmp)),
+        "table 16x4 vs 64x4 (states x actions)",
+    ),
 }
 
 
@@ -180,10 +229,14 @@ def test_a_damaged_table_is_not_exported(trained, tmp_path, case):
 
 
 def test_export_and_import_refuse_what_is_not_there(tmp_path):
-    assert "no such run directory or checkpoint file" in run_main("qtable", "export", str(tmp_path / "x"),
-                                                                  str(tmp_path / "o.zip")).stderr
+    assert (
+        "no such run directory or checkpoint file"
+        in run_main("qtable", "export", str(tmp_path / "x"), str(tmp_path / "o.zip")).stderr
+    )
     (tmp_path / "empty").mkdir()
-    assert "no Q-table checkpoint to export" in run_main("qtable", "export", str(tmp_path / "empty"),
-                                                         str(tmp_path / "o.zip")).stderr
+    assert (
+        "no Q-table checkpoint to export"
+        in run_main("qtable", "export", str(tmp_path / "empty"), str(tmp_path / "o.zip")).stderr
+    )
     assert "no such file" in run_main("qtable", "import", str(tmp_path / "x.zip"), "--runs", str(tmp_path / "r")).stderr
     assert not (tmp_path / "r").exists() and not (tmp_path / "o.zip").exists()

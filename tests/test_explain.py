@@ -21,8 +21,9 @@ def test_greedy_choice_names_the_action_and_its_value():
 def test_a_move_below_the_maximum_can_only_be_exploring():
     why = explain_step(_step(0, [0.1, 0.2, 0.7, 0.3], epsilon=0.8), NAMES)
     assert why["explored"] is True and why["greedy"] == ["right"]
-    assert why["why"] == ("left: an exploring move (epsilon 80%); the greedy choice in state 9 "
-                          "was right with Q 0.7, left had 0.1")
+    assert why["why"] == (
+        "left: an exploring move (epsilon 80%); the greedy choice in state 9 was right with Q 0.7, left had 0.1"
+    )
 
 
 def test_ties_are_reported_as_ties():

@@ -27,7 +27,7 @@ def test_csv_holds_every_episode_and_the_evaluation(runs, tmp_path):
     assert [float(r["episodic_return"]) for r in episodes] == [e["data"]["return"] for e in ends]
     assert [int(r["episodic_length"]) for r in episodes] == [e["data"]["length"] for e in ends]
     steps = 0
-    for row, end in zip(episodes, ends):
+    for row, end in zip(episodes, ends, strict=False):
         steps += end["data"]["length"]
         assert int(row["global_step"]) == steps and float(row["epsilon"]) == end["data"]["epsilon"]
     evaluation = [e for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == "eval"][0]["data"]
@@ -46,8 +46,13 @@ def test_tensorboard_scalars_use_cleanrl_tags(runs, tmp_path):
     accumulator = EventAccumulator(str(logs))
     accumulator.Reload()
     tags = set(accumulator.Tags()["scalars"])
-    assert {"charts/episodic_return", "charts/episodic_length", "charts/epsilon", "charts/SPS",
-            "eval/episodic_return"} <= tags
+    assert {
+        "charts/episodic_return",
+        "charts/episodic_length",
+        "charts/epsilon",
+        "charts/SPS",
+        "eval/episodic_return",
+    } <= tags
     ends = _episode_ends(run_dir)
     returns = accumulator.Scalars("charts/episodic_return")
     assert [s.value for s in returns] == pytest.approx([e["data"]["return"] for e in ends])
@@ -59,7 +64,6 @@ def test_tensorboard_scalars_use_cleanrl_tags(runs, tmp_path):
 
 
 def test_export_of_a_run_without_episodes_is_refused(runs, tmp_path):
-    result = run_main("export", _run_named(runs, "hostile").name, "--runs", str(runs),
-                     "--csv", str(tmp_path / "x.csv"))
+    result = run_main("export", _run_named(runs, "hostile").name, "--runs", str(runs), "--csv", str(tmp_path / "x.csv"))
     assert result.returncode == 2 and "no episodes" in result.stderr
     assert not (tmp_path / "x.csv").exists()

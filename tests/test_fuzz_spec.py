@@ -9,11 +9,10 @@ from pathlib import Path
 
 import tomli_w
 from hypothesis import HealthCheck, given, settings
-
-from tests.fuzzing import examples
 from hypothesis import strategies as st
 
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec, parse_spec
+from tests.fuzzing import examples
 
 FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -38,19 +37,78 @@ port = 8765
 """)
 
 #: every key a spec knows, and a few it does not
-KEYS = ["name", "episodes", "seed", "trace", "eval_episodes", "checkpoint_every", "env", "id", "kwargs",
-        "max_episode_steps", "goals", "goal_every", "agents", "count", "asl", "role", "mode", "learning",
-        "beliefs", "warm_start", "warm_epsilon", "alpha", "alpha_min", "alpha_decay", "gamma",
-        "epsilon_start", "epsilon_end", "epsilon_decay_episodes", "q_init", "xmpp", "server", "domain",
-        "port", "trust", "telemetry", "flush_seconds", "viewer", "enabled", "host", "nope", ""]
+KEYS = [
+    "name",
+    "episodes",
+    "seed",
+    "trace",
+    "eval_episodes",
+    "checkpoint_every",
+    "env",
+    "id",
+    "kwargs",
+    "max_episode_steps",
+    "goals",
+    "goal_every",
+    "agents",
+    "count",
+    "asl",
+    "role",
+    "mode",
+    "learning",
+    "beliefs",
+    "warm_start",
+    "warm_epsilon",
+    "alpha",
+    "alpha_min",
+    "alpha_decay",
+    "gamma",
+    "epsilon_start",
+    "epsilon_end",
+    "epsilon_decay_episodes",
+    "q_init",
+    "xmpp",
+    "server",
+    "domain",
+    "port",
+    "trust",
+    "telemetry",
+    "flush_seconds",
+    "viewer",
+    "enabled",
+    "host",
+    "nope",
+    "",
+]
 
 scalars = st.one_of(
-    st.integers(-2**70, 2**70), st.floats(), st.booleans(),
-    st.text(max_size=30), st.sampled_from(["learner", "step", "episode", "cycle", "coordinator",
-                                           "embedded", "localhost:5222", "FrozenLake-v1", "léa", "x" * 300]),
-    st.dates(), st.datetimes(), st.times())
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)), max_leaves=12)
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.booleans(),
+    st.text(max_size=30),
+    st.sampled_from(
+        [
+            "learner",
+            "step",
+            "episode",
+            "cycle",
+            "coordinator",
+            "embedded",
+            "localhost:5222",
+            "FrozenLake-v1",
+            "léa",
+            "x" * 300,
+        ]
+    ),
+    st.dates(),
+    st.datetimes(),
+    st.times(),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 def _paths(table: dict, prefix: tuple = ()) -> list[tuple]:
@@ -99,10 +157,18 @@ def test_a_valid_spec_with_one_value_changed_is_a_spec_or_one_line(data):
     _answers(spec)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                   HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.binary(max_size=400), st.text(max_size=400).map(str.encode),
-                 st.just(("x = " + "[" * 3000 + "]" * 3000).encode())))
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.one_of(
+        st.binary(max_size=400),
+        st.text(max_size=400).map(str.encode),
+        st.just(("x = " + "[" * 3000 + "]" * 3000).encode()),
+    )
+)
 def test_any_file_is_a_spec_or_one_line(tmp_path, content):
     path = tmp_path / "spec.toml"
     path.write_bytes(content)

@@ -48,7 +48,7 @@ def test_round_trip_then_only_the_appended_part_is_read(team_run, tmp_path):
     assert loaded is not None and loaded.indexed_bytes == first.indexed_bytes
     _same(loaded, first)
     with open(trace, "ab") as f:  # the run went on
-        f.write(whole[len(whole) * 2 // 3:])
+        f.write(whole[len(whole) * 2 // 3 :])
     loaded.refresh()
     _same(loaded, _fresh(team_run))
     agent = max(loaded.agents, key=lambda name: loaded.agents[name].events)
@@ -163,12 +163,12 @@ async def test_a_big_run_answers_at_once_and_the_background_indexes_the_rest(tea
                 break
             await asyncio.sleep(0.05)
         assert body["indexing"] is None
-        assert {jid: a["episodes"] for jid, a in body["agents"].items()} == \
-            {jid: a.episodes for jid, a in full.agents.items()}
+        assert {jid: a["episodes"] for jid, a in body["agents"].items()} == {
+            jid: a.episodes for jid, a in full.agents.items()
+        }
     assert cache_file(cache, team_run).is_file()  # saved when it was complete
 
-    again = create_app(team_run.parent,
-                       indexer=Indexer(team_run.parent, cache, **{**small, "request_budget": 0}))
+    again = create_app(team_run.parent, indexer=Indexer(team_run.parent, cache, **{**small, "request_budget": 0}))
     async with TestClient(TestServer(again)) as client:  # no budget: only the cache can answer
         body = await (await client.get(f"/api/runs/{team_run.name}")).json()
         assert body["indexing"] is None and body["events"] == sum(a.events for a in full.agents.values())

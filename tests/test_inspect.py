@@ -8,8 +8,8 @@ import pytest
 
 from bdi_rl.trace.kinds import CYCLE, INTENTIONS, OPTIONS
 from bdi_rl.trace.reading import read_trace
-from tests.conftest import run_main
 from tests.conftest import beliefs_after as _beliefs_after
+from tests.conftest import run_main
 from tests.conftest import run_named as _run_named
 
 
@@ -29,19 +29,25 @@ def test_inspect_finds_an_episode_and_step(runs):
     result = run_main("inspect", str(run_dir), "--agent", "learner@localhost", "--episode", "5", "--step", "2")
     assert result.returncode == 0, result.stderr
     assert "episode 5, step 2" in result.stdout and "rl.step" in result.stdout  # the step's last event
-    step = next(e for e in read_trace(run_dir / "trace.jsonl")
-                if e["kind"] == "rl.step" and e["episode"] == 5 and e["step"] == 2)["data"]
+    step = next(
+        e
+        for e in read_trace(run_dir / "trace.jsonl")
+        if e["kind"] == "rl.step" and e["episode"] == 5 and e["step"] == 2
+    )["data"]
     action = ["left", "down", "right", "up"][step["a"]]
     assert f"why {action}? {action}: " in result.stdout  # the choice explained in words
     assert "Q[s]: left " in result.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--agent", "ghost"], "--agent ghost: no such agent in this run (agents: learner)"),
-    (["--agent", "learner", "--event", "99999999"], "--event 99999999: learner@localhost has events 0.."),
-    (["--agent", "learner", "--episode", "999"], "episode 999 is not in the trace"),
-    (["--agent", "learner", "--step", "3"], "--step needs --episode"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--agent", "ghost"], "--agent ghost: no such agent in this run (agents: learner)"),
+        (["--agent", "learner", "--event", "99999999"], "--event 99999999: learner@localhost has events 0.."),
+        (["--agent", "learner", "--episode", "999"], "episode 999 is not in the trace"),
+        (["--agent", "learner", "--step", "3"], "--step needs --episode"),
+    ],
+)
 def test_inspect_bad_input_is_one_line(runs, args, message):
     run = _run_named(runs, "tiny").name
     result = run_main("inspect", run, "--runs", str(runs), *args)
@@ -57,8 +63,10 @@ def test_inspect_an_unknown_run(tmp_path):
 def test_inspect_shows_intention_stacks_events_and_options_at_cycle_level(cycle_run):
     events = [e for e in read_trace(cycle_run / "trace.jsonl") if e["agent"] == "learner@localhost"]
     position = [i for i, e in enumerate(events) if e["episode"] == 1 and e["step"] == 2][-1]
-    latest = {kind: next(e["data"] for e in reversed(events[: position + 1]) if e["kind"] == kind)
-              for kind in (INTENTIONS, OPTIONS, CYCLE)}
+    latest = {
+        kind: next(e["data"] for e in reversed(events[: position + 1]) if e["kind"] == kind)
+        for kind in (INTENTIONS, OPTIONS, CYCLE)
+    }
     result = run_main("inspect", str(cycle_run), "--agent", "learner", "--episode", "1", "--step", "2")
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -94,4 +102,7 @@ def test_event_data_prints_without_floating_point_noise():
     from bdi_rl.readers.inspector import _tidy
 
     assert _tidy({"epsilon": 0.7150000000000001, "q": [0.1 + 0.2, 1 / 3], "s": 3}) == {
-        "epsilon": 0.715, "q": [0.3, 0.333333333333], "s": 3}
+        "epsilon": 0.715,
+        "q": [0.3, 0.333333333333],
+        "s": 3,
+    }

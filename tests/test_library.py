@@ -30,13 +30,28 @@ def library_runs(tmp_path_factory) -> Path:
     first = trained_run(runs, name="first")
     table = load_checkpoint(first / "qtables" / "learner.npz")
     second = trained_run(runs, name="second", episodes=20)  # then its table as a warm start from first's leaves it
-    save_checkpoint(second / "qtables" / "learner.npz", table.q, {
-        **{k: v for k, v in table.meta.items() if k not in ("format", "shape", "dtype", "checksum", "created")},
-        "run": second.name, "episodes": 20, "total_episodes": 320, "warm_start": table.as_warm_start()})
+    save_checkpoint(
+        second / "qtables" / "learner.npz",
+        table.q,
+        {
+            **{k: v for k, v in table.meta.items() if k not in ("format", "shape", "dtype", "checksum", "created")},
+            "run": second.name,
+            "episodes": 20,
+            "total_episodes": 320,
+            "warm_start": table.as_warm_start(),
+        },
+    )
     (second / "policies").mkdir()
-    (second / "policies" / "learner.json").write_text(json.dumps({
-        "format": 1, "agent": "learner", "env": table.meta["env"],
-        "policies": [{"goal": [3, 3], "actions": "1,1,2,2,1,2", "confidence": 1.0}]}))
+    (second / "policies" / "learner.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "agent": "learner",
+                "env": table.meta["env"],
+                "policies": [{"goal": [3, 3], "actions": "1,1,2,2,1,2", "confidence": 1.0}],
+            }
+        )
+    )
     played = run_main("play", str(first), "--policy-only", "--episodes", "40", "--runs", str(runs), "--no-progress")
     assert played.returncode == 0, played.stderr
     trained_run(runs, name="eight", episodes=10, map_name="8x8")
@@ -147,7 +162,10 @@ async def test_a_huge_or_hostile_file_does_not_stall_the_viewer(library_runs, tm
         assert time.monotonic() < deadline, listing["pending"]
         await asyncio.sleep(0.2)
     entries = {e["agent"]: e for e in listing["entries"] if e["run"].split("__")[1] == "eight"}
-    assert entries["huge"]["integrity"] == f"{2 << 30} bytes: larger than any checkpoint (at most {MAX_FILE_BYTES}); not read"
+    assert (
+        entries["huge"]["integrity"]
+        == f"{2 << 30} bytes: larger than any checkpoint (at most {MAX_FILE_BYTES}); not read"
+    )
     assert "an archive of 70000 members" in entries["members"]["integrity"]
     assert not entries["bomb"]["verified"] and "metadata field" in entries["bomb"]["integrity"]
     assert entries["learner"]["verified"]

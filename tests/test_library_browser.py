@@ -47,14 +47,19 @@ def test_find_play_warm_start_and_resume_from_the_browser(browser, serve, tmp_pa
     page.click("a[href='/library']")
     page.wait_for_selector("body[data-ready='1']")
     groups = page.eval_on_selector_all("section.env-group", "s => s.map(x => x.dataset.group)")
-    assert groups == ["FrozenLake-v1 · grid 4x4 · 16 states x 4 actions", "FrozenLake-v1 · grid 8x8 · 64 states x 4 actions"]
+    assert groups == [
+        "FrozenLake-v1 · grid 4x4 · 16 states x 4 actions",
+        "FrozenLake-v1 · grid 8x8 · 64 states x 4 actions",
+    ]
     assert page.query_selector("img") is None and HOSTILE in page.text_content("#library")  # text, never HTML
 
     page.fill("#find", "eight")
     assert page.eval_on_selector_all("tr[data-key]", "rows => rows.length") == 1
     page.fill("#find", "")
     page.click("section.env-group >> nth=0 >> th[data-sort='episodes']")
-    order = page.eval_on_selector_all("section.env-group >> nth=0 >> tr[data-key]", "rows => rows.map(r => r.dataset.key)")
+    order = page.eval_on_selector_all(
+        "section.env-group >> nth=0 >> tr[data-key]", "rows => rows.map(r => r.dataset.key)"
+    )
     assert order[-1] == f"{serve.det}/learner" and "__odd__" in order[0]  # ascending: 5, 5, then 300 episodes
     row = f"tr[data-key='{serve.det}/learner']"
 

@@ -43,14 +43,18 @@ def _spec(tmp_path: Path, agents: str, **plans: str) -> Path:
 
 def _run(tmp_path: Path, spec: Path, *args: str) -> tuple[Any, float, Path]:
     began = time.monotonic()
-    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", *args,
-                     timeout=ENDS_WITHIN * 3)
+    result = run_cli(
+        "run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", *args, timeout=ENDS_WITHIN * 3
+    )
     return result, time.monotonic() - began, next((tmp_path / "runs").iterdir())
 
 
 def _stops(run_dir: Path) -> dict[str, str]:
-    return {e["agent"].split("@")[0]: e["data"]["reason"] for e in read_trace(run_dir / "trace.jsonl")
-            if e["kind"] == "agent.stop"}
+    return {
+        e["agent"].split("@")[0]: e["data"]["reason"]
+        for e in read_trace(run_dir / "trace.jsonl")
+        if e["kind"] == "agent.stop"
+    }
 
 
 IDLE = '!start.\n@start +!start <- .print("started"); +note(1).\n'
@@ -71,8 +75,10 @@ def test_a_learner_that_stops_without_rl_finish_is_reported_in_seconds(tmp_path)
 
 @pytest.mark.slow
 def test_a_team_member_that_stalls_is_named_and_the_others_finish(tmp_path) -> None:
-    agents = (f'[[agents]]\nname = "worker"\ncount = 2\nasl = "{ASL / "learner.asl"}"\n'
-              '[[agents]]\nname = "idler"\nasl = "idle.asl"\n')
+    agents = (
+        f'[[agents]]\nname = "worker"\ncount = 2\nasl = "{ASL / "learner.asl"}"\n'
+        '[[agents]]\nname = "idler"\nasl = "idle.asl"\n'
+    )
     result, seconds, run_dir = _run(tmp_path, _spec(tmp_path, agents, idle=IDLE))
     assert result.returncode == 1, result.stderr
     assert result.stderr.splitlines() == [STALLED + "idler: no intention left, .rl_finish never called"]
@@ -81,18 +87,25 @@ def test_a_team_member_that_stalls_is_named_and_the_others_finish(tmp_path) -> N
     for name in ("worker-1", "worker-2"):
         assert summary[name]["episodes"] == 20 and "failure" not in summary[name]
     assert summary["idler"]["failure"].startswith("stalled: ")
-    assert _stops(run_dir) == {"worker-1": "finished", "worker-2": "finished",
-                               "idler": "stalled: no intention left, .rl_finish never called"}
+    assert _stops(run_dir) == {
+        "worker-1": "finished",
+        "worker-2": "finished",
+        "idler": "stalled: no intention left, .rl_finish never called",
+    }
 
 
 ASKER = "!start.\n@start +!start <- .send({whom}, askOne, value(X), A); .print(A); .rl_finish.\n"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("whom, said", [
-    ("bob", "alice: waits for an answer to askOne from bob@localhost; bob: waits for {+go/0} (.wait)"),
-    ("nobody", "alice: waits for an answer to askOne from nobody@localhost"),
-], ids=["a peer that never answers", "an agent not in the run"])
+@pytest.mark.parametrize(
+    "whom, said",
+    [
+        ("bob", "alice: waits for an answer to askOne from bob@localhost; bob: waits for {+go/0} (.wait)"),
+        ("nobody", "alice: waits for an answer to askOne from nobody@localhost"),
+    ],
+    ids=["a peer that never answers", "an agent not in the run"],
+)
 def test_an_askone_nobody_answers_is_reported_naming_whom(tmp_path, whom, said) -> None:
     agents = '[[agents]]\nname = "alice"\nasl = "asker.asl"\n'
     if whom == "bob":  # bob's +?value plan waits for a belief nobody will add
@@ -141,7 +154,8 @@ asl = "idle.asl"
     assert summary["world"] == {"role": "world", "episodes": 30, "joint_steps": 30, "seats_left": ["player-2"]}
     late = [e["data"] for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == WORLD_LATE]
     assert late == [{"call": ".rl_reset", "agents": ["player-2"]}] * 2 + [
-        {"call": ".rl_reset", "agents": ["player-2"], "stuck": ["player-2"]}]
+        {"call": ".rl_reset", "agents": ["player-2"], "stuck": ["player-2"]}
+    ]
 
 
 @pytest.mark.slow
@@ -149,8 +163,11 @@ def test_long_waits_and_long_reasoning_cycles_are_not_stalls(tmp_path) -> None:
     """Not a stall: a learner in a 4 s .wait (a timer), and a coordinator that waits for a
     learner whose one reasoning cycle (3000 greedy Taxi episodes) blocks the process for
     seconds. Both runs finish, exit status 0."""
-    spec = _spec(tmp_path, '[[agents]]\nname = "learner"\nasl = "wait.asl"\n',
-                 wait="!start.\n@start +!start <- .wait(4000); .rl_finish.\n")
+    spec = _spec(
+        tmp_path,
+        '[[agents]]\nname = "learner"\nasl = "wait.asl"\n',
+        wait="!start.\n@start +!start <- .wait(4000); .rl_finish.\n",
+    )
     result, seconds, _ = _run(tmp_path, spec)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert seconds > 4
@@ -221,7 +238,8 @@ def test_the_watch_reports_only_a_lasting_stillness_and_backs_off() -> None:
     now[0] = 3.9
     stall = watch.check()
     assert stall is not None and stall.text() == (
-        "a: no intention left, .rl_finish never called; b: waits for an answer to askOne from a@x")
+        "a: no intention left, .rl_finish never called; b: waits for an answer to askOne from a@x"
+    )
     assert watch.snooze() == 4.0 and watch.check() is None
     now[0] = 5.9
     assert watch.check() is not None and watch.snooze() == 8.0 and watch.snooze() == 8.0
@@ -265,4 +283,6 @@ async def test_bdi_rl_run_ends_a_stall_and_names_what_each_agent_waits_for() -> 
     await asyncio.wait_for(xmpp_waiting._wait_for_learners([first, second], None, "fail"), 10)
     assert xmpp_waiting.STALL_SECONDS <= time.monotonic() - began < xmpp_waiting.STALL_SECONDS + 2
     assert (first.failure, second.failure) == (
-        "stalled: no intention left, .rl_finish never called", "stalled: waits for {+go/0} (.wait)")
+        "stalled: no intention left, .rl_finish never called",
+        "stalled: waits for {+go/0} (.wait)",
+    )

@@ -3,8 +3,6 @@ level, scheduling, failures, the spec's beliefs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, load_mind
@@ -84,8 +82,9 @@ def test_included_plans_keep_their_labels_and_their_file(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "shared.asl").write_text("@shared +!go <- .note(2).\n@shared_bad +!bad <- .boom.\n")
     log: list = []
-    mind, tracer = _mind(tmp_path, '!start.\n!bad.\n{ include("lib/shared.asl") }\n'
-                                   "@start +!start <- .note(1); !go.\n", log=log)
+    mind, tracer = _mind(
+        tmp_path, '!start.\n!bad.\n{ include("lib/shared.asl") }\n@start +!start <- .note(1); !go.\n', log=log
+    )
     _run(mind)
     assert log == [1, 2]
     assert {"start", "shared", "shared_bad"} <= {d["plan"] for d in _events(tracer, "intention.start")}
@@ -119,13 +118,17 @@ def test_a_missing_include_is_one_line_naming_it(tmp_path):
 
 def test_trace_shows_goals_intentions_and_beliefs(tmp_path):
     log: list = []
-    mind, tracer = _mind(tmp_path, """
+    mind, tracer = _mind(
+        tmp_path,
+        """
 count(0).
 !start.
 @start +!start <- !tick; !tick; !greet(bob, [1, 2], "a, b").
 @tick +!tick : count(N) <- -+count(N + 1); .note(N).
 +!greet(_, _, _) <- true.
-""", log=log)
+""",
+        log=log,
+    )
     _run(mind)
     assert log == [0, 1]
     kinds = [(e["kind"], e["data"]) for e in _all(tracer)]
@@ -133,8 +136,10 @@ count(0).
     assert ("intention.start", {"trigger": "+!tick", "plan": "tick", "source": "self"}) in kinds
     assert ("intention.end", {"plan": "start"}) in kinds
     # the text as bdi-rl's traces have always written it; a plan without a label by its trigger
-    assert ("intention.start", {"trigger": '+!greet(bob, [1, 2], "a, b")', "plan": "+!greet/3", "source": "self"}) \
-        in kinds
+    assert (
+        "intention.start",
+        {"trigger": '+!greet(bob, [1, 2], "a, b")', "plan": "+!greet/3", "source": "self"},
+    ) in kinds
     assert [d["belief"] for k, d in kinds if k == "belief.add"] == ["count(0)", "count(1)", "count(2)"]
     assert [d["belief"] for k, d in kinds if k == "belief.del"] == ["count(0)", "count(1)"]
     assert belief_texts(mind) == ["count(2)[source(self)]"]
@@ -153,8 +158,11 @@ def test_below_step_level_the_mind_runs_unwrapped(tmp_path):
 
 
 def test_cycle_level_records_every_reasoning_cycle(tmp_path):
-    mind, tracer = _mind(tmp_path, "!start.\n@start +!start <- .note(1); !sub; .note(2).\n@sub +!sub <- .note(3).\n",
-                         level=TraceLevel.CYCLE)
+    mind, tracer = _mind(
+        tmp_path,
+        "!start.\n@start +!start <- .note(1); !sub; .note(2).\n@sub +!sub <- .note(3).\n",
+        level=TraceLevel.CYCLE,
+    )
     _run(mind)
     cycles = _events(tracer, "cycle")
     assert [c["n"] for c in cycles] == list(range(1, len(cycles) + 1)) and cycles
@@ -174,13 +182,18 @@ def test_intentions_take_turns(tmp_path, cycle):
     intention until it blocks, raises an event or spends its slice of loop iterations
     (docs/AGENTSPEAK.md), then the others run."""
     log: list = []
-    mind, _ = _mind(tmp_path, """
+    mind, _ = _mind(
+        tmp_path,
+        """
 n(0).
 !loop.
 !react.
 @loop +!loop <- while (n(N) & N < 3000) { -+n(N + 1); .note(N) }.
 @react +!react <- .note(-1).
-""", log=log, cycle=cycle)
+""",
+        log=log,
+        cycle=cycle,
+    )
     _run(mind)
     assert len(log) == 3001
     if cycle == "jason":
@@ -191,13 +204,17 @@ n(0).
 
 def test_failing_plan_drops_only_its_intention_traced_frame_by_frame(tmp_path):
     log: list = []
-    mind, tracer = _mind(tmp_path, """
+    mind, tracer = _mind(
+        tmp_path,
+        """
 !bad.
 !good.
 @bad +!bad <- !worse.
 @worse +!worse <- .boom; .note(1).
 @good +!good <- .note(2); .note(3).
-""", log=log)
+""",
+        log=log,
+    )
     _run(mind)
     assert log == [2, 3]
     fails = _events(tracer, "intention.fail")
@@ -210,8 +227,9 @@ def test_a_failure_plan_handles_the_failure_and_every_frame_it_unwinds_ends(tmp_
     """Readers keep a stack of running plans (intention.start pushes, intention.end pops by
     label): the frames a failure plan removes end too, so that stack empties."""
     log: list = []
-    mind, tracer = _mind(tmp_path, "!go.\n@go +!go <- !deep.\n@deep +!deep <- .boom.\n"
-                                   "@handler -!go[error(E)] <- .note(E).\n", log=log)
+    mind, tracer = _mind(
+        tmp_path, "!go.\n@go +!go <- !deep.\n@deep +!deep <- .boom.\n@handler -!go[error(E)] <- .note(E).\n", log=log
+    )
     _run(mind)
     assert [str(x) for x in log] == ["ia_failed"] and not _events(tracer, "intention.fail")
     assert [d["plan"] for d in _events(tracer, "intention.start")] == ["go", "deep", "handler"]
@@ -243,10 +261,12 @@ def test_belief_del_records_the_belief_the_plan_removed(tmp_path):
 
 
 def test_the_specs_beliefs_replace_the_files_and_are_the_agents_own(tmp_path):
-    mind, tracer = _mind(tmp_path, "share_every(10)[source(self)].\nkeep(1).\n",
-                         beliefs=[Struct("share_every", (5,)), Struct("note", (1,), frozenset({Struct("x")}))])
-    assert belief_texts(mind) == ["keep(1)[source(self)]", "note(1)[source(self), x]",
-                                  "share_every(5)[source(self)]"]
+    mind, tracer = _mind(
+        tmp_path,
+        "share_every(10)[source(self)].\nkeep(1).\n",
+        beliefs=[Struct("share_every", (5,)), Struct("note", (1,), frozenset({Struct("x")}))],
+    )
+    assert belief_texts(mind) == ["keep(1)[source(self)]", "note(1)[source(self), x]", "share_every(5)[source(self)]"]
     assert [d["belief"] for d in _events(tracer, "belief.add")] == ["keep(1)", "share_every(5)", "note(1)"]
 
 

@@ -21,16 +21,19 @@ def test_the_installed_library_is_the_version_its_patches_were_written_for(distr
 def test_another_version_is_named_with_the_modules_to_recheck(monkeypatch, caplog):
     """What a user with another release sees, once: which library, which modules."""
     old = patches.BY_DISTRIBUTION["spade"]
-    monkeypatch.setitem(patches.BY_DISTRIBUTION, "spade",
-                        patches.Patch("spade", "0.0.1", ("bdi_rl.xmpp.patches",), old.what, old.apply))
+    monkeypatch.setitem(
+        patches.BY_DISTRIBUTION, "spade", patches.Patch("spade", "0.0.1", ("bdi_rl.xmpp.patches",), old.what, old.apply)
+    )
     monkeypatch.setattr(patches, "_warned", set())
     with caplog.at_level(logging.WARNING, logger="bdi_rl.patches"):
         patches.check_versions()
         patches.check_versions()
     messages = [r.getMessage() for r in caplog.records if r.name == "bdi_rl.patches"]
-    assert messages == [f"spade {patches.installed('spade')} is installed, but "
-                        "bdi_rl.xmpp.patches patch its internals as of 0.0.1: re-check them against "
-                        "the new release"]
+    assert messages == [
+        f"spade {patches.installed('spade')} is installed, but "
+        "bdi_rl.xmpp.patches patch its internals as of 0.0.1: re-check them against "
+        "the new release"
+    ]
 
 
 def _python(code: str) -> subprocess.CompletedProcess:

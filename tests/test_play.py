@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.evalstats import bootstrap_mean_interval, evaluation_summary, wilson_interval
 from bdi_rl.rl.qlearning import FrozenLearner, LearningConfig, StepColumns, run_episode
-from bdi_rl.rl.envs import make_env
 from bdi_rl.trace.reading import read_trace
 from tests.checkpoints import BAD_CHECKPOINTS, TRAINED_SPEC, fingerprint, trained_run
 from tests.conftest import run_cli, run_main
@@ -56,7 +56,8 @@ def test_a_frozen_learner_changes_no_q_value():
     columns = StepColumns()
     result = run_episode(env, learner, learn=False, seed=3, collect=columns)
     assert np.array_equal(learner.q, before) and learner.epsilon == 0.0 and learner.episodes == 1
-    assert len(columns.s) == result.length and columns.q_after == [before[s, a] for s, a in zip(columns.s, columns.a)]
+    assert len(columns.s) == result.length
+    assert columns.q_after == [before[s, a] for s, a in zip(columns.s, columns.a, strict=False)]
     assert all(learner.act(s) == int(np.argmax(before[s])) for s in range(16))  # greedy (no ties in this table)
 
 
@@ -122,14 +123,25 @@ def test_the_played_episodes_are_read_by_the_readers(trained, tmp_path):
     mind = run_main("inspect", str(played), "--agent", "learner", "--episode", "3", "--step", "2")
     assert mind.returncode == 0 and '"epsilon": 0.0' in mind.stdout
     kinds = {e["kind"] for e in read_trace(played / "trace.jsonl")}
-    assert {"run.start", "agent.start", "qtable.load", "rl.step", "episode.end", "eval", "agent.stop", "run.stop"} <= kinds
+    assert {
+        "run.start",
+        "agent.start",
+        "qtable.load",
+        "rl.step",
+        "episode.end",
+        "eval",
+        "agent.stop",
+        "run.stop",
+    } <= kinds
 
 
 def _warm_start_line(trained: Path, tmp_path: Path, map_name: str) -> str:
     """What ``bdi-rl run --warm-start`` says of the trained table on a run of ``map_name``."""
     spec = tmp_path / f"on-{map_name}.toml"
     spec.write_text(TRAINED_SPEC.format(name="other", episodes=5, map=map_name, agent="learner", trace="episode"))
-    refused = run_main("run", str(spec), "--warm-start", str(trained), "--runs", str(tmp_path / "warm"), "--no-progress")
+    refused = run_main(
+        "run", str(spec), "--warm-start", str(trained), "--runs", str(tmp_path / "warm"), "--no-progress"
+    )
     assert refused.returncode == 2 and not (tmp_path / "warm").exists()
     return refused.stderr
 
@@ -201,7 +213,11 @@ def test_which_table_and_which_env(trained, tmp_path):
     with open(world / "spec.toml", "a") as f:
         f.write("\n[world]\n")
     refused = _play(world, tmp_path / "none", "--policy-only")
-    assert refused.returncode == 2 and "a shared world's run" in refused.stderr and "play a single-agent run's" in refused.stderr
+    assert (
+        refused.returncode == 2
+        and "a shared world's run" in refused.stderr
+        and "play a single-agent run's" in refused.stderr
+    )
     assert not (tmp_path / "none").exists()
 
 

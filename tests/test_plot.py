@@ -7,8 +7,8 @@ import pytest
 from matplotlib.image import imread
 
 from tests.conftest import MINIMAL_SPEC, run_main
-from tests.fakeruns import learner_run
 from tests.conftest import run_named as _run_named
+from tests.fakeruns import learner_run
 
 
 def _distinct_colours(path) -> int:
@@ -37,14 +37,19 @@ def test_plot_several_seeds_into_one_band(runs, tmp_path, write_spec):
     assert "2 runs" in svg and "across 2 learners" in svg
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nope", "-o", "x.png"], "nope: not a run directory"),
-    (["RUN", "-o", "x.txt"], "expected a .png, .svg or .pdf file"),
-    (["HOSTILE", "-o", "x.png"], "no episodes in these runs' traces"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope", "-o", "x.png"], "nope: not a run directory"),
+        (["RUN", "-o", "x.txt"], "expected a .png, .svg or .pdf file"),
+        (["HOSTILE", "-o", "x.png"], "no episodes in these runs' traces"),
+    ],
+)
 def test_plot_bad_input_is_one_line(runs, tmp_path, args, message, monkeypatch):
-    args = [a.replace("RUN", _run_named(runs, "tiny").name).replace("HOSTILE", _run_named(runs, "hostile").name)
-            for a in args]
+    args = [
+        a.replace("RUN", _run_named(runs, "tiny").name).replace("HOSTILE", _run_named(runs, "hostile").name)
+        for a in args
+    ]
     monkeypatch.chdir(tmp_path)
     result = run_main("plot", *args, "--runs", str(runs))
     assert result.returncode == 2

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bdi_rl.rl.envs import make_env
 from bdi_rl.bdi.policycache import confidence, decode, greedy_sequence
+from bdi_rl.rl.envs import make_env
 from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli
 
@@ -37,11 +37,11 @@ OPEN = '["SFFF", "FHFH", "FFFH", "HFFG"]'
 BLOCKED = '["SFFF", "FHFH", "FFFH", "HHFG"]'  # a hole at (1, 3), on the open map's shortest way
 
 
-def _run(tmp_path: Path, name: str, episodes: int, desc: str, goals: str = "", extra: str = "",
-         decay: int = 80) -> Path:
+def _run(
+    tmp_path: Path, name: str, episodes: int, desc: str, goals: str = "", extra: str = "", decay: int = 80
+) -> Path:
     spec = tmp_path / f"{name}.toml"
-    spec.write_text(SPEC.format(name=name, episodes=episodes, desc=desc, goals=goals, extra=extra,
-                                decay=decay))
+    spec.write_text(SPEC.format(name=name, episodes=episodes, desc=desc, goals=goals, extra=extra, decay=decay))
     result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress")
     assert result.returncode == 0, result.stderr
     return Path(result.stdout.strip().splitlines()[-1])
@@ -53,8 +53,11 @@ def _events(run_dir: Path) -> list[dict]:
 
 
 def _beliefs(events: list[dict], kind: str, prefix: str) -> list[tuple[int, str]]:
-    return [(e["episode"], e["data"]["belief"]) for e in events
-            if e["kind"] == kind and e["data"]["belief"].startswith(prefix)]
+    return [
+        (e["episode"], e["data"]["belief"])
+        for e in events
+        if e["kind"] == kind and e["data"]["belief"].startswith(prefix)
+    ]
 
 
 def test_cached_policy_is_used_fails_on_a_hole_and_is_repaired(tmp_path):
@@ -90,8 +93,7 @@ def test_a_goal_that_moves_away_and_back_gets_its_cached_policy_back(tmp_path):
     """The goal moves every 120 episodes: (3,3), then (2,0), then (3,3) again. Each episode's
     goal is perceived before its plan is chosen, so a cached policy is only ever played for
     its own goal (none fails), and the return to (3,3) is solved from its first episode."""
-    run_dir = _run(tmp_path, "moving", 360, OPEN, goals="goals = [[3, 3], [2, 0]]\ngoal_every = 120",
-                   decay=60)
+    run_dir = _run(tmp_path, "moving", 360, OPEN, goals="goals = [[3, 3], [2, 0]]\ngoal_every = 120", decay=60)
     events = _events(run_dir)
     ends = [e for e in events if e["kind"] == "episode.end"]
     assert [e["data"]["goal"] for e in ends] == [[3, 3]] * 120 + [[2, 0]] * 120 + [[3, 3]] * 120

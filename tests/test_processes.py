@@ -11,14 +11,17 @@ import threading
 import time
 from pathlib import Path
 
-from bdi_rl.xmpp.agent import TraceShipper
 from bdi_rl.trace.reading import read_trace
+from bdi_rl.xmpp.agent import TraceShipper
 from tests.conftest import MINIMAL_SPEC, line_seqs
 
-SPEC = MINIMAL_SPEC.replace('name = "learner"', 'name = "proc"\ncount = 2') + """
+SPEC = (
+    MINIMAL_SPEC.replace('name = "learner"', 'name = "proc"\ncount = 2')
+    + """
 [telemetry]
 name = "telemetry-procs"
 """
+)
 
 
 def _assert_every_event_once(events: list[dict], names: list[str]) -> None:
@@ -39,8 +42,9 @@ def _kill_running(*procs: subprocess.Popen | None) -> None:
 
 
 def _start(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 class _StderrLines:
@@ -116,9 +120,23 @@ def test_agents_and_telemetry_in_separate_processes(ejabberd, tmp_path, write_sp
 def test_roles_need_a_password(tmp_path, write_spec):
     spec = write_spec(SPEC)
     env = {k: v for k, v in os.environ.items() if k != "BDI_RL_XMPP_PASSWORD"}
-    result = subprocess.run([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
-                             "localhost:5222", "--runs", str(tmp_path / "runs")],
-                            env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "telemetry",
+            str(spec),
+            "--xmpp",
+            "localhost:5222",
+            "--runs",
+            str(tmp_path / "runs"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "BDI_RL_XMPP_PASSWORD" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "runs").exists()
@@ -131,7 +149,9 @@ OUTAGE_EPISODES = 2000
 
 def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_spec):
     """kill -9 the telemetry process mid-run, start it again on the same run: every event once."""
-    text = SPEC.replace("episodes = 20", f"episodes = {OUTAGE_EPISODES}").replace("is_slippery = false", "is_slippery = true")
+    text = SPEC.replace("episodes = 20", f"episodes = {OUTAGE_EPISODES}").replace(
+        "is_slippery = false", "is_slippery = true"
+    )
     spec = write_spec(text.replace('name = "proc"', 'name = "crash"').replace("telemetry-procs", "telemetry-crash"))
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
@@ -172,16 +192,19 @@ def test_telemetry_killed_and_restarted_loses_nothing(ejabberd, tmp_path, write_
     for name in ("crash-1", "crash-2"):
         lines = [line for line in learner_err.splitlines() if f"{name}@localhost: " in line]
         bounces = sum("trace batches to telemetry-crash@localhost bounce" in line for line in lines)
-        answers = sum(bool(re.search(r"answers again after [\d.]+ s; [1-9]\d* trace batches had bounced", line))
-                      for line in lines)
+        answers = sum(
+            bool(re.search(r"answers again after [\d.]+ s; [1-9]\d* trace batches had bounced", line)) for line in lines
+        )
         assert 1 <= bounces <= 2 and answers == bounces, "\n".join(lines)
 
 
 def test_scaled_processes_claim_distinct_names(ejabberd, tmp_path, write_spec):
     """Identical containers (compose --scale) each get their own agent of the group."""
-    spec = write_spec(SPEC.replace('name = "proc"', 'name = "scaled"')
-                      .replace("telemetry-procs", "telemetry-scaled")
-                      .replace("episodes = 20", "episodes = 2000"))  # outlive the slowest claimer
+    spec = write_spec(
+        SPEC.replace('name = "proc"', 'name = "scaled"')
+        .replace("telemetry-procs", "telemetry-scaled")
+        .replace("episodes = 20", "episodes = 2000")
+    )  # outlive the slowest claimer
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
@@ -205,9 +228,26 @@ def test_agent_without_telemetry_gives_up_with_one_line(ejabberd, tmp_path, writ
     spec = write_spec(SPEC.replace("telemetry-procs", "telemetry-absent"))
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     result = subprocess.run(
-        [sys.executable, "-m", "bdi_rl", "agent", str(spec), "--name", "proc-1", "--xmpp",
-         f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"), "--join-timeout", "3"],
-        env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "agent",
+            str(spec),
+            "--name",
+            "proc-1",
+            "--xmpp",
+            f"localhost:{ejabberd.port}",
+            "--runs",
+            str(tmp_path / "runs"),
+            "--join-timeout",
+            "3",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1
     assert "waiting for the telemetry agent telemetry-absent@localhost" in result.stderr
     last = result.stderr.strip().splitlines()[-1]
@@ -259,7 +299,7 @@ def test_roles_wait_for_a_server_that_is_not_up_yet(tmp_path, write_spec):
     server = start_ejabberd()
     try:
         server.stop()
-        spec = write_spec(SPEC.replace('count = 2', 'count = 1'))
+        spec = write_spec(SPEC.replace("count = 2", "count = 1"))
         env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
         xmpp = ["--xmpp", f"localhost:{server.port}", "--runs", str(tmp_path / "runs")]
         learner = _start("agent", str(spec), "--name", "proc", *xmpp, env=env)
@@ -297,9 +337,11 @@ def test_agents_survive_an_ejabberd_restart(tmp_path, write_spec):
         # Episode-level tracing on slippery 8x8: ~35 s of learning here (20000 episodes on
         # bdi.runtime, 3x faster than the 6000 this took before), so the run outlasts the
         # restart (~10 s) on a machine twice as fast as this one.
-        text = (SPEC.replace('count = 2', 'count = 1')
-                .replace("episodes = 20", f'episodes = {n_episodes}\ntrace = "episode"')
-                .replace('"4x4", is_slippery = false', '"8x8", is_slippery = true'))
+        text = (
+            SPEC.replace("count = 2", "count = 1")
+            .replace("episodes = 20", f'episodes = {n_episodes}\ntrace = "episode"')
+            .replace('"4x4", is_slippery = false', '"8x8", is_slippery = true')
+        )
         spec = write_spec(text.replace('name = "proc"', 'name = "phoenix"'))
         runs = tmp_path / "runs"
         env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}

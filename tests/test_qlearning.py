@@ -181,9 +181,7 @@ def test_epsilon_one_explores_uniformly() -> None:
 
 def test_run_episode_matches_act_and_update() -> None:
     """The inlined hot loop is the same algorithm as act() + update() + end_episode()."""
-    cfg = LearningConfig(
-        alpha=0.3, alpha_min=0.05, alpha_decay=0.99, gamma=0.95, epsilon_decay_episodes=30
-    )
+    cfg = LearningConfig(alpha=0.3, alpha_min=0.05, alpha_decay=0.99, gamma=0.95, epsilon_decay_episodes=30)
     fast_env, slow_env = frozen(True), frozen(True)
     fast, slow = QLearner(16, 4, cfg, seed=7), QLearner(16, 4, cfg, seed=7)
     train(fast_env, fast, 60, seed=3)

@@ -43,8 +43,10 @@ def test_the_written_runs_are_what_a_real_run_writes(cli_run, runs):
     written = run_named(runs, "team")
     for run_dir in (cli_run, written):  # every line an event of its run, each agent's seqs gapless
         assert check_trace(run_dir / TRACE_FILE, run_dir.name).torn is None
-    files = [{p.relative_to(d) for p in d.rglob("*") if p.is_file() and p.parts[len(d.parts)] != "xmpp"}
-             for d in (cli_run, written)]
+    files = [
+        {p.relative_to(d) for p in d.rglob("*") if p.is_file() and p.parts[len(d.parts)] != "xmpp"}
+        for d in (cli_run, written)
+    ]
     assert files[0] == files[1]
     assert _fields(written) == _fields(cli_run)
     assert tomllib.loads((written / SPEC_FILE).read_text()) == tomllib.loads((cli_run / SPEC_FILE).read_text())

@@ -24,15 +24,30 @@ def coarse(tmp_path_factory) -> Path:
 
 
 def _steps(run_dir: Path, episode: int) -> int:
-    return sum(1 for e in read_trace(run_dir / "trace.jsonl")
-               if e["kind"] == RL_STEP and e["episode"] == episode and e["agent"] == "learner@localhost")
+    return sum(
+        1
+        for e in read_trace(run_dir / "trace.jsonl")
+        if e["kind"] == RL_STEP and e["episode"] == episode and e["agent"] == "learner@localhost"
+    )
 
 
 def test_gif_has_a_frame_per_position(runs, tmp_path):
     run_dir = run_named(runs, "tiny")
     out = tmp_path / "ep.gif"
-    result = run_main("render", run_dir.name, "--runs", str(runs), "--agent", "learner", "--episode", "5",
-                      "-o", str(out), "--fps", "8")
+    result = run_main(
+        "render",
+        run_dir.name,
+        "--runs",
+        str(runs),
+        "--agent",
+        "learner",
+        "--episode",
+        "5",
+        "-o",
+        str(out),
+        "--fps",
+        "8",
+    )
     assert result.returncode == 0, result.stderr
     steps = _steps(run_dir, 5)
     with Image.open(out) as gif:
@@ -53,14 +68,17 @@ def test_mp4_reads_back_with_the_same_frames(runs, tmp_path):
     assert meta["size"][0] % 16 == 0 and sum(1 for _ in reader) == frames
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nosuchrun", "--agent", "learner", "--episode", "0"], "nosuchrun: not a run directory"),
-    (["{tiny}", "--agent", "nobody", "--episode", "0"], "--agent nobody: no such agent"),
-    (["{tiny}", "--agent", "learner", "--episode", "99"], "episode: episode 99 is not in the trace"),
-    (["{team}", "--agent", "vcoord", "--episode", "0"], "agent: vcoord is not a learner"),
-    (["{coarse}", "--agent", "learner", "--episode", "1"], "episode: the trace holds no steps"),
-    (["{tiny}", "--agent", "learner", "--episode", "0", "--fps", "0"], "--fps"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nosuchrun", "--agent", "learner", "--episode", "0"], "nosuchrun: not a run directory"),
+        (["{tiny}", "--agent", "nobody", "--episode", "0"], "--agent nobody: no such agent"),
+        (["{tiny}", "--agent", "learner", "--episode", "99"], "episode: episode 99 is not in the trace"),
+        (["{team}", "--agent", "vcoord", "--episode", "0"], "agent: vcoord is not a learner"),
+        (["{coarse}", "--agent", "learner", "--episode", "1"], "episode: the trace holds no steps"),
+        (["{tiny}", "--agent", "learner", "--episode", "0", "--fps", "0"], "--fps"),
+    ],
+)
 def test_bad_inputs_are_one_line_and_write_nothing(runs, coarse, tmp_path, args, message):
     paths = {"tiny": str(run_named(runs, "tiny")), "team": str(run_named(runs, "team")), "coarse": str(coarse)}
     out = tmp_path / "ep.gif"
@@ -73,5 +91,8 @@ def test_bad_inputs_are_one_line_and_write_nothing(runs, coarse, tmp_path, args,
 def test_an_unknown_extension_writes_nothing(runs, tmp_path):
     out = tmp_path / "ep.avi"
     result = run_main("render", str(run_named(runs, "tiny")), "--agent", "learner", "--episode", "0", "-o", str(out))
-    assert result.returncode == 2 and result.stderr.strip() == "bdi-rl: error: output: unknown extension .avi (say .gif or .mp4)"
+    assert (
+        result.returncode == 2
+        and result.stderr.strip() == "bdi-rl: error: output: unknown extension .avi (say .gif or .mp4)"
+    )
     assert list(tmp_path.iterdir()) == []

@@ -15,9 +15,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.runstate import run_state
+from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.steps import expanded
 from tests.conftest import line_seqs, run_cli
@@ -68,15 +68,21 @@ def _killed_run(tmp_path: Path) -> Path:
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     runs = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs),
-                             "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
             run_dirs = list(runs.glob("*/trace.jsonl")) if runs.exists() else []
-            if run_dirs and max(_saved_episodes(run_dirs[0]), default=0) >= 250 \
-                    and (run_dirs[0].parent / "qtables" / "learner.npz").exists():
+            if (
+                run_dirs
+                and max(_saved_episodes(run_dirs[0]), default=0) >= 250
+                and (run_dirs[0].parent / "qtables" / "learner.npz").exists()
+            ):
                 break
             assert proc.poll() is None, proc.stderr.read().decode()
             time.sleep(0.05)
@@ -104,9 +110,16 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
 
     # Two resumes at once: the run directory has one writer; the other is refused, one line.
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    both = [subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", "--resume", str(run_dir), "--no-progress"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            for _ in range(2)]
+    both = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bdi_rl", "run", "--resume", str(run_dir), "--no-progress"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     outcomes = []
     for proc in both:
         out, err = proc.communicate(timeout=300)
@@ -149,10 +162,13 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     assert not mind.intentions  # the killed mind's unfinished intentions are gone
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--episodes", "5"], "--resume continues the run as its spec.toml says: drop --episodes"),
-    (["spec.toml"], "drop the spec"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--episodes", "5"], "--resume continues the run as its spec.toml says: drop --episodes"),
+        (["spec.toml"], "drop the spec"),
+    ],
+)
 def test_resume_takes_no_other_run_settings(tmp_path, extra, message):
     run_dir = tmp_path / "run"
     run_dir.mkdir()

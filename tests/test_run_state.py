@@ -49,8 +49,11 @@ def run_copy(runs: Path, tmp_path: Path) -> Path:
 
 def _snapshot(run_dir: Path) -> dict[str, bytes]:
     """Every file of the run but the writer lock (the holder's, which names itself in it)."""
-    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*"))
-            if p.is_file() and p.name != ".writer"}
+    return {
+        str(p.relative_to(run_dir)): p.read_bytes()
+        for p in sorted(run_dir.rglob("*"))
+        if p.is_file() and p.name != ".writer"
+    }
 
 
 def test_a_second_writer_is_refused_naming_the_first(run_copy: Path) -> None:
@@ -77,9 +80,13 @@ def test_a_writer_is_not_refused_by_readers_looking(run_copy: Path) -> None:
     starting meanwhile waits it out instead of being refused."""
     stop_at = time.monotonic() + 1.0
     looker = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom pathlib import Path\nfrom bdi_rl.store import run_writer\n"
-         f"end = time.monotonic() + 1.5\nwhile time.monotonic() < end: run_writer(Path({str(run_copy)!r}))"])
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\nfrom bdi_rl.store import run_writer\n"
+            f"end = time.monotonic() + 1.5\nwhile time.monotonic() < end: run_writer(Path({str(run_copy)!r}))",
+        ]
+    )
     try:
         while time.monotonic() < stop_at:
             RunWriter.acquire(run_copy, "a writer").release()
@@ -145,7 +152,7 @@ async def test_the_runs_list_and_a_run_page_say_each_state(aiohttp_client, run_c
 
     async def state() -> tuple[str, str, bool]:
         rows = (await (await client.get("/api/runs")).json())["runs"]
-        run = (await (await client.get(f"/api/runs/{run_copy.name}")).json())
+        run = await (await client.get(f"/api/runs/{run_copy.name}")).json()
         assert (rows[0]["state"], rows[0]["live"]) == (run["state"], run["live"])
         return run["state"], run["state_why"], run["live"]
 
@@ -179,9 +186,24 @@ def test_resume_and_telemetry_run_refuse_a_run_being_written(run_copy: Path) -> 
         assert "\n" not in line and "one writer at a time" in line and f"pid {holder.pid}" in line
         env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw", "PYTHONUNBUFFERED": "1"}
         telemetry = subprocess.run(
-            [sys.executable, "-m", "bdi_rl", "telemetry", str(run_copy / "spec.toml"), "--xmpp", "localhost:1",
-             "--run", str(run_copy), "--runs", str(run_copy.parent)],
-            capture_output=True, text=True, env=env, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "bdi_rl",
+                "telemetry",
+                str(run_copy / "spec.toml"),
+                "--xmpp",
+                "localhost:1",
+                "--run",
+                str(run_copy),
+                "--runs",
+                str(run_copy.parent),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert telemetry.returncode == 2, telemetry.stderr
         assert "one writer at a time" in telemetry.stderr and len(telemetry.stderr.strip().splitlines()) == 1
     finally:

@@ -26,8 +26,13 @@ def _same(a: RunIndex, b: RunIndex) -> None:
         assert list(x.offsets) == list(y.offsets) and list(x.firsts) == list(y.firsts) and x.count == y.count
         assert {k: list(v) for k, v in x.latest.items()} == {k: list(v) for k, v in y.latest.items()}
         assert (x.lives, x.record_life, list(x.snapshot_at)) == (y.lives, y.record_life, list(y.snapshot_at))
-        assert (x.episodes, x.evals, x.messages, x.stopped, x.action_names) == \
-            (y.episodes, y.evals, y.messages, y.stopped, y.action_names)
+        assert (x.episodes, x.evals, x.messages, x.stopped, x.action_names) == (
+            y.episodes,
+            y.evals,
+            y.messages,
+            y.stopped,
+            y.action_names,
+        )
         assert [_snapshot(s) for s in x.snapshots] == [_snapshot(s) for s in y.snapshots]
 
 

@@ -32,8 +32,12 @@ def _bridge(tmp_path: Path, name: str, episodes: int, finished: list) -> tuple[R
     learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=3)
     tracer = Tracer("run", f"{name}@localhost", TraceLevel.EPISODE)
     session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=5, seed=3)
-    bridge = RlBridge(session, CheckpointSchedule(session, tmp_path / f"{name}.npz", {}),
-                      PolicyCache(session, None, None, name), lambda: finished.append(name))
+    bridge = RlBridge(
+        session,
+        CheckpointSchedule(session, tmp_path / f"{name}.npz", {}),
+        PolicyCache(session, None, None, name),
+        lambda: finished.append(name),
+    )
     return bridge, learner
 
 
@@ -72,6 +76,9 @@ def test_learner_asl_learns_the_same_table_as_python_agentspeak(tmp_path: Path, 
     assert "training_done[source(percept)]" in beliefs
     assert any(b.startswith("eval(") for b in beliefs)
     # the outcome plans counted every episode: successes + failures == episodes
-    counts = {b.split("(")[0]: int(b.split("(")[1].split(")")[0]) for b in beliefs
-              if b.startswith(("successes(", "failures("))}
+    counts = {
+        b.split("(")[0]: int(b.split("(")[1].split(")")[0])
+        for b in beliefs
+        if b.startswith(("successes(", "failures("))
+    }
     assert counts["successes"] + counts["failures"] == episodes

@@ -75,10 +75,15 @@ def test_listener_sees_the_swap(cycle: str) -> None:
     untraced, _ = _run(None, cycle)
     traced, _ = _run(listener, cycle)
     assert sorted(traced) == sorted(untraced)
-    assert listener.seen == ["+state(1)[source(percept)]", "-state(1)[source(percept)]",
-                             "+state(2)[source(percept)]", "-state(2)[source(percept)]",
-                             "+state(3)[source(percept)]", "-state(3)[source(percept)]",
-                             "+state(5)[source(percept)]"]
+    assert listener.seen == [
+        "+state(1)[source(percept)]",
+        "-state(1)[source(percept)]",
+        "+state(2)[source(percept)]",
+        "-state(2)[source(percept)]",
+        "+state(3)[source(percept)]",
+        "-state(3)[source(percept)]",
+        "+state(5)[source(percept)]",
+    ]
 
 
 def test_a_percept_also_told_keeps_its_other_source() -> None:

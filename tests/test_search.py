@@ -131,12 +131,13 @@ def test_several_sources_and_clipped_beliefs(tmp_path):
     agent = Agent(run, "learner", "", TraceLevel.STEP)
     agent.start()
     long = 'note("' + "x" * 3000 + '")'
-    for kind, data in ((BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "a@localhost"}),
-                       (BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "b@localhost"}),
-                       (BELIEF_DEL, {"belief": "hazard(1, 1)", "source": "a@localhost",
-                                     "sources": ["a@localhost", "b@localhost"]}),
-                       (BELIEF_ADD, {"belief": clip_text(long), "source": "self"}),
-                       (BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "b@localhost"})):
+    for kind, data in (
+        (BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "a@localhost"}),
+        (BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "b@localhost"}),
+        (BELIEF_DEL, {"belief": "hazard(1, 1)", "source": "a@localhost", "sources": ["a@localhost", "b@localhost"]}),
+        (BELIEF_ADD, {"belief": clip_text(long), "source": "self"}),
+        (BELIEF_ADD, {"belief": "hazard(1, 1)", "source": "b@localhost"}),
+    ):
         agent.emit(kind, data)
     agent.stop()
     run_dir = run.finish()
@@ -188,17 +189,26 @@ def test_records_laid_out_otherwise_are_read_whole(runs, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["state(_)", "outcome", "failures(X)", "episode(3)"])
-def test_the_format_1_fixture_and_the_same_run_made_now_agree(pair, pattern):
+def test_the_format_1_fixture_and_the_same_run_made_now_agree(pair, pattern):  # noqa: F811 (the fixture)
     old, new = pair
     assert found(old, pattern) == found(new, pattern)
     assert found(new, pattern)[1] > 0
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("", "empty"), ("Hazard", "functor"), ("hazard(1", "unbalanced"), ("hazard(1, [X])", "whole arguments"),
-    ("hazard()", "every arity"), ("hazard(1,,2)", "empty argument"), ("hazard(1)[source(x)]", "annotations"),
-    ('told("a)', "unbalanced"), ("x" * 2000, "longer"),
-])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("", "empty"),
+        ("Hazard", "functor"),
+        ("hazard(1", "unbalanced"),
+        ("hazard(1, [X])", "whole arguments"),
+        ("hazard()", "every arity"),
+        ("hazard(1,,2)", "empty argument"),
+        ("hazard(1)[source(x)]", "annotations"),
+        ('told("a)', "unbalanced"),
+        ("x" * 2000, "longer"),
+    ],
+)
 def test_bad_patterns_say_what_is_wrong(bad, says):
     with pytest.raises(PatternError, match=re.escape(says) if says != "functor" else "functor"):
         parse_pattern(bad)
@@ -212,8 +222,9 @@ async def test_the_api(aiohttp_client, runs):
     assert response.status == 200
     body = await response.json()
     want, adds, dels = expected(run_dir, lambda b: b.startswith("hazard("), LEARNERS[1])
-    assert {(h["agent"], h["belief"], h["source"], h["kind"], h["position"], h["episode"], h["step"])
-            for h in body["hits"]} == want
+    assert {
+        (h["agent"], h["belief"], h["source"], h["kind"], h["position"], h["episode"], h["step"]) for h in body["hits"]
+    } == want
     assert (body["adds"], body["dels"], body["agent"], body["truncated"]) == (adds, dels, LEARNERS[1], False)
     bad = await client.get(url, params={"belief": "hazard(1"})
     assert bad.status == 400 and "unbalanced" in (await bad.json())["error"]

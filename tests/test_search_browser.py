@@ -3,7 +3,6 @@ pattern typed, its hits listed, a hit clicked moves the Mind Inspector to that e
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.conftest import run_named
@@ -24,15 +23,19 @@ def _search(page, pattern: str, agent: str) -> list[dict]:
     page.select_option("#search-agent", agent)
     page.click("#search button[type=submit]")
     page.wait_for_function("() => !['', 'searching…'].includes(document.getElementById('search-summary').textContent)")
-    return page.eval_on_selector_all("#search-hits tbody tr", "rows => rows.map(r => ({agent: r.dataset.agent, "
-                                     "position: Number(r.dataset.position), "
-                                     "cells: [...r.cells].map(c => c.textContent)}))")
+    return page.eval_on_selector_all(
+        "#search-hits tbody tr",
+        "rows => rows.map(r => ({agent: r.dataset.agent, "
+        "position: Number(r.dataset.position), "
+        "cells: [...r.cells].map(c => c.textContent)}))",
+    )
 
 
 def _clicked(page, row: int, position: int) -> None:
     page.locator("#search-hits tbody tr").nth(row).click()
-    page.wait_for_function("p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')",
-                           arg=position)
+    page.wait_for_function(
+        "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position
+    )
 
 
 def test_find_a_told_belief_and_jump_to_it(browser, viewer, runs):

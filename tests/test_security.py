@@ -19,22 +19,30 @@ import pytest
 from spade.agent import Agent
 from spade.message import Message
 
-from bdi_rl.xmpp.agent import TracedBdiAgent
-from bdi_rl.xmpp.telemetry import TelemetryAgent
 from bdi_rl.trace.batch import BATCH_METADATA, encode_batch
 from bdi_rl.trace.kinds import SCHEMA, TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.telemetry import TelemetryAgent
 from tests.conftest import MINIMAL_SPEC
 from tests.rawxmpp import RawXmppClient, error_condition
 from tests.test_agent import _run
 
 
 def _event(run: str, agent: str, seq: int) -> dict:
-    return {"schema": SCHEMA, "run": run, "agent": agent, "seq": seq, "ts": 1.0,
-            "kind": "episode.end", "episode": seq, "step": 0,
-            "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5}}
+    return {
+        "schema": SCHEMA,
+        "run": run,
+        "agent": agent,
+        "seq": seq,
+        "ts": 1.0,
+        "kind": "episode.end",
+        "episode": seq,
+        "step": 0,
+        "data": {"return": 1.0, "length": 3, "outcome": "goal", "epsilon": 0.5},
+    }
 
 
 def test_telemetry_writes_trace_batches_only_from_the_runs_agents(tmp_path: Path):
@@ -44,10 +52,12 @@ def test_telemetry_writes_trace_batches_only_from_the_runs_agents(tmp_path: Path
     async def scenario() -> TelemetryAgent:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
         await server.start()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port,
-                                   senders=["member@localhost"])
-        senders = [Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False)
-                   for name in ("member", "stranger")]
+        telemetry = TelemetryAgent(
+            "telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port, senders=["member@localhost"]
+        )
+        senders = [
+            Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False) for name in ("member", "stranger")
+        ]
         try:
             await telemetry.start()
             for agent in senders:
@@ -106,8 +116,15 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
                 path.write_text(source)
                 team = None if name == "mallory" else ["bob@localhost", "boss@localhost"]
                 agents[name] = TracedBdiAgent(
-                    f"{name}@localhost", "pw", str(path), port=server.port, hold=True, achieve_from=team,
-                    tracer=Tracer(tmp_path.name, f"{name}@localhost", TraceLevel.STEP), telemetry="telemetry@localhost")
+                    f"{name}@localhost",
+                    "pw",
+                    str(path),
+                    port=server.port,
+                    hold=True,
+                    achieve_from=team,
+                    tracer=Tracer(tmp_path.name, f"{name}@localhost", TraceLevel.STEP),
+                    telemetry="telemetry@localhost",
+                )
             await asyncio.gather(*(a.start() for a in agents.values()))
             for agent in agents.values():
                 agent.release()
@@ -131,10 +148,14 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
     assert 'greeted("mallory")' not in bob.beliefs()
     assert "rumour(1)" in bob.beliefs()  # anyone may tell: beliefs keep their source
     assert bob.rejected_messages == 1
-    refused = [e["data"] for e in read_trace(str(tmp_path / "trace.jsonl"))
-               if e["kind"] == "msg.recv" and e["agent"] == "bob@localhost" and "rejected" in e["data"]]
+    refused = [
+        e["data"]
+        for e in read_trace(str(tmp_path / "trace.jsonl"))
+        if e["kind"] == "msg.recv" and e["agent"] == "bob@localhost" and "rejected" in e["data"]
+    ]
     assert [(r["from"], r["performative"], r["content"]) for r in refused] == [
-        ("mallory@localhost", "achieve", 'greet("mallory")')]
+        ("mallory@localhost", "achieve", 'greet("mallory")')
+    ]
 
 
 @pytest.mark.slow  # starts a private ejabberd of its own
@@ -147,6 +168,7 @@ def test_ejabberd_takes_registrations_from_the_internal_network_only():
 
     server = start_ejabberd(internal_nets="['10.255.0.0/16']")  # loopback is outside it
     try:
+
         async def register() -> None:
             stranger = Agent("stranger@localhost", "pw", port=server.port, verify_security=False)
             try:
@@ -224,7 +246,9 @@ def test_a_runs_server_lets_no_stranger_register_or_log_in(tmp_path: Path, caplo
     assert seen["learner-2 with a wrong password"] is False
     assert seen["learner-2 with the run's password"] is True
     assert [r.getMessage().split(":")[0] for r in caplog.records if r.name == "bdi_rl.xmpp.server"] == [
-        "XMPP login as 'eve' refused", "XMPP login as 'learner-2' refused"]
+        "XMPP login as 'eve' refused",
+        "XMPP login as 'learner-2' refused",
+    ]
 
 
 def test_a_stanza_before_login_ends_the_stream_and_reaches_nobody(tmp_path: Path):
@@ -262,7 +286,7 @@ FORWARDED = {
     "message": "<message to='{to}' type='chat'{frm}><body>achieve</body></message>",
     "presence": "<presence to='alice@localhost' type='subscribe'{frm}/>",
     "rpc": "<iq to='{to}' type='set' id='rpc-1'{frm}><query xmlns='jabber:iq:rpc'><methodCall>"
-           "<methodName>plan</methodName><params/></methodCall></query></iq>",
+    "<methodName>plan</methodName><params/></methodCall></query></iq>",
 }
 
 
@@ -289,8 +313,14 @@ def test_a_forged_from_never_reaches_the_target(tmp_path: Path, kind: str, caplo
             honest = await alice.take(tag, 5)
             for client in (alice, eve, again):
                 await client.close()
-            return {"eve": eve_jid, "closed": closed, "stream_error": stream_error, "forged": _froms(forged),
-                    "honest": None if honest is None else honest.get("from"), "again": again.jid}
+            return {
+                "eve": eve_jid,
+                "closed": closed,
+                "stream_error": stream_error,
+                "forged": _froms(forged),
+                "honest": None if honest is None else honest.get("from"),
+                "again": again.jid,
+            }
 
     with caplog.at_level(logging.WARNING, logger="bdi_rl.xmpp.server"):
         seen = _run(scenario())
@@ -329,18 +359,29 @@ def test_a_forged_trace_batch_is_not_written(tmp_path: Path, caplog: pytest.LogC
     run_dir.mkdir()
 
     def batch_message(ret: float, frm: str) -> str:
-        body = encode_batch("run-1", "learner-2@localhost", [_event("run-1", "learner-2@localhost", 0) | {
-            "data": {"return": ret, "length": 3, "outcome": "goal", "epsilon": 0.5}}])
-        fields = "".join(f"<field var={quoteattr(k)} type='text-single'><value>{escape(v)}</value></field>"
-                         for k, v in BATCH_METADATA.items())
-        return (f"<message to='telemetry@localhost' type='chat'{frm}><body>{escape(body)}</body>"
-                f"<x xmlns='jabber:x:data' type='form'><title>spade:x:metadata</title>{fields}</x></message>")
+        body = encode_batch(
+            "run-1",
+            "learner-2@localhost",
+            [
+                _event("run-1", "learner-2@localhost", 0)
+                | {"data": {"return": ret, "length": 3, "outcome": "goal", "epsilon": 0.5}}
+            ],
+        )
+        fields = "".join(
+            f"<field var={quoteattr(k)} type='text-single'><value>{escape(v)}</value></field>"
+            for k, v in BATCH_METADATA.items()
+        )
+        return (
+            f"<message to='telemetry@localhost' type='chat'{frm}><body>{escape(body)}</body>"
+            f"<x xmlns='jabber:x:data' type='form'><title>spade:x:metadata</title>{fields}</x></message>"
+        )
 
     async def scenario() -> tuple[list[dict], bool]:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
         await server.start()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port,
-                                   senders=["learner-2@localhost"])
+        telemetry = TelemetryAgent(
+            "telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port, senders=["learner-2@localhost"]
+        )
         clients: list[RawXmppClient] = []
         try:
             await telemetry.start()
@@ -367,7 +408,8 @@ def test_a_forged_trace_batch_is_not_written(tmp_path: Path, caplog: pytest.LogC
         events, closed = _run(scenario())
     assert closed
     assert [(e["agent"], e["data"]["return"]) for e in events if e["kind"] == "episode.end"] == [
-        ("learner-2@localhost", 1.0)]
+        ("learner-2@localhost", 1.0)
+    ]
     assert any(FORGED in r.getMessage() and "eve@localhost/" in r.getMessage() for r in caplog.records)
 
 
@@ -378,11 +420,19 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
     ``tellHow`` and an ``achieve`` as ``learner-2``). The run learns on, untouched, until it
     is stopped with Ctrl-C (its episodes would outlast the test)."""
     port = free_port()
-    spec = write_spec(MINIMAL_SPEC.replace("episodes = 20", "episodes = 1000000").replace(
-        'name = "learner"', 'name = "learner"\ncount = 2\nmode = "episode"') + f"\n[xmpp]\nport = {port}\n")
+    spec = write_spec(
+        MINIMAL_SPEC.replace("episodes = 20", "episodes = 1000000").replace(
+            'name = "learner"', 'name = "learner"\ncount = 2\nmode = "episode"'
+        )
+        + f"\n[xmpp]\nport = {port}\n"
+    )
     runs = tmp_path / "runs"
-    run = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
     def learning() -> bool:
         traces = list(runs.glob("*/trace.jsonl"))
@@ -416,11 +466,19 @@ def test_a_stranger_cannot_get_into_a_bdi_rl_run(tmp_path: Path, write_spec):
         if run.poll() is None:
             run.kill()
             run.communicate()
-    assert seen == {"register offered": False, "register": "forbidden", "eve": False, "learner-2": False,
-                    "telemetry": False}
+    assert seen == {
+        "register offered": False,
+        "register": "forbidden",
+        "eve": False,
+        "learner-2": False,
+        "telemetry": False,
+    }
     assert run.returncode == 130, err
-    for line in ("XMPP login as 'eve' refused: no such account", "XMPP login as 'learner-2' refused: wrong password",
-                 "XMPP login as 'telemetry' refused: wrong password"):
+    for line in (
+        "XMPP login as 'eve' refused: no such account",
+        "XMPP login as 'learner-2' refused: wrong password",
+        "XMPP login as 'telemetry' refused: wrong password",
+    ):
         assert line in err, err  # each a warning of its own in the run's output ...
     assert "ERROR" not in err and "Traceback" not in err  # ... and nothing else about them
     [run_dir] = runs.iterdir()
@@ -450,8 +508,13 @@ def test_ejabberd_closes_the_stream_of_a_forged_from(ejabberd):
         got = await alice.drain(1.0)
         for client in (alice, eve):
             await client.close()
-        return (eve.jid, [m.get("from") if m is not None else None for m in stamped], closed, stream_error,
-                [e for e in got if e.tag == "{jabber:client}message"])
+        return (
+            eve.jid,
+            [m.get("from") if m is not None else None for m in stamped],
+            closed,
+            stream_error,
+            [e for e in got if e.tag == "{jabber:client}message"],
+        )
 
     eve, stamped, closed, stream_error, messages = _run(scenario())
     assert stamped == [eve, eve]

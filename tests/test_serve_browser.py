@@ -61,11 +61,15 @@ def test_a_sweep_from_the_browser_live_curves_stop_one_world_view(browser, tmp_p
         first = _curve_points(compare)
         compare.wait_for_function(
             "before => document.getElementById('chart-return').data.filter(t => t.meta === 'curve')"
-            ".map(t => t.x.length).reduce((a, b) => a + b, 0) > before", arg=sum(first), timeout=60_000)
+            ".map(t => t.x.length).reduce((a, b) => a + b, 0) > before",
+            arg=sum(first),
+            timeout=60_000,
+        )
 
         # Stop the third run while it runs; the others go on to the end.
-        control.wait_for_selector("#queue tbody tr[data-job='3'][data-state='running'] a[href^='/run/']",
-                                  timeout=120_000)
+        control.wait_for_selector(
+            "#queue tbody tr[data-job='3'][data-state='running'] a[href^='/run/']", timeout=120_000
+        )
         control.click("#queue tbody tr[data-job='3'] button.stop")
         control.wait_for_selector("#queue tbody tr[data-job='3'][data-state='stopped']", timeout=60_000)
         for job in ("1", "2", "4", "5"):
@@ -97,11 +101,13 @@ def test_a_sweep_from_the_browser_live_curves_stop_one_world_view(browser, tmp_p
         index.refresh()
         world = episode_world(index, "learner@localhost", 2000)
         # the inspector's step 3 of an episode-mode learner is its rl.step stamped 3 (the fourth move)
-        mind = page.evaluate("async u => (await fetch(u)).json()",
-                             f"/api/runs/{run}/agents/learner/mind?episode=2000&step=3")
+        mind = page.evaluate(
+            "async u => (await fetch(u)).json()", f"/api/runs/{run}/agents/learner/mind?episode=2000&step=3"
+        )
         (frame,) = [f for f in world["frames"] if f["position"] == mind["position"]]
-        page.wait_for_function("k => document.getElementById('world-canvas').dataset.frame === String(k)",
-                               arg=frame["frame"])
+        page.wait_for_function(
+            "k => document.getElementById('world-canvas').dataset.frame === String(k)", arg=frame["frame"]
+        )
         assert page.get_attribute("#world-canvas", "data-agent-cell") == f"{frame['cell']['x']},{frame['cell']['y']}"
         assert page.get_attribute("#world-canvas", "data-position") == page.input_value("#position")
         assert page.text_content("#world-frame").startswith(f"move {frame['frame']} of")
@@ -110,8 +116,11 @@ def test_a_sweep_from_the_browser_live_curves_stop_one_world_view(browser, tmp_p
 
         # Without the token nothing changes: no job, no run directory, no sweep.
         before = (serve.jobs(), sorted(p.name for p in serve.runs.iterdir()), read_sweeps(serve.runs))
-        response = page.request.post(f"{serve.url}/api/control/sweeps", data={"spec": "frozenlake-8x8", "seeds": 2},
-                                     headers={"Origin": serve.url})
+        response = page.request.post(
+            f"{serve.url}/api/control/sweeps",
+            data={"spec": "frozenlake-8x8", "seeds": 2},
+            headers={"Origin": serve.url},
+        )
         assert response.status == 403
         assert (serve.jobs(), sorted(p.name for p in serve.runs.iterdir()), read_sweeps(serve.runs)) == before
         assert problems == []

@@ -93,8 +93,9 @@ def test_cli_overrides_win(write_spec):
     assert spec.episodes == 7 and spec.seed == 3 and spec.trace == "cycle"
 
 
-@pytest.mark.parametrize("name", ["frozenlake-4x4", "frozenlake-8x8", "taxi", "cliffwalking",
-                                  "frozenlake-team", "taxi-team"])
+@pytest.mark.parametrize(
+    "name", ["frozenlake-4x4", "frozenlake-8x8", "taxi", "cliffwalking", "frozenlake-team", "taxi-team"]
+)
 def test_shipped_specs_load(name):
     spec = load_spec(AGENTS / f"{name}.toml")
     assert spec.name == name

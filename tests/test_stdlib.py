@@ -70,7 +70,10 @@ def _load_error(tmp_path: Path, body: str) -> str:
 @pytest.mark.parametrize(
     "body, said",
     [
-        (".df_register(s)", "p.asl:3: .df_register is a Jason action bdi-rl does not implement: no directory facilitator"),
+        (
+            ".df_register(s)",
+            "p.asl:3: .df_register is a Jason action bdi-rl does not implement: no directory facilitator",
+        ),
         (".clone(bob)", "p.asl:3: .clone is a Jason action bdi-rl does not implement: copies a running agent's mind"),
         (".map.create(M)", "p.asl:3: .map.create is a Jason action bdi-rl does not implement: Java's mutable sets"),
         ("if (true) { .perceive }", "p.asl:3: .perceive is a Jason action bdi-rl does not implement: percepts"),
@@ -103,11 +106,11 @@ def test_a_host_of_one_agent_is_a_mas_of_one(tmp_path: Path) -> None:
     path.write_text(
         "!start.\n"
         "+!start <- .all_names(L); .print(L); .broadcast(tell, hello); !make;\n"
-        "   if (.kill_agent(nobody)) { .print(\"?\") } else { .print(\"nobody\") };\n"
+        '   if (.kill_agent(nobody)) { .print("?") } else { .print("nobody") };\n'
         "   .stopMAS.\n"
-        "+!make <- .create_agent(bob, \"solo.asl\").\n"
-        "-!make[error(E)] <- .print(\"cannot create: \", E).\n"
-        "+!other <- .print(\"?\").\n"
+        '+!make <- .create_agent(bob, "solo.asl").\n'
+        '-!make[error(E)] <- .print("cannot create: ", E).\n'
+        '+!other <- .print("?").\n'
     )
     host = Printed()
     agent = load_agent(path, "solo", host=host)
@@ -120,7 +123,7 @@ def test_a_host_of_one_agent_is_a_mas_of_one(tmp_path: Path) -> None:
 
 def test_kill_agent_of_itself_stops_a_host_of_one(tmp_path: Path) -> None:
     path = tmp_path / "solo.asl"
-    path.write_text('!start.\n+!start <- .my_name(Me); .kill_agent(Me).\n')
+    path.write_text("!start.\n+!start <- .my_name(Me); .kill_agent(Me).\n")
     host = Printed()
     load_agent(path, "solo", host=host).run(max_cycles=1000)
     assert host.stopped

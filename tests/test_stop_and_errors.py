@@ -28,8 +28,13 @@ LONG_SPEC = MINIMAL_SPEC.replace("episodes = 20", "episodes = 1000000")
 
 
 def _start(*args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bdi_rl", *args], env=env or dict(os.environ),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", *args],
+        env=env or dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(path_glob: Path, pattern: str, timeout: float = 60) -> Path:
@@ -86,13 +91,17 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
 def _role_processes(ejabberd, tmp_path: Path, name: str) -> tuple[subprocess.Popen, subprocess.Popen, Path]:
     """A telemetry and a learner process of a long run; returns them and the runs dir."""
     spec = tmp_path / "spec.toml"
-    spec.write_text(LONG_SPEC.replace('name = "learner"', f'name = "{name}"') +
-                    f'[telemetry]\nname = "telemetry-{name}"\n')
+    spec.write_text(
+        LONG_SPEC.replace('name = "learner"', f'name = "{name}"') + f'[telemetry]\nname = "telemetry-{name}"\n'
+    )
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
-    return (_start("telemetry", str(spec), *xmpp, env=env),
-            _start("agent", str(spec), "--name", name, *xmpp, env=env), runs)
+    return (
+        _start("telemetry", str(spec), *xmpp, env=env),
+        _start("agent", str(spec), "--name", name, *xmpp, env=env),
+        runs,
+    )
 
 
 def test_sigterm_stops_an_agent_process_as_ctrl_c_does(ejabberd, tmp_path):
@@ -144,10 +153,19 @@ def test_telemetry_stopped_before_its_agents_started_leaves_a_summary(ejabberd, 
     """SIGTERM to a telemetry process whose agents never came: the run directory still gets
     its summary, interrupted, naming each agent that never started."""
     spec = tmp_path / "spec.toml"
-    spec.write_text(LONG_SPEC.replace('name = "learner"', 'name = "absent"') + '[telemetry]\nname = "telemetry-alone"\n')
+    spec.write_text(
+        LONG_SPEC.replace('name = "learner"', 'name = "absent"') + '[telemetry]\nname = "telemetry-alone"\n'
+    )
     runs = tmp_path / "runs"
-    telemetry = _start("telemetry", str(spec), "--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs),
-                       env={**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"})
+    telemetry = _start(
+        "telemetry",
+        str(spec),
+        "--xmpp",
+        f"localhost:{ejabberd.port}",
+        "--runs",
+        str(runs),
+        env={**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"},
+    )
     try:
         trace = _wait_for(runs, "*/trace.jsonl")  # run.start is written: it waits for its agents
         _, err, _ = _terminate(telemetry)
@@ -179,9 +197,23 @@ def test_a_wrong_password_for_an_existing_account_is_one_line(ejabberd, tmp_path
     spec.write_text(MINIMAL_SPEC + '[telemetry]\nname = "telemetry-locked"\n')
     runs = tmp_path / "runs"
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "a-wrong-one"}
-    result = subprocess.run([sys.executable, "-m", "bdi_rl", "telemetry", str(spec), "--xmpp",
-                             f"localhost:{ejabberd.port}", "--runs", str(runs)],
-                            env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "telemetry",
+            str(spec),
+            "--xmpp",
+            f"localhost:{ejabberd.port}",
+            "--runs",
+            str(runs),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "wrong password for an existing account" in lines[0], result.stderr
@@ -227,12 +259,15 @@ def test_a_crash_during_a_run_leaves_its_traceback_in_the_run(tmp_path, capsys, 
     assert "KeyError: 'injected fault'" in (run_dir / CRASH_LOG).read_text()
 
 
-@pytest.mark.parametrize("output, expected", [
-    (["plot", "-o", "{tmp}/" + "p" * 300 + ".png"], "File name too long"),
-    (["plot", "-o", "/proc/bdi-rl.png"], "/proc/bdi-rl.png: No such file or directory"),
-    (["export", "--csv", "{tmp}"], "Is a directory"),
-    (["export", "--tensorboard", "/proc/bdi-rl-tb"], "/proc/bdi-rl-tb: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        (["plot", "-o", "{tmp}/" + "p" * 300 + ".png"], "File name too long"),
+        (["plot", "-o", "/proc/bdi-rl.png"], "/proc/bdi-rl.png: No such file or directory"),
+        (["export", "--csv", "{tmp}"], "Is a directory"),
+        (["export", "--tensorboard", "/proc/bdi-rl-tb"], "/proc/bdi-rl-tb: No such file or directory"),
+    ],
+)
 def test_an_output_path_that_cannot_be_written_is_one_line(output, expected, runs, tmp_path, capsys):
     """The path named, not the temporary file it was being written as; exit status 2."""
     from tests.conftest import run_named
@@ -258,8 +293,10 @@ def test_runs_on_an_external_server_reuse_its_accounts(ejabberd, tmp_path):
     password, so a second run logs in where a random password used to be refused, and a
     wrong one is one line before any run directory exists."""
     spec = tmp_path / "spec.toml"
-    spec.write_text(MINIMAL_SPEC.replace('name = "learner"', 'name = "external"') +
-                    f'[xmpp]\nserver = "localhost:{ejabberd.port}"\n[telemetry]\nname = "telemetry-external"\n')
+    spec.write_text(
+        MINIMAL_SPEC.replace('name = "learner"', 'name = "external"')
+        + f'[xmpp]\nserver = "localhost:{ejabberd.port}"\n[telemetry]\nname = "telemetry-external"\n'
+    )
     runs = tmp_path / "runs"
     argv = [sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs), "--no-progress"]
 
@@ -277,7 +314,8 @@ def test_runs_on_an_external_server_reuse_its_accounts(ejabberd, tmp_path):
     assert wrong.returncode == 2, wrong.stderr
     assert wrong.stderr.strip().splitlines() == [
         "bdi-rl: error: the XMPP server refused the agents' login: wrong password for an existing "
-        "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"]
+        "account ($BDI_RL_XMPP_PASSWORD or --password-file), or registration is not allowed"
+    ]
     assert len(list(runs.iterdir())) == 2
 
 
@@ -289,11 +327,18 @@ def test_a_full_disk_stops_a_run_in_one_line_and_tears_nothing(tmp_path):
     spec.write_text(LONG_SPEC.replace("seed = 3", 'seed = 3\ntrace = "step"'))
     small, kept = tmp_path / "small", tmp_path / "kept"
     small.mkdir()
-    script = (f"mount -t tmpfs -o size=2m tmpfs {small} && "
-              f"{sys.executable} -m bdi_rl run {spec} --runs {small}/runs --no-progress; "
-              f"status=$?; cp -a {small}/runs {kept}; exit $status")
-    done = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    script = (
+        f"mount -t tmpfs -o size=2m tmpfs {small} && "
+        f"{sys.executable} -m bdi_rl run {spec} --runs {small}/runs --no-progress; "
+        f"status=$?; cp -a {small}/runs {kept}; exit $status"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "No space left on device" in lines[0], done.stderr

@@ -47,8 +47,11 @@ name = "{telemetry}"
 
 
 def _team_spec(prefix: str) -> str:
-    return (TEAM_SPEC.replace("{coordinator}", f"{prefix}coord")
-            .replace("{learner}", f"{prefix}learner").replace("{telemetry}", f"{prefix}telemetry"))
+    return (
+        TEAM_SPEC.replace("{coordinator}", f"{prefix}coord")
+        .replace("{learner}", f"{prefix}learner")
+        .replace("{telemetry}", f"{prefix}telemetry")
+    )
 
 
 def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
@@ -73,8 +76,11 @@ def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
         assert len(starts) == 1 and starts[0]["data"]["source"] == coordinator
         # Teammates told it what they learned: experience it replayed, holes it turned into priors.
         peers = set(learners) - {learner}
-        told = [e for e in of(learner, "belief.add")
-                if e["data"]["source"] in peers and e["data"]["belief"].startswith(("hazard(", "experience("))]
+        told = [
+            e
+            for e in of(learner, "belief.add")
+            if e["data"]["source"] in peers and e["data"]["belief"].startswith(("hazard(", "experience("))
+        ]
         assert {e["data"]["belief"].split("(")[0] for e in told} == {"hazard", "experience"}
         replays = [e for e in of(learner, "action") if e["data"]["name"] == ".rl_replay"]
         hazards = [e for e in of(learner, "action") if e["data"]["name"] == ".rl_hazard"]
@@ -82,8 +88,10 @@ def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
         sent = [e for e in of(learner, "msg.send") if e["data"]["content"].startswith("experience(")]
         assert sent and {e["data"]["to"] for e in sent} == peers
         # It reported its score, which the coordinator received.
-        assert any(e["data"]["content"].startswith("evaluated(") and e["data"]["from"] == learner
-                   for e in of(coordinator, "msg.recv"))
+        assert any(
+            e["data"]["content"].startswith("evaluated(") and e["data"]["from"] == learner
+            for e in of(coordinator, "msg.recv")
+        )
     # The coordinator's verdict: the best learner keeps its policy; every other learner either
     # keeps its own (within the margin) or adopts the best one's, asked for by `achieve`.
     best_beliefs = [e for e in of(coordinator, "belief.add") if e["data"]["belief"].startswith("best(")]
@@ -92,8 +100,11 @@ def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
     assert best in learners
 
     def asked_of(learner: str) -> list[str]:
-        return [e["data"]["content"] for e in of(learner, "msg.recv")
-                if e["data"]["from"] == coordinator and e["data"]["performative"] == "achieve"]
+        return [
+            e["data"]["content"]
+            for e in of(learner, "msg.recv")
+            if e["data"]["from"] == coordinator and e["data"]["performative"] == "achieve"
+        ]
 
     assert asked_of(best) == ["train", "finish"]
     for learner in set(learners) - {best}:
@@ -103,15 +114,20 @@ def _assert_team_trace(run_dir: Path, prefix: str, episodes: int = 150) -> None:
             continue
         # An adopter asks the best learner for its own policy (askOne), whose +?policy plan
         # answers, and reports back.
-        assert any(e["data"] == {"to": best, "performative": "askOne", "content": "policy(P)[source(self)]"}
-                   for e in of(learner, "msg.send"))
+        assert any(
+            e["data"] == {"to": best, "performative": "askOne", "content": "policy(P)[source(self)]"}
+            for e in of(learner, "msg.send")
+        )
         policies = [e for e in of(learner, "msg.recv") if e["data"]["content"].startswith("policy(")]
         assert [(p["data"]["from"], p["data"]["performative"]) for p in policies] == [(best, "tell")]
-        assert any(e["data"]["plan"] == "offer_policy" and e["data"]["source"] == learner
-                   for e in of(best, "intention.start"))
+        assert any(
+            e["data"]["plan"] == "offer_policy" and e["data"]["source"] == learner for e in of(best, "intention.start")
+        )
         assert len(of(learner, "eval")) == 2  # once its own policy, once the adopted one
-        assert any(e["data"]["content"].startswith("adopted(") and e["data"]["from"] == learner
-                   for e in of(coordinator, "msg.recv"))
+        assert any(
+            e["data"]["content"].startswith("adopted(") and e["data"]["from"] == learner
+            for e in of(coordinator, "msg.recv")
+        )
 
     summary = json.loads((run_dir / "summary.json").read_text())
     entries = [summary["agents"][learner.split("@")[0]] for learner in learners]
@@ -138,13 +154,18 @@ def test_a_step_mode_learner_tells_the_goal_with_the_return_of_the_episode_that_
     """In step mode the episode's return is perceived when the episode is closed: the goal is
     told then, with that return (1 on FrozenLake), not the previous episode's, and no plan
     fails for want of a return on the first goal."""
-    text = (_team_spec("s").replace('mode = "episode"', 'mode = "step"')
-            .replace("is_slippery = true", "is_slippery = false").replace("episodes = 150", "episodes = 80"))
+    text = (
+        _team_spec("s")
+        .replace('mode = "episode"', 'mode = "step"')
+        .replace("is_slippery = true", "is_slippery = false")
+        .replace("episodes = 150", "episodes = 80")
+    )
     result = run_cli("run", str(write_spec(text)), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
     assert result.returncode == 0, result.stderr
     events = read_trace(next((tmp_path / "runs").iterdir()) / "trace.jsonl")
-    told = [e["data"]["content"] for e in events
-            if e["kind"] == "msg.send" and e["data"]["content"].startswith("goal_at(")]
+    told = [
+        e["data"]["content"] for e in events if e["kind"] == "msg.send" and e["data"]["content"].startswith("goal_at(")
+    ]
     assert told and all(t.startswith("goal_at(3, 3, 1") for t in told), told
     assert not [e for e in events if e["kind"] == "intention.fail"]
 
@@ -182,11 +203,14 @@ def test_a_failed_teammate_ends_the_run_instead_of_hanging_it(tmp_path, write_sp
     """The team waits for every learner; when one's mind fails the others are stopped after
     a grace period, and the run reports both (exit 1) with everything flushed."""
     (tmp_path / "broken.asl").write_text("!go.\n@go +!go <- .rl_act(0).\n")  # act before reset
-    text = _team_spec("f") + """
+    text = (
+        _team_spec("f")
+        + """
 [[agents]]
 name = "fbroken"
 asl = "broken.asl"
 """
+    )
     spec = write_spec(text)
     result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=120)
     assert result.returncode == 1, result.stderr
@@ -218,10 +242,14 @@ def test_an_adopter_whose_best_gives_no_policy_keeps_its_own(tmp_path, write_spe
     policy_timeout): the adopter's ask fails, -!adopt_policy_of keeps its own policy and tells
     the coordinator kept_own(...), and the coordinator still finishes the team."""
     (tmp_path / "silent.asl").write_text(SILENT_BEST_ASL.format(policy_plan=policy_plan))
-    spec = write_spec(TEAM_SPEC.replace("{coordinator}", "scoord").replace("{telemetry}", "stelemetry")
-                      .replace("{learner}", "slearner").replace("count = 3", "count = 1")
-                      .replace('beliefs = ["share_every(5)"]', 'beliefs = ["share_every(5)", "policy_timeout(500)"]')
-                      + '\n[[agents]]\nname = "sbest"\nasl = "silent.asl"\n')
+    spec = write_spec(
+        TEAM_SPEC.replace("{coordinator}", "scoord")
+        .replace("{telemetry}", "stelemetry")
+        .replace("{learner}", "slearner")
+        .replace("count = 3", "count = 1")
+        .replace('beliefs = ["share_every(5)"]', 'beliefs = ["share_every(5)", "policy_timeout(500)"]')
+        + '\n[[agents]]\nname = "sbest"\nasl = "silent.asl"\n'
+    )
     result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
     assert result.returncode == 0, result.stderr
     run_dir = next((tmp_path / "runs").iterdir())
@@ -231,20 +259,27 @@ def test_an_adopter_whose_best_gives_no_policy_keeps_its_own(tmp_path, write_spe
     def of(agent: str, kind: str) -> list[dict]:
         return [e for e in events if e["agent"] == agent and e["kind"] == kind]
 
-    assert {(e["data"]["to"], e["data"]["content"]) for e in of(coordinator, "msg.send")
-            if e["data"]["performative"] == "achieve"} == {
-        (learner, "train"), (best, "train"), (learner, f'adopt_policy_of("{best}")'), (best, "finish")}
-    assert [(e["data"]["to"], e["data"]["content"]) for e in of(learner, "msg.send")
-            if e["data"]["performative"] == "askOne"] == [(best, "policy(P)[source(self)]")]
+    assert {
+        (e["data"]["to"], e["data"]["content"])
+        for e in of(coordinator, "msg.send")
+        if e["data"]["performative"] == "achieve"
+    } == {(learner, "train"), (best, "train"), (learner, f'adopt_policy_of("{best}")'), (best, "finish")}
+    assert [
+        (e["data"]["to"], e["data"]["content"])
+        for e in of(learner, "msg.send")
+        if e["data"]["performative"] == "askOne"
+    ] == [(best, "policy(P)[source(self)]")]
     plans = [e["data"]["plan"] for e in of(learner, "intention.start")]
     assert "adopt_on_request" in plans and "keep_own_policy" in plans
     actions = [e["data"]["name"] for e in of(learner, "action")]
     assert ".rl_adopt_policy" not in actions and actions.count(".rl_evaluate") == 1  # its own policy stands
-    [kept] = [e["data"]["content"] for e in of(coordinator, "msg.recv") if e["data"]["from"] == learner
-              and e["data"]["content"].startswith("kept_own(")]
+    [kept] = [
+        e["data"]["content"]
+        for e in of(coordinator, "msg.recv")
+        if e["data"]["from"] == learner and e["data"]["content"].startswith("kept_own(")
+    ]
     summary = json.loads((run_dir / "summary.json").read_text())
     own = summary["agents"]["slearner"]["eval"]
-    mean, success = (float(x) for x in kept[len("kept_own("):-1].split(","))
+    mean, success = (float(x) for x in kept[len("kept_own(") : -1].split(","))
     assert (mean, success) == (pytest.approx(own["mean_return"]), pytest.approx(own["success_rate"]))
     assert "learner_kept_own" in [e["data"]["plan"] for e in of(coordinator, "intention.start")]
-

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
+from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import PlanTerm, plan_of, term_of
 from bdi_rl.bdi.runtime.terms import (
     ORDER_KEY,

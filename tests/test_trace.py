@@ -11,15 +11,22 @@ import orjson
 import pytest
 import zstandard
 
-from bdi_rl.xmpp.telemetry import TraceLog
 from bdi_rl.trace import steps
-from bdi_rl.trace.batch import BATCH_SCHEMA, MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, decode_batch, encode_batch
+from bdi_rl.trace.batch import (
+    BATCH_SCHEMA,
+    MAX_BATCH_EVENTS,
+    MAX_BODY_CHARS,
+    MAX_PAYLOAD_BYTES,
+    decode_batch,
+    encode_batch,
+)
 from bdi_rl.trace.check import check_event
 from bdi_rl.trace.errors import TraceFileError, TraceFormatError
 from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, TraceLevel
 from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.steps import RecordReader, expanded
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.telemetry import TraceLog
 from tests import tracelines
 from tests.tracelines import end_data, fill, rl_data
 
@@ -69,7 +76,10 @@ def test_a_record_closes_before_any_other_event_keeping_the_order():
     tracer.flush_record()  # an empty record makes no event
     assert [(e["seq"], e["kind"]) for e in tracer.pending] == [(0, "steps"), (1, "msg.send"), (2, "steps")]
     assert [(e["kind"], e["seq"], e["data"].get("belief")) for e in expanded(tracer.pending)] == [
-        ("belief.add", 0, "b(1)"), ("msg.send", 1, None), ("belief.add", 2, "b(2)")]
+        ("belief.add", 0, "b(1)"),
+        ("msg.send", 1, None),
+        ("belief.add", 2, "b(2)"),
+    ]
 
 
 def test_a_record_is_stamped_with_each_step_and_closed_when_full():
@@ -81,7 +91,8 @@ def test_a_record_is_stamped_with_each_step_and_closed_when_full():
     assert event["kind"] == "steps" and (event["episode"], event["step"]) == (3, 0)
     assert len(event["data"]["ops"]) == steps.MAX_ENTRIES and not len(tracer.record)
     assert [(e["episode"], e["step"], e["data"]["s"]) for e in expanded(tracer.pending)] == [
-        (3, k, k) for k in range(steps.MAX_ENTRIES)]
+        (3, k, k) for k in range(steps.MAX_ENTRIES)
+    ]
     tracer.stamp(3, steps.MAX_ENTRIES)
     tracer.emit("rl.step", _step(0))
     tracer.flush_record()
@@ -105,10 +116,17 @@ def test_agent_start_begins_a_new_life_with_its_definitions_from_0():
     pending = list(tracer.pending)
     assert [e["kind"] for e in pending] == ["agent.start", "steps", "agent.stop", "agent.start", "steps"]
     assert [e["data"]["def0"] for e in pending if e["kind"] == "steps"] == [0, 0]
-    assert [(e["kind"], e["data"].get("belief", e["data"].get("goal"))) for e in expanded(pending)
-            if e["kind"] != "agent.stop"] == [
-        ("agent.start", None), ("belief.add", "life(1)"), ("agent.start", None), ("belief.add", "life(2)"),
-        ("goal.add", "go")]
+    assert [
+        (e["kind"], e["data"].get("belief", e["data"].get("goal")))
+        for e in expanded(pending)
+        if e["kind"] != "agent.stop"
+    ] == [
+        ("agent.start", None),
+        ("belief.add", "life(1)"),
+        ("agent.start", None),
+        ("belief.add", "life(2)"),
+        ("goal.add", "go"),
+    ]
     with pytest.raises(TraceFormatError, match=r"^steps record of a@x defines from 0, the trace holds 1$"):
         expanded(pending[:3] + pending[4:])  # the second life without its agent.start
 
@@ -123,7 +141,9 @@ def test_a_record_that_does_not_continue_the_agents_definitions_is_refused():
     with pytest.raises(TraceFormatError, match=r"^steps record of a@x defines from 0, the trace holds 1$"):
         expanded([first, first])  # a record read twice
     assert [e["data"]["belief"] for e in expanded([first, second]) if e["kind"] == "belief.add"] == [
-        "state(0)", "state(1)"]
+        "state(0)",
+        "state(1)",
+    ]
 
 
 # -- transport --------------------------------------------------------------------------------
@@ -142,8 +162,18 @@ def test_ack_is_cumulative():
 
 def _event(seq: int, **fields) -> dict:
     """An episode-level event line; see _steps for a step record."""
-    return {"schema": SCHEMA, "run": "r", "agent": "a", "seq": seq, "ts": 0.5, "kind": "episode.end",
-            "episode": 0, "step": 0, "data": end_data(seq), **fields}
+    return {
+        "schema": SCHEMA,
+        "run": "r",
+        "agent": "a",
+        "seq": seq,
+        "ts": 0.5,
+        "kind": "episode.end",
+        "episode": 0,
+        "step": 0,
+        "data": end_data(seq),
+        **fields,
+    }
 
 
 def _steps(seq: int = 0, **fields) -> dict:
@@ -206,8 +236,7 @@ def _packed(payload: bytes) -> str:
 
 
 def _header(**fields) -> bytes:
-    return orjson.dumps({"schema": BATCH_SCHEMA, "run": "r", "agent": "a", "first": 0, "count": 1,
-                         **fields}) + b"\n"
+    return orjson.dumps({"schema": BATCH_SCHEMA, "run": "r", "agent": "a", "first": 0, "count": 1, **fields}) + b"\n"
 
 
 @pytest.mark.parametrize(
@@ -222,19 +251,24 @@ def _header(**fields) -> bytes:
         ((_header(count=2) + orjson.dumps(_event(0)) + b"\n").decode(), "1 lines, its header says 2"),
         ((_header() + orjson.dumps(_event(0))).decode(), "lines"),  # no final newline
         ((_header() + b"{oops\n").decode(), "seq 0: JSON is malformed"),
-        ((_header() + orjson.dumps(_event(0)) + b"," + orjson.dumps(_event(1)) + b"\n").decode(),
-         "trailing characters"),  # two events on one line
+        (
+            (_header() + orjson.dumps(_event(0)) + b"," + orjson.dumps(_event(1)) + b"\n").decode(),
+            "trailing characters",
+        ),  # two events on one line
         ((_header() + orjson.dumps({"seq": 0}) + b"\n").decode(), "missing required field"),
         ((_header() + orjson.dumps(_event(0, extra=1)) + b"\n").decode(), "unknown field `extra`"),
         ((_header() + orjson.dumps({**_event(0), "seq": True}) + b"\n").decode(), "Expected `int`"),
         ((_header() + orjson.dumps(_event(0, schema="other")) + b"\n").decode(), "schema"),
         ("\ud800", "not UTF-8"),
-        (_packed(_header() + orjson.dumps(_event(0, data={"k": "X"})).replace(b"X", b"\xff") + b"\n"),
-         "not UTF-8"),
+        (_packed(_header() + orjson.dumps(_event(0, data={"k": "X"})).replace(b"X", b"\xff") + b"\n"), "not UTF-8"),
         ((_header() + orjson.dumps(_event(0, kind="bogus")) + b"\n").decode(), "kind"),
         ((_header() + orjson.dumps(_event(0, data=[])) + b"\n").decode(), "data must be an object"),
-        ((_header() + orjson.dumps({k: v for k, v in _event(0).items() if k != "step"} | {"step": 0})
-          + b"\n").decode(), "last field"),
+        (
+            (
+                _header() + orjson.dumps({k: v for k, v in _event(0).items() if k != "step"} | {"step": 0}) + b"\n"
+            ).decode(),
+            "last field",
+        ),
         ((_header() + b'{"schema":' + b"[" * 100 + b"\n").decode(), "seq 0"),
         ((_header() + orjson.dumps(_event(1)) + b"\n").decode(), "seq 1 where the batch needs 0"),
         ((_header() + orjson.dumps(_event(0, agent="b")) + b"\n").decode(), "another agent"),
@@ -251,10 +285,14 @@ def _header(**fields) -> bytes:
         ((_header() + orjson.dumps(_steps(0))[:-40] + b"\n").decode(), "event seq 0: "),  # cut short
         ((_header(count=2) + orjson.dumps(_steps(0)) + b"\n").decode(), "1 lines, its header says 2"),
         # format 2 writes step-level kinds only inside records, format 1 had no records
-        ((_header() + orjson.dumps(_event(0, kind="rl.step", data=_step(0))) + b"\n").decode(),
-         "a bdi-rl.trace/2 line cannot be of kind 'rl.step'"),
-        ((_header() + orjson.dumps(_steps(0, schema=SCHEMA_V1)) + b"\n").decode(),
-         "a bdi-rl.trace/1 line cannot be of kind 'steps'"),
+        (
+            (_header() + orjson.dumps(_event(0, kind="rl.step", data=_step(0))) + b"\n").decode(),
+            "a bdi-rl.trace/2 line cannot be of kind 'rl.step'",
+        ),
+        (
+            (_header() + orjson.dumps(_steps(0, schema=SCHEMA_V1)) + b"\n").decode(),
+            "a bdi-rl.trace/1 line cannot be of kind 'steps'",
+        ),
     ],
 )
 def test_malformed_batches_are_refused(body, reason):
@@ -285,11 +323,15 @@ BAD_RECORDS = [
     (lambda d: d["refs"].__setitem__(2, 7), "steps data: a belief.add refers to 7, which the record does not hold"),
     (_set("def0", -1), "steps data: def0 must be 0 or more"),
     (lambda d: d["refs"].__setitem__(3, 2), "steps data: a rl.step refers to 2, which the record does not hold"),
-    (lambda d: d["defs"][0].pop("source"),
-     "steps data: a belief.add definition: Object missing required field `source`"),
+    (
+        lambda d: d["defs"][0].pop("source"),
+        "steps data: a belief.add definition: Object missing required field `source`",
+    ),
     (lambda d: d["defs"][1].update(extra=1), "steps data: a belief.add definition: Object contains unknown field"),
-    (lambda d: d["ops"].__setitem__(2, 3),  # intention.start refers to a belief's definition
-     "steps data: a intention.start definition: Object contains unknown field `belief`"),
+    (
+        lambda d: d["ops"].__setitem__(2, 3),  # intention.start refers to a belief's definition
+        "steps data: a intention.start definition: Object contains unknown field `belief`",
+    ),
     (lambda d: d["rl"]["s2"].pop(), "steps data: rl columns of different lengths"),
     (lambda d: d["rl"]["q"].pop(), "steps data: rl columns of different lengths"),  # a Q row short
     (lambda d: d["rl"]["eps_rows"].clear(), "steps data: rl epsilon must be given from row 0"),
@@ -300,8 +342,10 @@ BAD_RECORDS = [
     (_set("at", [0, 0, 0, 9, 0, 1]), "steps data: at must be"),
     (_set("at", [0, 0]), "steps data: at must be"),
     (_set("at", []), "steps data: at must be"),
-    (_set("keyframe", {"beliefs": [0, 2], "intentions": []}),
-     "steps data: the keyframe refers to a definition that does not exist"),
+    (
+        _set("keyframe", {"beliefs": [0, 2], "intentions": []}),
+        "steps data: the keyframe refers to a definition that does not exist",
+    ),
     (_set("cycles", [{"n": 1}]), "steps data: Object missing required field `plan` - at `data.cycles[0]`"),
     (_set("extra", 1), "steps data: Object contains unknown field `extra`"),
 ]
@@ -341,8 +385,9 @@ def test_the_record_kinds_definitions_and_rows_pass_as_the_writers_make_them():
     means = [{"trigger": "+!g", "plan": "g", "file": "a.asl", "line": 2}]
     tracer.emit("intentions", {"intentions": [{"id": 1, "state": "current", "means": means}]})
     tracer.emit("action", {"name": ".note", "args": [1, "x"], "result": True})
-    tracer.emit("cycle", {"n": 1, "plan": "g", "depth": 1, "line": 2, "intentions": 1, "events": ["+!g"],
-                          "pending": []})
+    tracer.emit(
+        "cycle", {"n": 1, "plan": "g", "depth": 1, "line": 2, "intentions": 1, "events": ["+!g"], "pending": []}
+    )
     tracer.emit("intention.end", {"plan": "g"})
     tracer.emit("rl.step", _step(1))
     tracer.emit("rl.step", {**_step(2), "done": True, "epsilon": 0.05})
@@ -356,18 +401,49 @@ def test_the_record_kinds_definitions_and_rows_pass_as_the_writers_make_them():
     for event in tracer.pending:
         check_event(orjson.dumps(event))
     assert [e["kind"] for e in expanded(tracer.pending)] == [
-        "belief.add", "belief.del", "goal.add", "intention.start", "options", "intentions", "action", "cycle",
-        "intention.end", "rl.step", "rl.step", "belief.del"]
+        "belief.add",
+        "belief.del",
+        "goal.add",
+        "intention.start",
+        "options",
+        "intentions",
+        "action",
+        "cycle",
+        "intention.end",
+        "rl.step",
+        "rl.step",
+        "belief.del",
+    ]
 
 
 def test_format_1_lines_are_still_read(tmp_path):
     """Old traces (``bdi-rl.trace/1``: a line per step-level event) pass the check and can be
     resumed: the format-2 lines a resumed run appends follow them."""
-    old = [{"schema": SCHEMA_V1, "run": "r", "agent": "a", "seq": 0, "ts": 0.5, "kind": "rl.step", "episode": 0,
-            "step": 0, "data": _step(0)},
-           {"schema": SCHEMA_V1, "run": "r", "agent": "a", "seq": 1, "ts": 0.5, "kind": "belief.add", "episode": 0,
-            "step": 1, "data": {"belief": "b", "source": "self"}},
-           _event(2, schema=SCHEMA_V1)]
+    old = [
+        {
+            "schema": SCHEMA_V1,
+            "run": "r",
+            "agent": "a",
+            "seq": 0,
+            "ts": 0.5,
+            "kind": "rl.step",
+            "episode": 0,
+            "step": 0,
+            "data": _step(0),
+        },
+        {
+            "schema": SCHEMA_V1,
+            "run": "r",
+            "agent": "a",
+            "seq": 1,
+            "ts": 0.5,
+            "kind": "belief.add",
+            "episode": 0,
+            "step": 1,
+            "data": {"belief": "b", "source": "self"},
+        },
+        _event(2, schema=SCHEMA_V1),
+    ]
     assert [check_event(orjson.dumps(e)).kind for e in old] == ["rl.step", "belief.add", "episode.end"]
     assert decode_batch(encode_batch("r", "a", old)).events == old
     with pytest.raises(TraceFormatError, match=r"rl\.step data: .*`data\.s`"):
@@ -378,7 +454,15 @@ def test_format_1_lines_are_still_read(tmp_path):
     assert (scan.events, scan.next_seq, scan.torn) == (5, {"a": 5}, None)
     assert [orjson.loads(line)["kind"] for line in scan.kept] == ["rl.step", "steps"]
     assert [e["kind"] for e in read_trace(path)] == [
-        "rl.step", "belief.add", "episode.end", "belief.add", "rl.step", "belief.add", "rl.step", "episode.end"]
+        "rl.step",
+        "belief.add",
+        "episode.end",
+        "belief.add",
+        "rl.step",
+        "belief.add",
+        "rl.step",
+        "episode.end",
+    ]
 
 
 def test_trace_log_appends_lines_as_received_once(tmp_path):
@@ -451,7 +535,10 @@ def test_backlog_spills_to_disk_and_comes_back_in_order():
     big = shipped[300]
     assert big["kind"] == "steps" and len(big["data"]["ops"]) == 4000
     assert [e["data"]["s"] for e in expanded(shipped) if e["kind"] == "rl.step"] == [
-        *range(150), *range(1000, 3000), *range(151, 301)]
+        *range(150),
+        *range(1000, 3000),
+        *range(151, 301),
+    ]
     assert {e["run"] for e in shipped[100:]} == {"named-later"}
     assert tracer.spilled == 0
     tracer.emit("episode.end", end_data(601))  # back to memory once drained

@@ -14,12 +14,12 @@ import orjson
 import pytest
 
 from bdi_rl.trace.batch import decode_batch, encode_batch
-from bdi_rl.xmpp.telemetry import TraceLog
 from bdi_rl.trace.errors import TraceFileError
 from bdi_rl.trace.kinds import SCHEMA, SCHEMA_V1, TraceLevel
 from bdi_rl.trace.reading import check_trace, read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.server import free_port
+from bdi_rl.xmpp.telemetry import TraceLog
 from tests import tracelines
 from tests.conftest import MINIMAL_SPEC, run_cli
 from tests.tracelines import end_data
@@ -30,8 +30,18 @@ RUN = "FrozenLake-v1__tiny__3__1"
 def _line(seq: object, agent: str = "a@x", run: str = RUN, **fields: object) -> bytes:
     """An episode-level line (episode.end, as telemetry checks it) with ``fields`` replaced."""
     s = seq if isinstance(seq, int) else 0
-    event = {"schema": SCHEMA, "run": run, "agent": agent, "seq": seq, "ts": 1.5,
-             "kind": "episode.end", "episode": s, "step": 0, "data": end_data(s), **fields}
+    event = {
+        "schema": SCHEMA,
+        "run": run,
+        "agent": agent,
+        "seq": seq,
+        "ts": 1.5,
+        "kind": "episode.end",
+        "episode": s,
+        "step": 0,
+        "data": end_data(s),
+        **fields,
+    }
     return orjson.dumps(event) + b"\n"
 
 
@@ -67,16 +77,19 @@ def _trace(tmp_path: Path, *lines: bytes) -> Path:
 GOOD = [A[0], B[0], A[1], A[2], B[1]]  # a@x's seq 0-2, b@x's 0-1
 
 
-@pytest.mark.parametrize("tail, why", [
-    (A[3][:40], "no newline"),  # killed mid-write
-    (A[3][:300], "no newline"),  # inside a step record
-    (A[3][:-1], "no newline"),  # the whole record but its newline
-    (_line(3)[:-1], "no newline"),  # an episode-level line
-    (A[3][:300] + b"\n", "not JSON"),
-    (b'{"schema": "bdi-rl.tr\n', "not JSON"),
-    (b"\x00" * 300 + b"\n", "not JSON"),  # a block of zeros after a crash
-    (b"\n", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "tail, why",
+    [
+        (A[3][:40], "no newline"),  # killed mid-write
+        (A[3][:300], "no newline"),  # inside a step record
+        (A[3][:-1], "no newline"),  # the whole record but its newline
+        (_line(3)[:-1], "no newline"),  # an episode-level line
+        (A[3][:300] + b"\n", "not JSON"),
+        (b'{"schema": "bdi-rl.tr\n', "not JSON"),
+        (b"\x00" * 300 + b"\n", "not JSON"),  # a block of zeros after a crash
+        (b"\n", "not JSON"),
+    ],
+)
 def test_a_torn_last_line_is_cut_and_nothing_else(tmp_path, tail, why, caplog):
     path = _trace(tmp_path, *GOOD, tail)
     log = TraceLog(path, RUN)
@@ -115,18 +128,30 @@ NOT_EVENTS = [
     (tracelines.line(orjson.loads(A[2]), schema=SCHEMA_V1), "a bdi-rl.trace/1 line cannot be of kind 'steps'"),
     (_record(lambda d: d["refs"].pop()), "steps data: 3 refs for 4 ops"),
     (_record(lambda d: d["ops"].__setitem__(0, 42)), "steps data: unknown op 42"),
-    (_record(lambda d: d["refs"].__setitem__(0, 9)),
-     "steps data: a belief.add refers to 9, which the record does not hold"),
-    (_record(lambda d: d["defs"][0].pop("source")),
-     "steps data: a belief.add definition: Object missing required field `source`"),
+    (
+        _record(lambda d: d["refs"].__setitem__(0, 9)),
+        "steps data: a belief.add refers to 9, which the record does not hold",
+    ),
+    (
+        _record(lambda d: d["defs"][0].pop("source")),
+        "steps data: a belief.add definition: Object missing required field `source`",
+    ),
     (_record(lambda d: d["rl"]["r"].pop()), "steps data: rl columns of different lengths"),
     (_record(lambda d: d.__setitem__("at", [0, 0, 4, 2, 0, 4, 1, 0, 5])), "steps data: at must be"),
     # its definitions numbered as if a record had come between (one was lost): refs shifted too
-    (_record(lambda d: d.update(def0=d["def0"] + 3, refs=[r + 3 if r >= d["def0"] and op != 6 else r
-                                                         for op, r in zip(d["ops"], d["refs"])])),
-     "steps data: def0 5 where a@x has made 2 definitions"),
-    (_line(2, run="FrozenLake-v1__other__3__9"),
-     "an event of run 'FrozenLake-v1__other__3__9', not of 'FrozenLake-v1__tiny__3__1'"),
+    (
+        _record(
+            lambda d: d.update(
+                def0=d["def0"] + 3,
+                refs=[r + 3 if r >= d["def0"] and op != 6 else r for op, r in zip(d["ops"], d["refs"], strict=False)],
+            )
+        ),
+        "steps data: def0 5 where a@x has made 2 definitions",
+    ),
+    (
+        _line(2, run="FrozenLake-v1__other__3__9"),
+        "an event of run 'FrozenLake-v1__other__3__9', not of 'FrozenLake-v1__tiny__3__1'",
+    ),
     (A[1], "seq 1 of a@x where the trace needs 2"),  # a line written twice
     (A[0], "seq 0 of a@x where the trace needs 2"),  # a step record written twice
     (_line(5), "seq 5 of a@x where the trace needs 2"),  # lines lost
@@ -183,8 +208,12 @@ def test_check_trace_reads_a_whole_trace(tmp_path):
     assert (scan.events, scan.good_end, scan.torn) == (5, len(b"".join(GOOD)), None)
     assert scan.kept == [line[:-1] for line in (A[0], B[0], A[2])]
     assert [(e["agent"], e["kind"]) for e in read_trace(path)] == [
-        *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2, *[("b@x", "belief.add"), ("b@x", "rl.step")] * 2,
-        ("a@x", "episode.end"), *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2, ("b@x", "episode.end")]
+        *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2,
+        *[("b@x", "belief.add"), ("b@x", "rl.step")] * 2,
+        ("a@x", "episode.end"),
+        *[("a@x", "belief.add"), ("a@x", "rl.step")] * 2,
+        ("b@x", "episode.end"),
+    ]
     assert check_trace(_trace(tmp_path / "empty")).events == 0
 
 
@@ -199,8 +228,16 @@ def test_a_format_1_trace_is_continued_in_format_2(tmp_path):
     log.close()
     assert check_trace(path, RUN).events == 6
     assert [e["kind"] for e in read_trace(path)] == [
-        "rl.step", "rl.step", "rl.step", "episode.end", "belief.add", "rl.step", "belief.add", "rl.step",
-        "episode.end"]
+        "rl.step",
+        "rl.step",
+        "rl.step",
+        "episode.end",
+        "belief.add",
+        "rl.step",
+        "belief.add",
+        "rl.step",
+        "episode.end",
+    ]
 
 
 # -- through the entry points ----------------------------------------------------------------
@@ -211,8 +248,17 @@ def finished_run(tmp_path_factory) -> Path:
     """A real tiny run (two learners, step-level trace) made by ``bdi-rl run``."""
     base = tmp_path_factory.mktemp("recovery")
     (base / "spec.toml").write_text(MINIMAL_SPEC.replace('name = "learner"', 'name = "learner"\ncount = 2'))
-    result = run_cli("run", str(base / "spec.toml"), "--runs", str(base / "runs"), "--no-progress",
-                     "--trace", "step", "--episodes", "5")
+    result = run_cli(
+        "run",
+        str(base / "spec.toml"),
+        "--runs",
+        str(base / "runs"),
+        "--no-progress",
+        "--trace",
+        "step",
+        "--episodes",
+        "5",
+    )
     assert result.returncode == 0, result.stderr
     return Path(result.stdout.strip().splitlines()[-1])
 
@@ -243,14 +289,16 @@ def _steps_line(trace: Path, where: float) -> int:
 
 
 def _snapshot(run_dir: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(run_dir)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(run_dir.rglob("*"))}
+    return {str(p.relative_to(run_dir)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(run_dir.rglob("*"))}
 
 
-@pytest.mark.parametrize("bad", [
-    b'{"schema": "bdi-rl.trace/1", "run": "FrozenL\x00\x00\x00 damaged\n',
-    b'{"a": 1}\n',
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"schema": "bdi-rl.trace/1", "run": "FrozenL\x00\x00\x00 damaged\n',
+        b'{"a": 1}\n',
+    ],
+)
 def test_resume_refuses_a_damaged_middle_line_and_keeps_every_line(finished_run, tmp_path, bad):
     run_dir = _killed_copy(finished_run, tmp_path)
     trace = run_dir / "trace.jsonl"
@@ -275,7 +323,7 @@ def test_resume_cuts_a_torn_last_line_and_goes_on(finished_run, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "ended in a torn line (no newline at its end); cut it off (300 bytes)" in result.stderr
     after = trace.read_bytes()
-    assert after.startswith(whole) and b'"kind":"run.resume"' in after[len(whole):]
+    assert after.startswith(whole) and b'"kind":"run.resume"' in after[len(whole) :]
     check_trace(trace, run_dir.name)  # whole and gapless
 
 
@@ -289,11 +337,27 @@ def test_telemetry_run_refuses_a_damaged_middle_line_before_connecting(finished_
     lines = _damage(trace, middle, other + b"\n")
     before = _snapshot(run_dir)
     result = subprocess.run(
-        [sys.executable, "-m", "bdi_rl", "telemetry", str(run_dir / "spec.toml"), "--run", str(run_dir),
-         "--xmpp", f"localhost:{free_port()}", "--runs", str(tmp_path / "runs")],
-        env={**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "telemetry",
+            str(run_dir / "spec.toml"),
+            "--run",
+            str(run_dir),
+            "--xmpp",
+            f"localhost:{free_port()}",
+            "--runs",
+            str(tmp_path / "runs"),
+        ],
+        env={**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2, result.stderr
-    assert result.stderr == (f"bdi-rl: error: --run: {trace}:{middle + 1}: an event of run "
-                             f"'another-run', not of {run_dir.name!r}\n")
+    assert result.stderr == (
+        f"bdi-rl: error: --run: {trace}:{middle + 1}: an event of run 'another-run', not of {run_dir.name!r}\n"
+    )
     assert trace.read_bytes().splitlines(keepends=True) == lines
     assert _snapshot(run_dir) == before

@@ -26,10 +26,10 @@ import orjson
 import slixmpp
 from slixmpp.exceptions import IqError, IqTimeout
 
-from bdi_rl.xmpp.agent import PERCEIVED
-from bdi_rl.xmpp.wiring import team_percepts, trusted_jids
 from bdi_rl.spec import load_spec
 from bdi_rl.trace.steps import expanded
+from bdi_rl.xmpp.agent import PERCEIVED
+from bdi_rl.xmpp.wiring import team_percepts, trusted_jids
 from tests.conftest import ROOT, run_cli
 from tests.test_agent import _run
 from tests.test_processes import _kill_running, _start
@@ -83,29 +83,50 @@ name = "{p}telemetry"
 #: at once on a teammate's policy (policy_timeout(0)).
 TOLD_LEARNER = [
     *(f"hazard({x}, {y})" for x in range(4) for y in range(4)),
-    "goal_at(0, 0, 1.0)", 'experience("14,2,1.0,15,1;13,2,1.0,14,0")', 'policy("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0")',
-    "policy_timeout(0)", "training", "share_every(0)", "successes(99)",
+    "goal_at(0, 0, 1.0)",
+    'experience("14,2,1.0,15,1;13,2,1.0,14,0")',
+    'policy("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0")',
+    "policy_timeout(0)",
+    "training",
+    "share_every(0)",
+    "successes(99)",
     'has_policy(3, 3, "1,1,2", 1.0)',
 ]
 #: ... and percepts, which the learner refuses from anyone.
 FORGED_LEARNER = [
-    "training_done", "outcome(goal)", "state(3)", "pos(3, 3)", "episodes_done(80)", "eval(1.0, 1.0)",
-    'coordinator("stranger@localhost")', 'teammates(["stranger@localhost"])', 'trusted("stranger@localhost")',
+    "training_done",
+    "outcome(goal)",
+    "state(3)",
+    "pos(3, 3)",
+    "episodes_done(80)",
+    "eval(1.0, 1.0)",
+    'coordinator("stranger@localhost")',
+    'teammates(["stranger@localhost"])',
+    'trusted("stranger@localhost")',
     "goal(0, 0)",
 ]
 #: To the coordinator: a report of its own that would start the team early or win it, and the
 #: coordinator's own notes; then the untell of a told adopting(...), whose removal must not
 #: run the coordinator's -adopting plans (they would end the team).
 TOLD_COORDINATOR = [
-    "ready", "evaluated(1.0, 1.0)", "adopted(1.0, 1.0, 16)", "started", "concluded",
-    'ready_learner("stranger@localhost")', 'result("stranger@localhost", 1.0, 1.0)',
-    'best("stranger@localhost", 1.0, 1.0)', "adopt_margin(100)", 'adopting("zstandin@localhost")',
+    "ready",
+    "evaluated(1.0, 1.0)",
+    "adopted(1.0, 1.0, 16)",
+    "started",
+    "concluded",
+    'ready_learner("stranger@localhost")',
+    'result("stranger@localhost", 1.0, 1.0)',
+    'best("stranger@localhost", 1.0, 1.0)',
+    "adopt_margin(100)",
+    'adopting("zstandin@localhost")',
 ]
 FORGED_COORDINATOR = ["team_size(1)", 'learners(["stranger@localhost"])', 'trusted("stranger@localhost")']
 
-_METADATA = ('<x xmlns="jabber:x:data" type="form"><title>spade:x:metadata</title>'
-             '<field var="performative" type="text-single"><value>BDI</value></field>'
-             '<field var="ilf_type" type="text-single"><value>{ilf}</value></field></x>')
+_METADATA = (
+    '<x xmlns="jabber:x:data" type="form"><title>spade:x:metadata</title>'
+    '<field var="performative" type="text-single"><value>BDI</value></field>'
+    '<field var="ilf_type" type="text-single"><value>{ilf}</value></field></x>'
+)
 
 
 class Outsider(slixmpp.ClientXMPP):
@@ -209,22 +230,33 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
         await outsider.join(ejabberd.port)
         try:
             # The learner's mind runs (it asks the absent coordinator to start it): tell it.
-            await _until(runs, lambda ev: any(e["agent"] == learner and e["kind"] == "msg.send" for e in ev),
-                         "the learner to start")
+            await _until(
+                runs,
+                lambda ev: any(e["agent"] == learner and e["kind"] == "msg.send" for e in ev),
+                "the learner to start",
+            )
             told = [("tell", b) for b in TOLD_LEARNER + FORGED_LEARNER] + [("untell", "outcome(goal)")]
             for ilf, body in told:
                 outsider.bdi(learner, body, ilf)
-            await _until(runs, lambda ev: len(_received(ev, learner, stranger)) == len(told),
-                         "the learner to receive the stranger's messages")
+            await _until(
+                runs,
+                lambda ev: len(_received(ev, learner, stranger)) == len(told),
+                "the learner to receive the stranger's messages",
+            )
             # The coordinator, once its mind runs: the learner's ready has reached it.
             procs.append(role(f"{prefix}coord"))
             await _until(runs, lambda ev: _received(ev, coord, learner), "the coordinator to hear the learner")
-            told = ([("tell", b) for b in TOLD_COORDINATOR + FORGED_COORDINATOR]
-                    + [("untell", 'adopting("zstandin@localhost")'), ("achieve", "finish_team")])
+            told = [("tell", b) for b in TOLD_COORDINATOR + FORGED_COORDINATOR] + [
+                ("untell", 'adopting("zstandin@localhost")'),
+                ("achieve", "finish_team"),
+            ]
             for ilf, body in told:
                 outsider.bdi(coord, body, ilf)
-            await _until(runs, lambda ev: len(_received(ev, coord, stranger)) == len(told),
-                         "the coordinator to receive the stranger's messages")
+            await _until(
+                runs,
+                lambda ev: len(_received(ev, coord, stranger)) == len(told),
+                "the coordinator to receive the stranger's messages",
+            )
             # Only now the team is complete: it runs, with all that in its members' minds.
             procs.append(role(f"{prefix}standin"))
             while any(proc.poll() is None for proc in procs):
@@ -238,7 +270,7 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
         outputs = [proc.communicate() for proc in procs]
     finally:
         _kill_running(*procs)
-    for proc, (_, err) in zip(procs, outputs):
+    for proc, (_, err) in zip(procs, outputs, strict=False):
         assert proc.returncode == 0, err
     run_dir = Path(outputs[0][0].strip().splitlines()[-1])
     events = _events(runs)
@@ -253,8 +285,11 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
     to_learner = _received(events, learner, stranger)
     refused = {e["data"]["content"] for e in to_learner if "rejected" in e["data"]}
     assert refused == set(FORGED_LEARNER)
-    kept = {e["data"]["belief"] for e in events
-            if e["agent"] == learner and e["kind"] == "belief.add" and e["data"]["source"] == stranger}
+    kept = {
+        e["data"]["belief"]
+        for e in events
+        if e["agent"] == learner and e["kind"] == "belief.add" and e["data"]["source"] == stranger
+    }
     assert len(kept) == len(TOLD_LEARNER)
     actions = {e["data"]["name"] for e in events if e["agent"] == learner and e["kind"] == "action"}
     assert {".rl_run_episode", ".rl_evaluate", ".rl_experience"} <= actions  # it trained, and shared
@@ -266,22 +301,32 @@ def test_a_strangers_tells_start_no_plan_and_change_no_q_value(ejabberd, tmp_pat
     # The coordinator counted its learners only: the team started when the stand-in came, the
     # best is the learner, the stranger's report and notes made no verdict.
     to_coord = _received(events, coord, stranger)
-    assert {e["data"]["content"] for e in to_coord if "rejected" in e["data"]} == {
-        *FORGED_COORDINATOR, "finish_team"}
-    asked = [(e["data"]["to"], e["data"]["content"]) for e in events
-             if e["agent"] == coord and e["kind"] == "msg.send" and e["data"]["performative"] == "achieve"]
+    assert {e["data"]["content"] for e in to_coord if "rejected" in e["data"]} == {*FORGED_COORDINATOR, "finish_team"}
+    asked = [
+        (e["data"]["to"], e["data"]["content"])
+        for e in events
+        if e["agent"] == coord and e["kind"] == "msg.send" and e["data"]["performative"] == "achieve"
+    ]
     assert asked[:2] in ([(learner, "train"), (standin, "train")], [(standin, "train"), (learner, "train")])
     assert sorted(asked[2:]) == sorted([(standin, f'adopt_policy_of("{learner}")'), (learner, "finish")])
-    best = [e["data"]["belief"] for e in events if e["agent"] == coord and e["kind"] == "belief.add"
-            and e["data"]["belief"].startswith("best(") and e["data"]["source"] == "self"]
+    best = [
+        e["data"]["belief"]
+        for e in events
+        if e["agent"] == coord
+        and e["kind"] == "belief.add"
+        and e["data"]["belief"].startswith("best(")
+        and e["data"]["source"] == "self"
+    ]
     assert len(best) == 1 and best[0].startswith(f'best("{learner}"')
 
     # The learner's Q-table is the one the same seed learns without any stranger.
     reference = run_cli("run", str(spec), "--runs", str(tmp_path / "reference"), "--no-progress", timeout=120)
     assert reference.returncode == 0, reference.stderr
     alone = Path(reference.stdout.strip().splitlines()[-1])
-    with np.load(run_dir / "qtables" / f"{prefix}learner.npz") as told_q, \
-            np.load(alone / "qtables" / f"{prefix}learner.npz") as alone_q:
+    with (
+        np.load(run_dir / "qtables" / f"{prefix}learner.npz") as told_q,
+        np.load(alone / "qtables" / f"{prefix}learner.npz") as alone_q,
+    ):
         assert np.array_equal(told_q["q"], alone_q["q"])
     _assert_percepts_known(events)
 
@@ -297,21 +342,30 @@ def test_a_jid_the_spec_trusts_is_acted_on(ejabberd, tmp_path):
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     xmpp = ["--xmpp", f"localhost:{ejabberd.port}", "--runs", str(runs)]
     # No coordinator: the learner waits for it, and meanwhile hears the friend.
-    procs = [_start("telemetry", str(spec), *xmpp, env=env),
-             _start("agent", str(spec), "--name", f"{prefix}learner", *xmpp, env=env)]
+    procs = [
+        _start("telemetry", str(spec), *xmpp, env=env),
+        _start("agent", str(spec), "--name", f"{prefix}learner", *xmpp, env=env),
+    ]
 
     async def scenario() -> tuple[list[dict], Outsider]:
         outsider = Outsider(friend, "friend-pw")
         await outsider.join(ejabberd.port)
         try:
-            await _until(runs, lambda ev: any(e["agent"] == learner and e["kind"] == "msg.send" for e in ev),
-                         "the learner to start")
+            await _until(
+                runs,
+                lambda ev: any(e["agent"] == learner and e["kind"] == "msg.send" for e in ev),
+                "the learner to start",
+            )
             outsider.bdi(learner, "hazard(1, 1)")
             outsider.bdi(learner, "training_done")
             outsider.bdi(learner, "policy(P)[source(self)]", "askOne", reply_with="q1")
-            events = await _until(runs, lambda ev: any(
-                e["agent"] == learner and e["kind"] == "action" and e["data"]["name"] == ".rl_hazard"
-                for e in ev), "the learner to act on the trusted hazard")
+            events = await _until(
+                runs,
+                lambda ev: any(
+                    e["agent"] == learner and e["kind"] == "action" and e["data"]["name"] == ".rl_hazard" for e in ev
+                ),
+                "the learner to act on the trusted hazard",
+            )
             deadline = time.monotonic() + 20
             while not outsider.received and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
@@ -325,10 +379,15 @@ def test_a_jid_the_spec_trusts_is_acted_on(ejabberd, tmp_path):
         _kill_running(*procs)
         for proc in procs:
             proc.communicate()
-    hazard = [e for e in events if e["agent"] == learner and e["kind"] == "action" and e["data"]["name"] == ".rl_hazard"]
+    hazard = [
+        e for e in events if e["agent"] == learner and e["kind"] == "action" and e["data"]["name"] == ".rl_hazard"
+    ]
     assert [h["data"]["args"] for h in hazard] == [[1, 1]]
-    starts = {e["data"]["plan"] for e in events if e["agent"] == learner and e["kind"] == "intention.start"
-              and e["data"]["source"] == friend}
+    starts = {
+        e["data"]["plan"]
+        for e in events
+        if e["agent"] == learner and e["kind"] == "intention.start" and e["data"]["source"] == friend
+    }
     assert starts == {"told_hazard", "offer_policy"}
     [(sender, body)] = outsider.received
     assert sender == learner and re.fullmatch(r'policy\("[0-3](,[0-3]){15}"\)', body)
@@ -350,8 +409,11 @@ def test_every_agent_trusts_the_experiments_other_agents_and_the_specs_trust_lis
 
 def _assert_percepts_known(events: list[dict]) -> None:
     """Every belief the run perceived is one the agents refuse to be told."""
-    perceived = {_functor_arity(e["data"]["belief"]) for e in events
-                 if e["kind"] == "belief.add" and e["data"]["source"] == "percept"}
+    perceived = {
+        _functor_arity(e["data"]["belief"])
+        for e in events
+        if e["kind"] == "belief.add" and e["data"]["source"] == "percept"
+    }
     assert perceived and perceived <= PERCEIVED, perceived - PERCEIVED
 
 

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from bdi_rl.trace.reading import read_trace
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
 from bdi_rl.store import RunWriter
+from bdi_rl.trace.reading import read_trace
 from bdi_rl.xmpp.server import free_port
 from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
+
 
 async def test_runs_list_describes_each_run(aiohttp_client, runs):
     client = await aiohttp_client(create_app(runs))
@@ -65,10 +66,19 @@ async def test_learning_curves_come_from_the_episodes(aiohttp_client, runs):
     assert [e["epsilon"] for e in episodes] == [e["data"]["epsilon"] for e in ends]
 
 
-@pytest.mark.parametrize("path", [
-    "/api/runs/..", "/api/runs/%2e%2e", "/api/runs/..%2F..%2Fetc", "/api/runs/%2Fetc%2Fpasswd",
-    "/api/runs/nope", "/run/..%2F..", "/static/..%2Fviewer.py", "/static/viewer.py",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/runs/..",
+        "/api/runs/%2e%2e",
+        "/api/runs/..%2F..%2Fetc",
+        "/api/runs/%2Fetc%2Fpasswd",
+        "/api/runs/nope",
+        "/run/..%2F..",
+        "/static/..%2Fviewer.py",
+        "/static/viewer.py",
+    ],
+)
 async def test_paths_outside_the_runs_are_not_served(aiohttp_client, runs, path):
     client = await aiohttp_client(create_app(runs))
     response = await client.get(path)
@@ -108,8 +118,10 @@ async def test_pages_carry_a_strict_content_security_policy(aiohttp_client, runs
     run = _run_named(runs, "hostile").name
     mind = await (await client.get(f"/api/runs/{run}/agents/learner/mind")).json()
     assert any("<script>" in b["belief"] for b in mind["beliefs"])
-    scripts = "".join((Path(__file__).parent.parent / "bdi_rl" / "readers" / "static" / name).read_text()
-                      for name in ("common.js", "runs.js", "run.js", "charts.js"))
+    scripts = "".join(
+        (Path(__file__).parent.parent / "bdi_rl" / "readers" / "static" / name).read_text()
+        for name in ("common.js", "runs.js", "run.js", "charts.js")
+    )
     assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts
 
 
@@ -149,9 +161,10 @@ async def test_a_run_directory_cannot_make_the_viewer_run_code(aiohttp_client, r
     shutil.copytree(source, run_dir)
     marker = tmp_path / "ran"
     spec = (run_dir / "spec.toml").read_text()
-    env_table = spec[spec.index("[env]"):spec.index("[[agents]]")]
-    (run_dir / "spec.toml").write_text(spec.replace(env_table, f'[env]\nid = "subprocess:run"\n\n'
-                                                               f'[env.kwargs]\nargs = ["touch", "{marker}"]\n\n'))
+    env_table = spec[spec.index("[env]") : spec.index("[[agents]]")]
+    (run_dir / "spec.toml").write_text(
+        spec.replace(env_table, f'[env]\nid = "subprocess:run"\n\n[env.kwargs]\nargs = ["touch", "{marker}"]\n\n')
+    )
     # a checkpoint that does not say its env, and a trace that does not record the map
     save_checkpoint(run_dir / "qtables" / "learner.npz", np.zeros((16, 4)), {"agent": "learner", "episodes": 1})
     lines = (run_dir / "trace.jsonl").read_bytes().splitlines(keepends=True)
@@ -180,15 +193,30 @@ def test_run_with_view_serves_the_run_then_stops_on_ctrl_c(tmp_path, write_spec)
     import time
     import urllib.request
 
-    from tests.conftest import MINIMAL_SPEC
     from bdi_rl.xmpp.server import free_port
+    from tests.conftest import MINIMAL_SPEC
 
     port = free_port()
     spec = write_spec(MINIMAL_SPEC)
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(tmp_path / "runs"),
-                             "--no-progress", "--view", "--view-port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "run",
+            str(spec),
+            "--runs",
+            str(tmp_path / "runs"),
+            "--no-progress",
+            "--view",
+            "--view-port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         deadline, rows = time.monotonic() + 60, []
         while time.monotonic() < deadline:
@@ -237,8 +265,9 @@ async def test_why_an_episode_mode_learner_took_each_action(aiohttp_client, runs
     assert len(steps) > 100
     assert all(len(d["q"]) == 4 and d["q"][d["a"]] == d["q_before"] for _, d in steps)
     explored = next(i for i, d in steps if d["q"][d["a"]] < max(d["q"]))
-    greedy = next(i for i, d in steps[len(steps) // 2:]
-                  if d["q"][d["a"]] == max(d["q"]) and d["q"].count(max(d["q"])) == 1)
+    greedy = next(
+        i for i, d in steps[len(steps) // 2 :] if d["q"][d["a"]] == max(d["q"]) and d["q"].count(max(d["q"])) == 1
+    )
     client = await aiohttp_client(create_app(runs))
     for position, word in ((explored, "exploring move"), (greedy, "greedy choice")):
         mind = await (await client.get(f"/api/runs/{run_dir.name}/agents/{learner}/mind?pos={position}")).json()

@@ -20,7 +20,6 @@ from tests.conftest import beliefs_after as _beliefs_after
 from tests.conftest import run_named as _run_named
 
 
-
 class Viewer:
     """``bdi-rl view`` as a user starts it, in its own process."""
 
@@ -29,7 +28,10 @@ class Viewer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs_dir), "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -75,7 +77,8 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
         page.fill("#position", str(position))
         page.dispatch_event("#position", "change")
         page.wait_for_function(
-            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position
+        )
         shown = page.locator("#beliefs li code").all_text_contents()
         assert sorted(shown) == sorted(_beliefs_after(events, position)), position
         event = events[position]
@@ -88,7 +91,8 @@ def test_open_a_run_and_slide_through_its_mind(browser, viewer, runs):
     page.fill("#jump-step", "2")
     page.click("#jump button")
     page.wait_for_function(
-        "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=expected)
+        "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=expected
+    )
     assert "episode 5, step 2" in page.text_content("#where")
     changes = page.locator("#changes li").all_text_contents()
     assert len(changes) == len(of_step)  # everything the agent did in that step
@@ -136,12 +140,29 @@ LIVE_EPISODES = 60_000
 def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
     runs_dir = tmp_path / "runs"
     spec = tmp_path / "live.toml"
-    spec.write_text(MINIMAL_SPEC.replace("episodes = 20", f"episodes = {LIVE_EPISODES}")
-                    .replace('name = "tiny"', 'name = "live"'))
+    spec.write_text(
+        MINIMAL_SPEC.replace("episodes = 20", f"episodes = {LIVE_EPISODES}").replace('name = "tiny"', 'name = "live"')
+    )
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    run = subprocess.Popen([sys.executable, "-m", "bdi_rl", "run", str(spec), "--runs", str(runs_dir),
-                            "--no-progress", "--trace", "episode"], env=env, cwd=ROOT,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "run",
+            str(spec),
+            "--runs",
+            str(runs_dir),
+            "--no-progress",
+            "--trace",
+            "episode",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     server = None
     try:
         deadline = time.monotonic() + 60
@@ -160,8 +181,8 @@ def test_a_live_run_updates_the_page_without_reloading(browser, tmp_path):
         cell = "#agents tbody tr td:nth-child(2)"
         first = int(page.text_content(cell))
         page.wait_for_function(
-            "([sel, n]) => Number(document.querySelector(sel).textContent) > n", arg=[cell, first],
-            timeout=30000)
+            "([sel, n]) => Number(document.querySelector(sel).textContent) > n", arg=[cell, first], timeout=30000
+        )
         _, err = run.communicate(timeout=240)
         assert run.returncode == 0, err
         page.wait_for_function("() => document.getElementById('live').hidden", timeout=30000)
@@ -187,8 +208,9 @@ def test_message_flow_draws_the_teams_conversation(browser, viewer, runs):
     # the diagram says when it draws fewer messages than the header counts
     assert arrows == min(len(rows), 80) and (("draws the last 80" in total) == (len(rows) > 80)), total
     page.uncheck("#hide-experience")
-    page.wait_for_function("() => [...document.querySelectorAll('#messages tbody tr')]"
-                           ".some(r => r.textContent.includes('experience('))")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#messages tbody tr')].some(r => r.textContent.includes('experience('))"
+    )
     # experience messages are long: their labels are cut to their arrow, never past the canvas
     canvas = page.locator("#sequence")
     assert 0 < int(canvas.get_attribute("data-labels-right")) <= int(canvas.get_attribute("width"))
@@ -227,16 +249,19 @@ def test_the_mind_inspector_shows_jasons_view_of_a_cycle_level_trace(browser, cy
         page.fill("#jump-step", "2")
         page.click("#jump button")
         page.wait_for_function(
-            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position
+        )
 
         # Intentions: each one's stack of intended means, the top (about to run) first.
         assert page.is_visible("#stacks") and page.is_hidden("#running-plans")
         [stack] = stacks["intentions"]
         assert page.locator("#stacks .stack-head").all_text_contents() == [
-            f"intention {stack['id']} {stack['state']} · {len(stack['means'])} intended means"]
+            f"intention {stack['id']} {stack['state']} · {len(stack['means'])} intended means"
+        ]
         rows = page.locator("#stacks .means li").all_text_contents()
-        assert rows == [f"@{m['plan']} {m['trigger']} {Path(m['file']).name}:{m['line']}"
-                        for m in reversed(stack["means"])]
+        assert rows == [
+            f"@{m['plan']} {m['trigger']} {Path(m['file']).name}:{m['line']}" for m in reversed(stack["means"])
+        ]
         assert rows[0].startswith("@navigate +!navigate episode.asl:")  # navigate is in lib/episode.asl
         assert any(r.startswith("@episode +!episode episode.asl:") for r in rows)
         assert any(r.startswith("@train_steps +!train learner.asl:") for r in rows)
@@ -262,10 +287,13 @@ def test_the_mind_inspector_shows_jasons_view_of_a_cycle_level_trace(browser, cy
         # The new kinds read as one line each in the list of changes.
         changes = page.locator("#changes li").all_text_contents()
         assert page.get_attribute("#changes li:last-child", "value") == str(position)  # numbered as the slider
-        assert any(c.startswith(OPTIONS + " +!navigate: relevant @navigate; applicable @navigate; "
-                                "selected @navigate") for c in changes), changes
-        assert any(c.startswith(INTENTIONS + f" #{stack['id']} ") and "@navigate ← @episode" in c
-                   for c in changes), changes
+        assert any(
+            c.startswith(OPTIONS + " +!navigate: relevant @navigate; applicable @navigate; selected @navigate")
+            for c in changes
+        ), changes
+        assert any(c.startswith(INTENTIONS + f" #{stack['id']} ") and "@navigate ← @episode" in c for c in changes), (
+            changes
+        )
 
         # The history slider: before the first cycle-level event there is no stack, so the
         # plain list of running plans shows, and no options or events.
@@ -273,13 +301,15 @@ def test_the_mind_inspector_shows_jasons_view_of_a_cycle_level_trace(browser, cy
         page.fill("#position", str(first - 1))
         page.dispatch_event("#position", "change")
         page.wait_for_function(
-            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=first - 1)
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=first - 1
+        )
         assert page.is_hidden("#stacks") and page.is_hidden("#options-panel") and page.is_hidden("#reasoning-panel")
         # ... and back at the step, all of it again.
         page.fill("#position", str(position))
         page.dispatch_event("#position", "change")
         page.wait_for_function(
-            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position)
+            "p => document.getElementById('where').textContent.startsWith('event ' + p + ' ')", arg=position
+        )
         assert page.locator("#stacks .means li").all_text_contents() == rows
         assert page.is_visible("#options-panel") and page.is_visible("#reasoning-panel")
         assert not errors

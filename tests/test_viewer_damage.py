@@ -28,8 +28,12 @@ from tests.test_damaged_traces import DAMAGE
 
 HUGE = 2 << 30  # bytes: the size of the sparse traces (no disk is used)
 #: Damaged runs put beside the sound one (a few of tests/test_damaged_traces.py's corpus).
-SOME_DAMAGE = ["an episode.end written twice", 'a "return": "lots"', "a line from another run",
-               "a step record referring to an unknown definition"]
+SOME_DAMAGE = [
+    "an episode.end written twice",
+    'a "return": "lots"',
+    "a line from another run",
+    "a step record referring to an unknown definition",
+]
 
 
 def _copy(source: Path, runs: Path, name: str) -> Path:
@@ -112,8 +116,12 @@ async def test_damaged_runs_are_marked_and_the_others_served(runs_with_damage, t
 
 
 def _viewer(runs: Path, port: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _peak_rss_mb(pid: int) -> float:

@@ -31,7 +31,9 @@ def test_the_runs_list_and_the_run_page_say_which_line_is_damaged_and_why(browse
         assert rows.count() == 2
         mark = page.locator(f"#runs tbody tr:has-text('{damaged.name}') .badge.damaged")
         assert mark.text_content() == f"damaged: line {at + 1}"
-        assert f"trace.jsonl:{at + 1}: episode.end data: Expected `float | null`, got `str`" in mark.get_attribute("title")
+        assert f"trace.jsonl:{at + 1}: episode.end data: Expected `float | null`, got `str`" in mark.get_attribute(
+            "title"
+        )
         assert page.locator("#runs tbody tr .badge.damaged").count() == 1  # the sound run: none
         page.click(f"text={damaged.name}")
         page.wait_for_selector("body[data-ready='1']")

@@ -49,9 +49,10 @@ def _get(path: str, host: str | None) -> bytes:
 def _post(path: str, host: str, body: bytes = b'{"spec": "frozenlake-4x4", "episodes": 5}') -> bytes:
     """As the rebinding page's script would send it: the token (say it leaked) and an Origin
     that names the page's own host, which is the host it forged."""
-    return (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            ).encode() + body
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
 
 
 def _refused(status: int, headers: dict[str, str], body: bytes) -> None:
@@ -62,8 +63,9 @@ def _refused(status: int, headers: dict[str, str], body: bytes) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _serve(runs: Path, bind: str = "127.0.0.1", allow: tuple[str, ...] = ()) -> AsyncIterator[
-        tuple[int, JobQueue]]:
+async def _serve(
+    runs: Path, bind: str = "127.0.0.1", allow: tuple[str, ...] = ()
+) -> AsyncIterator[tuple[int, JobQueue]]:
     """``bdi-rl serve``'s app (the viewer's plus the control routes) on a free port."""
     port = free_port()
     queue = JobQueue(runs, max_running=1)
@@ -115,13 +117,26 @@ async def test_a_forged_host_gets_421_on_serve_and_starts_nothing(tmp_path, forg
             _refused(*await raw_request(port, _post(path, host)))
         assert queue.jobs == {} and list(control_runs.iterdir()) == []
         # the same POST with this server's own name passes the host check to the guard and the queue
-        status, _, body = await raw_request(port, _post("/api/control/runs", f"localhost:{port}",
-                                                         b'{"spec": "no-such-spec"}'))
+        status, _, body = await raw_request(
+            port, _post("/api/control/runs", f"localhost:{port}", b'{"spec": "no-such-spec"}')
+        )
         assert status == 400 and b"no-such-spec" in body
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "127.0.0.1", "localhost:{port}", "LocalHost", "[::1]:{port}",
-                                  "[::1]", "127.0.0.2:{port}", "localhost:9000", None])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:{port}",
+        "127.0.0.1",
+        "localhost:{port}",
+        "LocalHost",
+        "[::1]:{port}",
+        "[::1]",
+        "127.0.0.2:{port}",
+        "localhost:9000",
+        None,
+    ],
+)
 async def test_the_names_a_user_reaches_it_by_are_answered(runs, host):
     """Loopback addresses and localhost, with any port (a forwarded one too) or none; an IP
     literal cannot be rebound; no Host at all is no browser's request."""
@@ -158,8 +173,13 @@ async def test_a_wildcard_bind_answers_its_addresses_the_machine_and_allowed_nam
     control_runs = tmp_path / "runs"
     control_runs.mkdir()
     async with _serve(control_runs, "0.0.0.0", ("viewer.example.org",)) as (port, _):
-        for host in ["127.0.0.1:{port}", "localhost:{port}", "viewer.example.org", "VIEWER.example.org:443",
-                     *(f"{name}:{{port}}" for name in machine_names())]:
+        for host in [
+            "127.0.0.1:{port}",
+            "localhost:{port}",
+            "viewer.example.org",
+            "VIEWER.example.org:443",
+            *(f"{name}:{{port}}" for name in machine_names()),
+        ]:
             status, _, _ = await raw_request(port, _get("/api/control/jobs", host.format(port=port)))
             assert status == 200, host
         for host in ("evil.example:{port}", "viewer.example.org.evil.example", "example.org"):
@@ -185,8 +205,16 @@ def test_which_names_a_bind_answers_to():
     assert host_check("0.0.0.0").names == {"localhost"} | machine_names()
     assert host_check("192.168.1.5", ["Proxy.Example"]).names == {"localhost", "proxy.example"} | machine_names()
     assert "viewer.lan" in host_check("viewer.lan").names
-    for value, name in [("LOCALHOST:80", "localhost"), ("[::1]:8765", "::1"), ("[::1]", "::1"), ("a.b", "a.b"),
-                        ("[::1]x", None), ("[evil]:80", None), ("a:b", None), ("::1", None)]:
+    for value, name in [
+        ("LOCALHOST:80", "localhost"),
+        ("[::1]:8765", "::1"),
+        ("[::1]", "::1"),
+        ("a.b", "a.b"),
+        ("[::1]x", None),
+        ("[evil]:80", None),
+        ("a:b", None),
+        ("::1", None),
+    ]:
         assert host_name(value) == name, value
     assert loopback.allows([]) and loopback.allows(["10.0.0.7:1"]) and not loopback.allows(["localhost", "localhost"])
 
@@ -206,9 +234,23 @@ def _http_status(port: int, host: str) -> int:
 
 def test_view_allow_host_through_the_cli(runs):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port),
-                             "--allow-host", "Viewer.Example.org"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bdi_rl",
+            "view",
+            "--runs",
+            str(runs),
+            "--port",
+            str(port),
+            "--allow-host",
+            "Viewer.Example.org",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _wait_for_line(proc).startswith(f"bdi-rl viewer: http://127.0.0.1:{port}/")
         assert _http_status(port, "viewer.example.org") == 200
@@ -243,8 +285,12 @@ def test_a_taken_port_is_one_line_and_no_url(tmp_path, command):
     with _taken_port() as busy:
         port = busy.getsockname()[1]
         started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "bdi_rl", command, "--runs", str(tmp_path), "--port",
-                                 str(port)], capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "bdi_rl", command, "--runs", str(tmp_path), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2, result.stderr
     assert result.stdout == "", result.stdout  # no URL printed
     assert result.stderr == f"bdi-rl: error: --host/--port: cannot listen on 127.0.0.1:{port}: Address already in use\n"
@@ -254,8 +300,12 @@ def test_a_taken_port_is_one_line_and_no_url(tmp_path, command):
 def test_view_prints_its_url_once_it_listens(runs):
     """The line comes once the port is bound: a connection made as soon as it is read works."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = _wait_for_line(proc)
         assert line == f"bdi-rl viewer: http://127.0.0.1:{port}/  (runs in {runs}; Ctrl-C stops)\n"
@@ -268,8 +318,12 @@ def test_view_prints_its_url_once_it_listens(runs):
 
 def test_the_wildcard_bind_is_printed_as_a_url_to_open(runs):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--host", "0.0.0.0",
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "view", "--runs", str(runs), "--host", "0.0.0.0", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _wait_for_line(proc).startswith(f"bdi-rl viewer: http://127.0.0.1:{port}/ ")
         assert _http_status(port, socket.gethostname()) == 200 and _http_status(port, "evil.example") == 421

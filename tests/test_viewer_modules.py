@@ -58,8 +58,13 @@ def _entries() -> dict[str, str]:
 
 def test_every_page_loads_one_module_and_every_script_is_reached():
     entries = _entries()
-    assert entries == {"compare.html": "compare.js", "control.html": "control.js", "index.html": "runs.js",
-                       "library.html": "library.js", "run.html": "run.js"}
+    assert entries == {
+        "compare.html": "compare.js",
+        "control.html": "control.js",
+        "index.html": "runs.js",
+        "library.html": "library.js",
+        "run.html": "run.js",
+    }
     reached: set[str] = set()
     todo = list(entries.values())
     while todo:

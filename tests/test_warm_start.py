@@ -36,8 +36,7 @@ name = "learner"
 """
 
 
-def _spec(tmp_path: Path, name: str, episodes: int, every: int = 0, map_name: str = "4x4",
-          extra: str = "") -> Path:
+def _spec(tmp_path: Path, name: str, episodes: int, every: int = 0, map_name: str = "4x4", extra: str = "") -> Path:
     path = tmp_path / f"{name}.toml"
     path.write_text(SPEC.format(name=name, episodes=episodes, every=every, map=map_name, extra=extra))
     return path
@@ -100,8 +99,11 @@ def test_warm_start_from_one_file_in_the_spec(trained, tmp_path):
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("case", ["other-map", "corrupt", "truncated", "missing-agent", "no-such-path"])
@@ -146,7 +148,7 @@ def test_qtable_show_and_diff(trained, tmp_path):
     # The greedy policy drawn on the map leads from S to G without stepping into a hole.
     lines = shown.stdout.splitlines()
     top = lines.index(next(line for line in lines if line.startswith("greedy policy"))) + 1
-    cells = [[line[2 + 3 * x: 4 + 3 * x] for x in range(4)] for line in lines[top:top + 4]]
+    cells = [[line[2 + 3 * x : 4 + 3 * x] for x in range(4)] for line in lines[top : top + 4]]
     moves = {"←": (-1, 0), "→": (1, 0), "↑": (0, -1), "↓": (0, 1)}
     x = y = 0
     for _ in range(16):
@@ -181,15 +183,18 @@ def test_a_warm_learner_goes_on_with_the_learning_rate_it_had(tmp_path):
 
     from bdi_rl.rl.checkpoint import save_checkpoint
     from bdi_rl.rl.envs import make_env
-    from bdi_rl.xmpp.setup import learner_setups
     from bdi_rl.spec import load_spec
+    from bdi_rl.xmpp.setup import learner_setups
 
     env = make_env("FrozenLake-v1", {"map_name": "4x4", "is_slippery": False})
     source = tmp_path / "learner.npz"
-    save_checkpoint(source, np.ones((16, 4)), {"env": env.state_space_signature(), "episodes": 900,
-                                                "alpha": 0.01})
-    spec_path = _spec(tmp_path, "alpha", 10, extra=f'warm_start = "{source}"\n'
-                      'learning = { alpha = 0.2, alpha_min = 0.005, alpha_decay = 0.999 }')
+    save_checkpoint(source, np.ones((16, 4)), {"env": env.state_space_signature(), "episodes": 900, "alpha": 0.01})
+    spec_path = _spec(
+        tmp_path,
+        "alpha",
+        10,
+        extra=f'warm_start = "{source}"\nlearning = {{ alpha = 0.2, alpha_min = 0.005, alpha_decay = 0.999 }}',
+    )
     (plan,) = learner_setups(load_spec(spec_path))
     assert plan.learner.alpha == 0.01 and plan.learner.config.alpha_min == 0.005
     assert plan.learner.epsilon == 0.05 and np.all(plan.learner.q == 1.0)

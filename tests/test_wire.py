@@ -36,8 +36,9 @@ def test_outside_client_body_keeps_its_arity():
     assert format_literal(term) == 'hello(7, "a, b")'  # as bdi-rl's traces have always shown it
 
 
-@pytest.mark.parametrize("term", [S("adopt", (atom("learner-3@localhost"),)), atom("bad-name"),
-                                  S("p", ((atom("Ok"),),))], ids=str)
+@pytest.mark.parametrize(
+    "term", [S("adopt", (atom("learner-3@localhost"),)), atom("bad-name"), S("p", ((atom("Ok"),),))], ids=str
+)
 def test_terms_that_could_not_be_read_back_are_not_sent(term):
     """A JID as an atom would arrive as ``learner - 3 @ ...``: refuse it at the sender."""
     with pytest.raises(WireError, match="not an AgentSpeak atom; send it as a string"):
@@ -100,15 +101,18 @@ def test_plans_travel_as_their_source():
     assert parse_body("untellHow", "[a, b]") == (atom("a"), atom("b"))
 
 
-@pytest.mark.parametrize("performative, body, reason", [
-    ("tellHow", "p(1).", "plans only"),
-    ("tellHow", '{ include("lib/x.asl") }\n+!g <- true.', "no include"),
-    ("tellHow", "+!g <- ", "not AgentSpeak plans"),
-    ("askHow", "+!g <- true", "one trigger"),
-    ("untellHow", "f(1)", "label"),
-    ("askOne", "[X]", "not an AgentSpeak literal"),
-    ("explode", "p(1)", "unknown ilf_type"),
-])
+@pytest.mark.parametrize(
+    "performative, body, reason",
+    [
+        ("tellHow", "p(1).", "plans only"),
+        ("tellHow", '{ include("lib/x.asl") }\n+!g <- true.', "no include"),
+        ("tellHow", "+!g <- ", "not AgentSpeak plans"),
+        ("askHow", "+!g <- true", "one trigger"),
+        ("untellHow", "f(1)", "label"),
+        ("askOne", "[X]", "not an AgentSpeak literal"),
+        ("explode", "p(1)", "unknown ilf_type"),
+    ],
+)
 def test_bodies_of_the_other_performatives_are_checked(performative, body, reason):
     with pytest.raises(WireError, match=reason):
         parse_body(performative, body)

@@ -40,8 +40,11 @@ def worlds(tmp_path_factory) -> Path:
     runs = base / "runs"
     for name, (env, episodes) in SPECS.items():
         spec = base / f"{name}.toml"
-        spec.write_text(MINIMAL_SPEC.replace('name = "tiny"', f'name = "{name}"').replace(FROZENLAKE, env)
-                        .replace("episodes = 20", f"episodes = {episodes}"))
+        spec.write_text(
+            MINIMAL_SPEC.replace('name = "tiny"', f'name = "{name}"')
+            .replace(FROZENLAKE, env)
+            .replace("episodes = 20", f"episodes = {episodes}")
+        )
         learner_run(runs, spec, rng_seed=4, trace="episode" if name == "coarse" else "step")
     custom = run_named(runs, "custom")
     old = runs / custom.name.replace("custom", "old")
@@ -71,8 +74,12 @@ def test_frozenlake_4x4_world_is_recorded_in_agent_start(runs):
     run_dir = run_named(runs, "tiny")
     start = _events(run_dir)[0]
     assert start["kind"] == AGENT_START
-    assert start["data"]["world"] == {"family": "frozenlake", "rows": 4, "cols": 4,
-                                      "map": ["SFFF", "FHFH", "FFFH", "HFFG"]}
+    assert start["data"]["world"] == {
+        "family": "frozenlake",
+        "rows": 4,
+        "cols": 4,
+        "map": ["SFFF", "FHFH", "FFFH", "HFFG"],
+    }
     payload = episode_world(_index(run_dir), LEARNER, 0)
     assert payload["world_source"] == "trace" and payload["world"]["map"][3] == "HFFG"
 
@@ -121,7 +128,7 @@ def test_positions_follow_s2(worlds, name):
         assert [(s["s"], s["a"], s["s2"]) for s in steps] == [(d["s"], d["a"], d["s2"]) for d in rl]
         assert len(frames) == len(steps) + 1 == payload["length"] + 1
         assert frames[0]["state"] == steps[0]["s"]
-        for step, frame in zip(steps, frames[1:]):
+        for step, frame in zip(steps, frames[1:], strict=False):
             assert frame["state"] == step["s2"] and frame["cell"] == world_cell(world, step["s2"])
             assert events[step["position"]]["kind"] == RL_STEP  # the inspector position of its event
         if name == "taxi":
@@ -148,12 +155,16 @@ def test_greedy_action_and_max_q_are_those_of_the_rows_seen(worlds, name):
         for event in events[: position + 1]:
             if event["kind"] == RL_STEP:
                 data = event["data"]
-                rows[data["s"]] = [*data["q"][: data["a"]], data["q_after"], *data["q"][data["a"] + 1:]]
+                rows[data["s"]] = [*data["q"][: data["a"]], data["q_after"], *data["q"][data["a"] + 1 :]]
         world, like = payload["world"], payload["frames"][frame]["cell"]
         seen = 0
         for y in range(world["rows"]):
             for x in range(world["cols"]):
-                s = y * world["cols"] + x if name != "taxi" else taxi_encode(y, x, like["passenger"], like["destination"])
+                s = (
+                    y * world["cols"] + x
+                    if name != "taxi"
+                    else taxi_encode(y, x, like["passenger"], like["destination"])
+                )
                 row = rows.get(s)
                 assert payload["q"]["max"][y][x] == (max(row) if row else None)
                 greedy = payload["q"]["greedy"][y][x]
@@ -183,8 +194,14 @@ def test_cell_beliefs_name_who_told_them(runs):
 
 def test_cell_beliefs_are_parsed_from_belief_text():
     world = {"family": "frozenlake", "rows": 4, "cols": 4, "map": ["SFFF"] * 4}
-    beliefs = {"hazard(1, 2)": ["a@x", "b@x"], "goal_at(3, 3, 1.0)": ["self"], "pos(0, 0)": ["percept"],
-               "hazard(9, 9)": ["a@x"], "note(hazard(1, 1))": ["self"], "state(3)": ["percept"]}
+    beliefs = {
+        "hazard(1, 2)": ["a@x", "b@x"],
+        "goal_at(3, 3, 1.0)": ["self"],
+        "pos(0, 0)": ["percept"],
+        "hazard(9, 9)": ["a@x"],
+        "note(hazard(1, 1))": ["self"],
+        "state(3)": ["percept"],
+    }
     assert cell_beliefs(beliefs, world) == [
         {"kind": "hazard", "x": 1, "y": 2, "belief": "hazard(1, 2)", "sources": ["a@x", "b@x"]},
         {"kind": "goal", "x": 3, "y": 3, "belief": "goal_at(3, 3, 1.0)", "sources": ["self"]},
@@ -198,8 +215,10 @@ def test_an_episode_level_trace_says_it_has_no_steps(worlds):
     assert "no steps" in payload["note"] and "episode" in payload["note"]
     assert payload["q"]["source"].startswith("the latest Q-table checkpoint (4 episodes)")
     q = load_checkpoint(run_named(worlds, "coarse") / "qtables" / "learner.npz").q
-    assert [[None if max(q[4 * y + x]) == min(q[4 * y + x]) else int(q[4 * y + x].argmax()) for x in range(4)]
-            for y in range(4)] == payload["q"]["greedy"]
+    assert [
+        [None if max(q[4 * y + x]) == min(q[4 * y + x]) else int(q[4 * y + x].argmax()) for x in range(4)]
+        for y in range(4)
+    ] == payload["q"]["greedy"]
 
 
 def test_unknown_episode_and_agents_without_a_world(runs):
@@ -222,10 +241,12 @@ async def test_world_api(aiohttp_client, runs):
     assert {"pos"} <= {b["kind"] for b in payload["beliefs"]}
     pos = next(b for b in payload["beliefs"] if b["kind"] == "pos")
     assert [pos["x"], pos["y"]] == [payload["frames"][2]["cell"]["x"], payload["frames"][2]["cell"]["y"]]
-    for url in (f"/api/runs/nosuchrun/agents/learner/world?episode=0",
-                f"/api/runs/{run}/agents/nobody/world?episode=0",
-                f"/api/runs/{run}/agents/learner/world?episode=999",
-                f"/api/runs/{run}/agents/learner/render?episode=999"):
+    for url in (
+        "/api/runs/nosuchrun/agents/learner/world?episode=0",
+        f"/api/runs/{run}/agents/nobody/world?episode=0",
+        f"/api/runs/{run}/agents/learner/world?episode=999",
+        f"/api/runs/{run}/agents/learner/render?episode=999",
+    ):
         assert (await client.get(url)).status == 404, url
     assert (await client.get(f"/api/runs/{run}/agents/learner/world?episode=x")).status == 400
     team = run_named(runs, "team").name
@@ -242,8 +263,18 @@ def test_a_real_run_records_its_world_and_draws_it(tmp_path):
     agent.start, and an episode of the trace draws on it."""
     from tests.conftest import AGENTS, ROOT, run_cli
 
-    result = run_cli("run", str(AGENTS / "taxi.toml"), "--episodes", "2", "--trace", "step",
-                     "--runs", str(tmp_path), "--no-progress", cwd=ROOT)
+    result = run_cli(
+        "run",
+        str(AGENTS / "taxi.toml"),
+        "--episodes",
+        "2",
+        "--trace",
+        "step",
+        "--runs",
+        str(tmp_path),
+        "--no-progress",
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     run_dir = run_named(tmp_path, "taxi")
     index = _index(run_dir)
@@ -251,7 +282,7 @@ def test_a_real_run_records_its_world_and_draws_it(tmp_path):
     assert _events(run_dir, jid)[0]["data"]["world"]["family"] == "taxi"
     payload = episode_world(index, jid, 1)
     assert payload["world_source"] == "trace" and len(payload["frames"]) == payload["length"] + 1
-    for step, frame in zip(payload["steps"], payload["frames"][1:]):
+    for step, frame in zip(payload["steps"], payload["frames"][1:], strict=False):
         assert frame["cell"] == world_cell(payload["world"], step["s2"])
 
 
@@ -273,8 +304,11 @@ class Corridor(gym.Env):
 
 def test_an_env_without_a_map_has_no_world_view(tmp_path):
     spec = tmp_path / "corridor.toml"
-    spec.write_text(MINIMAL_SPEC.replace(FROZENLAKE, 'id = "tests.test_world:Corridor"\nmax_episode_steps = 20')
-                    .replace("episodes = 20", "episodes = 2"))
+    spec.write_text(
+        MINIMAL_SPEC.replace(FROZENLAKE, 'id = "tests.test_world:Corridor"\nmax_episode_steps = 20').replace(
+            "episodes = 20", "episodes = 2"
+        )
+    )
     run_dir = learner_run(tmp_path / "runs", spec, trace="step")
     assert "world" not in _events(run_dir)[0]["data"]
     with pytest.raises(WorldError, match=r"^env: no world view for this env \(tests.test_world:Corridor; the trace"):
@@ -298,7 +332,7 @@ def test_a_format_1_trace_draws_on_the_map_its_spec_rebuilds(tmp_path):
     for event in events[: position + 1]:
         if event["kind"] == RL_STEP:
             d = event["data"]
-            seen[d["s"]] = [*d["q"][: d["a"]], d["q_after"], *d["q"][d["a"] + 1:]]
+            seen[d["s"]] = [*d["q"][: d["a"]], d["q_after"], *d["q"][d["a"] + 1 :]]
     like = payload["frames"][7]["cell"]
     for y in range(5):
         for x in range(5):

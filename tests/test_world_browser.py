@@ -16,7 +16,8 @@ from tests.test_viewer_browser import Viewer
 LEARNER = "learner@localhost"
 #: Collects the page's securitypolicyviolation events (an init script: the page's CSP does not apply to it).
 CSP_PROBE = """window.cspViolations = [];
-document.addEventListener("securitypolicyviolation", e => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));"""
+document.addEventListener("securitypolicyviolation",
+    e => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));"""
 
 
 @pytest.fixture
@@ -65,14 +66,15 @@ def test_world_panel_draws_the_map_and_the_agent(browser, viewer, runs):
     assert canvas.is_visible() and canvas.get_attribute("data-family") == "frozenlake"
     assert canvas.get_attribute("data-agent-cell") == _cell(world["frames"][0])
     assert canvas.get_attribute("data-frames") == str(len(world["frames"]))
-    assert page.evaluate("[document.getElementById('world-canvas').width, document.getElementById('world-canvas').height]") \
-        == [360, 360]  # 4x4 cells of 90 px
+    assert page.evaluate(
+        "[document.getElementById('world-canvas').width, document.getElementById('world-canvas').height]"
+    ) == [360, 360]  # 4x4 cells of 90 px
     # pixels drawn: the start cell's green, a hole's dark blue
     start, hole = page.evaluate("""() => {
         const ctx = document.getElementById('world-canvas').getContext('2d');
         return [Array.from(ctx.getImageData(5, 5, 1, 1).data), Array.from(ctx.getImageData(175, 95, 1, 1).data)];
     }""")
-    assert start[:3] == [0xb8, 0xdc, 0xb0] and hole[:3] == [0x2f, 0x40, 0x50]
+    assert start[:3] == [0xB8, 0xDC, 0xB0] and hole[:3] == [0x2F, 0x40, 0x50]
     assert "episode " + str(episode) in page.text_content("#world-note")
     href = page.get_attribute("#world-video", "href")
     assert href.endswith(f"/render?episode={episode}")
@@ -118,8 +120,7 @@ def test_step_forward_moves_exactly_one_step(browser, viewer, runs):
         step = world["steps"][k - 1]
         assert f"move {k} of {len(frames) - 1} · {step['action']}" in page.text_content("#world-frame")
         # the Q-learner panel shows the step that led here
-        page.wait_for_function(
-            f"() => document.getElementById('rl').textContent.includes('state {step['s']} →')")
+        page.wait_for_function(f"() => document.getElementById('rl').textContent.includes('state {step['s']} →')")
     page.click("#world-back")
     page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '2'")
     assert page.get_attribute("#world-canvas", "data-agent-cell") == _cell(frames[2])

@@ -116,7 +116,9 @@ def test_export_joint_writes_one_row_per_agent_per_step(world_runs, tmp_path) ->
     steps = [e["data"] for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == WORLD_STEP]
     assert [(r["episode"], r["agent"], r["action"], r["reward"]) for r in rows[:4]] == [
         (str(s["episode"]), agent, str(s["actions"][i]), str(s["rewards"][i]))
-        for s in steps[:2] for i, agent in enumerate(s["agents"])]
+        for s in steps[:2]
+        for i, agent in enumerate(s["agents"])
+    ]
     # the other shipped world (lbforaging) exports as well
     result = run_cli("export", str(run_named(world_runs, "foraging")), "--joint", str(tmp_path / "lbf.csv"))
     assert result.returncode == 0 and (tmp_path / "lbf.csv").is_file(), result.stderr
@@ -151,8 +153,9 @@ def test_plot_shows_the_joint_actions_of_a_matrix_game_and_episode_lengths_of_fo
 
 def test_inspect_goes_to_a_joint_episode_of_the_world_agent(world_runs) -> None:
     """The world agent writes no episode.end: its events' own stamps find the episode."""
-    result = run_cli("inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "7",
-                     "--step", "2")
+    result = run_cli(
+        "inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "7", "--step", "2"
+    )
     assert result.returncode == 0, result.stderr
     assert "episode 7, step 2" in result.stdout and "world.step" in result.stdout
     result = run_cli("inspect", str(run_named(world_runs, "foraging")), "--agent", "world", "--episode", "99")

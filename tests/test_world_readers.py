@@ -15,10 +15,10 @@ import pytest
 
 from bdi_rl.readers.export import export_joint_csv
 from bdi_rl.readers.inspector import inspect_mind, print_mind
+from bdi_rl.readers.render import render_episode
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.viewer import KIND_VIEWS, create_app
 from bdi_rl.readers.world import WorldError, episode_world
-from bdi_rl.readers.render import render_episode
 from bdi_rl.trace.kinds import WORLD_STEP
 from bdi_rl.trace.reading import read_trace
 from tests.conftest import run_cli, run_named
@@ -171,7 +171,6 @@ def test_plot_shows_the_team_return_of_each_joint_episode(world_runs) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     import numpy as np
 
     from bdi_rl.readers.plots import _joint_panel, rolling_mean
@@ -207,8 +206,11 @@ async def test_the_qtable_panel_of_a_seated_learner_shows_its_own_table(aiohttp_
         assert table["updated"] == len(updated) > 0
         assert table["rows"] == [[s, list(q[s])] for s in updated[:16]]
         assert (table["max_q"], table["min_q"]) == (q.max(), q.min())
-        start = next(e for e in read_trace(run_dir / "trace.jsonl")
-                     if e["kind"] == "agent.start" and e["agent"].startswith(agent + "@"))
+        start = next(
+            e
+            for e in read_trace(run_dir / "trace.jsonl")
+            if e["kind"] == "agent.start" and e["agent"].startswith(agent + "@")
+        )
         assert table["action_names"] == start["data"]["actions"]
         result = run_cli("qtable", "show", str(run_dir / "qtables" / f"{agent}.npz"))
         assert result.returncode == 0 and f"{len(updated)} of {q.shape[0]} states updated" in result.stdout
@@ -220,8 +222,10 @@ async def test_the_qtable_panel_of_a_seated_learner_shows_its_own_table(aiohttp_
 
 def _nearest_ink(pixel: tuple[int, ...], inks: dict[str, str]) -> str:
     """The name of the colour in ``inks`` nearest ``pixel`` (a GIF's palette shifts colours)."""
+
     def distance(ink: str) -> int:
-        return sum((int(ink[k:k + 2], 16) - pixel[j]) ** 2 for j, k in enumerate((1, 3, 5)))
+        return sum((int(ink[k : k + 2], 16) - pixel[j]) ** 2 for j, k in enumerate((1, 3, 5)))
+
     return min(inks, key=lambda name: distance(inks[name]))
 
 
@@ -234,8 +238,11 @@ def test_render_draws_a_joint_episode_with_every_agent_where_the_world_steps_put
 
     run_dir = run_named(world_runs, "foraging")
     steps = _steps(run_dir)
-    episode = next(e for e in range(20) if all(
-        len({tuple(s["positions"][i]) for s in steps if s["episode"] == e}) > 2 for i in range(2)))
+    episode = next(
+        e
+        for e in range(20)
+        if all(len({tuple(s["positions"][i]) for s in steps if s["episode"] == e}) > 2 for i in range(2))
+    )
     expected = [s for s in steps if s["episode"] == episode]
     out = tmp_path / "joint.gif"
     result = run_cli("render", str(run_dir), "--agent", "world", "--episode", str(episode), "-o", str(out))
@@ -258,10 +265,11 @@ def test_render_draws_a_joint_episode_with_every_agent_where_the_world_steps_put
 
 def test_render_of_a_shared_world_without_a_map_or_of_a_seat_is_one_line(world_runs, tmp_path) -> None:
     out = tmp_path / "ep.gif"
-    for spec, agent, message in (("climbing", "world", "env: the shared world climbing_game_v0 has no map"),
-                                 ("foraging", "forager-1", "agent: forager-1 acts in a shared world")):
-        result = run_cli("render", str(run_named(world_runs, spec)), "--agent", agent, "--episode", "3",
-                         "-o", str(out))
+    for spec, agent, message in (
+        ("climbing", "world", "env: the shared world climbing_game_v0 has no map"),
+        ("foraging", "forager-1", "agent: forager-1 acts in a shared world"),
+    ):
+        result = run_cli("render", str(run_named(world_runs, spec)), "--agent", agent, "--episode", "3", "-o", str(out))
         assert result.returncode == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
         assert list(tmp_path.iterdir()) == []
 

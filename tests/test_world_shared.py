@@ -77,8 +77,9 @@ def _world(env_id: str, **kwargs: Any) -> tuple[SharedWorld, dict[str, Recorded]
     world = make_world(env_id, kwargs)
     tracer = Tracer("run", "world@localhost", TraceLevel.STEP)
     timers = Timers()
-    shared = SharedWorld(world, tracer, seed=3, deadline_s=1.0, default_action=0, schedule=timers.schedule,
-                         eval_episodes=5)
+    shared = SharedWorld(
+        world, tracer, seed=3, deadline_s=1.0, default_action=0, schedule=timers.schedule, eval_episodes=5
+    )
     ends = {seat: Recorded() for seat in world.agents}
     for i, (seat, end) in enumerate(ends.items()):
         shared.seat(seat, f"player-{i + 1}", end)
@@ -107,10 +108,17 @@ def test_the_world_steps_once_every_agent_has_chosen() -> None:
     shared.choose("player_0", 1)  # (1, 2) pays 6 to both; the episode is over
     assert ends["player_0"].heard[-1] == ("stepped", (1, 0, 6.0, True, False, False))
     assert ends["player_1"].heard[-1] == ("stepped", (2, 0, 6.0, True, False, False))
-    assert _world_steps(tracer) == [{
-        "episode": 0, "step": 1, "agents": ["player-1", "player-2"], "states": [0, 0], "actions": [1, 2],
-        "rewards": [6.0, 6.0], "done": True,
-    }]
+    assert _world_steps(tracer) == [
+        {
+            "episode": 0,
+            "step": 1,
+            "agents": ["player-1", "player-2"],
+            "states": [0, 0],
+            "actions": [1, 2],
+            "rewards": [6.0, 6.0],
+            "done": True,
+        }
+    ]
 
 
 def test_a_missed_deadline_plays_the_default_action_and_says_who() -> None:
@@ -368,9 +376,15 @@ def _seated_mind(tmp_path: Path, plans: str) -> tuple[Any, SharedWorld, Recorded
 
     shared, ends, tracer, timers = _world("climbing_game_v0")
     seat = shared.world.seats["player_0"]
-    session = EpisodeSession(seat, QLearner(seat.n_states, seat.n_actions, LearningConfig(), seed=0),
-                             Tracer("run", "player-1@localhost", TraceLevel.STEP), Percepts(), episodes=5,
-                             eval_episodes=1, seed=0)
+    session = EpisodeSession(
+        seat,
+        QLearner(seat.n_states, seat.n_actions, LearningConfig(), seed=0),
+        Tracer("run", "player-1@localhost", TraceLevel.STEP),
+        Percepts(),
+        episodes=5,
+        eval_episodes=1,
+        seed=0,
+    )
     client = SeatClient(seat, session)
     client.port = shared
     shared.seat("player_0", "player-1", client)
@@ -387,11 +401,14 @@ def test_a_call_to_the_world_is_held_by_the_mind_and_fails_when_the_world_is_gon
     plan's failure handling applies."""
     from bdi_rl.bdi.mind import alive, can_act, describe_waits
 
-    mind, shared, _, _ = _seated_mind(tmp_path, """
+    mind, shared, _, _ = _seated_mind(
+        tmp_path,
+        """
 !go.
 @go +!go <- .rl_reset; .rl_act(0); +acted.
 @gone -!go[error_msg(M)] <- +failed(M).
-""")
+""",
+    )
     mind.run(sleep=False)
     assert alive(mind) and not can_act(mind)
     assert describe_waits(mind) == ["waits for the world's .rl_reset"]
@@ -415,8 +432,10 @@ def test_a_stuck_agents_next_call_fails_naming_why(tmp_path) -> None:
     assert shared.left == ["player-1"]
     mind.run(sleep=False)
     [failure] = mind.host.failures
-    assert failure.endswith("p.asl:2: the world finished its seat player_0: stuck: it missed 3 deadlines of 1 s "
-                            "in a row, the last at .rl_reset, with no call to the world in between")
+    assert failure.endswith(
+        "p.asl:2: the world finished its seat player_0: stuck: it missed 3 deadlines of 1 s "
+        "in a row, the last at .rl_reset, with no call to the world in between"
+    )
 
 
 # -- the spec ---------------------------------------------------------------------------------
@@ -435,18 +454,24 @@ count = 2
 """
 
 
-@pytest.mark.parametrize("world, group, message", [
-    ("bind = { player_0 = \"p-1\", player_9 = \"p-2\" }", "",
-     "world.bind.player_9: the world has no agent 'player_9' (its agents: player_0, player_1)"),
-    ("bind = { player_0 = \"p-1\", player_1 = \"q\" }", "", "world.bind.player_1: 'q' is not a learner of this spec"),
-    ("bind = { player_0 = \"p-1\", player_1 = \"p-1\" }", "", "'p-1' is bound to more than one seat"),
-    ("bind = { player_0 = \"p-1\" }", "", "world.bind: learner 'p-2' has no seat"),
-    ("", 'mode = "episode"', "agents[0].mode: agents of a shared world act step by step"),
-    ("default_action = 3", "", "world.default_action: 3 is not an action of player_0 (0..2)"),
-    ("name = \"p-1\"", "", "world.name: 'p-1' is also an agent's name"),
-    ("step_deadline_ms = 0", "", "world.step_deadline_ms: expected an integer >= 1"),
-], ids=["unknown seat", "not a learner", "twice", "unseated", "episode mode", "default action", "name",
-        "deadline"])
+@pytest.mark.parametrize(
+    "world, group, message",
+    [
+        (
+            'bind = { player_0 = "p-1", player_9 = "p-2" }',
+            "",
+            "world.bind.player_9: the world has no agent 'player_9' (its agents: player_0, player_1)",
+        ),
+        ('bind = { player_0 = "p-1", player_1 = "q" }', "", "world.bind.player_1: 'q' is not a learner of this spec"),
+        ('bind = { player_0 = "p-1", player_1 = "p-1" }', "", "'p-1' is bound to more than one seat"),
+        ('bind = { player_0 = "p-1" }', "", "world.bind: learner 'p-2' has no seat"),
+        ("", 'mode = "episode"', "agents[0].mode: agents of a shared world act step by step"),
+        ("default_action = 3", "", "world.default_action: 3 is not an action of player_0 (0..2)"),
+        ('name = "p-1"', "", "world.name: 'p-1' is also an agent's name"),
+        ("step_deadline_ms = 0", "", "world.step_deadline_ms: expected an integer >= 1"),
+    ],
+    ids=["unknown seat", "not a learner", "twice", "unseated", "episode mode", "default action", "name", "deadline"],
+)
 def test_world_specs_are_checked_before_anything_starts(tmp_path, world, group, message) -> None:
     spec = tmp_path / "w.toml"
     spec.write_text(WORLD_SPEC.format(world=world, group=group))
@@ -502,8 +527,9 @@ def test_independent_learners_miss_the_climbing_optimum(tmp_path) -> None:
     missed = 0
     for seed in (0, 1, 2):
         runs = tmp_path / f"runs-{seed}"
-        result = run_cli("run", str(spec), "--runs", str(runs), "--no-progress", "--seed", str(seed),
-                         "--trace", "episode")
+        result = run_cli(
+            "run", str(spec), "--runs", str(runs), "--no-progress", "--seed", str(seed), "--trace", "episode"
+        )
         assert result.returncode == 0, result.stderr
         missed += _summary(run_named(runs, "independent"))["agents"]["player-1"]["eval"]["success_rate"] == 0.0
     assert missed >= 2
@@ -520,17 +546,24 @@ def test_the_trace_shows_each_joint_step_and_who_proposed_what(tmp_path) -> None
     assert all(s["agents"] == ["player-1", "player-2"] and s["done"] for s in steps)
     # each agent's learner updated from its own part of each joint step: its rl.step rows
     for k, name in enumerate(("player-1", "player-2")):
-        moves = [(e["data"]["a"], e["data"]["r"]) for e in events
-                 if e["agent"] == f"{name}@localhost" and e["kind"] == "rl.step"]
+        moves = [
+            (e["data"]["a"], e["data"]["r"])
+            for e in events
+            if e["agent"] == f"{name}@localhost" and e["kind"] == "rl.step"
+        ]
         assert moves == [(s["actions"][k], s["rewards"][k]) for s in steps]
     # the leader proposed, the follower accepted, through their plans
     proposals = [e for e in events if e["kind"] == "msg.recv" and e["data"]["content"].startswith("adopt(")]
     assert proposals and all(e["agent"] == "player-2@localhost" for e in proposals)
-    assert any(e["kind"] == "intention.start" and e["data"]["plan"].startswith("adopt_better")
-               for e in events if e["agent"] == "player-2@localhost")
+    assert any(
+        e["kind"] == "intention.start" and e["data"]["plan"].startswith("adopt_better")
+        for e in events
+        if e["agent"] == "player-2@localhost"
+    )
     accepted = [e for e in events if e["kind"] == "msg.recv" and e["data"]["content"].startswith("accepted(")]
-    assert [e["data"]["content"][len("accepted"):] for e in accepted] == \
-        [e["data"]["content"][len("adopt"):] for e in proposals]
+    assert [e["data"]["content"][len("accepted") :] for e in accepted] == [
+        e["data"]["content"][len("adopt") :] for e in proposals
+    ]
     for name in ("player-1", "player-2", "world"):
         seqs = line_seqs(events, f"{name}@localhost")
         assert seqs == list(range(len(seqs)))
@@ -542,16 +575,22 @@ def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> 
     the world waits 200 ms; its missed steps are played with action 0 and traced. (Silent
     for fewer than STUCK_AFTER deadlines, it is late, not stuck: it keeps its seat.)"""
     asl = tmp_path / "late.asl"
-    asl.write_text((ROOT / "asl" / "learner.asl").read_text().replace(
-        '{ include("lib/episode.asl") }',
-        """@episode
+    asl.write_text(
+        (ROOT / "asl" / "learner.asl")
+        .read_text()
+        .replace(
+            '{ include("lib/episode.asl") }',
+            """@episode
 +!episode <- .rl_reset; while (not outcome(_)) { !navigate }; .rl_end_episode.
 @navigate
 +!navigate : state(S) & episode(E) <-
     .rl_choose(S, A);
     .my_name(Me);
     if (Me == "player-2@localhost" & E mod 4 == 1) { .wait(300) };
-    .rl_act(A).""").replace('{ include("lib/lifecycle.asl") }', f'{{ include("{ROOT}/asl/lib/lifecycle.asl") }}'))
+    .rl_act(A).""",
+        )
+        .replace('{ include("lib/lifecycle.asl") }', f'{{ include("{ROOT}/asl/lib/lifecycle.asl") }}')
+    )
     text = (ROOT / "agents" / "climbing.toml").read_text()
     text = text.replace("[world]\n", "[world]\nstep_deadline_ms = 200\n").replace("episodes = 1000", "episodes = 20")
     text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{asl}"')
@@ -572,8 +611,9 @@ def test_a_late_agent_plays_the_default_action_and_the_run_goes_on(tmp_path) -> 
 def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> None:
     """The world agent, each player and telemetry in four processes: every call between a
     player and the world is an XMPP message; the coordination plans still find the optimum."""
-    run_dir = across_processes(ejabberd.port, tmp_path, ROOT / "agents" / "penalty.toml", "player-1", "world",
-                               "player-2")
+    run_dir = across_processes(
+        ejabberd.port, tmp_path, ROOT / "agents" / "penalty.toml", "player-1", "world", "player-2"
+    )
     summary = _summary(run_dir)
     assert summary["agents"]["world"] == {"role": "world", "episodes": 1000, "joint_steps": 1000}
     for name in ("player-1", "player-2"):
@@ -595,14 +635,17 @@ def test_a_world_goes_on_when_an_agent_process_dies(ejabberd, tmp_path) -> None:
     from tests.test_processes import _kill_running, _start
 
     text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 3000")
-    text = text.replace('trace = "step"', 'trace = "episode"').replace("[world]\n", "[world]\noffline_grace_ms = 1000\n")
+    text = text.replace('trace = "step"', 'trace = "episode"').replace(
+        "[world]\n", "[world]\noffline_grace_ms = 1000\n"
+    )
     text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "coordinated-learner.asl"}"')
     spec = tmp_path / "climbing.toml"
     spec.write_text(text)
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
-    procs = {name: _start("agent", str(spec), "--name", name, *common, env=env)
-             for name in ("world", "player-1", "player-2")}
+    procs = {
+        name: _start("agent", str(spec), "--name", name, *common, env=env) for name in ("world", "player-1", "player-2")
+    }
     telemetry = _start("telemetry", str(spec), *common, env=env)
     try:
         deadline = time.monotonic() + 120
@@ -645,14 +688,17 @@ def test_players_fail_in_one_line_when_the_world_process_dies(ejabberd, tmp_path
     from tests.test_processes import _kill_running, _start
 
     text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 100000")
-    text = text.replace('trace = "step"', 'trace = "episode"').replace("[world]\n", "[world]\noffline_grace_ms = 1000\n")
+    text = text.replace('trace = "step"', 'trace = "episode"').replace(
+        "[world]\n", "[world]\noffline_grace_ms = 1000\n"
+    )
     text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "coordinated-learner.asl"}"')
     spec = tmp_path / "climbing.toml"
     spec.write_text(text)
     env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
     common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
-    procs = {name: _start("agent", str(spec), "--name", name, *common, env=env)
-             for name in ("world", "player-1", "player-2")}
+    procs = {
+        name: _start("agent", str(spec), "--name", name, *common, env=env) for name in ("world", "player-1", "player-2")
+    }
     telemetry = _start("telemetry", str(spec), *common, env=env)
     try:
         deadline = time.monotonic() + 120
@@ -765,8 +811,9 @@ def _small_foraging(tmp_path: Path) -> Path:
     """agents/foraging.toml cut to 20 episodes, evaluating every 10 (5 greedy episodes)."""
     text = (ROOT / "agents" / "foraging.toml").read_text()
     text = text.replace("episodes = 3000", "episodes = 20").replace("eval_episodes = 100", "eval_episodes = 5")
-    text = text.replace("eval_every = 500", "eval_every = 10").replace('asl = "forager.asl"',
-                                                                     f'asl = "{ROOT / "asl" / "forager.asl"}"')
+    text = text.replace("eval_every = 500", "eval_every = 10").replace(
+        'asl = "forager.asl"', f'asl = "{ROOT / "asl" / "forager.asl"}"'
+    )
     spec = tmp_path / "foraging.toml"
     spec.write_text(text)
     return spec
@@ -782,8 +829,11 @@ def _check_foraging_trace(events: list[dict]) -> None:
         ends = [e for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "episode.end"]
         assert len(ends) == 20
     # both foragers perceived where the food and the partner were, each from its own side
-    seen = {e["agent"]: e["data"]["belief"] for e in events if e["kind"] == "belief.add"
-            and e["data"]["belief"].startswith("partner(")}
+    seen = {
+        e["agent"]: e["data"]["belief"]
+        for e in events
+        if e["kind"] == "belief.add" and e["data"]["belief"].startswith("partner(")
+    }
     assert set(seen) == {"forager-1@localhost", "forager-2@localhost"}
 
 
@@ -821,12 +871,21 @@ def test_an_aec_env_is_played_through_pettingzoos_own_conversion() -> None:
     assert [end.heard[-1] for end in ends.values()] == [("stepped", (0, 0, 11.0, True, False, False))] * 2
 
 
-@pytest.mark.parametrize("env_id, message", [
-    ("tests.test_world_shared:nothing_here", 'module "tests.test_world_shared" has no class or factory "nothing_here"'),
-    ("tests.test_world_shared:Recorded", "the entry point returned Recorded, not a PettingZoo ParallelEnv or AECEnv"),
-    ("FrozenLake-v1", 'not a shipped world (climbing_game_v0, penalty_game_v0, consensus_game_v0'),
-    ("lbforaging_5x5_2p_1f_coop_v0", "cannot be made with kwargs {'size': 9}"),
-])
+@pytest.mark.parametrize(
+    "env_id, message",
+    [
+        (
+            "tests.test_world_shared:nothing_here",
+            'module "tests.test_world_shared" has no class or factory "nothing_here"',
+        ),
+        (
+            "tests.test_world_shared:Recorded",
+            "the entry point returned Recorded, not a PettingZoo ParallelEnv or AECEnv",
+        ),
+        ("FrozenLake-v1", "not a shipped world (climbing_game_v0, penalty_game_v0, consensus_game_v0"),
+        ("lbforaging_5x5_2p_1f_coop_v0", "cannot be made with kwargs {'size': 9}"),
+    ],
+)
 def test_a_world_that_cannot_be_made_is_one_line_naming_it(env_id, message) -> None:
     from bdi_rl.rl.envs import EnvError
 

@@ -143,8 +143,12 @@ def test_message_between_processes_goes_through_the_server(tmp_path: Path) -> No
         async with EmbeddedXmppServer(port=free_port(), data_dir=tmp_path, accounts=accounts) as server:
             assert server.domain == "localhost"
             bob = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", RECEIVER, str(server.port),
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+                sys.executable,
+                "-c",
+                RECEIVER,
+                str(server.port),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
             )
             assert bob.stdout is not None
             try:
@@ -263,11 +267,7 @@ def test_stop_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = Path(pyjabber.__file__).parent
 
     def package_files() -> dict[str, float]:
-        return {
-            str(p): p.stat().st_mtime
-            for p in package.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
-        }
+        return {str(p): p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
     files_before = package_files()
     handlers_before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGABRT)}
@@ -319,8 +319,13 @@ def test_a_server_leaves_nothing_in_the_temp_dir(tmp_path: Path) -> None:
     as each ``bdi-rl run`` is, starts and stops a server with TMPDIR pointing here."""
     temp = tmp_path / "tmp"
     temp.mkdir()
-    done = subprocess.run([sys.executable, "-c", SERVE_ONCE, str(tmp_path / "xmpp")], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)})
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE_ONCE, str(tmp_path / "xmpp")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
     assert done.returncode == 0, done.stderr
     assert list(temp.iterdir()) == []
     assert (tmp_path / "xmpp" / "localhost_cert.pem").is_file()  # it did run a server

@@ -16,8 +16,17 @@ def rl_data(i: int) -> dict[str, Any]:
     """An ``rl.step``'s data (RlStepData), told apart by ``s``; ``q_before`` is ``q[a]``, as a
     record rebuilds it."""
     q = [0.25, 0.5, 0.125, 0.0]
-    return {"s": i, "a": i % 4, "r": 0.0, "s2": i + 1, "done": False, "q_before": q[i % 4], "q_after": 0.25,
-            "epsilon": 0.1, "q": q}
+    return {
+        "s": i,
+        "a": i % 4,
+        "r": 0.0,
+        "s2": i + 1,
+        "done": False,
+        "q_before": q[i % 4],
+        "q_after": 0.25,
+        "epsilon": 0.1,
+        "q": q,
+    }
 
 
 def end_data(i: int) -> dict[str, Any]:

@@ -80,7 +80,8 @@ episodes, evaluation), :class:`~bdi_rl.bdi.team.TeamLearning` (experience, prior
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.args import ActionArgError
 from bdi_rl.bdi.checkpointing import CheckpointSchedule

@@ -11,8 +11,9 @@ happens between episodes (checkpoints, benchmarks' progress checks) hangs on
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom

@@ -16,12 +16,13 @@ It knows nothing of SPADE or RL.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
-from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
 from bdi_rl.bdi.runtime import listener as hooks
+from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
 from bdi_rl.bdi.runtime.intention import Intention
 from bdi_rl.bdi.runtime.listener import Recorder
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text

@@ -74,8 +74,9 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from bdi_rl.bdi.args import index_arg
 from bdi_rl.bdi.episode import EpisodeSession

@@ -32,8 +32,8 @@ import time
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 import orjson

@@ -9,8 +9,9 @@ headless machines: ``QT_QPA_PLATFORM=offscreen``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

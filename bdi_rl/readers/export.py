@@ -14,8 +14,9 @@ import io
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.runindex import OnDamage

@@ -9,7 +9,8 @@ the agents settle on one joint action), and the steps of one joint episode.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.kinds import AGENT_START, WORLD_STEP

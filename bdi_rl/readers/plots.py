@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
+from bdi_rl.readers.qgrid import QGridError, load_qgrid
 from bdi_rl.readers.runindex import OnDamage
 from bdi_rl.store import atomic_write_bytes
 

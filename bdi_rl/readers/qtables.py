@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bdi_rl.rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
 from bdi_rl.readers.qgrid import QGrid, QGridError, checkpoint_env, grid_of
+from bdi_rl.rl.checkpoint import Checkpoint, check_env, load_checkpoint, state_space_of
 
 ARROWS = {(-1, 0): "←", (1, 0): "→", (0, -1): "↑", (0, 1): "↓"}
 

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 import msgspec
 import orjson
 
-from bdi_rl.rl.success import family_of_env_id, is_success
 from bdi_rl.readers.runstate import RunState, read_summary, run_state
+from bdi_rl.rl.success import family_of_env_id, is_success
 from bdi_rl.store import SPEC_FILE, TRACE_FILE
-from bdi_rl.trace.steps import OP, expand, keyframe_of
 from bdi_rl.trace.check import CheckedEvent, LineOutOfTurn, TraceChecker
 from bdi_rl.trace.errors import TraceFileError, TraceFormatError
 from bdi_rl.trace.kinds import (
@@ -52,6 +52,7 @@ from bdi_rl.trace.kinds import (
     TELEMETRY_RESTART,
 )
 from bdi_rl.trace.reading import MAX_LINE_BYTES, skip_line
+from bdi_rl.trace.steps import OP, expand, keyframe_of
 
 #: Events between two mind snapshots of one agent.
 CHECKPOINT = 500
@@ -78,7 +79,7 @@ class MindState:
     stacks: list[dict[str, Any]] | None = None
     """``cycle`` level: every intention's stack of intended means, as last recorded"""
 
-    def copy(self) -> "MindState":
+    def copy(self) -> MindState:
         return MindState(
             {b: list(s) for b, s in self.beliefs.items()},
             [dict(i) for i in self.intentions],

@@ -94,7 +94,7 @@ class Scope:
     agents: list[_AgentScope]
 
     @classmethod
-    def of(cls, index: RunIndex, agent: str | None = None) -> "Scope":
+    def of(cls, index: RunIndex, agent: str | None = None) -> Scope:
         names = [agent] if agent is not None else sorted(index.agents)
         agents = []
         for name in names:

@@ -34,8 +34,8 @@ from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.library import Library
 from bdi_rl.readers.mindnotes import mind_notes
-from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.pattern import PatternError, parse_pattern
+from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.readers.search import Scope, search
 from bdi_rl.readers.webserver import SECURITY_HEADERS as SECURITY_HEADERS  # what every answer carries

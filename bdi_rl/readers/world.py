@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from bdi_rl.readers.runindex import RunIndex, read_event_at
-from bdi_rl.rl.envs import EnvError, make_env
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
+from bdi_rl.rl.envs import EnvError, make_env
 from bdi_rl.rl.families import MOVES, family_named, world_cell, world_state
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 from bdi_rl.trace.kinds import AGENT_START, RL_STEP, STEPS, WORLD_STEP

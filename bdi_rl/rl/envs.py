@@ -265,7 +265,7 @@ def _load_entry_point(env_id: str) -> Callable[..., Any] | None:
         raise EnvError(f'env "{env_id}": entry point must look like "module:Class"')
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - importing runs the module: it may raise anything
+    except Exception as exc:
         raise EnvError(f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}') from exc
     target = getattr(module, attr, None)
     if target is None:
@@ -311,13 +311,13 @@ def make_env(
                 env = TimeLimit(env, max_episode_steps)
     except EnvError:
         raise
-    except Exception as exc:  # noqa: BLE001 - an env's constructor may raise anything at all
+    except Exception as exc:
         raise EnvError(f'env "{env_id}": cannot be made with kwargs {_short(kw)}: {_one_line(exc)}') from exc
     try:
         return EnvAdapter(env, env_id, kw, max_episode_steps)
     except EnvError:
         raise
-    except Exception as exc:  # noqa: BLE001 - reset() or the spaces of a third-party env
+    except Exception as exc:
         raise EnvError(f'env "{env_id}" with kwargs {_short(kw)} does not work: {_one_line(exc)}') from exc
 
 
@@ -328,7 +328,7 @@ def probe_reset(env_id: str, kwargs: dict[str, Any], reset: Callable[[], object]
     first reset, so this one changes nothing."""
     try:
         reset()
-    except Exception as exc:  # noqa: BLE001 - a third-party env's reset may raise anything
+    except Exception as exc:
         if "render_mode" in kwargs:  # the kwarg that works only where a screen or pygame is
             where = f"env.kwargs.render_mode: {kwargs['render_mode']!r}"
         else:

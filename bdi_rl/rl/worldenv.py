@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Final
+from typing import Any, Final
 
 from gymnasium.spaces import Discrete
 from pettingzoo import AECEnv, ParallelEnv
 
 from bdi_rl.rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvError
+from bdi_rl.rl.families import GENERIC, LB_FORAGING, MATRIX_GAME, Family
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.sharedworld import JointStep, joint_step
-from bdi_rl.rl.families import GENERIC, LB_FORAGING, MATRIX_GAME, Family
 
 __all__ = ["WORLDS", "Seat", "World", "is_world_id", "make_world"]
 
@@ -75,7 +76,7 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_steps: int | None = None) -> "World":
+def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_steps: int | None = None) -> World:
     """The world ``env_id`` names, built with ``kwargs``; every failure is an EnvError."""
     kw = dict(kwargs or {})
     family = GENERIC
@@ -85,7 +86,7 @@ def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_st
         module_name, _, attr = env_id.partition(":")
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:  # noqa: BLE001 - importing runs the module: it may raise anything
+        except Exception as exc:
             raise EnvError(f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}') from exc
         target = getattr(module, attr, None)
         if not callable(target):
@@ -96,7 +97,7 @@ def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_st
         raise EnvError(f'env "{env_id}": not a shipped world ({shipped}) nor a "module:callable" entry point')
     try:
         env = factory(**kw)
-    except Exception as exc:  # noqa: BLE001 - an env's constructor may raise anything at all
+    except Exception as exc:
         raise EnvError(f'env "{env_id}": cannot be made with kwargs {kw!r:.120}: {_one_line(exc)}') from exc
     if isinstance(env, AECEnv):
         from pettingzoo.utils.conversions import aec_to_parallel
@@ -113,7 +114,7 @@ class Seat:
     """One agent's place in a world, with the part of ``EnvAdapter``'s interface an
     ``EpisodeSession``, a checkpoint and the trace use."""
 
-    host: "World"
+    host: World
     agent: str
     """the env's name of this agent (``player_0``)"""
     n_states: int

@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 import zstandard

@@ -13,9 +13,9 @@ import numpy as np
 from bdi_rl.trace.errors import TraceFormatError
 from bdi_rl.trace.kinds import (
     AGENT_START,
-    CYCLE,
     BELIEF_ADD,
     BELIEF_DEL,
+    CYCLE,
     KIND_DATA,
     KIND_LEVEL,
     LINE_KINDS,
@@ -71,7 +71,7 @@ def _wire_type(tp: Any) -> Any:
     if origin not in (list, dict, Union, types.UnionType):
         return tp
     args = tuple(_wire_type(arg) for arg in get_args(tp))
-    return Union[args] if origin is types.UnionType else origin[args]
+    return Union[args] if origin is types.UnionType else origin[args]  # noqa: UP007 (built from a tuple)
 
 
 def _data_struct(record: Any) -> type[msgspec.Struct]:
@@ -92,7 +92,7 @@ _DATA_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _DATA_S
 def _event_decoder(schema: str) -> msgspec.json.Decoder:
     base = msgspec.defstruct(f"Event{schema[-1]}", [("schema", Literal[schema])], bases=(CheckedEvent,), kw_only=True)
     return msgspec.json.Decoder(
-        Union[
+        Union[  # noqa: UP007 (built from a tuple)
             tuple(
                 msgspec.defstruct(
                     f"{_DATA_STRUCTS[kind].__name__}Event{schema[-1]}",

@@ -20,8 +20,8 @@ can show the mind at any point by folding at most that many events, never from t
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterable, Iterator
-
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any
 
 from bdi_rl.trace.errors import TraceFormatError
 from bdi_rl.trace.kinds import AGENT_START, RECORD_KINDS, STEPS

@@ -6,15 +6,15 @@ import os
 import tempfile
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import islice
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 import orjson
 
+from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, NUMPY, encode_body, encode_payload
 from bdi_rl.trace.kinds import AGENT_START, KIND_LEVEL, RECORD_KINDS, RL_STEP, SCHEMA, STEPS, TraceLevel
 from bdi_rl.trace.steps import MAX_ENTRIES, StepRecord
-from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, NUMPY, encode_body, encode_payload
 
 
 class Tracer:

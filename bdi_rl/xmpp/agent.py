@@ -18,8 +18,8 @@ import logging
 import math
 import random
 import time
-from collections.abc import Collection, Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 import orjson
 from spade.agent import Agent
@@ -34,9 +34,8 @@ from bdi_rl.bdi.runtime import Actions, PlanFailure
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.text import term_text
-from bdi_rl.bdi.world import SeatClient, SharedWorld
-from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, format_body, parse_body
+from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
 from bdi_rl.trace.kinds import (
     AGENT_START,
@@ -54,6 +53,7 @@ from bdi_rl.trace.kinds import (
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.society import STOPPED, Society
+from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
 
 log = logging.getLogger("bdi_rl.xmpp.agent")
 
@@ -196,7 +196,7 @@ class AgentHost(MindHost):
     """The mind's host in a SPADE agent: what it sends goes out over XMPP in spade_bdi's
     wire format; asks are remembered so that only the asked agent can answer them."""
 
-    def __init__(self, agent: "TracedBdiAgent") -> None:
+    def __init__(self, agent: TracedBdiAgent) -> None:
         super().__init__(agent.tracer)
         self.agent = agent
         self.asked: dict[str, str] = {}
@@ -436,7 +436,7 @@ async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any], tim
         raise TimeoutError(f"the telemetry agent {telemetry} did not answer within {timeout:g} s") from None
 
 
-async def join_run(agent: "TracedBdiAgent", timeout: float) -> str:
+async def join_run(agent: TracedBdiAgent, timeout: float) -> str:
     """The id of the run the telemetry agent owns."""
     return (await ask_telemetry(agent, agent.telemetry_jid, {}, timeout))["run"]
 

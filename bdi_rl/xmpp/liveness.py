@@ -27,8 +27,9 @@ blocks the loop (the watch cannot look meanwhile) but counts as a change afterwa
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["IDLE_WARNING_FIRST", "IDLE_WARNING_LONGEST", "STALL_SECONDS", "Stall", "StallWatch", "stall_line"]
 

@@ -32,16 +32,15 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.rl.checkpoint import CheckpointError, CheckpointMeta, find_checkpoint, load_checkpoint
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_table
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes
-from bdi_rl.store import new_run_dir, save_summary
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes, new_run_dir, save_summary
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.runner import RunResult
 from bdi_rl.xmpp.setup import LearnerSetup, learner_setups, prepare_experiment
 from bdi_rl.xmpp.summary import agents_summary
-from bdi_rl.xmpp.waiting import Progress
 from bdi_rl.xmpp.telemetry import TraceLog
+from bdi_rl.xmpp.waiting import Progress
 
 #: Played episodes when ``--episodes`` is not given.
 DEFAULT_EPISODES = 100

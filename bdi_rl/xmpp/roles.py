@@ -20,24 +20,24 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.crashlog import note_run_dir
-from bdi_rl.xmpp.connect import check_login, wait_for_server
-from bdi_rl.xmpp.setup import AgentSetup, agent_setups, check_plan_files
-from bdi_rl.xmpp.society import Society
-from bdi_rl.xmpp.summary import stop_reason, summary_from_trace
-from bdi_rl.xmpp.waiting import run_learners
-from bdi_rl.xmpp.wiring import Wiring, connect_world, enter_run, make_agents, spec_jids, spec_names
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import (
     SPEC_FILE,
     TRACE_FILE,
     RunWriter,
     atomic_write_bytes,
-    save_summary,
     new_run_dir,
+    save_summary,
 )
 from bdi_rl.trace.errors import TraceFileError
 from bdi_rl.trace.kinds import RUN_START, RUN_STOP, TELEMETRY_RESTART
 from bdi_rl.trace.reading import check_trace
+from bdi_rl.xmpp.connect import check_login, wait_for_server
+from bdi_rl.xmpp.setup import AgentSetup, agent_setups, check_plan_files
+from bdi_rl.xmpp.society import Society
+from bdi_rl.xmpp.summary import stop_reason, summary_from_trace
+from bdi_rl.xmpp.waiting import run_learners
+from bdi_rl.xmpp.wiring import Wiring, connect_world, enter_run, make_agents, spec_jids, spec_names
 
 log = logging.getLogger("bdi_rl.xmpp.roles")
 

@@ -24,8 +24,7 @@ import tomli_w
 
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.spec import ExperimentSpec, parse_host_port
-from bdi_rl.store import SPEC_FILE, TRACE_FILE, RunWriter, atomic_write_bytes
-from bdi_rl.store import new_run_dir, save_summary
+from bdi_rl.store import SPEC_FILE, TRACE_FILE, RunWriter, atomic_write_bytes, new_run_dir, save_summary
 from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP
 from bdi_rl.xmpp.connect import check_login, wait_for_server
 from bdi_rl.xmpp.setup import AgentSetup, LearnerSetup, prepare_experiment

@@ -32,7 +32,6 @@ from bdi_rl.trace.errors import TraceFileError
 from bdi_rl.trace.reading import check_trace
 from bdi_rl.xmpp.society import created_plan_files
 
-
 #: Most Q-values (float64) all learners of one run may hold together: 2 GB.
 MAX_Q_ENTRIES = 250_000_000
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 from bdi_rl.bdi.runtime import PlanFailure
 from bdi_rl.bdi.runtime import syntax as s

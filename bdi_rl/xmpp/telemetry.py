@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import orjson
 from spade.agent import Agent
@@ -23,8 +23,6 @@ from spade.message import Message
 from spade.template import Template
 from spade.trace import TraceStore
 
-from bdi_rl.xmpp import patches as xmpp_patches
-from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
 from bdi_rl.trace.batch import (
     ACK_METADATA,
     BATCH_METADATA,
@@ -38,6 +36,8 @@ from bdi_rl.trace.errors import TraceFormatError
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABLE_SAVE, TraceLevel
 from bdi_rl.trace.reading import check_trace
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp import patches as xmpp_patches
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
 

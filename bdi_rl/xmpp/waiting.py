@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.xmpp.society import STOPPED, Society

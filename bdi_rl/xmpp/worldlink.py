@@ -29,7 +29,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spade.behaviour import CyclicBehaviour
 from spade.message import Message

@@ -10,8 +10,8 @@ docs/AGENTSPEAK.md lists every known difference from Jason.
 from bdi_rl.bdi.runtime.agent import Agent, load_agent
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.host import parse_value
-from bdi_rl.bdi.runtime.state import Host
 from bdi_rl.bdi.runtime.listener import Listener
+from bdi_rl.bdi.runtime.state import Host
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import Struct, atom
 

@@ -13,7 +13,8 @@ doubles (terms.number_str).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 

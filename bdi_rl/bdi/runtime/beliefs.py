@@ -12,7 +12,8 @@ its rules, first answer first; a fact added later goes first (``+>b``: last), as
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime.terms import Struct, has_source
 

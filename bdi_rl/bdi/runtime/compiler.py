@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler
-from bdi_rl.bdi.runtime.sourcetext import lit_text
 from bdi_rl.bdi.runtime.queries import ActionTable, CompiledRule, Query, QueryCompiler
+from bdi_rl.bdi.runtime.sourcetext import lit_text
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
 from bdi_rl.bdi.runtime.triggers import (
     TRIGGER_TEXT,

@@ -3,7 +3,8 @@ loops saving and restoring the frame's slots)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime.instructions import YIELD
 from bdi_rl.bdi.runtime.terms import LVar, resolve

@@ -26,16 +26,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.body import BELIEF, DEED
-from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.sourcetext import jason_stmt
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST, TRIGGER_TEXT
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+    from bdi_rl.bdi.runtime.state import AgentState
 
 #: trigger types of goals (Jason's ``Trigger.isGoal``)
 GOALS = frozenset((ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST))

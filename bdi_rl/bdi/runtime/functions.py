@@ -15,7 +15,8 @@ import math
 import random
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime.errors import AslTypeError
 

@@ -9,7 +9,8 @@ wrappers see every call.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.parser import parse_expr
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, UNBOUND, Struct, from_python, resolve, term_str

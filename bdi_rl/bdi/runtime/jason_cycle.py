@@ -38,12 +38,12 @@ from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.instructions import BELIEF, FREE, JUMP, SUSPENDED
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+    from bdi_rl.bdi.runtime.state import AgentState
 
 #: the step of a frame that waits for the reaction to its belief change (sameFocus)
 BELIEF_STEP = (ADD_BEL, None, -1)

@@ -8,7 +8,8 @@ wrappers see every call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
@@ -22,7 +23,7 @@ from bdi_rl.bdi.runtime.planlibrary import (
     remove_plans,
 )
 from bdi_rl.bdi.runtime.queries import solve_value
-from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from typing import Any
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Struct, sources, term_str
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
-
 #: Event codes a recorder receives (``Listener.recorder``), in the order bdi-rl's trace keeps
 #: them (``bdi_rl.trace.kinds.RECORD_KINDS`` starts with the same six).
 BELIEF_ADDED, BELIEF_REMOVED, GOAL_ADDED, PLAN_STARTED, PLAN_ENDED, ACTION_RAN = range(6)

@@ -10,7 +10,8 @@ variables (structs, lists, LVars); constants are ground by construction.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, deref, resolve
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env

@@ -35,15 +35,16 @@ The plan library's actions (``.add_plan``, ``.remove_plan``, ``.relevant_plans``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.failure import find_failure_target
 from bdi_rl.bdi.runtime.instructions import SUSPENDED
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.planlibrary import im_term
+from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     Struct,
@@ -51,8 +52,8 @@ from bdi_rl.bdi.runtime.terms import (
     deref,
     print_str,
     resolve,
-    unify,
     undo,
+    unify,
 )
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, DEL_ACH, TRIGGER_TYPES
 from bdi_rl.bdi.runtime.unify import TermCompiler

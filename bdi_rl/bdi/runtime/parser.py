@@ -12,8 +12,8 @@ import io
 import logging
 import os
 import sys
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import lark

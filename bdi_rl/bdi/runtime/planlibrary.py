@@ -8,16 +8,17 @@ the functions under "Terms of plans and intentions" make them from the library's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.instructions import FREE, JUMP
 from bdi_rl.bdi.runtime.intention import Frame
-from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, value_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.stdlib_core import standard
 from bdi_rl.bdi.runtime.terms import (
     SELF,
@@ -34,8 +35,8 @@ from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_of
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+    from bdi_rl.bdi.runtime.state import AgentState
 
 
 # -- the plan library --------------------------------------------------------------------------

@@ -11,13 +11,14 @@ undoes them before the next solution. Only the last conjunct of a ``first`` is a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, Struct, deref, resolve, term_str, unify, unify_annots, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, Struct, deref, resolve, term_str, undo, unify, unify_annots
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TailCode, TermCompiler, solve_annots
 
 
@@ -249,7 +250,7 @@ class QueryCompiler:
         if arity == 1:
             m0 = matches[0]
 
-            def match_args(bargs: tuple, env: Env, trail: list) -> bool:  # noqa: F811 - faster for one
+            def match_args(bargs: tuple, env: Env, trail: list) -> bool:
                 return m0(bargs[0], env, trail)
 
         def rule_answers(ag: Any, rules: Any, env: Env, trail: list) -> Iterator[Any]:

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.instructions import PUSHED, SUSPENDED, YIELD
-from bdi_rl.bdi.runtime.intention import Frame, Intention, free_vars, endless, is_tail_call, spins, join, rename
+from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState, FastState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+    from bdi_rl.bdi.runtime.state import AgentState, FastState
 
 #: Deepest intention stack (nested sub-goals) before the sub-goal fails.
 MAX_DEPTH = 10_000

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.terms import (
@@ -16,8 +17,8 @@ from bdi_rl.bdi.runtime.terms import (
     is_arith_term,
     resolve,
     sorted_annots,
-    unify,
     undo,
+    unify,
 )
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 

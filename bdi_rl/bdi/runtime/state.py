@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.terms import Struct, term_str

@@ -28,21 +28,9 @@ and the action is false, and so it is here (``stdlib_core.standard``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
-
-from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
-from bdi_rl.bdi.runtime.parser import parse_file
-from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.relations import RELATIONAL
-from bdi_rl.bdi.runtime.stdlib_core import STANDARD, Builtin, in_formula, java_error, standard
-from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, from_python, print_str, resolve
-from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
-from bdi_rl.bdi.runtime.unify import TermCompiler
-from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
+from typing import Any
 
 # The other standard actions: each module registers its own in stdlib_core.STANDARD when it
 # is imported; they are imported here so that an Actions table sees all of them.
@@ -57,6 +45,18 @@ from bdi_rl.bdi.runtime import (  # noqa: F401
     stdlib_system,
     stdlib_terms,
 )
+from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
+from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.parser import parse_file
+from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
+from bdi_rl.bdi.runtime.relations import RELATIONAL
+from bdi_rl.bdi.runtime.stdlib_core import STANDARD, Builtin, in_formula, java_error, standard
+from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, from_python, print_str, resolve
+from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
+from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
 
@@ -73,7 +73,7 @@ class HostAction:
 class Actions:
     """The internal actions a program may call: the standard ones plus the host's."""
 
-    def __init__(self, parent: "Actions | None" = None) -> None:
+    def __init__(self, parent: Actions | None = None) -> None:
         self.parent = parent
         self.entries: dict[str, HostAction | Builtin] = {}
 
@@ -112,7 +112,7 @@ class Actions:
             names |= self.parent.names()
         return names
 
-    def compile_call(self, compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+    def compile_call(self, compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         entry = self.get(node.functor)
         if entry is None:
             raise tc.error(node, unknown_action(node.functor, self.names()))
@@ -121,7 +121,7 @@ class Actions:
         return entry(compiler, node, tc)
 
 
-def _host_call(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler, entry: HostAction) -> Query:
+def _host_call(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler, entry: HostAction) -> Query:
     name = node.functor
     codes = [tc.term(a) for a in node.args]
     n = len(codes)
@@ -179,7 +179,7 @@ def _det(first: Callable[..., bool]) -> Query:
 
 
 @standard(".print")
-def _print(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _print(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     shows = [tc.printer(a) for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
@@ -193,7 +193,7 @@ STANDARD[".println"] = STANDARD[".print"]
 
 
 @standard(".fail")
-def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _fail(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
     def first(ag: Any, env: list, trail: Any) -> bool:
@@ -215,7 +215,7 @@ def _fail(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".signal", 1, 2, context=False)
-def _signal(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _signal(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.signal({+b})``, ``.signal({+!g})``: the event, as if from outside (a new intention
     for its plan; nothing changes in the belief base). The literal gets ``source(self)``
     unless it names a source. (Jason's second argument, ``type_signal``, is not kept.)"""
@@ -239,7 +239,7 @@ def _signal(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
 
 
 @standard(".include", 1, context=False)
-def _include(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _include(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.include("file.asl")``: the file's beliefs, rules, plans and initial goals join the
     agent now; a relative name is beside the file of the plan that includes it. As in
     Jason, a file that is missing or does not parse is logged, and the action succeeds."""
@@ -280,7 +280,7 @@ def _is_formula(node: Any) -> bool:
 
 
 @standard(".wait", 1, 2, 3)
-def _wait(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _wait(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     args = node.args
     if _is_formula(args[0]):
         return _wait_formula(compiler, node, tc)
@@ -323,7 +323,7 @@ def _wait_ms(timeout: Callable | None, env: Any) -> int | float | None:
     return ms
 
 
-def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _wait_formula(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.wait(b(X) & X > 10[, Timeout[, Elapsed]])``: go on at once if the agent believes
     the formula (its bindings kept), else suspend until a belief change or goal makes it
     true (Jason tests it at each new event)."""
@@ -354,7 +354,7 @@ def _wait_formula(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Q
 
 
 @standard(".send", 3, 4, 5, context=False)
-def _send(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+def _send(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     receiver = tc.term(node.args[0]).build
     performative = tc.term(node.args[1]).build
     content = tc.term(node.args[2]).build

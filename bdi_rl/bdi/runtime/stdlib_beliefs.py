@@ -9,7 +9,8 @@ as ``+b``/``+>b`` (``.asserta`` adds ``source(self)`` when the literal names no 
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
@@ -23,8 +24,8 @@ from bdi_rl.bdi.runtime.terms import (
     has_source,
     is_ground,
     resolve,
-    unify,
     undo,
+    unify,
 )
 from bdi_rl.bdi.runtime.unify import TermCompiler
 

@@ -11,7 +11,8 @@ them all, so its :class:`~bdi_rl.bdi.runtime.stdlib.Actions` sees the whole tabl
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import formula_instr
@@ -38,7 +39,7 @@ def standard(name: str, *arities: int, context: bool = True) -> Callable[[Builti
 
     def register(fn: Builtin) -> Builtin:
         @functools.wraps(fn)
-        def checked(compiler: "QueryCompiler", node: s.Lit, tc: TermCompiler) -> Query:
+        def checked(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             if arities and len(node.args) not in arities:
                 raise tc.error(node, f"{name} takes {' or '.join(map(str, arities))} argument(s), got {len(node.args)}")
             query = fn(compiler, node, tc)

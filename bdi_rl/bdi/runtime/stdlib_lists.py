@@ -12,7 +12,8 @@ follow the standard order of terms, :func:`~bdi_rl.bdi.runtime.terms.compare` (J
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
@@ -28,7 +29,7 @@ from bdi_rl.bdi.runtime.stdlib_core import (
     wrong_argument,
 )
 from bdi_rl.bdi.runtime.stdlib_strings import replace_all
-from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, resolve, term_str, unify, undo
+from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, resolve, term_str, undo, unify
 from bdi_rl.bdi.runtime.unify import TermCompiler
 
 _ORDER = functools.cmp_to_key(compare)

@@ -9,7 +9,8 @@ experiment's agents (bdi_rl/xmpp/society.py), in one process alone the agent its
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.instructions import SUSPENDED

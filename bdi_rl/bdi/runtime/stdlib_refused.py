@@ -12,7 +12,7 @@ caught before a run, and the message names the closest action there is.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 #: Every action of Jason 3.2.2's ``jason.stdlib``, by what it works on (docs/AGENTSPEAK.md's table).
 JASON_ACTIONS: dict[str, tuple[str, ...]] = {

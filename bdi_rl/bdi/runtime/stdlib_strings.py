@@ -10,7 +10,8 @@ expressions, as Jason's ``replaceAll`` reads them (:func:`replace_all`).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.parser import parse_expr

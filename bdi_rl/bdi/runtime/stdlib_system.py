@@ -8,7 +8,8 @@ runs that repeat and ``.set_random_seed`` reseeds, as Jason's per-agent ``.rando
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler

@@ -7,7 +7,7 @@ library, and programs built in Python (tests, tellHow) go through the same compi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,11 @@ class Lit:
     one with a namespace is written ``ns::b`` (the default namespace is no prefix)."""
 
     functor: str
-    args: tuple["Expr", ...] = ()
-    annots: tuple["Expr", ...] = ()
+    args: tuple[Expr, ...] = ()
+    annots: tuple[Expr, ...] = ()
     negated: bool = False
     line: int = 0
-    tail: "Expr | None" = None
+    tail: Expr | None = None
     """the variable after ``|`` in ``b[a|R]``: the annotations no other pattern took"""
 
     @property
@@ -47,8 +47,8 @@ class Lit:
 
 @dataclass(frozen=True)
 class ListExpr:
-    items: tuple["Expr", ...]
-    tail: "Expr | None" = None
+    items: tuple[Expr, ...]
+    tail: Expr | None = None
     line: int = 0
 
 
@@ -58,15 +58,15 @@ class BinOp:
     unification (``=``), ``=..``, and the logical ``&`` and ``|``."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     line: int = 0
 
 
 @dataclass(frozen=True)
 class UnOp:
     op: str  # "-" or "not"
-    operand: "Expr"
+    operand: Expr
     line: int = 0
 
 
@@ -92,11 +92,11 @@ class VarLit(Lit):
 class PlanTermExpr:
     """``{@l +!g(X) : c <- body}``: a plan written as a term (``.add_plan``, tellHow)."""
 
-    plan: "Plan"
+    plan: Plan
     line: int = 0
 
 
-Expr = Union[Var, Const, Lit, ListExpr, BinOp, UnOp, TriggerExpr, PlanTermExpr]
+Expr = Var | Const | Lit | ListExpr | BinOp | UnOp | TriggerExpr | PlanTermExpr
 
 
 # -- body statements ------------------------------------------------------------------------
@@ -114,26 +114,26 @@ class Stmt:
 
 @dataclass(frozen=True)
 class If:
-    branches: tuple[tuple[Expr, tuple["Statement", ...]], ...]
-    otherwise: tuple["Statement", ...] | None
+    branches: tuple[tuple[Expr, tuple[Statement, ...]], ...]
+    otherwise: tuple[Statement, ...] | None
     line: int = 0
 
 
 @dataclass(frozen=True)
 class While:
     cond: Expr
-    body: tuple["Statement", ...]
+    body: tuple[Statement, ...]
     line: int = 0
 
 
 @dataclass(frozen=True)
 class For:
     cond: Expr
-    body: tuple["Statement", ...]
+    body: tuple[Statement, ...]
     line: int = 0
 
 
-Statement = Union[Stmt, If, While, For]
+Statement = Stmt | If | While | For
 
 
 # -- clauses --------------------------------------------------------------------------------

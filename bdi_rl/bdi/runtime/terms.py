@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from bdi_rl.bdi.runtime.arith import NAN, OPERATORS
 

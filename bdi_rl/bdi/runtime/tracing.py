@@ -5,8 +5,10 @@ the agent's belief, goal, plan, action and cycle paths with calls to a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from bdi_rl.bdi.runtime.errors import NoPlan
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.listener import (
     ACTION_RAN,
@@ -18,12 +20,11 @@ from bdi_rl.bdi.runtime.listener import (
     Listener,
     Recorder,
 )
-from bdi_rl.bdi.runtime.errors import NoPlan
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Struct
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+    from bdi_rl.bdi.runtime.state import AgentState
 
 
 def set_listener(ag: AgentState, listener: Listener | None) -> None:

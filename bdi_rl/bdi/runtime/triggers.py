@@ -7,7 +7,8 @@ the same key.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.parser import parse_text

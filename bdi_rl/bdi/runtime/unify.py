@@ -11,7 +11,8 @@ compile time (``const``).
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.arith import OPERATORS
@@ -28,14 +29,16 @@ from bdi_rl.bdi.runtime.terms import (
     atom,
     bind,
     deref,
-    num as arith_num,
+    print_str,
     resolve,
     sorted_annots,
     sorted_values,
-    print_str,
     term_str,
-    unify,
     undo,
+    unify,
+)
+from bdi_rl.bdi.runtime.terms import (
+    num as arith_num,
 )
 
 MISSING: Any = object()

@@ -9,7 +9,8 @@ wrappers see every call.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
