@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.instructions import FREE, JUMP
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, term_str
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, resolve, term_str
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def rename(value: Any) -> tuple[Any, list | None]:
     if not annots or annots is _SELF or annots == _SELF:  # the usual goal: !g(1, a), no variable
         for a in value.args:
             t = type(a)
-            if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+            if t is LVar or t is tuple or t is PartialList or t is Struct and (a.args or a.annots):
                 break
         else:
             return value, None
@@ -116,7 +116,7 @@ def _rename(value: Any, pairs: dict) -> Any:
         new_args = None
         for i, a in enumerate(args):
             t = type(a)
-            if t is LVar or t is Struct or t is tuple:
+            if t is LVar or t is Struct or t is tuple or t is PartialList:
                 r = _rename(a, pairs)
                 if r is not a:
                     if new_args is None:
@@ -132,11 +132,16 @@ def _rename(value: Any, pairs: dict) -> Any:
         if new_args is None and new_annots is annots:
             return value
         return Struct(value.functor, tuple(new_args) if new_args is not None else args, new_annots)
+    if kind is PartialList:  # [a|T]: its items and its rest renamed, or the list it became
+        value = resolve(value)
+        if type(value) is PartialList:
+            return PartialList(tuple(_rename(a, pairs) for a in value.items), _rename(value.tail, pairs))
+        kind = type(value)
     if kind is tuple:
         new = None
         for i, a in enumerate(value):
             t = type(a)
-            if t is LVar or t is Struct or t is tuple:
+            if t is LVar or t is Struct or t is tuple or t is PartialList:
                 r = _rename(a, pairs)
                 if r is not a:
                     if new is None:
@@ -150,7 +155,7 @@ def _atomic_args(annot: Struct) -> bool:
     """``source(self)``: an annotation whose arguments are numbers, strings or atoms."""
     for a in annot.args:
         t = type(a)
-        if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+        if t is LVar or t is tuple or t is PartialList or t is Struct and (a.args or a.annots):
             return False
     return True
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.instructions import PUSHED, SUSPENDED, YIELD
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, term_str, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, PartialList, Struct, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ def achieve(ag: AgentState, it: Intention, value: Struct) -> int:
     else:
         for a in value.args:  # (inline: a goal of numbers and atoms is posted as it is)
             t = type(a)
-            if t is LVar or t is tuple or t is Struct and (a.args or a.annots):
+            if t is LVar or t is tuple or t is PartialList or t is Struct and (a.args or a.annots):
                 value, pairs = rename(value)
                 break
     if pairs:
