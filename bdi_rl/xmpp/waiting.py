@@ -78,7 +78,7 @@ async def run_learners(
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
         if is_learner(agent):  # its throughput counts the time it trained, however it ended
             agent.bridge.session.stop_training_clock()
-            if agent.stopped and agent.failure is None:  # .stopMAS, or a peer's failure: kept
+            if agent.stopped and agent.failure is None:  # by .stopMAS: what it learned is kept
                 agent.keep_learned()
         agent.close_trace()
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry

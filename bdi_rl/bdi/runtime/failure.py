@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.body import BELIEF, DEED
-from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, undo, unify
@@ -95,7 +95,7 @@ def deed_term(plan: CompiledPlan, pc: int, env: list) -> Any:
         else:
             code = tc.term(node)
         return resolve(code.build(list(env)))
-    except Exception:  # noqa: BLE001 - a term that cannot be built (arithmetic on unbound): no code(...)
+    except (AslSyntaxError, AslTypeError, PlanFailure):  # a statement that is no term: no code(...)
         return None
 
 

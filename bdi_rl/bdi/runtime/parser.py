@@ -666,7 +666,7 @@ def _describe(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
         if exc.interactive_parser is not None:  # what the parser takes there (LALR merges states)
             try:
                 expected = exc.interactive_parser.accepts()
-            except Exception:  # noqa: BLE001 - the message without it
+            except lark.exceptions.LarkError:  # the message without it
                 pass
         return found + _expected(expected)
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.parser import parse_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import action_error, is_free, java_error, standard, text_of, value
@@ -29,7 +30,7 @@ def parse_term(text: str) -> Any:
         tc = TermCompiler(Scope(), "<term>")
         code = tc.term(node)
         return code.build([UNBOUND] * tc.scope.size)
-    except Exception:  # noqa: BLE001 - any text that is not one term is an atom, as in Jason
+    except (AslSyntaxError, AslTypeError, PlanFailure):  # no one term: an atom, as in Jason
         return atom(text)
 
 
