@@ -27,15 +27,19 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[RunProgress], None]
         MofNCompleteColumn(),
         TextColumn("return {task.fields[ret]}"),
         TextColumn("eps {task.fields[eps]}"),
+        TextColumn("{task.fields[speed]} steps/s"),
         TimeElapsedColumn(),
         console=console,
         transient=not console.is_terminal,
     )
-    task = bar.add_task("train", total=None, ret="-", eps="-")
+    task = bar.add_task("train", total=None, ret="-", eps="-", speed="-")
 
     def update(p: RunProgress) -> None:
         ret = "-" if p.mean_return is None else f"{p.mean_return:.3f}"
-        bar.update(task, total=p.episodes_total, completed=p.episodes_done, ret=ret, eps=f"{p.epsilon:.3f}")
+        speed = f"{p.env_steps_per_second:,.0f}"
+        bar.update(
+            task, total=p.episodes_total, completed=p.episodes_done, ret=ret, eps=f"{p.epsilon:.3f}", speed=speed
+        )
 
     with bar:
         yield update

@@ -60,7 +60,10 @@ def test_every_n_episodes_a_greedy_evaluation_is_traced_and_the_q_table_is_untou
     assert kinds.index(EVAL) == 10 and kinds[21] == EVAL  # right after episodes 10 and 20
     assert all(isinstance(e["data"]["success"], bool) for e in events if e["kind"] == EPISODE_END)
     assert unchanged == [True, True]  # evaluating changes no Q-value, epsilon or count
-    assert session.stats.eval_seconds > 0 and session.stats.train_seconds > 0
+    training = session.stats.training
+    assert training is not None and training.end is not None
+    assert len(training.pauses) == 2  # the evaluations during training, not the final one
+    assert 0 < training.seconds(now=training.end) < training.end - training.start
 
 
 def test_eval_every_without_evaluation_episodes_is_refused(tmp_path):

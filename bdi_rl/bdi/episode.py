@@ -19,6 +19,7 @@ from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, evaluate, run_episode
+from bdi_rl.rl.throughput import TrainingSpan
 from bdi_rl.trace.kinds import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
@@ -53,11 +54,9 @@ class LearnerStats:
     returns: list[float] = field(default_factory=list)
     eval: EvalResult | None = None
     qtable: str | None = None
-    train_started: float | None = None
-    train_seconds: float = 0.0
-    """wall time from the first reset to the last training episode, evaluations left out"""
-    eval_seconds: float = 0.0
-    """wall time of the evaluations during training"""
+    training: TrainingSpan | None = None
+    """when it trained, on the trace's clock (``time.time``): from its first reset to its last
+    training episode, the evaluations in between as pauses (``bdi_rl.rl.throughput``)"""
     replayed_steps: int = 0
     """teammates' transitions this learner learned from (team learning)"""
     resumed_env_steps: int = 0
@@ -157,14 +156,14 @@ class EpisodeSession:
 
     # -- the training clock --------------------------------------------------------
     def stop_training_clock(self) -> None:
-        """Training ended (or was interrupted): fix ``train_seconds`` for the throughput."""
-        stats = self.stats
-        if stats.train_started is not None and not stats.train_seconds:
-            stats.train_seconds = time.perf_counter() - stats.train_started - stats.eval_seconds
+        """Training ended (or was interrupted): its span ends now, for the throughput."""
+        training = self.stats.training
+        if training is not None and training.end is None:
+            training.end = time.time()
 
     def _mark_training_start(self) -> None:
-        if self.stats.train_started is None:
-            self.stats.train_started = time.perf_counter()
+        if self.stats.training is None:
+            self.stats.training = TrainingSpan(time.time())
 
     # -- steps and episodes ----------------------------------------------------------
     def reset(self) -> None:
@@ -328,8 +327,10 @@ class EpisodeSession:
         """An evaluation's result (this learner's, or its world's greedy joint episodes):
         the ``eval`` event and percept."""
         self.stats.eval = result
-        if self.learner.episodes < self.episodes_target:  # during training: not training time
-            self.stats.eval_seconds += seconds
+        training = self.stats.training
+        if training is not None and training.end is None:  # during training: not training time
+            now = time.time()
+            training.pauses.append((now - seconds, now))
         data: EvalData = {
             "episodes": result.episodes,
             "mean_return": result.mean_return,

@@ -183,6 +183,9 @@ class AgentStopData(TypedDict):
     emitted: int
     """events the agent emitted, this one included"""
     replayed_steps: NotRequired[int]
+    training: NotRequired[list[float]]
+    """learners: ``[start, end]`` of its training on the events' clock (first reset, last
+    training episode), so a summary built from the trace times the run as ``bdi-rl run`` does"""
     joint_episodes: NotRequired[int]
     """a shared world's agent: the joint episodes it began"""
     joint_steps: NotRequired[int]

@@ -881,8 +881,11 @@ class LearnerAgent(TracedBdiAgent):
 
     def stop_event(self) -> dict[str, Any]:
         stop = super().stop_event()
-        if self.bridge.stats.replayed_steps:
-            stop["replayed_steps"] = self.bridge.stats.replayed_steps
+        stats = self.bridge.stats
+        if stats.replayed_steps:
+            stop["replayed_steps"] = stats.replayed_steps
+        if stats.training is not None and stats.training.end is not None:
+            stop["training"] = [stats.training.start, stats.training.end]
         return stop
 
     def keep_learned(self) -> None:

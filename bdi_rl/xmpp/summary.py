@@ -4,9 +4,11 @@ trace, :func:`summary_from_trace`)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from bdi_rl.bdi.play import PlaySession, evaluation
+from bdi_rl.rl.throughput import steps_per_second, training_seconds
 from bdi_rl.spec import ExperimentSpec
 from bdi_rl.xmpp.society import is_clean_stop
 from bdi_rl.xmpp.waiting import is_learner
@@ -18,9 +20,9 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
     summary, and for a play what it measured."""
     per_agent: dict[str, Any] = {}
     steps = 0
-    # Learners train side by side: throughput is all their steps over the longest training.
     learners = [agent for agent in agents if is_learner(agent)]
-    learn_seconds = max((a.bridge.stats.train_seconds for a in learners), default=0.0)
+    now = time.time()
+    spans = [a.bridge.stats.training for a in learners if a.bridge.stats.training is not None]
     for agent in agents:
         stopped = {"stopped": agent.stopped} if agent.stopped and not agent.failure else {}
         if not is_learner(agent):
@@ -31,8 +33,11 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
             }
             continue
         stats = agent.bridge.stats
-        steps += stats.env_steps - stats.resumed_env_steps
+        trained = stats.env_steps - stats.resumed_env_steps
+        steps += trained
         entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps, "qtable": stats.qtable}
+        if stats.training is not None:
+            entry["env_steps_per_second"] = steps_per_second(trained, stats.training.seconds(now))
         if stats.replayed_steps:
             entry["replayed_steps"] = stats.replayed_steps
         if stats.eval is not None:
@@ -44,7 +49,7 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
         if agent.failure:
             entry["failure"] = agent.failure
         per_agent[agent.name] = {**entry, **stopped}
-    summary = run_summary(run, spec, per_agent, steps, learn_seconds, wall)
+    summary = run_summary(run, spec, per_agent, steps, training_seconds(spans, now), wall)
     if spec.play is not None:  # what the play measured, with 95 % intervals
         summary["evaluation"] = evaluation(
             spec.play.policy_only,
@@ -68,9 +73,10 @@ def run_summary(
     run: str, spec: ExperimentSpec, per_agent: dict[str, Any], env_steps: int, train_seconds: float, wall: float
 ) -> dict[str, Any]:
     """``summary.json``, the same from ``bdi-rl run`` (its live agents) and from the telemetry
-    role (the trace): learners train side by side, so throughput is all their steps over
-    the longest training. Both count the steps and the seconds of this process only (a
-    resumed run's earlier part is in ``resumed``); ``wall_seconds`` is this process's too."""
+    role (the trace): throughput is all learners' training steps over the wall time the run
+    trained (``bdi_rl.rl.throughput``). Both count the steps and the seconds of this process
+    only (a resumed run's earlier part is in ``resumed``); ``wall_seconds`` is this process's
+    too."""
     return {
         "run": run,
         "env": spec.env.id,
@@ -78,7 +84,8 @@ def run_summary(
         "seed": spec.seed,
         "trace": spec.trace,
         "wall_seconds": round(wall, 3),
-        "env_steps_per_second": round(env_steps / train_seconds, 1) if train_seconds > 0 else 0.0,
+        "train_seconds": round(train_seconds, 3),
+        "env_steps_per_second": steps_per_second(env_steps, train_seconds),
         "agents": per_agent,
     }
 
@@ -108,8 +115,10 @@ def summary_from_trace(
     from bdi_rl.xmpp.telemetry import AgentStats
 
     per_agent: dict[str, Any] = {}
+    wall_now = time.time()  # every span from the trace has its end
     coordinators = set(spec.agent_names("coordinator"))
-    steps, train_seconds = 0, 0.0
+    steps = 0
+    spans = []
     for jid in agents:
         name = jid.split("@", 1)[0]
         s = stats.get(jid) or AgentStats()
@@ -120,8 +129,10 @@ def summary_from_trace(
             failure = {"stopped": reason}
         else:
             failure = {"failure": reason}
-        steps += s.life_env_steps  # the steps of train_seconds: a resumed run's last part
-        train_seconds = max(train_seconds, s.train_seconds)
+        steps += s.life_env_steps  # the steps of its training span: a resumed run's last part
+        span = s.training()
+        if span is not None:
+            spans.append(span)
         if name in coordinators:
             per_agent[name] = {"role": "coordinator", **failure}
             continue
@@ -129,9 +140,11 @@ def summary_from_trace(
             per_agent[spec.world.name] = {**world_summary(s.stop or {}), **failure}
             continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
+        if span is not None:
+            entry["env_steps_per_second"] = steps_per_second(s.life_env_steps, span.seconds(now=wall_now))
         if s.stop and s.stop.get("replayed_steps"):
             entry["replayed_steps"] = s.stop["replayed_steps"]
         if s.eval is not None:
             entry["eval"] = s.eval
         per_agent[name] = {**entry, **failure}
-    return run_summary(run, spec, per_agent, steps, train_seconds, wall)
+    return run_summary(run, spec, per_agent, steps, training_seconds(spans, wall_now), wall)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from spade.message import Message
 from spade.template import Template
 from spade.trace import TraceStore
 
+from bdi_rl.rl.throughput import TrainingSpan
 from bdi_rl.trace.batch import (
     ACK_METADATA,
     BATCH_METADATA,
@@ -61,13 +63,25 @@ class AgentStats:
     evaluated: list[tuple[float, float]] = field(default_factory=list)
     """(when, seconds) of each evaluation: those during training are not training time"""
 
+    def training(self) -> TrainingSpan | None:
+        """When it trained (its latest life): the span its ``agent.stop`` gives, or, from a
+        trace before that field or an agent stopped without it, from its start to its last
+        episode; the evaluations in between are pauses."""
+        span = (self.stop or {}).get("training")
+        if isinstance(span, list) and len(span) == 2:
+            start, end = float(span[0]), float(span[1])
+        elif self.started is not None and self.last_episode is not None:
+            start, end = self.started, self.last_episode
+        else:
+            return None
+        pauses = [(ts - seconds, ts) for ts, seconds in self.evaluated if start <= ts <= end]
+        return TrainingSpan(start, end, pauses)
+
     @property
     def train_seconds(self) -> float:
-        """From the agent's (latest) start to its last episode, evaluations in between left out."""
-        if self.started is None or self.last_episode is None:
-            return 0.0
-        end = self.last_episode
-        return end - self.started - sum(seconds for ts, seconds in self.evaluated if ts <= end)
+        """How long it trained (its latest life), evaluations in between left out."""
+        span = self.training()
+        return 0.0 if span is None else span.seconds(now=time.time())  # its end is set
 
     def add(self, event: dict[str, Any]) -> None:
         kind, data = event["kind"], event["data"]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.xmpp.society import STOPPED, Society
 
@@ -37,6 +38,9 @@ class Progress:
     episodes_total: int
     mean_return: float | None
     epsilon: float
+    env_steps_per_second: float
+    """training steps so far over the training phase so far (``bdi_rl.rl.throughput``, as
+    ``summary.json`` counts them)"""
 
 
 async def run_learners(
@@ -182,11 +186,18 @@ def _warn_idle(stall: Stall, next_s: float) -> None:
 
 def _progress(agents: list[Any], total: int) -> Progress:
     returns: list[float] = []
+    spans: list[TrainingSpan] = []
+    steps = 0
     for agent in agents:
-        returns.extend(agent.bridge.stats.returns[-100:])
+        stats = agent.bridge.stats
+        returns.extend(stats.returns[-100:])
+        steps += stats.env_steps - stats.resumed_env_steps
+        if stats.training is not None:
+            spans.append(stats.training)
     return Progress(
         episodes_done=sum(agent.bridge.stats.episodes for agent in agents),
         episodes_total=total,
         mean_return=sum(returns) / len(returns) if returns else None,
         epsilon=sum(agent.bridge.session.learner.epsilon for agent in agents) / len(agents),
+        env_steps_per_second=steps_per_second(steps, training_seconds(spans, time.time())),
     )
