@@ -259,6 +259,15 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzzing.SHARE[0] = 0.2
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A long text parameter (a trace line, a batch) is named by its argument alone (pytest
+    numbers the repeats): its text may hold a time stamp, and the test processes of
+    ``pytest -n`` must collect the same names."""
+    if isinstance(val, str | bytes) and len(val) > 60:
+        return argname
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow tier, so that ``pytest -m "not slow"`` is the fast one (README)."""
     for item in items:

@@ -38,7 +38,11 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
     "run.resume": ("episode", {"agents"}, set()),
     "telemetry.restart": ("episode", {"recovered_events"}, set()),
     "agent.start": ("episode", {"jid", "asl"}, {"env", "actions", "world", "seats"}),
-    "agent.stop": ("episode", {"reason", "emitted"}, {"replayed_steps", "joint_episodes", "joint_steps", "seats_left"}),
+    "agent.stop": (
+        "episode",
+        {"reason", "emitted"},
+        {"replayed_steps", "training", "joint_episodes", "joint_steps", "seats_left"},
+    ),
     "episode.end": ("episode", {"return", "length", "outcome", "epsilon"}, {"goal", "success"}),
     "eval": ("episode", {"episodes", "mean_return", "success_rate", "mean_length"}, {"after_episodes", "seconds"}),
     "qtable.save": ("episode", {"path", "episodes"}, set()),

@@ -181,7 +181,7 @@ def _steps(seq: int = 0, **fields) -> dict:
     tracer = Tracer("r", "a", TraceLevel.STEP)
     tracelines.record(tracer, 0, 2)
     tracer.flush_record()
-    return {**tracer.pending[0], "seq": seq, **fields}
+    return {**tracer.pending[0], "seq": seq, "ts": 0.5, **fields}  # a fixed ts: a stable test id
 
 
 @pytest.mark.parametrize("compress", [False, True])

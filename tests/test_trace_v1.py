@@ -57,8 +57,9 @@ def pair(request, tmp_path_factory) -> tuple[Path, Path]:
 #: Data fields the writers gained after 7dd50c0 (issue 18): an episode's ``success`` and an
 #: evaluation's ``after_episodes``; the index derives both for these older traces, and the
 #: index test below holds the derived values to the written ones. A learner's ``world`` (its
-#: map, in ``agent.start``): the world view rebuilds it from the spec (tests/test_world.py).
-_ADDED_SINCE = {"success", "after_episodes", "seconds", "world"}
+#: map, in ``agent.start``): the world view rebuilds it from the spec (tests/test_world.py). A
+#: learner's ``training`` span in ``agent.stop``: its times differ from run to run.
+_ADDED_SINCE = {"success", "after_episodes", "seconds", "world", "training"}
 
 
 def _same_event(e: dict) -> tuple:
