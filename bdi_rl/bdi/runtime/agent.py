@@ -51,7 +51,7 @@ from bdi_rl.bdi.runtime.state import AgentState, FastState, Host
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source, term_str
 from bdi_rl.bdi.runtime.triggers import PlanLibrary
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
 
@@ -317,7 +317,7 @@ def _with_self(value: Struct) -> Struct:
 
 def _ground_literal(lit: s.Lit, what: str) -> Struct:
     code = TermCompiler(Scope(), "<program>").term(lit)
-    env: list = []
+    env: Env = []
     try:
         value = code.build(env)
     except IndexError:

@@ -10,7 +10,7 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler
 from bdi_rl.bdi.runtime.queries import ActionTable, CompiledRule, Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import lit_text
-from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
+from bdi_rl.bdi.runtime.terms import UNBOUND, Struct, Trail
 from bdi_rl.bdi.runtime.triggers import (
     TRIGGER_TEXT,
     TRIGGER_TYPES,
@@ -73,7 +73,7 @@ class CompiledPlan:
     name: str
     text: str
     trigger_text: str
-    match_trigger: Callable[[Struct, Env, list], bool]
+    match_trigger: Callable[[Struct, Env, Trail], bool]
     ast: s.Plan
     """the plan as parsed (its term: ``.relevant_plans``, ``.plan_label``, askHow)"""
     added: bool

@@ -29,9 +29,9 @@ from bdi_rl.bdi.runtime.body import BELIEF, DEED
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.sourcetext import jason_stmt
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import UNBOUND, Annots, LVar, Struct, Trail, atom, resolve, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST, TRIGGER_TEXT
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
@@ -52,7 +52,7 @@ DELETION = {
 
 # -- the failure event's annotations ---------------------------------------------------------------
 def failure_annots(
-    exc: PlanFailure, plan: CompiledPlan | None, pc: int, env: list | None, code: Any = None
+    exc: PlanFailure, plan: CompiledPlan | None, pc: int, env: Env | None, code: Any = None
 ) -> frozenset:
     """``error``, ``error_msg``, the extra annotations of ``exc``, and where it failed:
     ``code_line``, ``code_src`` and ``code`` (the deed at ``pc`` of ``plan`` with the frame's
@@ -77,7 +77,7 @@ def failure_annots(
     return frozenset(annots)
 
 
-def deed_term(plan: CompiledPlan, pc: int, env: list) -> Any:
+def deed_term(plan: CompiledPlan, pc: int, env: Env) -> Any:
     """The deed at ``pc`` as a term, with the frame's bindings (Jason's ``code(...)``);
     None when it has none (a loop's bookkeeping)."""
     stmt = plan.stmts[pc]
@@ -111,7 +111,7 @@ def rest_of_body(plan: CompiledPlan, pc: int) -> str:
     return "; ".join(jason_stmt(s) for s in seen)
 
 
-def unifier_text(plan: CompiledPlan, env: list) -> str:
+def unifier_text(plan: CompiledPlan, env: Env) -> str:
     """The frame's bindings as Jason prints its unifier (a Java HashMap of variable names:
     ``{X=3, N=2}``, in the map's own order)."""
     entries = []
@@ -166,7 +166,7 @@ def find_failure_target(ag: AgentState, it: Intention, ttype: int, value: Struct
     return index if ttype in GOALS else None
 
 
-def failure_literal(stack: list[Frame], index: int, annots: frozenset) -> Struct:
+def failure_literal(stack: list[Frame], index: int, annots: Annots) -> Struct:
     """The goal of ``stack[index]`` as its plan was selected for it, with ``annots``: the
     fresh variables its plan's body bound are unbound again (Jason discards the failed
     plan's unifier), those the selection bound keep their values; only the first reach the
@@ -183,7 +183,7 @@ def failure_literal(stack: list[Frame], index: int, annots: frozenset) -> Struct
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok

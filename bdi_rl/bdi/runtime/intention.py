@@ -10,6 +10,7 @@ from bdi_rl.bdi.runtime.instructions import FREE, JUMP
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, resolve, term_str
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
@@ -31,7 +32,7 @@ class Frame:
 
     __slots__ = ("plan", "code", "env", "pc", "unwind_to", "ttype", "event", "saved", "renamed", "free", "step")
 
-    def __init__(self, plan: CompiledPlan, env: list, unwind_to: int, ttype: int, event: Struct) -> None:
+    def __init__(self, plan: CompiledPlan, env: Env, unwind_to: int, ttype: int, event: Struct) -> None:
         self.plan = plan
         self.code = plan.code
         self.env = env

@@ -38,8 +38,9 @@ from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.instructions import BELIEF, FREE, JUMP, SUSPENDED
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, Trail, atom, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
@@ -305,7 +306,7 @@ def _posted(frame: Frame, literal: Struct) -> bool:
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok
@@ -346,7 +347,7 @@ def _resume_after_action(ag: AgentState, it: Intention) -> None:
 
 
 def _push(
-    ag: AgentState, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+    ag: AgentState, it: Intention, plan: CompiledPlan, env: Env, ttype: int, value: Struct, unwind_to: int
 ) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)

@@ -23,7 +23,7 @@ from bdi_rl.bdi.runtime.planlibrary import (
     remove_plans,
 )
 from bdi_rl.bdi.runtime.queries import solve_value
-from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, Trail, atom, is_ground, resolve, source, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def _on_untell(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
             continue
         group = ag.beliefs.groups.get((item.functor, len(item.args)))
         for bargs in list(group or ()):
-            trail: list = []
+            trail: Trail = []
             if all(unify(a, b, trail) for a, b in zip(item.args, bargs, strict=False)):
                 ag._bb_remove(item.functor, bargs, frozenset((source(sender),)))
             undo(trail, 0)
@@ -162,7 +162,7 @@ def _on_unachieve(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> Non
 
 
 def _on_ask(ag: AgentState, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
-    trail: list = []
+    trail: Trail = []
     answers = []
     for found in solve_value(ag, content, trail):
         answer = resolve(content)

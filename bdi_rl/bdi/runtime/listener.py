@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Struct, sources, term_str
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Annots, Struct, Terms, sources, term_str
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 #: Event codes a recorder receives (``Listener.recorder``), in the order bdi-rl's trace keeps
@@ -50,12 +50,12 @@ class Listener:
     recorder: Recorder | None = None
 
     # -- raw hooks (what the runtime calls) ------------------------------------------------------
-    def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_added(self, agent: Any, functor: str, args: Terms, annots: Annots) -> None:
         """``annots``: the annotations that are new (the event's)."""
         who = sources(annots)
         self.belief_added(agent, Struct(functor, args, annots), who[0] if who else SELF)
 
-    def on_belief_removed(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_removed(self, agent: Any, functor: str, args: Terms, annots: Annots) -> None:
         """``annots``: the annotations removed."""
         who = sources(annots)
         self.belief_removed(agent, Struct(functor, args, annots), who[0] if who else SELF)
@@ -105,7 +105,7 @@ class Listener:
         plan, trigger, error, message, file, line, and ``frames``: the plans of the
         intention's frames, innermost first)."""
 
-    def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
+    def action_executed(self, agent: Any, name: str, args: Terms, result: Any) -> None:
         """An internal action registered by the host, or an environment action, ran."""
 
     def cycle_starting(self, agent: Any) -> None:

@@ -41,22 +41,14 @@ from typing import TYPE_CHECKING, Any
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.failure import find_failure_target
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED, Instruction
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.planlibrary import im_term
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import standard
-from bdi_rl.bdi.runtime.terms import (
-    Struct,
-    atom,
-    deref,
-    print_str,
-    resolve,
-    undo,
-    unify,
-)
+from bdi_rl.bdi.runtime.terms import Struct, Trail, atom, deref, print_str, resolve, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, DEL_ACH, TRIGGER_TYPES
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
@@ -190,7 +182,7 @@ def _has_goal(it: Intention, pattern: Struct) -> bool:
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok
@@ -372,11 +364,11 @@ def _after_current_changed(ag: AgentState, it: Intention, frame: Frame, nxt: int
     return SUSPENDED
 
 
-def _goal_arg(tc: TermCompiler, node: Any) -> Callable[[list], Struct]:
+def _goal_arg(tc: TermCompiler, node: Any) -> Callable[[Env], Struct]:
     """A goal argument (a literal; a variable bound to one), as a pattern for ``+!G``."""
     build = tc.term(node).build
 
-    def goal(env: list) -> Struct:
+    def goal(env: Env) -> Struct:
         value = deref(build(env))
         if type(value) is not Struct:
             raise PlanFailure("wrong_arguments", f"first argument must be a literal, not {print_str(value)}")
@@ -390,7 +382,7 @@ def _goal_drop_action(name: str, fail: bool) -> None:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         goal = _goal_arg(tc, node.args[0])
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -401,7 +393,7 @@ def _goal_drop_action(name: str, fail: bool) -> None:
 
             return deed
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             _GoalDrop(ag, resolve(goal(env)), fail).run()
             return True
 
@@ -417,7 +409,7 @@ _goal_drop_action(".fail_goal", True)
 def _drop_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0]) if node.args else None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -429,7 +421,7 @@ def _drop_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Q
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         if goal is not None:
             drop_intentions(ag, resolve(goal(env)))
         return True
@@ -452,7 +444,7 @@ def drop_intentions(ag: AgentState, pattern: Struct) -> bool:
 def _drop_desire(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -464,7 +456,7 @@ def _drop_desire(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Quer
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         pattern = resolve(goal(env))
         drop_intentions(ag, pattern)
         _remove_events(ag, pattern)
@@ -483,7 +475,7 @@ def drop_desire(ag: AgentState, pattern: Struct) -> None:
 def _drop_event(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         _remove_events(ag, resolve(goal(env)))
         return True
 
@@ -511,7 +503,7 @@ def drop_all_intentions(ag: AgentState) -> None:
 
 @standard(".drop_all_intentions", 0)
 def _drop_all_intentions(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         drop_all_intentions(ag)
         return True
 
@@ -520,7 +512,7 @@ def _drop_all_intentions(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler)
 
 @standard(".drop_all_desires", 0)
 def _drop_all_desires(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         drop_all_intentions(ag)
         kept = [e for e in ag.events if e[0] not in (ADD_ACH, DEL_ACH) and e[0] not in _TEST_GOALS]
         for event in ag.events:
@@ -541,7 +533,7 @@ _TEST_GOALS = (TRIGGER_TYPES[("+", "?")], TRIGGER_TYPES[("-", "?")])
 
 
 # -- intend and desire ---------------------------------------------------------------------------
-def _intends(ag: AgentState, goal: Any, ident: Any, env: list, trail: list, suspended: bool) -> Iterator[bool]:
+def _intends(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail, suspended: bool) -> Iterator[bool]:
     for it, _ in all_intentions(ag):
         if it.suspended and not suspended:
             continue
@@ -554,7 +546,7 @@ def _intends(ag: AgentState, goal: Any, ident: Any, env: list, trail: list, susp
             undo(trail, mark)
 
 
-def _desires(ag: AgentState, goal: Any, ident: Any, env: list, trail: list) -> Iterator[bool]:
+def _desires(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail) -> Iterator[bool]:
     events: list[tuple] = []
     if ag.selected is not None:
         events.append(ag.selected)
@@ -578,10 +570,10 @@ def _goal_query(name: str, search: Callable[..., Iterator[bool]]) -> None:
         goal = tc.term(node.args[0]).match
         ident = tc.term(node.args[1]).match if len(node.args) == 2 else None
 
-        def solve(ag: Any, env: list, trail: list) -> Iterator[bool]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[bool]:
             yield from search(ag, goal, ident, env, trail)
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             for _ in solve(ag, env, trail):
                 return True
             return False
@@ -598,7 +590,7 @@ _goal_query(".desire", _desires)
 def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0]) if node.args else None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -614,7 +606,7 @@ def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         if goal is not None:
             suspend(ag, resolve(goal(env)))
         return True
@@ -648,7 +640,7 @@ def suspend(ag: AgentState, pattern: Struct) -> bool:
 def _resume(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         resume(ag, resolve(goal(env)))
         return True
 
@@ -678,7 +670,7 @@ def _suspended(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal_build = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         pattern = deref(goal_build(env))
         if type(pattern) is not Struct:
             raise PlanFailure("wrong_arguments", "first argument must be a literal")
@@ -718,7 +710,7 @@ def intention_term(ag: AgentState, it: Intention) -> Struct:
 def _current_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         it = ag.current
         if it is None and ag.selected is not None:
             it = ag.selected[2]
@@ -734,7 +726,7 @@ def _intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     stack = tc.term(node.args[2]).match if len(node.args) >= 3 else None
     only_current = len(node.args) == 4 and isinstance(node.args[3], s.Lit) and node.args[3].functor == "current"
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[bool]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[bool]:
         if only_current:
             it = ag.current if ag.current is not None else (ag.selected[2] if ag.selected is not None else None)
             found = [] if it is None else [(it, SELECTED)]
@@ -750,7 +742,7 @@ def _intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False

@@ -10,6 +10,7 @@ from bdi_rl.bdi.runtime.terms import (
     LVar,
     NoValue,
     Struct,
+    Trail,
     atom,
     compare,
     deref,
@@ -32,23 +33,23 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
         if isinstance(node.right, s.ListExpr) and node.right.tail is not None:
             rm = right.match
 
-            def first(ag: Any, env: Env, trail: list) -> bool:
+            def first(ag: Any, env: Env, trail: Trail) -> bool:
                 return rm(lb(env), env, trail)
         else:
             lm = left.match
 
-            def first(ag: Any, env: Env, trail: list) -> bool:
+            def first(ag: Any, env: Env, trail: Trail) -> bool:
                 return lm(rb(env), env, trail)
     elif op == "\\=":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             scratch: list = []
             ok = unify(lb(env), rb(env), scratch)
             undo(scratch, 0)
             return not ok
     elif op == "==":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -56,7 +57,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             return term_equal(a, b)
     elif op == "\\==":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -64,7 +65,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             return not term_equal(a, b)
     elif op == "=..":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             value = deref(lb(env))
             if type(value) is Struct:
                 parts = deref(rb(env))
@@ -158,7 +159,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
 
     if op == "<":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -166,7 +167,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     elif op == "<=":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -174,7 +175,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     elif op == ">":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -182,7 +183,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     else:
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):

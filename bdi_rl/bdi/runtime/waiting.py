@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.terms import Struct, atom, term_str, undo
+from bdi_rl.bdi.runtime.terms import Struct, Trail, atom, term_str, undo
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
@@ -90,7 +90,7 @@ def _check_waiters(ag: AgentState, key: tuple, value: Struct) -> None:
         if it.dropped:
             waiting.remove(waiter)
             continue
-        trail: list = []
+        trail: Trail = []
         if matcher(value, frame.env, trail):
             waiting.remove(waiter)
             if timer is not None:
