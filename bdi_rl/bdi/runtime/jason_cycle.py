@@ -38,13 +38,13 @@ from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.instructions import BELIEF, FREE, JUMP, SUSPENDED
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, Trail, atom, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, Trail, atom, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
 from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Event
 
 #: the step of a frame that waits for the reaction to its belief change (sameFocus)
 BELIEF_STEP = (ADD_BEL, None, -1)
@@ -110,7 +110,7 @@ def _sel_ev(ag: AgentState) -> bool:
     return False
 
 
-def _deliberate(ag: AgentState, event: tuple) -> bool:
+def _deliberate(ag: AgentState, event: Event) -> bool:
     """RelPl, ApplPl, SelAppl (the first applicable plan) and AddIM for ``event``; False
     when it was an external belief event no plan took (SelEv selects again)."""
     ttype, value, it = event
@@ -158,7 +158,7 @@ def _deliberate(ag: AgentState, event: tuple) -> bool:
         return True
     stack = it.stack
     caller = stack[-1] if stack else None
-    free: tuple = ()
+    free: tuple[LVar, ...] = ()
     if caller is not None and (ttype == ADD_ACH or ttype == ADD_TEST):
         free = free_vars(caller.renamed)
         if is_tail_call(caller, value):

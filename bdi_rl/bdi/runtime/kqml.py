@@ -25,6 +25,7 @@ from bdi_rl.bdi.runtime.planlibrary import (
 from bdi_rl.bdi.runtime.queries import solve_value
 from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, Trail, atom, is_ground, resolve, source, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
+from bdi_rl.bdi.runtime.unify import Match
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
@@ -45,11 +46,11 @@ def ask(
     receiver: Any,
     performative: str,
     content: Any,
-    answer: Callable,
+    answer: Match,
     timeout_ms: Any,
 ) -> None:
     msg_id = f"{ag.name}#{next(ag._seq)}"
-    entry = [it, frame, answer, performative, None]
+    entry: list[Any] = [it, frame, answer, performative, None]
     ag.pending_asks[msg_id] = tuple(entry)
     it.wait_for(_WAITING_ASK, msg_id, next(ag._seq))  # Jason's pending intention, by the ask's id
     if it.atomic:
@@ -112,7 +113,7 @@ def _answer_arrived(ag: AgentState, sender: Any, performative: str, content: Any
     ag._resume_ask(it, frame, answer, value)
 
 
-def _resume_ask(ag: AgentState, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
+def _resume_ask(ag: AgentState, it: Intention, frame: Frame, answer: Match, value: Any) -> None:
     """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
     argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
     it.reason = None

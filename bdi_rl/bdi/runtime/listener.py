@@ -60,7 +60,7 @@ class Listener:
         who = sources(annots)
         self.belief_removed(agent, Struct(functor, args, annots), who[0] if who else SELF)
 
-    def on_percept_replaced(self, agent: Any, functor: str, old: tuple | None, new: tuple | None) -> None:
+    def on_percept_replaced(self, agent: Any, functor: str, old: Terms | None, new: Terms | None) -> None:
         """The percept ``functor(old)`` was swapped for ``functor(new)`` (None: that half
         did not change the belief base)."""
         if old is not None:
@@ -100,7 +100,7 @@ class Listener:
         """The plan's frame left the intention: its body finished, or a failure plan that
         handled the plan's goal finished (each frame it unwound is reported, innermost first)."""
 
-    def intention_failed(self, agent: Any, report: dict) -> None:
+    def intention_failed(self, agent: Any, report: dict[str, Any]) -> None:
         """An intention was dropped: no failure plan handled its failure (``report`` holds
         plan, trigger, error, message, file, line, and ``frames``: the plans of the
         intention's frames, innermost first)."""

@@ -51,7 +51,7 @@ from bdi_rl.bdi.runtime.triggers import ADD_ACH, DEL_ACH, TRIGGER_TYPES
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Event
 
 _SUSPEND_REASON = atom("suspend_ia")
 _NO_REASON = atom("no_reason")
@@ -188,7 +188,7 @@ def _unifies(pattern: Any, value: Any) -> bool:
     return ok
 
 
-def _goal_event(event: tuple, pattern: Struct) -> bool:
+def _goal_event(event: Event, pattern: Struct) -> bool:
     """Whether ``event`` is ``+!G`` for the goal ``pattern``."""
     return event[0] == ADD_ACH and _unifies(pattern, event[1])
 
@@ -266,7 +266,7 @@ class _GoalDrop:
             return 3
         return 1
 
-    def in_event(self, event: tuple) -> tuple | None:
+    def in_event(self, event: Event) -> Event | None:
         """A goal event ``+!G`` itself: succeeded (its poster goes on), or turned into ``-!G``
         (Jason changes the event's operator). Returns the event to keep, if any."""
         ag = self.ag
@@ -288,8 +288,7 @@ class _GoalDrop:
         events = ([ag.atomic_event] if ag.atomic_event is not None else []) + list(ag.events)
         for event in events:
             it = event[2]
-            r = self.in_intention(it, False) if it is not None else 0
-            if r > 0:
+            if it is not None and (r := self.in_intention(it, False)) > 0:
                 self._remove_event(event)
                 if r == 1:
                     ag._resume_now(it)
@@ -298,8 +297,7 @@ class _GoalDrop:
                 self._replace_event(event, kept)
         for event in list(ag.suspended_events):
             it = event[2]
-            r = self.in_intention(it, False) if it is not None else 0
-            if r > 0:
+            if it is not None and (r := self.in_intention(it, False)) > 0:
                 ag.suspended_events.remove(event)
                 if r == 1:
                     ag._resume_now(it)
@@ -324,14 +322,14 @@ class _GoalDrop:
                     ag._resume_now(it)
         return result
 
-    def _remove_event(self, event: tuple) -> None:
+    def _remove_event(self, event: Event) -> None:
         ag = self.ag
         if ag.atomic_event is event:
             ag.atomic_event = None
         elif event in ag.events:
             ag.events.remove(event)
 
-    def _replace_event(self, event: tuple, kept: tuple | None) -> None:
+    def _replace_event(self, event: Event, kept: Event | None) -> None:
         ag = self.ag
         if ag.atomic_event is event:
             ag.atomic_event = kept
@@ -495,7 +493,7 @@ def drop_all_intentions(ag: AgentState) -> None:
     atomic_event = ag.atomic_event
     if atomic_event is not None and atomic_event[2] is not ag.current:
         ag.atomic_event = None
-        drop(ag, atomic_event[2])
+        drop(ag, atomic_event[2])  # type: ignore[arg-type]  # an atomic event has its intention
     for event in [e for e in ag.suspended_events if e[2] is not None]:
         ag.suspended_events.remove(event)
         drop(ag, event[2])  # type: ignore[arg-type]
@@ -547,7 +545,7 @@ def _intends(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail, susp
 
 
 def _desires(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail) -> Iterator[bool]:
-    events: list[tuple] = []
+    events: list[Event] = []
     if ag.selected is not None:
         events.append(ag.selected)
     if ag.atomic_event is not None:
@@ -657,12 +655,12 @@ def resume(ag: AgentState, pattern: Struct) -> None:
                 it.reason = None
                 ag._resume_now(it)
     for event in list(ag.suspended_events):
-        it = event[2]
-        if _goal_event(event, pattern) or (it is not None and _has_goal(it, pattern)):
+        owner = event[2]
+        if _goal_event(event, pattern) or (owner is not None and _has_goal(owner, pattern)):
             ag.suspended_events.remove(event)
             ag.events.append(event)
-            if it is not None:
-                it.suspended = False
+            if owner is not None:
+                owner.suspended = False
 
 
 @standard(".suspended", 2)

@@ -267,7 +267,7 @@ def im_term(frame: Frame) -> Struct:
 
 
 def _body_from(plan: CompiledPlan, pc: int) -> str:
-    seen: list = []
+    seen: list[s.Statement | None] = []
     for k in range(pc, len(plan.stmts)):
         if plan.kinds[k] in (FREE, JUMP):
             continue

@@ -93,7 +93,7 @@ def _handle_event(ag: FastState, ttype: int, value: Struct) -> None:
     ag.running.append(it)
 
 
-def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, Env]:
     plans = ag.plans.get((ttype, value.functor, len(value.args)))
     if not plans:
         raise NoPlan(

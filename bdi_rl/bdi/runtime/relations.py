@@ -10,6 +10,7 @@ from bdi_rl.bdi.runtime.terms import (
     LVar,
     NoValue,
     Struct,
+    Terms,
     Trail,
     atom,
     compare,
@@ -43,7 +44,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
     elif op == "\\=":
 
         def first(ag: Any, env: Env, trail: Trail) -> bool:
-            scratch: list = []
+            scratch: Trail = []
             ok = unify(lb(env), rb(env), scratch)
             undo(scratch, 0)
             return not ok
@@ -104,7 +105,7 @@ def valued(value: Any) -> Any:
     return value
 
 
-def univ_list(value: Struct) -> tuple:
+def univ_list(value: Struct) -> Terms:
     """``f(a,b)[x] =.. L``: Jason 3.2's ``[Namespace, Functor, Args, Annotations]``."""
     functor = value.functor
     negated = functor.startswith("~")

@@ -55,7 +55,7 @@ from bdi_rl.bdi.runtime.stdlib_core import STANDARD, Builtin, in_formula, java_e
 from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, from_python, print_str, resolve
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
-from bdi_rl.bdi.runtime.unify import Env, TermCompiler
+from bdi_rl.bdi.runtime.unify import Build, Env, TermCompiler
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
@@ -313,11 +313,11 @@ def _wait(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(_no_context(".wait"), body=make)
 
 
-def _wait_ms(timeout: Callable | None, env: Any) -> int | float | None:
+def _wait_ms(timeout: Build | None, env: Env) -> int | float | None:
     """A ``.wait``'s timeout in milliseconds (None: no timeout), or wrong_arguments."""
     if timeout is None:
         return None
-    ms = deref(resolve(timeout(env)))
+    ms: int | float = deref(resolve(timeout(env)))  # a term: checked on the next line
     if type(ms) not in (int, float):
         raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
     return ms
@@ -332,7 +332,7 @@ def _wait_formula(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
     timeout = tc.term(args[1]).build if len(args) >= 2 else None
     elapsed = tc.term(args[2]).match if len(args) == 3 else None
     try:
-        what: Callable | None = tc.term(args[0]).build  # the formula, in the intention's reason
+        what: Build | None = tc.term(args[0]).build  # the formula, in the intention's reason
     except AslSyntaxError:
         what = None
 

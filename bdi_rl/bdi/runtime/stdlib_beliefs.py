@@ -20,6 +20,7 @@ from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,
     LVar,
     Struct,
+    Term,
     Trail,
     deref,
     has_source,
@@ -36,7 +37,7 @@ def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[An
     solve = compiler.query(node.args[1], tc).solve
     out = tc.term(node.args[2]).match
 
-    def found(ag: Any, env: Env, trail: Trail) -> list:
+    def found(ag: Any, env: Env, trail: Trail) -> list[Term]:
         mark = len(trail)
         answers = [resolve(template(env)) for _ in solve(ag, env, trail)]
         undo(trail, mark)

@@ -12,7 +12,7 @@ follow the standard order of terms, :func:`~bdi_rl.bdi.runtime.terms.compare` (J
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -29,7 +29,7 @@ from bdi_rl.bdi.runtime.stdlib_core import (
     wrong_argument,
 )
 from bdi_rl.bdi.runtime.stdlib_strings import replace_all
-from bdi_rl.bdi.runtime.terms import LVar, Struct, Trail, compare, deref, resolve, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import LVar, Struct, Term, Terms, Trail, compare, deref, resolve, term_str, undo, unify
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 _ORDER = functools.cmp_to_key(compare)
@@ -45,21 +45,21 @@ def java_int(v: Any) -> int:
     return int(v)
 
 
-def sorted_set(items: Any) -> tuple:
+def sorted_set(items: Iterable[Term]) -> Terms:
     """A ``TreeSet`` of ``items`` as a list: sorted by the standard order, the first of equal
     terms kept."""
-    out: list = []
+    out: list[Term] = []
     for item in sorted(items, key=_ORDER):
         if not out or compare(out[-1], item) != 0:
             out.append(item)
     return tuple(out)
 
 
-def _contains(items: tuple, item: Any) -> bool:
+def _contains(items: Terms, item: Term) -> bool:
     return any(compare(x, item) == 0 for x in items)
 
 
-def string_chars(text: str) -> tuple:
+def string_chars(text: str) -> Terms:
     """A string as ``.nth`` sees it: one string per byte of its UTF-8 (Jason's ``getBytes``)."""
     return tuple(bytes([b]).decode("utf-8", errors="replace") for b in text.encode("utf-8"))
 
@@ -70,7 +70,7 @@ def _member(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     item = tc.term(node.args[0]).match
     items = tc.term(node.args[1]).build
 
-    def values(env: Env) -> tuple:
+    def values(env: Env) -> Terms:
         found = deref(items(env))
         if type(found) is not tuple:
             raise wrong_argument(".member", "second argument must be a list or a set")
@@ -128,7 +128,7 @@ def _nth(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     items = tc.term(node.args[1]).build
     out = tc.term(node.args[2]).match
 
-    def parts(env: Env) -> tuple[Any, tuple]:
+    def parts(env: Env) -> tuple[Term, Terms]:
         i = None if is_free(index_code, env) else value(index_code, env)
         if i is not None and not is_number(i):
             raise wrong_argument(".nth", f"the first argument should be numeric or a variable -- not '{term_str(i)}'.")
@@ -151,7 +151,7 @@ def _nth(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first_at(i: int, found: tuple, env: Env, trail: Trail) -> bool:
+    def first_at(i: int, found: Terms, env: Env, trail: Trail) -> bool:
         if not 0 <= i < len(found):
             raise action_error(f"nth: index {i} is out of bounds ({len(found)})")
         return out(found[i], env, trail)
@@ -215,7 +215,7 @@ def _delete(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first)
 
 
-def _deleted(args: list) -> Any:
+def _deleted(args: list[Term]) -> Term:
     first = args[0]
     if is_number(first):
         start, nxt = java_int(first), 1
@@ -266,8 +266,8 @@ def _reverse(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first)
 
 
-def _list_in(action: str) -> Callable[[Any], tuple]:
-    def check(v: Any) -> tuple:
+def _list_in(action: str) -> Callable[[Term], Terms]:
+    def check(v: Term) -> Terms:
         v = deref(v)
         if type(v) is not tuple:
             raise wrong_argument(action, "first argument must be a list")
@@ -441,7 +441,7 @@ standard(".sublist", 2)(_sequence_action(".sublist", _sublists, is_list, "first 
 
 
 # -- sets ------------------------------------------------------------------------------------
-def _set_action(name: str, combine: Callable[[tuple, tuple], tuple]) -> Callable[..., Query]:
+def _set_action(name: str, combine: Callable[[Terms, Terms], Terms]) -> Callable[..., Query]:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         left = tc.term(node.args[0]).build
         right = tc.term(node.args[1]).build
@@ -463,15 +463,15 @@ def _set_action(name: str, combine: Callable[[tuple, tuple], tuple]) -> Callable
     return compile_
 
 
-def _union(a: tuple, b: tuple) -> tuple:
+def _union(a: Terms, b: Terms) -> Terms:
     return sorted_set(b + a)
 
 
-def _intersection(a: tuple, b: tuple) -> tuple:
+def _intersection(a: Terms, b: Terms) -> Terms:
     return tuple(x for x in sorted_set(b) if _contains(a, x))
 
 
-def _difference(a: tuple, b: tuple) -> tuple:
+def _difference(a: Terms, b: Terms) -> Terms:
     return tuple(x for x in sorted_set(a) if not _contains(b, x))
 
 

@@ -8,13 +8,13 @@ runs that repeat and ``.set_random_seed`` reseeds, as Jason's per-agent ``.rando
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, value, wrong_argument
-from bdi_rl.bdi.runtime.terms import Trail, undo
+from bdi_rl.bdi.runtime.terms import Term, Trail, undo
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 #: The Jason release whose language and standard library bdi-rl's runtime follows.
@@ -34,6 +34,7 @@ def _random(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
     def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         first = None if is_free(codes[0], env) else value(codes[0], env)
+        draw: Callable[[], Term]
         if type(first) is tuple:
             if n < 2 or not is_free(codes[1], env):
                 raise wrong_argument(".random", "second argument must be a variable.")

@@ -25,7 +25,7 @@ from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Report
 
 
 def set_listener(ag: AgentState, listener: Listener | None) -> None:
@@ -151,7 +151,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
             ref(known)
         return plain_achieve(agent, it, value)
 
-    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, Env]:
         try:
             chosen = cls._select(agent, ttype, value)
         except NoPlan:
@@ -160,7 +160,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
         listener.on_select(agent, ttype, value, chosen[0])
         return chosen
 
-    def drop(it: Intention, report: dict) -> None:
+    def drop(it: Intention, report: Report) -> None:
         cls._drop(agent, it, report)
         listener.intention_failed(agent, report)
 

@@ -114,12 +114,12 @@ def var_trigger_matcher(var: Code, annots: list[Code]) -> Callable[[Struct, Env,
     return match
 
 
-class PlanLibrary(dict):
+class PlanLibrary(dict[tuple[int, str, int], list[Any]]):
     """The plan index once a plan has a variable trigger (an agent's ``plans`` is a plain
     dict until then): such a plan is relevant to every event of its trigger type, after
     the plans of that event's own key that came before it (Jason's ``varPlans``)."""
 
-    def __init__(self, plans: dict) -> None:
+    def __init__(self, plans: dict[tuple[int, str, int], list[Any]]) -> None:
         super().__init__(plans)
         self.var_plans: list[Any] = []
 
@@ -129,7 +129,7 @@ class PlanLibrary(dict):
             if ttype == plan.ttype:
                 plans.append(plan)
 
-    def _of_type(self, ttype: int) -> list:
+    def _of_type(self, ttype: int) -> list[Any]:
         return [p for p in self.var_plans if p.ttype == ttype]
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
