@@ -31,6 +31,10 @@ waiting for a host action, waiting (``.wait``, an answer) or suspended, and the 
 
 The plan library's actions (``.add_plan``, ``.remove_plan``, ``.relevant_plans``,
 ``.plan_label``) and the terms of plans and intended means are in planlibrary.py.
+
+Kept whole past 500 lines: every action here walks the same places (:func:`all_intentions`)
+with the same goal search (``_GoalDrop``), so splitting the table above would split the walk
+from the actions that share it.
 """
 
 from __future__ import annotations

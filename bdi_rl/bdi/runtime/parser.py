@@ -2,6 +2,9 @@
 
 The grammar is ``agentspeak.lark`` next to this module. ``{ include("f.asl") }`` is
 resolved here, relative to the including file, so the compiler sees one program.
+
+Kept whole past 500 lines: one lark Transformer has a method per grammar rule (about half the
+module), and the checks Jason makes at parse time and the parse cache read the same tree.
 """
 
 from __future__ import annotations

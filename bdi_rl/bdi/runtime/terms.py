@@ -16,6 +16,10 @@ Unification binds :class:`LVar` cells and records them on a *trail* (a flat list
 ``holder, index`` pairs, ``index`` None for an LVar) so a query can undo its bindings. Arithmetic left as a term
 (``(Y+1)`` while ``Y`` is unbound) is evaluated here (:func:`evaluate`, with ``arith``'s
 operators), since a term prints, and so orders, by its value once it has one.
+
+Kept whole past 500 lines: resolve, unify, compare and term_str each inline every kind of
+term in one function (a call per kind costs the step loop, BENCHMARKS.md), and they are the
+one definition of what a term is; a split would put the kinds' cases in two places.
 """
 
 from __future__ import annotations
