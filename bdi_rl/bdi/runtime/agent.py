@@ -46,12 +46,13 @@ from bdi_rl.bdi.runtime.compiler import CompiledPlan, Compiler
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.intention import Intention
 from bdi_rl.bdi.runtime.parser import parse_file
+from bdi_rl.bdi.runtime.queries import CompiledRule
 from bdi_rl.bdi.runtime.reasoning import SLICE
 from bdi_rl.bdi.runtime.state import AgentState, FastState, Host
 from bdi_rl.bdi.runtime.stdlib import Actions
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, atom, is_ground, source, term_str
 from bdi_rl.bdi.runtime.triggers import PlanLibrary
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, Scope, TermCompiler
 
 _ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
 
@@ -125,7 +126,7 @@ class Agent(AgentState):
     def add_program(self, program: s.Program, goals: bool = True, plan_source: Any = None) -> list[CompiledPlan]:
         """Compile and add ``program``'s rules and plans, then its beliefs (and goals)."""
         compiled = []
-        placed: dict[int, list] = {}  # rules by the number of beliefs before them
+        placed: dict[int, list[tuple[tuple[str, int], CompiledRule]]] = {}  # rules by the number of beliefs before them
         for rule in program.rules:
             key, cr = self._compiler.rule(rule)
             self.rules.setdefault(key, []).append(cr)
@@ -317,21 +318,23 @@ def _with_self(value: Struct) -> Struct:
 
 def _ground_literal(lit: s.Lit, what: str) -> Struct:
     code = TermCompiler(Scope(), "<program>").term(lit)
-    env: list = []
+    env: Env = []
     try:
         value = code.build(env)
     except IndexError:
         raise AslSyntaxError(f"line {lit.line}: {what} must be ground: {lit.name}") from None
     if type(value) is LVar or not is_ground(value):
         raise AslSyntaxError(f"line {lit.line}: {what} must be ground: {lit.name}")
-    return value
+    ground: Struct = value
+    return ground
 
 
 def _goal_literal(lit: s.Lit) -> Struct:
     """An initial goal; its variables are free (Jason: ``!g(X).`` runs ``+!g`` with X unbound)."""
     scope = Scope()
     code = TermCompiler(scope, "<program>").term(lit)
-    return code.build([UNBOUND] * scope.size)
+    goal: Struct = code.build([UNBOUND] * scope.size)
+    return goal
 
 
 def load_agent(

@@ -15,21 +15,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from bdi_rl.bdi.runtime.terms import Struct, has_source
+from bdi_rl.bdi.runtime.terms import Annots, Struct, Terms, has_source
 
 Key = tuple[str, int]
+Group = dict[Terms, Annots]
+"""A predicate's facts: argument tuple -> annotations."""
 
 
 class BeliefBase:
     __slots__ = ("groups", "order")
 
     def __init__(self) -> None:
-        self.groups: dict[Key, dict[tuple, frozenset]] = {}
+        self.groups: dict[Key, Group] = {}
         self.order: dict[Key, list[Any]] = {}
         """for each predicate with rules: its facts (argument tuples) and rules, in the order
         queries answer them"""
 
-    def add(self, key: Key, args: tuple, annots: frozenset) -> frozenset | None:
+    def add(self, key: Key, args: Terms, annots: Annots) -> Annots | None:
         """Add ``annots`` to the belief; returns the annotations that are new (the event's),
         or None when nothing changed."""
         group = self.groups.get(key)
@@ -59,7 +61,7 @@ class BeliefBase:
         else:
             order.insert(0, rule)
 
-    def remove(self, key: Key, args: tuple, annots: frozenset) -> frozenset | None:
+    def remove(self, key: Key, args: Terms, annots: Annots) -> Annots | None:
         """Remove ``annots`` from the belief (all of it when it has no source left); returns
         the annotations removed, or None when it held none of them."""
         group = self.groups.get(key)
@@ -80,7 +82,7 @@ class BeliefBase:
             removed = old
         return removed
 
-    def drop(self, key: Key, args: tuple) -> frozenset | None:
+    def drop(self, key: Key, args: Terms) -> Annots | None:
         group = self.groups.get(key)
         if not group:
             return None
@@ -89,13 +91,13 @@ class BeliefBase:
             self._unorder(key, args)
         return dropped
 
-    def _unorder(self, key: Key, args: tuple) -> None:
+    def _unorder(self, key: Key, args: Terms) -> None:
         if self.order:
             order = self.order.get(key)
             if order is not None:
                 order.remove(args)
 
-    def move_to_end(self, key: Key, args: tuple) -> None:
+    def move_to_end(self, key: Key, args: Terms) -> None:
         """Make the belief the oldest of its group (queries scan newest first)."""
         group = self.groups[key]
         annots = group.pop(args)
@@ -106,7 +108,7 @@ class BeliefBase:
                 order.remove(args)
                 order.append(args)
 
-    def get(self, key: Key) -> dict[tuple, frozenset] | None:
+    def get(self, key: Key) -> Group | None:
         return self.groups.get(key)
 
     def __iter__(self) -> Iterator[Struct]:

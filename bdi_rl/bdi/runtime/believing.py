@@ -16,15 +16,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, Struct, has_source, resolve, undo
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    UNBOUND,
+    Annots,
+    LVar,
+    Struct,
+    Term,
+    Terms,
+    Trail,
+    has_source,
+    resolve,
+    undo,
+)
 from bdi_rl.bdi.runtime.triggers import ADD_BEL, DEL_BEL
-from bdi_rl.bdi.runtime.unify import MISSING, match_annots
+from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, match_annots
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
 
 
-def _bb_add(ag: AgentState, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+def _bb_add(ag: AgentState, functor: str, args: Terms, annots: Annots) -> Annots | None:
     new = ag.beliefs.add((functor, len(args)), args, annots)
     if new is not None:
         key = (ADD_BEL, functor, len(args))
@@ -39,7 +51,7 @@ def _bb_add(ag: AgentState, functor: str, args: tuple, annots: frozenset) -> fro
     return new
 
 
-def _bb_remove(ag: AgentState, functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+def _bb_remove(ag: AgentState, functor: str, args: Terms, annots: Annots) -> Annots | None:
     removed = ag.beliefs.remove((functor, len(args)), args, annots)
     if removed is not None:
         key = (DEL_BEL, functor, len(args))
@@ -64,7 +76,7 @@ def add_belief(ag: AgentState, value: Struct, at_end: bool = False) -> None:
         ag.beliefs.move_to_end(value.key, value.args)
 
 
-def remove_matching(ag: AgentState, key: tuple[str, int], args: list, annots: list, env: list) -> None:
+def remove_matching(ag: AgentState, key: tuple[str, int], args: list[Term], annots: list[Term], env: Env) -> None:
     """``-b(...)[annots]``: the newest matching belief loses those annotations (nothing
     happens when none matches, as in Jason). The match's bindings stay only when the belief
     goes altogether (no source left): ``-b(X)`` binds ``X``; ``-b(X)[source(S)]`` on a
@@ -73,7 +85,7 @@ def remove_matching(ag: AgentState, key: tuple[str, int], args: list, annots: li
     if not group:
         return
     ground = _ground_args(args, env)
-    trail: list = []
+    trail: Trail = []
     if ground is not None:  # the usual case, -b(X) with X bound: one lookup
         bannots = group.get(ground)
         if bannots is not None and match_annots(annots, bannots, env, trail):
@@ -91,7 +103,7 @@ def remove_matching(ag: AgentState, key: tuple[str, int], args: list, annots: li
 
 
 def _remove_found(
-    ag: AgentState, functor: str, bargs: tuple, bannots: frozenset, annots: list, env: list, trail: list
+    ag: AgentState, functor: str, bargs: Terms, bannots: Annots, annots: list[Term], env: Env, trail: Trail
 ) -> None:
     """Remove the matched belief's annotations; undo the match's bindings unless it goes."""
     removed = frozenset(resolve(code.build(env)) for code in annots)
@@ -128,7 +140,7 @@ def replace_belief(ag: AgentState, value: Struct) -> None:
     ag._bb_add(functor, args, annots)
 
 
-def _ground_args(codes: list, env: list) -> tuple | None:
+def _ground_args(codes: list[Code], env: Env) -> Terms | None:
     """The argument values when every one is a constant or a bound variable, else None."""
     values = []
     for code in codes:

@@ -33,7 +33,7 @@ from bdi_rl.bdi.runtime.control import (
     while_goal,
 )
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.instructions import BELIEF, DEED, FREE, JUMP
+from bdi_rl.bdi.runtime.instructions import BELIEF, DEED, FREE, JUMP, Instruction, Placed
 from bdi_rl.bdi.runtime.literals import args_build, atomic_args
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import expr_text, jason_text
@@ -87,7 +87,13 @@ class BodyCode:
     __slots__ = ("code", "lines", "kinds", "stmts", "targets", "loops")
 
     def __init__(
-        self, code: list[Callable], lines: list[int], kinds: list[int], stmts: list, targets: list[int], loops: int
+        self,
+        code: list[Instruction],
+        lines: list[int],
+        kinds: list[int],
+        stmts: list[s.Statement | None],
+        targets: list[int],
+        loops: int,
     ) -> None:
         self.code = code
         self.lines = lines
@@ -105,11 +111,11 @@ class BodyCompiler:
         self.compiler = compiler
         self.tc = tc
         self.fuse = fuse
-        self.items: list[tuple[Callable[[int, dict[int, int]], Callable], int, int, Any, int]] = []
+        self.items: list[tuple[Placed, int, int, s.Statement | None, int]] = []
         self.labels: dict[int, int] = {}
         self.n_labels = 0
         self.loops = 0
-        self.stmt: Any = None
+        self.stmt: s.Statement | None = None
         """the statement being compiled (what its instructions run)"""
 
     def label(self) -> int:
@@ -119,9 +125,7 @@ class BodyCompiler:
     def place(self, label: int) -> None:
         self.labels[label] = len(self.items)
 
-    def emit(
-        self, make: Callable[[int, dict[int, int]], Callable], line: int, kind: int = DEED, target: int = 0
-    ) -> None:
+    def emit(self, make: Placed, line: int, kind: int = DEED, target: int = 0) -> None:
         self.items.append((make, line, kind, self.stmt, target))
 
     def finish(self) -> BodyCode:
@@ -136,11 +140,11 @@ class BodyCompiler:
             self.loops,
         )
 
-    def statements(self, body: tuple) -> None:
+    def statements(self, body: tuple[s.Statement, ...]) -> None:
         for stmt in body:
             self.statement(stmt)
 
-    def statement(self, stmt: Any) -> None:
+    def statement(self, stmt: s.Statement) -> None:
         self.stmt = stmt
         if isinstance(stmt, s.If):
             self.if_(stmt)
@@ -172,7 +176,7 @@ class BodyCompiler:
             build = goal_code(tc, expr)
             if op == "!":
 
-                def make(pc: int, labels: dict) -> Callable:
+                def make(pc: int, labels: dict[int, int]) -> Instruction:
                     nxt = pc + 1
 
                     def achieve(ag: Any, it: Any, frame: Any) -> int:
@@ -182,7 +186,7 @@ class BodyCompiler:
                     return achieve
             else:
 
-                def make(pc: int, labels: dict) -> Callable:
+                def make(pc: int, labels: dict[int, int]) -> Instruction:
                     nxt = pc + 1
 
                     def achieve_new(ag: Any, it: Any, frame: Any) -> int:
@@ -201,7 +205,7 @@ class BodyCompiler:
         elif op in ("+", "++"):
             build = goal_code(tc, expr)
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def add_belief(ag: Any, it: Any, frame: Any) -> int:
@@ -214,7 +218,7 @@ class BodyCompiler:
         elif op == "+>":
             build = goal_code(tc, expr)
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def add_belief_end(ag: Any, it: Any, frame: Any) -> int:
@@ -229,7 +233,7 @@ class BodyCompiler:
         elif op == "-+":
             build = goal_code(tc, expr)
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def replace_belief(ag: Any, it: Any, frame: Any) -> int:
@@ -246,7 +250,7 @@ class BodyCompiler:
         code = self.tc.term(expr)
         build = code.build
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def act(ag: Any, it: Any, frame: Any) -> int:
@@ -264,7 +268,7 @@ class BodyCompiler:
         if op == "?":
             first = self.compiler.query(var, self.tc).first
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def test(ag: Any, it: Any, frame: Any) -> int:
@@ -278,7 +282,7 @@ class BodyCompiler:
 
         else:
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def change(ag: Any, it: Any, frame: Any) -> int:
@@ -302,7 +306,7 @@ class BodyCompiler:
         key = (expr.name, len(expr.args))
         text = jason_text(expr)
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def test(ag: Any, it: Any, frame: Any) -> int:
@@ -320,7 +324,7 @@ class BodyCompiler:
         args = args_build([self.tc.term(a) for a in expr.args], resolved=True)
         name = expr.name
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def add_belief(ag: Any, it: Any, frame: Any) -> int:
@@ -341,7 +345,7 @@ class BodyCompiler:
         key = (expr.name, len(expr.args))
         if any(c.const is MISSING for c in annots):
 
-            def make(pc: int, labels: dict) -> Callable:
+            def make(pc: int, labels: dict[int, int]) -> Instruction:
                 nxt = pc + 1
 
                 def remove(ag: Any, it: Any, frame: Any) -> int:
@@ -357,7 +361,7 @@ class BodyCompiler:
         atomic = atomic_args(args)
         name = expr.name
 
-        def make_lookup(pc: int, labels: dict) -> Callable:
+        def make_lookup(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def remove(ag: Any, it: Any, frame: Any) -> int:
@@ -434,14 +438,14 @@ class BodyCompiler:
         self.place(end)
 
 
-def formula_instr(query: Query, expr: Any) -> Callable:
+def formula_instr(query: Query, expr: s.Expr) -> Placed:
     """A formula as a body statement (a deed): false, it fails the plan with the query's
     failure kind and ``<formula> failed`` (an internal action's statement too: stdlib_core)."""
     first = query.first
     kind = query.failure
     text = expr_text(expr)
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def formula(ag: Any, it: Any, frame: Any) -> int:

@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler
-from bdi_rl.bdi.runtime.queries import ActionTable, CompiledRule, Query, QueryCompiler
+from bdi_rl.bdi.runtime.instructions import Instruction
+from bdi_rl.bdi.runtime.queries import ActionCell, ActionTable, CompiledRule, Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import lit_text
-from bdi_rl.bdi.runtime.terms import UNBOUND, Struct
+from bdi_rl.bdi.runtime.terms import UNBOUND, Struct, Trail
 from bdi_rl.bdi.runtime.triggers import (
     TRIGGER_TEXT,
     TRIGGER_TYPES,
@@ -57,23 +58,23 @@ class CompiledPlan:
     args: list[Code]
     annots: list[Code]
     context: Query | None
-    code: list[Callable[..., int]]
+    code: list[Instruction]
     lines: list[int]
     kinds: list[int]
-    stmts: list
+    stmts: list[s.Statement | None]
     targets: list[int]
     scope: Scope
     file: str
     line: int
     size: int
-    blank: list
+    blank: Env
     loops: int
     atomic: bool
     label: Struct | None
     name: str
     text: str
     trigger_text: str
-    match_trigger: Callable[[Struct, Env, list], bool]
+    match_trigger: Callable[[Struct, Env, Trail], bool]
     ast: s.Plan
     """the plan as parsed (its term: ``.relevant_plans``, ``.plan_label``, askHow)"""
     added: bool
@@ -93,7 +94,7 @@ class Compiler(QueryCompiler):
     body is one goal becomes one instruction (the fast cycle; Jason's cycle runs its test
     and its goal as two deeds)."""
 
-    def __init__(self, actions: ActionTable, cells: dict[str, list], fuse: bool = True) -> None:
+    def __init__(self, actions: ActionTable, cells: dict[str, ActionCell], fuse: bool = True) -> None:
         super().__init__(actions, cells)
         self.fuse = fuse
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bdi_rl.bdi.runtime.instructions import YIELD
-from bdi_rl.bdi.runtime.terms import LVar, resolve
+from bdi_rl.bdi.runtime.instructions import YIELD, Instruction, Placed
+from bdi_rl.bdi.runtime.queries import First, Solve
+from bdi_rl.bdi.runtime.terms import LVar, Struct, Trail, resolve
+from bdi_rl.bdi.runtime.unify import Env
 
 
-def branch_test(first: Callable, otherwise: int) -> Callable:
-    def make(pc: int, labels: dict) -> Callable:
+def branch_test(first: First, otherwise: int) -> Placed:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
         target = labels[otherwise]
 
@@ -25,21 +27,21 @@ def branch_test(first: Callable, otherwise: int) -> Callable:
     return make
 
 
-def jump(label: int) -> Callable:
-    def make(pc: int, labels: dict) -> Callable:
+def jump(label: int) -> Placed:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         target = labels[label]
         return lambda ag, it, frame: target
 
     return make
 
 
-def while_goal(k: int, test: Callable, goal: Callable, end_label: int) -> Callable:
+def while_goal(k: int, test: First, goal: Callable[[Env], Struct], end_label: int) -> Placed:
     """``while (c) { !g }`` fused: test, then push ``g``'s plan and resume here when it
     ends (restoring the slots saved on entry, as ``loop_back`` does). ``frame.saved[k]``
     is None outside the loop, the slots at its start inside it. Three instructions fewer
     per iteration than enter/test/achieve/back."""
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         end = labels[end_label]
 
         def loop(ag: Any, it: Any, frame: Any) -> int:
@@ -61,8 +63,8 @@ def while_goal(k: int, test: Callable, goal: Callable, end_label: int) -> Callab
     return make
 
 
-def loop_enter(k: int) -> Callable:
-    def make(pc: int, labels: dict) -> Callable:
+def loop_enter(k: int) -> Placed:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def enter(ag: Any, it: Any, frame: Any) -> int:
@@ -74,11 +76,11 @@ def loop_enter(k: int) -> Callable:
     return make
 
 
-def loop_back(k: int, test_label: int) -> Callable:
+def loop_back(k: int, test_label: int) -> Placed:
     """End of a ``while`` body: restore the slots saved on entry, then test again (or give
     the turn away when the intention's budget is spent)."""
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         test = labels[test_label]
 
         def back(ag: Any, it: Any, frame: Any) -> int:
@@ -94,8 +96,8 @@ def loop_back(k: int, test_label: int) -> Callable:
     return make
 
 
-def jump_back(label: int) -> Callable:
-    def make(pc: int, labels: dict) -> Callable:
+def jump_back(label: int) -> Placed:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         target = labels[label]
 
         def back(ag: Any, it: Any, frame: Any) -> int:
@@ -110,16 +112,16 @@ def jump_back(label: int) -> Callable:
     return make
 
 
-def for_enter(k: int, solve: Callable) -> Callable:
+def for_enter(k: int, solve: Solve) -> Placed:
     """Start of a ``for``: every solution, computed now (later belief changes do not change
     the iterations), each as a copy of the slots."""
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def enter(ag: Any, it: Any, frame: Any) -> int:
             env = frame.env
-            trail: list = []
+            trail: Trail = []
             solutions = [[resolve(v) if type(v) is LVar else v for v in env] for _ in solve(ag, env, trail)]
             frame.saved[k] = (env[:], iter(solutions))
             return nxt
@@ -129,8 +131,8 @@ def for_enter(k: int, solve: Callable) -> Callable:
     return make
 
 
-def for_next(k: int, end_label: int) -> Callable:
-    def make(pc: int, labels: dict) -> Callable:
+def for_next(k: int, end_label: int) -> Placed:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
         end = labels[end_label]
 

@@ -7,6 +7,8 @@ the instruction that was running.
 
 from __future__ import annotations
 
+from typing import Any  # annots are terms; terms.py sits above this module (it imports arith, which imports this)
+
 
 class AslSyntaxError(ValueError):
     """A plan library that cannot be loaded: ``file:line:col: message``."""
@@ -19,7 +21,7 @@ class PlanFailure(Exception):
     annotations for the failure event (``.fail(error(E), reason(R))``); ``detail``: what
     bdi-rl says of it in a report when Jason's message is empty."""
 
-    def __init__(self, kind: str, message: str = "", *, annots: tuple = (), detail: str = "") -> None:
+    def __init__(self, kind: str, message: str = "", *, annots: tuple[Any, ...] = (), detail: str = "") -> None:
         super().__init__(message or detail or kind)
         self.kind = kind
         self.message = message

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bdi_rl.bdi.runtime.body import BELIEF, DEED
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, NoPlan, PlanFailure
+from bdi_rl.bdi.runtime.instructions import BELIEF, DEED
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.sourcetext import jason_stmt
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, atom, resolve, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import UNBOUND, Annots, LVar, Struct, Term, Trail, atom, resolve, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST, TRIGGER_TEXT
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 if TYPE_CHECKING:
+    from bdi_rl.bdi.runtime import syntax as s
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Report
 
 #: trigger types of goals (Jason's ``Trigger.isGoal``)
 GOALS = frozenset((ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST))
@@ -51,13 +52,11 @@ DELETION = {
 
 
 # -- the failure event's annotations ---------------------------------------------------------------
-def failure_annots(
-    exc: PlanFailure, plan: CompiledPlan | None, pc: int, env: list | None, code: Any = None
-) -> frozenset:
+def failure_annots(exc: PlanFailure, plan: CompiledPlan | None, pc: int, env: Env | None, code: Any = None) -> Annots:
     """``error``, ``error_msg``, the extra annotations of ``exc``, and where it failed:
     ``code_line``, ``code_src`` and ``code`` (the deed at ``pc`` of ``plan`` with the frame's
     bindings; ``code`` given: that term)."""
-    annots: set = {Struct("error", (atom(exc.kind),)), *exc.annots}
+    annots: set[Term] = {Struct("error", (atom(exc.kind),)), *exc.annots}
     message = exc.message
     if plan is not None:
         line = plan.lines[pc] if 0 <= pc < len(plan.lines) else plan.line
@@ -77,10 +76,10 @@ def failure_annots(
     return frozenset(annots)
 
 
-def deed_term(plan: CompiledPlan, pc: int, env: list) -> Any:
+def deed_term(plan: CompiledPlan, pc: int, env: Env) -> Any:
     """The deed at ``pc`` as a term, with the frame's bindings (Jason's ``code(...)``);
     None when it has none (a loop's bookkeeping)."""
-    stmt = plan.stmts[pc]
+    stmt: Any = plan.stmts[pc]  # any kind of statement: read by attribute
     node = getattr(stmt, "expr", None)
     if node is None:
         node = getattr(stmt, "cond", None)
@@ -101,7 +100,7 @@ def deed_term(plan: CompiledPlan, pc: int, env: list) -> Any:
 
 def rest_of_body(plan: CompiledPlan, pc: int) -> str:
     """The plan's body from the deed at ``pc`` on, as Jason prints it (``(X > 5); .print("a")``)."""
-    seen: list = []
+    seen: list[s.Statement | None] = []
     for k in range(pc, len(plan.stmts)):
         if plan.kinds[k] not in (DEED, BELIEF):
             continue
@@ -111,7 +110,7 @@ def rest_of_body(plan: CompiledPlan, pc: int) -> str:
     return "; ".join(jason_stmt(s) for s in seen)
 
 
-def unifier_text(plan: CompiledPlan, env: list) -> str:
+def unifier_text(plan: CompiledPlan, env: Env) -> str:
     """The frame's bindings as Jason prints its unifier (a Java HashMap of variable names:
     ``{X=3, N=2}``, in the map's own order)."""
     entries = []
@@ -166,7 +165,7 @@ def find_failure_target(ag: AgentState, it: Intention, ttype: int, value: Struct
     return index if ttype in GOALS else None
 
 
-def failure_literal(stack: list[Frame], index: int, annots: frozenset) -> Struct:
+def failure_literal(stack: list[Frame], index: int, annots: Annots) -> Struct:
     """The goal of ``stack[index]`` as its plan was selected for it, with ``annots``: the
     fresh variables its plan's body bound are unbound again (Jason discards the failed
     plan's unifier), those the selection bound keep their values; only the first reach the
@@ -183,7 +182,7 @@ def failure_literal(stack: list[Frame], index: int, annots: frozenset) -> Struct
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok
@@ -244,7 +243,7 @@ def _fail_goal_event(
         )
 
 
-def _report(frame: Frame, pc: int, exc: PlanFailure) -> dict:
+def _report(frame: Frame, pc: int, exc: PlanFailure) -> Report:
     plan = frame.plan
     line = plan.lines[pc] if 0 <= pc < len(plan.lines) else plan.line
     return {
@@ -272,7 +271,7 @@ def _handle_failure(ag: AgentState, it: Intention, ttype: int, event: Struct, un
     return True
 
 
-def _drop(ag: AgentState, it: Intention, report: dict) -> None:
+def _drop(ag: AgentState, it: Intention, report: Report) -> None:
     it.dropped = True
     if ag.atomic is it:
         ag.atomic = None

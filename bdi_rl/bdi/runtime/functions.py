@@ -21,19 +21,19 @@ from typing import Any
 from bdi_rl.bdi.runtime.errors import AslTypeError
 
 
-def _number(name: str, v: Any) -> Any:
+def _number(name: str, v: Any) -> int | float:
     if type(v) is int or type(v) is float:
         return v
     raise AslTypeError(f"{name}: the argument {v!r} is not numeric")
 
 
-def _numbers(name: str, v: Any) -> list:
+def _numbers(name: str, v: Any) -> list[int | float]:
     if type(v) is not tuple:
         raise AslTypeError(f"{name} is not implemented for {v!r} (a list of numbers)")
     return [x for x in v if type(x) is int or type(x) is float]
 
 
-def _nonempty(name: str, v: Any) -> list:
+def _nonempty(name: str, v: Any) -> list[int | float]:
     values = _numbers(name, v)
     if not values:
         raise AslTypeError(f"{name}: no numbers in {v!r}")

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.parser import parse_expr
-from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, UNBOUND, Struct, from_python, resolve, term_str
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, UNBOUND, Struct, Terms, Trail, from_python, resolve, term_str
 from bdi_rl.bdi.runtime.triggers import ADD_BEL, DEL_BEL
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, Scope, TermCompiler
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
@@ -63,7 +63,7 @@ def remove_percept(ag: AgentState, functor: str, *args: Any) -> None:
     ag._bb_remove(functor, tuple(from_python(a) for a in args), ANNOTS_PERCEPT)
 
 
-def replace_percept(ag: AgentState, functor: str, args: tuple) -> None:
+def replace_percept(ag: AgentState, functor: str, args: Terms) -> None:
     """Make ``functor(args)`` the only percept ``functor/len(args)`` (the others lose
     their ``source(percept)``).
 
@@ -92,7 +92,7 @@ def replace_percept(ag: AgentState, functor: str, args: tuple) -> None:
     ag._replace_percept(functor, args)
 
 
-def _replace_percept(ag: AgentState, functor: str, args: tuple) -> None:
+def _replace_percept(ag: AgentState, functor: str, args: Terms) -> None:
     group = ag.beliefs.groups.get((functor, len(args)))
     if group:
         if len(group) == 1 and group.get(args) is ANNOTS_PERCEPT:
@@ -123,8 +123,8 @@ def query(ag: AgentState, text: str) -> Iterable[dict[str, Any]]:
     scope = Scope()
     tc = TermCompiler(scope, "<query>")
     query = ag._compiler.query(parse_expr(text), tc)
-    env: list = [UNBOUND] * scope.size
-    trail: list = []
+    env: Env = [UNBOUND] * scope.size
+    trail: Trail = []
     for _ in query.solve(ag, env, trail):
         yield {name: resolve(env[i]) for name, i in scope.slots.items() if env[i] is not UNBOUND}
 

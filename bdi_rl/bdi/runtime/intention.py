@@ -8,11 +8,15 @@ from typing import TYPE_CHECKING, Any
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.instructions import FREE, JUMP
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF as _SELF
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, resolve, term_str
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, Term, resolve, term_str
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
+
+Renamed = list[tuple[LVar, LVar]]
+"""A goal's renamed variables: (the caller's variable, the fresh one standing for it)."""
 
 
 class Frame:
@@ -31,7 +35,7 @@ class Frame:
 
     __slots__ = ("plan", "code", "env", "pc", "unwind_to", "ttype", "event", "saved", "renamed", "free", "step")
 
-    def __init__(self, plan: CompiledPlan, env: list, unwind_to: int, ttype: int, event: Struct) -> None:
+    def __init__(self, plan: CompiledPlan, env: Env, unwind_to: int, ttype: int, event: Struct) -> None:
         self.plan = plan
         self.code = plan.code
         self.env = env
@@ -41,9 +45,9 @@ class Frame:
         frames of the goal it handles)"""
         self.ttype = ttype
         self.event = event
-        self.saved: list | None = [None] * plan.loops if plan.loops else None
-        self.renamed: list | None = None
-        self.free: tuple = ()
+        self.saved: list[Any] | None = [None] * plan.loops if plan.loops else None
+        self.renamed: Renamed | None = None
+        self.free: tuple[LVar, ...] = ()
         self.step: tuple[int, Any, int] | None = None
 
 
@@ -57,7 +61,7 @@ class Intention:
         self.atomic = 0
         self.id = ident
         self.dropped = False
-        self.reply: tuple | None = None
+        self.reply: tuple[Any, Any, Any] | None = None
         """(asker, msg_id, query) of the askOne this intention answers (its ``+?q`` plan's)"""
         self.suspended = False
         """suspended by ``.suspend`` (until ``.resume``)"""
@@ -79,7 +83,7 @@ class Intention:
         return f"<intention {self.id}: {[f.plan.name for f in self.stack]}>"
 
 
-def rename(value: Any) -> tuple[Any, list | None]:
+def rename(value: Term) -> tuple[Term, Renamed | None]:
     """A goal as Jason posts it: ``value`` with its bound variables replaced by their values
     and each unbound one by a fresh variable (Jason's ``makeVarsAnnon``), and the pairs
     (variable, fresh one); None when there were none (a ground goal: the same object)."""
@@ -96,7 +100,7 @@ def rename(value: Any) -> tuple[Any, list | None]:
     return renamed, (list(pairs.items()) if pairs else None)
 
 
-def _rename(value: Any, pairs: dict) -> Any:
+def _rename(value: Term, pairs: dict[LVar, LVar]) -> Term:
     kind = type(value)
     if kind is LVar:
         while type(value) is LVar:
@@ -160,7 +164,7 @@ def _atomic_args(annot: Struct) -> bool:
     return True
 
 
-def free_vars(pairs: list | None) -> tuple:
+def free_vars(pairs: Renamed | None) -> tuple[LVar, ...]:
     """The fresh variables of ``pairs`` still unbound (after plan selection)."""
     if not pairs:
         return ()

@@ -38,12 +38,13 @@ from bdi_rl.bdi.runtime.failure import GOALS
 from bdi_rl.bdi.runtime.instructions import BELIEF, FREE, JUMP, SUSPENDED
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
 from bdi_rl.bdi.runtime.reasoning import MAX_DEPTH, internal_action_failure, test_goal_failure
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, atom, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, LVar, Struct, Trail, atom, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_BEL, ADD_TEST, DEL_ACH, DEL_BEL, DEL_TEST
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Event
 
 #: the step of a frame that waits for the reaction to its belief change (sameFocus)
 BELIEF_STEP = (ADD_BEL, None, -1)
@@ -109,7 +110,7 @@ def _sel_ev(ag: AgentState) -> bool:
     return False
 
 
-def _deliberate(ag: AgentState, event: tuple) -> bool:
+def _deliberate(ag: AgentState, event: Event) -> bool:
     """RelPl, ApplPl, SelAppl (the first applicable plan) and AddIM for ``event``; False
     when it was an external belief event no plan took (SelEv selects again)."""
     ttype, value, it = event
@@ -157,7 +158,7 @@ def _deliberate(ag: AgentState, event: tuple) -> bool:
         return True
     stack = it.stack
     caller = stack[-1] if stack else None
-    free: tuple = ()
+    free: tuple[LVar, ...] = ()
     if caller is not None and (ttype == ADD_ACH or ttype == ADD_TEST):
         free = free_vars(caller.renamed)
         if is_tail_call(caller, value):
@@ -305,7 +306,7 @@ def _posted(frame: Frame, literal: Struct) -> bool:
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok
@@ -346,7 +347,7 @@ def _resume_after_action(ag: AgentState, it: Intention) -> None:
 
 
 def _push(
-    ag: AgentState, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+    ag: AgentState, it: Intention, plan: CompiledPlan, env: Env, ttype: int, value: Struct, unwind_to: int
 ) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)

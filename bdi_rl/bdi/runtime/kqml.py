@@ -23,8 +23,9 @@ from bdi_rl.bdi.runtime.planlibrary import (
     remove_plans,
 )
 from bdi_rl.bdi.runtime.queries import solve_value
-from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, atom, is_ground, resolve, source, term_str, undo, unify
+from bdi_rl.bdi.runtime.terms import FALSE, SELF, Struct, Trail, atom, is_ground, resolve, source, term_str, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_TEST, trigger_of
+from bdi_rl.bdi.runtime.unify import Match
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.state import AgentState
@@ -45,11 +46,11 @@ def ask(
     receiver: Any,
     performative: str,
     content: Any,
-    answer: Callable,
+    answer: Match,
     timeout_ms: Any,
 ) -> None:
     msg_id = f"{ag.name}#{next(ag._seq)}"
-    entry = [it, frame, answer, performative, None]
+    entry: list[Any] = [it, frame, answer, performative, None]
     ag.pending_asks[msg_id] = tuple(entry)
     it.wait_for(_WAITING_ASK, msg_id, next(ag._seq))  # Jason's pending intention, by the ask's id
     if it.atomic:
@@ -112,7 +113,7 @@ def _answer_arrived(ag: AgentState, sender: Any, performative: str, content: Any
     ag._resume_ask(it, frame, answer, value)
 
 
-def _resume_ask(ag: AgentState, it: Intention, frame: Frame, answer: Callable, value: Any) -> None:
+def _resume_ask(ag: AgentState, it: Intention, frame: Frame, answer: Match, value: Any) -> None:
     """The asker goes on with the answer (or ``timeout``) unified with ``.send``'s 4th
     argument; when it does not unify, the ``.send`` fails with ``ask_failed`` (Jason)."""
     it.reason = None
@@ -143,7 +144,7 @@ def _on_untell(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> None:
             continue
         group = ag.beliefs.groups.get((item.functor, len(item.args)))
         for bargs in list(group or ()):
-            trail: list = []
+            trail: Trail = []
             if all(unify(a, b, trail) for a, b in zip(item.args, bargs, strict=False)):
                 ag._bb_remove(item.functor, bargs, frozenset((source(sender),)))
             undo(trail, 0)
@@ -162,7 +163,7 @@ def _on_unachieve(ag: AgentState, sender: Any, content: Any, msg_id: Any) -> Non
 
 
 def _on_ask(ag: AgentState, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None:
-    trail: list = []
+    trail: Trail = []
     answers = []
     for found in solve_value(ag, content, trail):
         answer = resolve(content)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Struct, sources, term_str
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, SELF, Annots, Struct, Terms, sources, term_str
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 
 #: Event codes a recorder receives (``Listener.recorder``), in the order bdi-rl's trace keeps
@@ -50,17 +50,17 @@ class Listener:
     recorder: Recorder | None = None
 
     # -- raw hooks (what the runtime calls) ------------------------------------------------------
-    def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_added(self, agent: Any, functor: str, args: Terms, annots: Annots) -> None:
         """``annots``: the annotations that are new (the event's)."""
         who = sources(annots)
         self.belief_added(agent, Struct(functor, args, annots), who[0] if who else SELF)
 
-    def on_belief_removed(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_removed(self, agent: Any, functor: str, args: Terms, annots: Annots) -> None:
         """``annots``: the annotations removed."""
         who = sources(annots)
         self.belief_removed(agent, Struct(functor, args, annots), who[0] if who else SELF)
 
-    def on_percept_replaced(self, agent: Any, functor: str, old: tuple | None, new: tuple | None) -> None:
+    def on_percept_replaced(self, agent: Any, functor: str, old: Terms | None, new: Terms | None) -> None:
         """The percept ``functor(old)`` was swapped for ``functor(new)`` (None: that half
         did not change the belief base)."""
         if old is not None:
@@ -100,12 +100,12 @@ class Listener:
         """The plan's frame left the intention: its body finished, or a failure plan that
         handled the plan's goal finished (each frame it unwound is reported, innermost first)."""
 
-    def intention_failed(self, agent: Any, report: dict) -> None:
+    def intention_failed(self, agent: Any, report: dict[str, Any]) -> None:
         """An intention was dropped: no failure plan handled its failure (``report`` holds
         plan, trigger, error, message, file, line, and ``frames``: the plans of the
         intention's frames, innermost first)."""
 
-    def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
+    def action_executed(self, agent: Any, name: str, args: Terms, result: Any) -> None:
         """An internal action registered by the host, or an environment action, ran."""
 
     def cycle_starting(self, agent: Any) -> None:

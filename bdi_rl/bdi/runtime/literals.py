@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, deref, resolve
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Struct, Terms, deref, resolve
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env
 
-ArgsBuild = Callable[[Env], tuple]
+ArgsBuild = Callable[[Env], Terms]
+"""A literal's arguments built in a frame."""
 
 
 def _resolving(code: Code) -> Callable[[Env], Any]:
@@ -76,20 +77,20 @@ def _atomic_value(code: Code) -> Callable[[Env], Any]:
     return value
 
 
-def atomic_args(codes: list[Code]) -> Callable[[Env], tuple | None]:
+def atomic_args(codes: list[Code]) -> Callable[[Env], Terms | None]:
     """``env -> tuple`` when every argument is a number, string or atom (one dict lookup
     finds the belief), else None (the caller matches by unification)."""
     values = [_atomic_value(c) for c in codes]
     if len(values) == 1:
         v0 = values[0]
 
-        def one(env: Env) -> tuple | None:
+        def one(env: Env) -> Terms | None:
             v = v0(env)
             return None if v is MISSING else (v,)
 
         return one
 
-    def many(env: Env) -> tuple | None:
+    def many(env: Env) -> Terms | None:
         out = tuple([v(env) for v in values])
         return None if MISSING in out else out
 

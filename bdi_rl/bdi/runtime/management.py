@@ -31,6 +31,10 @@ waiting for a host action, waiting (``.wait``, an answer) or suspended, and the 
 
 The plan library's actions (``.add_plan``, ``.remove_plan``, ``.relevant_plans``,
 ``.plan_label``) and the terms of plans and intended means are in planlibrary.py.
+
+Kept whole past 500 lines: every action here walks the same places (:func:`all_intentions`)
+with the same goal search (``_GoalDrop``), so splitting the table above would split the walk
+from the actions that share it.
 """
 
 from __future__ import annotations
@@ -41,25 +45,17 @@ from typing import TYPE_CHECKING, Any
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.failure import find_failure_target
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED, Instruction
 from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.planlibrary import im_term
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import standard
-from bdi_rl.bdi.runtime.terms import (
-    Struct,
-    atom,
-    deref,
-    print_str,
-    resolve,
-    undo,
-    unify,
-)
+from bdi_rl.bdi.runtime.terms import Struct, Trail, atom, deref, print_str, resolve, undo, unify
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, DEL_ACH, TRIGGER_TYPES
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Event
 
 _SUSPEND_REASON = atom("suspend_ia")
 _NO_REASON = atom("no_reason")
@@ -190,13 +186,13 @@ def _has_goal(it: Intention, pattern: Struct) -> bool:
 
 
 def _unifies(pattern: Any, value: Any) -> bool:
-    trail: list = []
+    trail: Trail = []
     ok = unify(pattern, value, trail)
     undo(trail, 0)
     return ok
 
 
-def _goal_event(event: tuple, pattern: Struct) -> bool:
+def _goal_event(event: Event, pattern: Struct) -> bool:
     """Whether ``event`` is ``+!G`` for the goal ``pattern``."""
     return event[0] == ADD_ACH and _unifies(pattern, event[1])
 
@@ -274,7 +270,7 @@ class _GoalDrop:
             return 3
         return 1
 
-    def in_event(self, event: tuple) -> tuple | None:
+    def in_event(self, event: Event) -> Event | None:
         """A goal event ``+!G`` itself: succeeded (its poster goes on), or turned into ``-!G``
         (Jason changes the event's operator). Returns the event to keep, if any."""
         ag = self.ag
@@ -296,8 +292,7 @@ class _GoalDrop:
         events = ([ag.atomic_event] if ag.atomic_event is not None else []) + list(ag.events)
         for event in events:
             it = event[2]
-            r = self.in_intention(it, False) if it is not None else 0
-            if r > 0:
+            if it is not None and (r := self.in_intention(it, False)) > 0:
                 self._remove_event(event)
                 if r == 1:
                     ag._resume_now(it)
@@ -306,8 +301,7 @@ class _GoalDrop:
                 self._replace_event(event, kept)
         for event in list(ag.suspended_events):
             it = event[2]
-            r = self.in_intention(it, False) if it is not None else 0
-            if r > 0:
+            if it is not None and (r := self.in_intention(it, False)) > 0:
                 ag.suspended_events.remove(event)
                 if r == 1:
                     ag._resume_now(it)
@@ -332,14 +326,14 @@ class _GoalDrop:
                     ag._resume_now(it)
         return result
 
-    def _remove_event(self, event: tuple) -> None:
+    def _remove_event(self, event: Event) -> None:
         ag = self.ag
         if ag.atomic_event is event:
             ag.atomic_event = None
         elif event in ag.events:
             ag.events.remove(event)
 
-    def _replace_event(self, event: tuple, kept: tuple | None) -> None:
+    def _replace_event(self, event: Event, kept: Event | None) -> None:
         ag = self.ag
         if ag.atomic_event is event:
             ag.atomic_event = kept
@@ -372,11 +366,11 @@ def _after_current_changed(ag: AgentState, it: Intention, frame: Frame, nxt: int
     return SUSPENDED
 
 
-def _goal_arg(tc: TermCompiler, node: Any) -> Callable[[list], Struct]:
+def _goal_arg(tc: TermCompiler, node: Any) -> Callable[[Env], Struct]:
     """A goal argument (a literal; a variable bound to one), as a pattern for ``+!G``."""
     build = tc.term(node).build
 
-    def goal(env: list) -> Struct:
+    def goal(env: Env) -> Struct:
         value = deref(build(env))
         if type(value) is not Struct:
             raise PlanFailure("wrong_arguments", f"first argument must be a literal, not {print_str(value)}")
@@ -390,7 +384,7 @@ def _goal_drop_action(name: str, fail: bool) -> None:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         goal = _goal_arg(tc, node.args[0])
 
-        def make(pc: int, labels: dict) -> Callable:
+        def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
 
             def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -401,7 +395,7 @@ def _goal_drop_action(name: str, fail: bool) -> None:
 
             return deed
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             _GoalDrop(ag, resolve(goal(env)), fail).run()
             return True
 
@@ -417,7 +411,7 @@ _goal_drop_action(".fail_goal", True)
 def _drop_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0]) if node.args else None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -429,7 +423,7 @@ def _drop_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Q
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         if goal is not None:
             drop_intentions(ag, resolve(goal(env)))
         return True
@@ -452,7 +446,7 @@ def drop_intentions(ag: AgentState, pattern: Struct) -> bool:
 def _drop_desire(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -464,7 +458,7 @@ def _drop_desire(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Quer
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         pattern = resolve(goal(env))
         drop_intentions(ag, pattern)
         _remove_events(ag, pattern)
@@ -483,7 +477,7 @@ def drop_desire(ag: AgentState, pattern: Struct) -> None:
 def _drop_event(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         _remove_events(ag, resolve(goal(env)))
         return True
 
@@ -503,7 +497,7 @@ def drop_all_intentions(ag: AgentState) -> None:
     atomic_event = ag.atomic_event
     if atomic_event is not None and atomic_event[2] is not ag.current:
         ag.atomic_event = None
-        drop(ag, atomic_event[2])
+        drop(ag, atomic_event[2])  # type: ignore[arg-type]  # an atomic event has its intention
     for event in [e for e in ag.suspended_events if e[2] is not None]:
         ag.suspended_events.remove(event)
         drop(ag, event[2])  # type: ignore[arg-type]
@@ -511,7 +505,7 @@ def drop_all_intentions(ag: AgentState) -> None:
 
 @standard(".drop_all_intentions", 0)
 def _drop_all_intentions(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         drop_all_intentions(ag)
         return True
 
@@ -520,7 +514,7 @@ def _drop_all_intentions(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler)
 
 @standard(".drop_all_desires", 0)
 def _drop_all_desires(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         drop_all_intentions(ag)
         kept = [e for e in ag.events if e[0] not in (ADD_ACH, DEL_ACH) and e[0] not in _TEST_GOALS]
         for event in ag.events:
@@ -541,7 +535,7 @@ _TEST_GOALS = (TRIGGER_TYPES[("+", "?")], TRIGGER_TYPES[("-", "?")])
 
 
 # -- intend and desire ---------------------------------------------------------------------------
-def _intends(ag: AgentState, goal: Any, ident: Any, env: list, trail: list, suspended: bool) -> Iterator[bool]:
+def _intends(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail, suspended: bool) -> Iterator[bool]:
     for it, _ in all_intentions(ag):
         if it.suspended and not suspended:
             continue
@@ -554,8 +548,8 @@ def _intends(ag: AgentState, goal: Any, ident: Any, env: list, trail: list, susp
             undo(trail, mark)
 
 
-def _desires(ag: AgentState, goal: Any, ident: Any, env: list, trail: list) -> Iterator[bool]:
-    events: list[tuple] = []
+def _desires(ag: AgentState, goal: Any, ident: Any, env: Env, trail: Trail) -> Iterator[bool]:
+    events: list[Event] = []
     if ag.selected is not None:
         events.append(ag.selected)
     if ag.atomic_event is not None:
@@ -578,10 +572,10 @@ def _goal_query(name: str, search: Callable[..., Iterator[bool]]) -> None:
         goal = tc.term(node.args[0]).match
         ident = tc.term(node.args[1]).match if len(node.args) == 2 else None
 
-        def solve(ag: Any, env: list, trail: list) -> Iterator[bool]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[bool]:
             yield from search(ag, goal, ident, env, trail)
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             for _ in solve(ag, env, trail):
                 return True
             return False
@@ -598,7 +592,7 @@ _goal_query(".desire", _desires)
 def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0]) if node.args else None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def deed(ag: Any, it: Any, frame: Any) -> int:
@@ -614,7 +608,7 @@ def _suspend(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
         return deed
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         if goal is not None:
             suspend(ag, resolve(goal(env)))
         return True
@@ -648,7 +642,7 @@ def suspend(ag: AgentState, pattern: Struct) -> bool:
 def _resume(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal = _goal_arg(tc, node.args[0])
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         resume(ag, resolve(goal(env)))
         return True
 
@@ -665,12 +659,12 @@ def resume(ag: AgentState, pattern: Struct) -> None:
                 it.reason = None
                 ag._resume_now(it)
     for event in list(ag.suspended_events):
-        it = event[2]
-        if _goal_event(event, pattern) or (it is not None and _has_goal(it, pattern)):
+        owner = event[2]
+        if _goal_event(event, pattern) or (owner is not None and _has_goal(owner, pattern)):
             ag.suspended_events.remove(event)
             ag.events.append(event)
-            if it is not None:
-                it.suspended = False
+            if owner is not None:
+                owner.suspended = False
 
 
 @standard(".suspended", 2)
@@ -678,7 +672,7 @@ def _suspended(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     goal_build = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         pattern = deref(goal_build(env))
         if type(pattern) is not Struct:
             raise PlanFailure("wrong_arguments", "first argument must be a literal")
@@ -718,7 +712,7 @@ def intention_term(ag: AgentState, it: Intention) -> Struct:
 def _current_intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         it = ag.current
         if it is None and ag.selected is not None:
             it = ag.selected[2]
@@ -734,7 +728,7 @@ def _intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     stack = tc.term(node.args[2]).match if len(node.args) >= 3 else None
     only_current = len(node.args) == 4 and isinstance(node.args[3], s.Lit) and node.args[3].functor == "current"
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[bool]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[bool]:
         if only_current:
             it = ag.current if ag.current is not None else (ag.selected[2] if ag.selected is not None else None)
             found = [] if it is None else [(it, SELECTED)]
@@ -750,7 +744,7 @@ def _intention(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False

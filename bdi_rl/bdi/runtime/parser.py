@@ -2,6 +2,9 @@
 
 The grammar is ``agentspeak.lark`` next to this module. ``{ include("f.asl") }`` is
 resolved here, relative to the including file, so the compiler sees one program.
+
+Kept whole past 500 lines: one lark Transformer has a method per grammar rule (about half the
+module), and the checks Jason makes at parse time and the parse cache read the same tree.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ import io
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import lark
 from lark import Token, Transformer, v_args
+from lark.tree import Meta
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
@@ -112,9 +117,9 @@ def _line(meta: Any) -> int:
     return getattr(meta, "line", 0) or 0
 
 
-def _fold(children: list, line: int) -> Any:
+def _fold(children: list[Any], line: int) -> s.Expr:
     """``a op b op c`` -> left-nested BinOps; a lone child is itself."""
-    node = children[0]
+    node: s.Expr = children[0]
     for i in range(1, len(children), 2):
         node = s.BinOp(str(children[i]), node, children[i + 1], line)
     return node
@@ -140,8 +145,13 @@ def _is_numeric(node: Any) -> bool:
     return False
 
 
+Children: TypeAlias = list[Any]
+"""What lark hands a rule's method: the rule's children, each already transformed (a token,
+an AST node, or a tagged tuple such as ``("args", ...)``), so of many types."""
+
+
 @v_args(meta=True)
-class _ToAst(Transformer):
+class _ToAst(Transformer[Token, Any]):
     def __init__(self, text: str, file: str, wire: bool = False) -> None:
         super().__init__()
         self.text = text
@@ -152,18 +162,18 @@ class _ToAst(Transformer):
         self.beliefs = 0
         """initial beliefs met so far (a rule's position among them)"""
 
-    def error(self, meta: Any, message: str) -> AslSyntaxError:
+    def error(self, meta: Meta, message: str) -> AslSyntaxError:
         return AslSyntaxError(f"{self.file}:{_line(meta)}: {message}")
 
     # -- terms --------------------------------------------------------------------------
-    def var(self, meta, children):
+    def var(self, meta: Meta, children: Children) -> s.Var:
         name = str(children[0])
         if name.startswith("_") and not name[1:2].isdigit():
             self.unnamed += 1  # Jason's UnnamedVar: _ is _7, _Y is _8_Y
             return s.Var(f"_{self.unnamed}{name if name != '_' else ''}", _line(meta), anonymous=True)
         return s.Var(name, _line(meta))
 
-    def var_literal(self, meta, children):
+    def var_literal(self, meta: Meta, children: Children) -> s.Var | s.VarLit:
         if isinstance(children[0], Token) and children[0].type == "NEG":
             raise self.error(meta, "a variable standing for a literal cannot be negated here")
         var = self.var(meta, [children[0]])
@@ -172,16 +182,17 @@ class _ToAst(Transformer):
                 return s.VarLit("", (), child[1], False, _line(meta), child[2], var)
         return var
 
-    def number(self, meta, children):
+    def number(self, meta: Meta, children: Children) -> s.Const:
         return s.Const(_number(str(children[0])), _line(meta))
 
-    def string(self, meta, children):
+    def string(self, meta: Meta, children: Children) -> s.Const:
         return s.Const(self.unquote(str(children[0])), _line(meta))
 
-    def group(self, meta, children):
-        return children[0]
+    def group(self, meta: Meta, children: Children) -> s.Expr:
+        inner: s.Expr = children[0]
+        return inner
 
-    def neg(self, meta, children):
+    def neg(self, meta: Meta, children: Children) -> s.Expr:
         operand = children[0]
         if isinstance(operand, s.Const) and not isinstance(operand.value, str):
             return s.Const(-operand.value, _line(meta))
@@ -189,16 +200,16 @@ class _ToAst(Transformer):
             raise self.error(meta, f"the argument '{expr_text(operand)}' of operator '-' is not numeric or variable")
         return s.UnOp("-", operand, _line(meta))
 
-    def pos(self, meta, children):
-        operand = children[0]
+    def pos(self, meta: Meta, children: Children) -> s.Expr:
+        operand: s.Expr = children[0]
         if not _is_numeric(operand):
             raise self.error(meta, f"the argument '{expr_text(operand)}' of operator '+' is not numeric or variable")
         return operand
 
-    def functor(self, meta, children):
+    def functor(self, meta: Meta, children: Children) -> str:
         return str(children[0])
 
-    def literal(self, meta, children):
+    def literal(self, meta: Meta, children: Children) -> s.Lit:
         namespace = None
         if len(children) > 1 and isinstance(children[0], Token) and children[0].type == "ATOM":
             namespace = str(children[0])
@@ -208,8 +219,8 @@ class _ToAst(Transformer):
             negated = True
             children = children[1:]
         functor = children[0]
-        args: tuple = ()
-        annots: tuple = ()
+        args: tuple[s.Expr, ...] = ()
+        annots: tuple[s.Expr, ...] = ()
         tail = None
         for child in children[1:]:
             if isinstance(child, tuple) and child and child[0] == "args":
@@ -225,21 +236,21 @@ class _ToAst(Transformer):
                 raise self.error(meta, f"internal actions cannot be negated: {functor}")
         return s.Lit(functor, args, annots, negated, _line(meta), tail)
 
-    def args(self, meta, children):
+    def args(self, meta: Meta, children: Children) -> tuple[str, tuple[s.Expr, ...]]:
         return ("args", tuple(children))
 
-    def annots(self, meta, children):
+    def annots(self, meta: Meta, children: Children) -> tuple[str, tuple[s.Expr, ...], s.Expr | None]:
         items, tail = _split_tail(children)
         return ("annots", items, tail)
 
-    def list(self, meta, children):
+    def list(self, meta: Meta, children: Children) -> s.ListExpr:
         items, tail = _split_tail(children)
         return s.ListExpr(items, tail, _line(meta))
 
-    def list_tail(self, meta, children):
+    def list_tail(self, meta: Meta, children: Children) -> tuple[str, s.Expr]:
         return ("tail", children[0] if not isinstance(children[0], Token) else self.var(meta, children))
 
-    def plan_term(self, meta, children):
+    def plan_term(self, meta: Meta, children: Children) -> s.TriggerExpr | s.PlanTermExpr:
         label, trigger, context, body = self._plan_parts(children)
         assert trigger is not None
         if label is None and context is None and body is None:
@@ -249,34 +260,37 @@ class _ToAst(Transformer):
         return s.PlanTermExpr(plan, _line(meta))
 
     # -- operators ----------------------------------------------------------------------
-    def or_expr(self, meta, children):
+    def or_expr(self, meta: Meta, children: Children) -> s.Expr:
         if len(children) == 1:
-            return children[0]
+            alone: s.Expr = children[0]
+            return alone
         return s.BinOp("|", children[0], children[1], _line(meta))
 
-    def and_expr(self, meta, children):
+    def and_expr(self, meta: Meta, children: Children) -> s.Expr:
         if len(children) == 1:
-            return children[0]
+            alone: s.Expr = children[0]
+            return alone
         return s.BinOp("&", children[0], children[1], _line(meta))
 
-    def not_expr(self, meta, children):
+    def not_expr(self, meta: Meta, children: Children) -> s.UnOp:
         return s.UnOp("not", children[-1], _line(meta))
 
-    def rel_expr(self, meta, children):
+    def rel_expr(self, meta: Meta, children: Children) -> s.Expr:
         return _fold(children, _line(meta))
 
-    def arith(self, meta, children):
+    def arith(self, meta: Meta, children: Children) -> s.Expr:
         return self._arith(meta, children)
 
-    def term(self, meta, children):
+    def term(self, meta: Meta, children: Children) -> s.Expr:
         return self._arith(meta, children)
 
-    def power(self, meta, children):
+    def power(self, meta: Meta, children: Children) -> s.Expr:
         if len(children) == 1:
-            return children[0]
+            alone: s.Expr = children[0]
+            return alone
         return self._arith(meta, [children[0], "**", children[1]])
 
-    def _arith(self, meta: Any, children: Any) -> Any:
+    def _arith(self, meta: Meta, children: Children) -> s.Expr:
         """Left-nested arithmetic; Jason refuses an operand that is no number, variable,
         arithmetic expression or function call (``a + 1``, ``"s" * 2``) at parse time."""
         if len(children) > 1 and not _is_numeric(children[0]):
@@ -290,19 +304,19 @@ class _ToAst(Transformer):
                 )
         return _fold(children, _line(meta))
 
-    def rel_op(self, meta, children):
+    def rel_op(self, meta: Meta, children: Children) -> str:
         return str(children[0])
 
     add_op = rel_op
     mul_op = rel_op
 
     # -- triggers, statements -----------------------------------------------------------
-    def trig_op(self, meta, children):
+    def trig_op(self, meta: Meta, children: Children) -> str:
         return str(children[0])
 
     trig_kind = trig_op
 
-    def trigger(self, meta, children):
+    def trigger(self, meta: Meta, children: Children) -> s.TriggerExpr:
         op = children[0]
         kind = children[1] if len(children) == 3 else ""
         literal = children[-1]
@@ -310,54 +324,54 @@ class _ToAst(Transformer):
             literal = s.VarLit("", (), (), False, literal.line, None, literal)
         return s.TriggerExpr(op, kind, literal, _line(meta))
 
-    def _make_stmt(self, op: str, meta: Any, children: Any) -> s.Stmt:
+    def _make_stmt(self, op: str, meta: Meta, children: Children) -> s.Stmt:
         if isinstance(children[0], s.VarLit):
             raise self.error(meta, "annotations on a variable in a plan body are not supported")
         return s.Stmt(op, children[0], _line(meta))
 
-    def achieve(self, meta, children):
+    def achieve(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("!", meta, children)
 
-    def achieve_new(self, meta, children):
+    def achieve_new(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("!!", meta, children)
 
-    def test(self, meta, children):
+    def test(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("?", meta, children)
 
-    def add_bel(self, meta, children):
+    def add_bel(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("+", meta, children)
 
-    def add_bel_new_focus(self, meta, children):
+    def add_bel_new_focus(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("++", meta, children)
 
-    def add_bel_end(self, meta, children):
+    def add_bel_end(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("+>", meta, children)
 
-    def del_bel(self, meta, children):
+    def del_bel(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("-", meta, children)
 
-    def del_bel_new_focus(self, meta, children):
+    def del_bel_new_focus(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("--", meta, children)
 
-    def del_add_bel(self, meta, children):
+    def del_add_bel(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("-+", meta, children)
 
-    def expr_stmt(self, meta, children):
+    def expr_stmt(self, meta: Meta, children: Children) -> s.Stmt:
         return self._make_stmt("expr", meta, children)
 
-    def body(self, meta, children):
+    def body(self, meta: Meta, children: Children) -> tuple[s.Statement, ...]:
         return tuple(c for c in children if not isinstance(c, Token))
 
-    def block(self, meta, children):
+    def block(self, meta: Meta, children: Children) -> tuple[s.Statement, ...]:
         return children[0] if children else ()
 
-    def elif_(self, meta, children):
+    def elif_(self, meta: Meta, children: Children) -> tuple[s.Expr, tuple[s.Statement, ...]]:
         return (children[1], children[2])
 
-    def else_part(self, meta, children):
+    def else_part(self, meta: Meta, children: Children) -> tuple[str, tuple[s.Statement, ...]]:
         return ("else", children[1])
 
-    def if_stmt(self, meta, children):
+    def if_stmt(self, meta: Meta, children: Children) -> s.If:
         children = children[1:]  # the keyword
         branches = [(children[0], children[1])]
         otherwise = None
@@ -368,23 +382,23 @@ class _ToAst(Transformer):
                 branches.append(child)
         return s.If(tuple(branches), otherwise, _line(meta))
 
-    def while_stmt(self, meta, children):
+    def while_stmt(self, meta: Meta, children: Children) -> s.While:
         return s.While(children[1], children[2], _line(meta))
 
-    def for_stmt(self, meta, children):
+    def for_stmt(self, meta: Meta, children: Children) -> s.For:
         return s.For(children[1], children[2], _line(meta))
 
     # -- clauses ------------------------------------------------------------------------
-    def directive(self, meta, children):
+    def directive(self, meta: Meta, children: Children) -> tuple[str, str, int]:
         name = str(children[0])
-        args = children[1][1] if len(children) > 1 else ()
+        args: tuple[s.Expr, ...] = children[1][1] if len(children) > 1 else ()
         if name == "include":
             if len(args) != 1 or not isinstance(args[0], s.Const) or not isinstance(args[0].value, str):
                 raise self.error(meta, 'include takes one file name: { include("lib/x.asl") }')
             return ("include", args[0].value, _line(meta))
         raise self.error(meta, f"the directive {name} is not supported (only include and begin namespace)")
 
-    def ns_block(self, meta, children):
+    def ns_block(self, meta: Meta, children: Children) -> tuple[str, str, Children]:
         header = children[1]
         if header.functor != "namespace" or len(header.args) not in (1, 2) or not isinstance(header.args[0], s.Lit):
             raise self.error(meta, f"the directive begin {header.functor} is not supported (only namespace(ns))")
@@ -394,7 +408,7 @@ class _ToAst(Transformer):
         clauses = [c for c in children[2:] if not isinstance(c, Token)]
         return ("namespace", ns, [_in_namespace(c, ns) for c in clauses])
 
-    def belief_or_rule(self, meta, children):
+    def belief_or_rule(self, meta: Meta, children: Children) -> s.Rule | tuple[str, s.Lit]:
         head = children[0]
         if len(children) == 1:
             if _has_variables(head):  # last([X], X). answers as a rule with no conditions
@@ -403,27 +417,29 @@ class _ToAst(Transformer):
             return ("belief", head)
         return s.Rule(head, children[1], self.file, _line(meta), self.beliefs)
 
-    def initial_goal(self, meta, children):
+    def initial_goal(self, meta: Meta, children: Children) -> tuple[str, s.Lit]:
         return ("goal", children[0])
 
-    def label(self, meta, children):
+    def label(self, meta: Meta, children: Children) -> tuple[str, s.Lit]:
         annots = children[1][1] if len(children) > 1 else ()
         return ("label", s.Lit(children[0], (), annots, False, _line(meta)))
 
-    def label_name(self, meta, children):
+    def label_name(self, meta: Meta, children: Children) -> str:
         return str(children[0])
 
-    def label_anonymous(self, meta, children):
+    def label_anonymous(self, meta: Meta, children: Children) -> tuple[str, s.Lit]:
         name = f"l__{_line(meta)}_{getattr(meta, 'column', 0)}"
         return ("label", s.Lit(name, (), children[0][1], False, _line(meta)))
 
-    def context(self, meta, children):
+    def context(self, meta: Meta, children: Children) -> tuple[str, s.Expr]:
         return ("context", children[0])
 
-    def body_part(self, meta, children):
+    def body_part(self, meta: Meta, children: Children) -> tuple[str, tuple[s.Statement, ...]]:
         return ("body", children[0])
 
-    def _plan_parts(self, children: Any) -> tuple:
+    def _plan_parts(
+        self, children: Children
+    ) -> tuple[s.Lit | None, s.TriggerExpr | None, s.Expr | None, tuple[s.Statement, ...] | None]:
         label = trigger = context = body = None
         for child in children:
             if isinstance(child, s.TriggerExpr):
@@ -436,7 +452,7 @@ class _ToAst(Transformer):
                 body = child[1]
         return label, trigger, context, body
 
-    def plan(self, meta, children):
+    def plan(self, meta: Meta, children: Children) -> s.Plan:
         label, trigger, context, body = self._plan_parts(children)
         assert trigger is not None
         if context is not None:
@@ -444,7 +460,7 @@ class _ToAst(Transformer):
         text = self.text[meta.start_pos : meta.end_pos] if hasattr(meta, "start_pos") else ""
         return s.Plan(trigger, context, body or (), label, self.file, _line(meta), text)
 
-    def start(self, meta, children):
+    def start(self, meta: Meta, children: Children) -> Children:
         return children
 
 
@@ -483,7 +499,7 @@ def _has_variables(node: Any) -> bool:
     return False
 
 
-def _split_tail(children: list) -> tuple[tuple, Any]:
+def _split_tail(children: list[Any]) -> tuple[tuple[s.Expr, ...], s.Expr | None]:
     """The items of ``[a, b | T]`` and its tail (None without one)."""
     if children and isinstance(children[-1], tuple) and children[-1][0] == "tail":
         return tuple(children[:-1]), children[-1][1]
@@ -524,7 +540,7 @@ def _ns_formula(node: Any, ns: str) -> Any:
     return _ns_literal(node, ns)
 
 
-def _ns_body(body: tuple, ns: str) -> tuple:
+def _ns_body(body: tuple[s.Statement, ...], ns: str) -> tuple[s.Statement, ...]:
     out: list[s.Statement] = []
     for stmt in body:
         if isinstance(stmt, s.Stmt):
@@ -578,7 +594,7 @@ def _check_labels(program: s.Program) -> None:
             )
 
 
-def _add_clauses(program: s.Program, clauses: list, file: str, seen: frozenset[str]) -> None:
+def _add_clauses(program: s.Program, clauses: Children, file: str, seen: frozenset[str]) -> None:
     for clause in clauses:
         if isinstance(clause, s.Plan):
             program.plans.append(clause)
@@ -664,8 +680,9 @@ def _describe(exc: lark.exceptions.UnexpectedInput, text: str) -> str:
         found = "unexpected end of file" if token.type == "$END" else f"unexpected {str(token)!r}"
         expected = exc.expected
         if exc.interactive_parser is not None:  # what the parser takes there (LALR merges states)
+            accepts: Callable[[], set[str]] = exc.interactive_parser.accepts  # lark leaves it unannotated
             try:
-                expected = exc.interactive_parser.accepts()
+                expected = accepts()
             except lark.exceptions.LarkError:  # the message without it
                 pass
         return found + _expected(expected)

@@ -20,19 +20,9 @@ from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_of, value_e
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import jason_stmt
 from bdi_rl.bdi.runtime.stdlib_core import standard
-from bdi_rl.bdi.runtime.terms import (
-    SELF,
-    UNBOUND,
-    LVar,
-    Struct,
-    atom,
-    deref,
-    resolve,
-    source,
-    undo,
-)
+from bdi_rl.bdi.runtime.terms import SELF, UNBOUND, LVar, Struct, Trail, atom, deref, resolve, source, undo
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TYPES, trigger_of
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, Scope, TermCompiler
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
@@ -116,7 +106,7 @@ def _add_plan(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     who = tc.term(node.args[1]).build if len(node.args) >= 2 else None
     where = tc.term(node.args[2]).build if len(node.args) == 3 else None
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         sender = SELF if who is None else deref(resolve(who(env)))
         position = None if where is None else deref(where(env))
         begin = type(position) is Struct and position.functor == "begin"
@@ -132,7 +122,7 @@ def _remove_plan(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Quer
     labels = tc.term(node.args[0]).build
     who = tc.term(node.args[1]).build if len(node.args) == 2 else None
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         remove_plans(ag, _plan_texts(resolve(labels(env))), SELF if who is None else resolve(who(env)))
         return True
 
@@ -145,7 +135,7 @@ def _relevant_plans(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Q
     plans_out = tc.term(node.args[1]).match
     labels_out = tc.term(node.args[2]).match if len(node.args) == 3 else None
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         ttype, value = trigger(env)
         found = relevant_plans(ag, ttype, value)
         return plans_out(tuple(plan_term(p) for p in found), env, trail) and (
@@ -160,7 +150,7 @@ def relevant_plans(ag: AgentState, ttype: int, value: Struct) -> list[CompiledPl
     found = []
     for plan in ag.plans.get((ttype, value.functor, len(value.args)), ()):
         env = plan.blank[:]
-        trail: list = []
+        trail: Trail = []
         if plan.match_trigger(value, env, trail):
             found.append(plan)
         undo(trail, 0)
@@ -172,7 +162,7 @@ def _plan_label(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query
     out = tc.term(node.args[0]).match
     label = tc.term(node.args[1]).build
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         wanted = deref(label(env))
         if type(wanted) is not Struct:
             return False
@@ -185,7 +175,7 @@ def _plan_label(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query
     return Query(first)
 
 
-def _trigger_arg(tc: TermCompiler, node: Any) -> Callable[[list], tuple[int, Struct]]:
+def _trigger_arg(tc: TermCompiler, node: Any) -> Callable[[Env], tuple[int, Struct]]:
     """A trigger argument: ``{+!g(_)}``, or a string of one (``"+!g(_)"``)."""
     if isinstance(node, s.TriggerExpr):
         ttype = TRIGGER_TYPES[(node.op, node.kind)]
@@ -193,7 +183,7 @@ def _trigger_arg(tc: TermCompiler, node: Any) -> Callable[[list], tuple[int, Str
         return lambda env: (ttype, resolve(build(env)))
     text = tc.term(node).build
 
-    def parse(env: list) -> tuple[int, Struct]:
+    def parse(env: Env) -> tuple[int, Struct]:
         value = deref(text(env))
         return trigger_of(value)
 
@@ -277,7 +267,7 @@ def im_term(frame: Frame) -> Struct:
 
 
 def _body_from(plan: CompiledPlan, pc: int) -> str:
-    seen: list = []
+    seen: list[s.Statement | None] = []
     for k in range(pc, len(plan.stmts)):
         if plan.kinds[k] in (FREE, JUMP):
             continue

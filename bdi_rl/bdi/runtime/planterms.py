@@ -180,8 +180,8 @@ class _Substitution:
             return replace(node, plan=substitute(node.plan, self.values))
         return node
 
-    def body(self, body: tuple) -> tuple:
-        out: list = []
+    def body(self, body: tuple[s.Statement, ...]) -> tuple[s.Statement, ...]:
+        out: list[s.Statement] = []
         for stmt in body:
             if isinstance(stmt, s.Stmt):
                 out.append(replace(stmt, expr=self.expr(stmt.expr)))
@@ -249,7 +249,7 @@ class _Printer:
             return "{ " + plan_text(node.plan, self.values) + " }"
         return "?"
 
-    def body(self, body: tuple) -> str:
+    def body(self, body: tuple[s.Statement, ...]) -> str:
         return "; ".join(self.statement(stmt) for stmt in body)
 
     def statement(self, stmt: Any) -> str:

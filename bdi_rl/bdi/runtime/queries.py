@@ -13,13 +13,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime.beliefs import Group
 from bdi_rl.bdi.runtime.errors import PlanFailure
+from bdi_rl.bdi.runtime.instructions import Placed
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, Struct, deref, resolve, term_str, undo, unify, unify_annots
+from bdi_rl.bdi.runtime.terms import (
+    ANNOTS_SELF,
+    UNBOUND,
+    Annots,
+    Struct,
+    Terms,
+    Trail,
+    deref,
+    resolve,
+    term_str,
+    undo,
+    unify,
+    unify_annots,
+)
 from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TailCode, TermCompiler, solve_annots
+
+First: TypeAlias = Callable[[Any, Env, Trail], bool]
+"""``first(ag, env, trail)``: one solution, its bindings kept (the agent is ``Any``: its
+class sits above this module, see instructions.Instruction)."""
+Solve: TypeAlias = Callable[[Any, Env, Trail], Iterator[object]]
+"""``solve(ag, env, trail)``: every solution, one per step, bound while suspended."""
+ActionCell: TypeAlias = list[Callable[..., Any]]
+"""A one-item box around a host action (any Python function): the listener swaps what it
+holds, and the compiled calls read it."""
 
 
 class Query:
@@ -29,11 +53,11 @@ class Query:
 
     def __init__(
         self,
-        first: Callable[..., bool],
-        solve: Callable[..., Iterator[Any]] | None = None,
-        body: Callable[..., Any] | None = None,
+        first: First,
+        solve: Solve | None = None,
+        body: Placed | None = None,
         failure: str = "ia_failed",
-        then: Callable[[Callable[..., bool]], Callable[..., bool]] | None = None,
+        then: Callable[[First], First] | None = None,
     ) -> None:
         self.first = first
         self.then = (
@@ -50,8 +74,8 @@ class Query:
         """the error kind when this formula fails as a body statement"""
 
 
-def _solve_from_first(first: Callable[..., bool]) -> Callable[..., Iterator[Any]]:
-    def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+def _solve_from_first(first: First) -> Solve:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         mark = len(trail)
         if first(ag, env, trail):
             yield True
@@ -60,9 +84,9 @@ def _solve_from_first(first: Callable[..., bool]) -> Callable[..., Iterator[Any]
     return solve
 
 
-def _then_from_first(first: Callable[..., bool]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-    def then(k: Callable[..., bool]) -> Callable[..., bool]:
-        def first_k(ag: Any, env: Env, trail: list) -> bool:
+def _then_from_first(first: First) -> Callable[[First], First]:
+    def then(k: First) -> First:
+        def first_k(ag: Any, env: Env, trail: Trail) -> bool:
             mark = len(trail)
             if first(ag, env, trail):
                 if k(ag, env, trail):
@@ -75,9 +99,9 @@ def _then_from_first(first: Callable[..., bool]) -> Callable[[Callable[..., bool
     return then
 
 
-def _then_from_solve(solve: Callable[..., Iterator[Any]]) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-    def then(k: Callable[..., bool]) -> Callable[..., bool]:
-        def first_k(ag: Any, env: Env, trail: list) -> bool:
+def _then_from_solve(solve: Solve) -> Callable[[First], First]:
+    def then(k: First) -> First:
+        def first_k(ag: Any, env: Env, trail: Trail) -> bool:
             for _ in solve(ag, env, trail):
                 if k(ag, env, trail):
                     return True
@@ -100,7 +124,7 @@ TRUE_QUERY = Query(_true_first, failure="constraint_failed")
 FALSE_QUERY = Query(_false_first, failure="constraint_failed")
 
 
-def solve_value(ag: Any, value: Any, trail: list) -> Iterator[Struct]:
+def solve_value(ag: Any, value: Any, trail: Trail) -> Iterator[Struct]:
     """Solutions of a literal given as a runtime value (asks, ``.count`` of a variable):
     yields the matching belief (or the instantiated literal, for a rule, with the rule's
     annotations), in the belief base's order."""
@@ -124,7 +148,7 @@ def solve_value(ag: Any, value: Any, trail: list) -> Iterator[Struct]:
         undo(trail, mark)
 
 
-def _entries(ag: Any, key: tuple[str, int], group: dict) -> list[Any]:
+def _entries(ag: Any, key: tuple[str, int], group: Group) -> list[Any]:
     """A predicate's facts (argument tuples) and rules, first answer first."""
     order = ag.beliefs.order.get(key) if ag.beliefs.order else None
     if order is not None:
@@ -136,7 +160,7 @@ def _entries(ag: Any, key: tuple[str, int], group: dict) -> list[Any]:
     return entries
 
 
-def match_value_annots(pattern: frozenset, annots: frozenset, trail: list) -> bool:
+def match_value_annots(pattern: Annots, annots: Annots, trail: Trail) -> bool:
     return unify_annots(pattern, annots, trail)
 
 
@@ -191,7 +215,7 @@ class ActionTable(Protocol):
 class QueryCompiler:
     """Compiles formulas against one agent's action table."""
 
-    def __init__(self, actions: ActionTable, cells: dict[str, list]) -> None:
+    def __init__(self, actions: ActionTable, cells: dict[str, ActionCell]) -> None:
         self.actions = actions
         self.cells = cells
         """per-agent boxes around host actions (the listener wraps them in one place)"""
@@ -241,7 +265,7 @@ class QueryCompiler:
         simple_annots = const_annots is not None
         builds = [c.build for c in args]
 
-        def match_args(bargs: tuple, env: Env, trail: list) -> bool:
+        def match_args(bargs: Terms, env: Env, trail: Trail) -> bool:
             for k in range(arity):
                 if not matches[k](bargs[k], env, trail):
                     return False
@@ -250,10 +274,10 @@ class QueryCompiler:
         if arity == 1:
             m0 = matches[0]
 
-            def match_args(bargs: tuple, env: Env, trail: list) -> bool:
+            def match_args(bargs: Terms, env: Env, trail: Trail) -> bool:
                 return m0(bargs[0], env, trail)
 
-        def rule_answers(ag: Any, rules: Any, env: Env, trail: list) -> Iterator[Any]:
+        def rule_answers(ag: Any, rules: Any, env: Env, trail: Trail) -> Iterator[Any]:
             """A rule answers with its own annotations (``source(self)``), as Jason's do."""
             for rule in rules:
                 if annots:
@@ -262,7 +286,7 @@ class QueryCompiler:
                 else:
                     yield from solve_rules(ag, (rule,), [b(env) for b in builds], trail)
 
-        def in_order(ag: Any, order: list, env: Env, trail: list) -> Iterator[Any]:
+        def in_order(ag: Any, order: list[Any], env: Env, trail: Trail) -> Iterator[Any]:
             """A predicate with rules: its facts and rules in the belief base's order."""
             group = ag.beliefs.groups.get(key) or {}
             for item in tuple(order):
@@ -281,7 +305,7 @@ class QueryCompiler:
                 else:
                     yield from rule_answers(ag, (item,), env, trail)
 
-        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
             bb = ag.beliefs
             if bb.order:
                 order = bb.order.get(key)
@@ -312,10 +336,10 @@ class QueryCompiler:
             if rules:
                 yield from rule_answers(ag, rules, env, trail)
 
-        def then(k: Callable[..., bool] | None) -> Callable[..., bool]:
+        def then(k: First | None) -> First:
             """``first`` trying ``k`` on each belief matched (``k`` None: the first match)."""
 
-            def first_k(ag: Any, env: Env, trail: list) -> bool:
+            def first_k(ag: Any, env: Env, trail: Trail) -> bool:
                 bb = ag.beliefs
                 if bb.order and key in bb.order:
                     for _ in in_order(ag, bb.order[key], env, trail):
@@ -375,23 +399,23 @@ class QueryCompiler:
     def conj(self, left: Query, right: Query) -> Query:
         lsolve, rsolve, rfirst = left.solve, right.solve, right.first
 
-        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
             for _ in lsolve(ag, env, trail):
                 yield from rsolve(ag, env, trail)
 
         lthen, rthen = left.then, right.then
 
-        def then(k: Callable[..., bool]) -> Callable[..., bool]:
+        def then(k: First) -> First:
             return lthen(rthen(k))
 
         return Query(lthen(rfirst), solve, failure="constraint_failed", then=then)
 
     def disj(self, left: Query, right: Query) -> Query:
-        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
             yield from left.solve(ag, env, trail)
             yield from right.solve(ag, env, trail)
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             return left.first(ag, env, trail) or right.first(ag, env, trail)
 
         return Query(first, solve, failure="constraint_failed")
@@ -399,7 +423,7 @@ class QueryCompiler:
     def negation(self, inner: Query) -> Query:
         ifirst = inner.first
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             mark = len(trail)
             if ifirst(ag, env, trail):
                 undo(trail, mark)
@@ -411,7 +435,7 @@ class QueryCompiler:
     def meta_call(self, code: Code) -> Query:
         """A variable as a formula: the literal it is bound to, queried."""
 
-        def solve(ag: Any, env: Env, trail: list) -> Iterator[Any]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
             value = deref(code.build(env))
             for found in solve_value(ag, value, trail):
                 mark = len(trail)
@@ -419,7 +443,7 @@ class QueryCompiler:
                     yield True
                 undo(trail, mark)
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             for _ in solve(ag, env, trail):
                 return True
             return False
@@ -432,7 +456,7 @@ class CompiledRule:
     __slots__ = ("head", "body", "size", "file", "line", "annots")
 
     def __init__(
-        self, head: list[Code], body: Query, size: int, file: str, line: int, annots: frozenset = ANNOTS_SELF
+        self, head: list[Code], body: Query, size: int, file: str, line: int, annots: Annots = ANNOTS_SELF
     ) -> None:
         self.head = head
         self.body = body
@@ -443,7 +467,7 @@ class CompiledRule:
         self.line = line
 
 
-def solve_rules(ag: Any, rules: Iterable[CompiledRule], values: list[Any], trail: list) -> Iterator[Any]:
+def solve_rules(ag: Any, rules: Iterable[CompiledRule], values: list[Any], trail: Trail) -> Iterator[Any]:
     for rule in rules:
         renv: Env = [UNBOUND] * rule.size
         mark = len(trail)

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.instructions import PUSHED, SUSPENDED, YIELD
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
-from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, PartialList, Struct, term_str, undo
+from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, PartialList, Struct, Trail, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
@@ -92,7 +93,7 @@ def _handle_event(ag: FastState, ttype: int, value: Struct) -> None:
     ag.running.append(it)
 
 
-def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, Env]:
     plans = ag.plans.get((ttype, value.functor, len(value.args)))
     if not plans:
         raise NoPlan(
@@ -101,7 +102,7 @@ def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, li
             value,
             ttype,
         )
-    trail: list = []
+    trail: Trail = []
     for plan in plans:
         env = plan.blank[:]
         if plan.match_trigger(value, env, trail):
@@ -123,7 +124,7 @@ def applicable_plans(ag: AgentState, ttype: int, value: Struct) -> list[Compiled
     applicable options), in source order, bindings undone. For tracing only: selection
     takes the first and stops there."""
     found = []
-    trail: list = []
+    trail: Trail = []
     for plan in ag.plans.get((ttype, value.functor, len(value.args)), ()):
         env = plan.blank[:]
         if plan.match_trigger(value, env, trail):
@@ -136,7 +137,7 @@ def applicable_plans(ag: AgentState, ttype: int, value: Struct) -> list[Compiled
 
 
 def _push(
-    ag: AgentState, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+    ag: AgentState, it: Intention, plan: CompiledPlan, env: Env, ttype: int, value: Struct, unwind_to: int
 ) -> Frame:
     frame = Frame(plan, env, unwind_to, ttype, value)
     it.stack.append(frame)

@@ -10,6 +10,8 @@ from bdi_rl.bdi.runtime.terms import (
     LVar,
     NoValue,
     Struct,
+    Terms,
+    Trail,
     atom,
     compare,
     deref,
@@ -32,23 +34,23 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
         if isinstance(node.right, s.ListExpr) and node.right.tail is not None:
             rm = right.match
 
-            def first(ag: Any, env: Env, trail: list) -> bool:
+            def first(ag: Any, env: Env, trail: Trail) -> bool:
                 return rm(lb(env), env, trail)
         else:
             lm = left.match
 
-            def first(ag: Any, env: Env, trail: list) -> bool:
+            def first(ag: Any, env: Env, trail: Trail) -> bool:
                 return lm(rb(env), env, trail)
     elif op == "\\=":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
-            scratch: list = []
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
+            scratch: Trail = []
             ok = unify(lb(env), rb(env), scratch)
             undo(scratch, 0)
             return not ok
     elif op == "==":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -56,7 +58,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             return term_equal(a, b)
     elif op == "\\==":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -64,7 +66,7 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
             return not term_equal(a, b)
     elif op == "=..":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             value = deref(lb(env))
             if type(value) is Struct:
                 parts = deref(rb(env))
@@ -103,7 +105,7 @@ def valued(value: Any) -> Any:
     return value
 
 
-def univ_list(value: Struct) -> tuple:
+def univ_list(value: Struct) -> Terms:
     """``f(a,b)[x] =.. L``: Jason 3.2's ``[Namespace, Functor, Args, Annotations]``."""
     functor = value.functor
     negated = functor.startswith("~")
@@ -158,7 +160,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
 
     if op == "<":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -166,7 +168,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     elif op == "<=":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -174,7 +176,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     elif op == ">":
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):
@@ -182,7 +184,7 @@ def _comparison(op: str, lb: Callable[[Env], Any], rb: Callable[[Env], Any]) -> 
             return other(a, b)
     else:
 
-        def first(ag: Any, env: Env, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = lb(env), rb(env)
             ta, tb = type(a), type(b)
             if (ta is int or ta is float) and (tb is int or tb is float):

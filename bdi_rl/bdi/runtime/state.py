@@ -16,10 +16,11 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.terms import Struct, term_str
+from bdi_rl.bdi.runtime.terms import Annots, Struct, Term, Terms, term_str
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime import syntax as s
@@ -27,6 +28,26 @@ if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan, Compiler
     from bdi_rl.bdi.runtime.intention import Frame, Intention
     from bdi_rl.bdi.runtime.listener import Listener
+    from bdi_rl.bdi.runtime.queries import ActionCell, CompiledRule
+    from bdi_rl.bdi.runtime.unify import Match
+
+Event: TypeAlias = "tuple[int, Struct, Intention | None]"
+"""An event: (trigger type, value, the intention that waits for it or None)."""
+EventKey: TypeAlias = tuple[Any, ...]
+"""What a ``.wait`` listens for: an event's (trigger type, functor, arity), or
+``waiting.WAIT_FORMULA``, ``("formula",)``, for a formula (readers tell them apart by
+comparing with it, which mypy does not narrow: hence no union)."""
+Report: TypeAlias = dict[str, Any]
+"""A dropped intention's report (its kind, message, plan, line...), JSON for the trace."""
+Message: TypeAlias = tuple[Any, str, Any, Any, Any]
+"""A message in the mailbox: (sender, performative, content, msg_id, in_reply_to)."""
+PendingAsk: TypeAlias = "tuple[Intention, Frame, Match, str, Any]"
+"""An ask sent and not answered: (the intention, its frame, the answer's pattern, the
+performative, its timeout timer or None)."""
+Timer: TypeAlias = list[Any]
+"""A timer on the heap: [due, seq, action, live, owner], mutable (cancelled: live False)."""
+Waiter: TypeAlias = list[Any]
+"""A ``.wait`` for an event: [intention, frame, matcher, elapsed, started, timer, live]."""
 
 
 class AgentState(Protocol):
@@ -48,14 +69,14 @@ class AgentState(Protocol):
     # -- beliefs and plans ---------------------------------------------------------------
     beliefs: BeliefBase
     """the belief base (facts, with the rules placed among them as Jason orders them)"""
-    rules: dict[tuple[str, int], list]
+    rules: dict[tuple[str, int], list[CompiledRule]]
     """the rules by (functor, arity)"""
     plans: dict[tuple[int, str, int], list[CompiledPlan]]
     """the plan library by (trigger type, functor, arity), in source order (a PlanLibrary
     once a plan has a variable trigger)"""
     _compiler: Compiler
     """compiles plans and formulas against the agent's action table"""
-    _cells: dict[str, list]
+    _cells: dict[str, ActionCell]
     """per-agent boxes around host actions (the listener wraps them in one place)"""
     _plan_count: int
     """plans compiled so far (a plan's default label ``l__N``)"""
@@ -67,11 +88,11 @@ class AgentState(Protocol):
     """the intentions, I: the queue SelInt takes from"""
     atomic: Intention | None
     """the atomic intention: while it runs, no other does"""
-    atomic_event: tuple | None
+    atomic_event: Event | None
     """the event an atomic intention waits for: selected before any other"""
     current: Intention | None
     """the intention this cycle runs"""
-    selected: tuple | None
+    selected: Event | None
     """the event selected in this cycle (Jason's SE)"""
     focus: Intention | None
     """the intention whose belief change is running: its event goes on it (sameFocus)"""
@@ -81,23 +102,23 @@ class AgentState(Protocol):
     """intentions whose host action ended (Jason's feedback actions, taken at ProcAct)"""
     suspended_ints: dict[int, Intention]
     """intentions held by ``.suspend`` (none of them waits for anything else)"""
-    suspended_events: list[tuple]
+    suspended_events: list[Event]
     """events held by ``.suspend`` (Jason's pending events)"""
     held: dict[int, tuple[Intention, str]]
     """intentions a host action suspended, by id, with what each waits for (waiting.py)"""
-    failures: list[dict]
+    failures: list[Report]
     """the reports of intentions dropped for want of a failure plan"""
 
     # -- messages and waits ----------------------------------------------------------------
-    inbox: list[tuple]
+    inbox: list[Message]
     """the mailbox: (sender, performative, content, msg_id, in_reply_to), oldest first"""
-    pending_asks: dict[str, tuple]
+    pending_asks: dict[str, PendingAsk]
     """asks sent and not yet answered, by message id"""
     expired_asks: set[str]
     """asks whose timeout came first (a late answer is dropped)"""
-    timers: list[list]
+    timers: list[Timer]
     """timed waits and ask timeouts: a heap of [due, seq, action, live, owner]"""
-    waiters: dict[tuple, list[list]]
+    waiters: dict[EventKey, list[Waiter]]
     """``.wait`` on an event or a formula, by the event's key"""
     refused: int
     """messages refused: by the host's trust predicate, or a tellHow/askHow with no plan or trigger"""
@@ -117,10 +138,10 @@ class AgentState(Protocol):
     def cycle(self) -> bool: ...
     def _proc_msg(self) -> None: ...  # ProcMsg
     def _sel_ev(self) -> bool: ...  # SelEv
-    def _deliberate(self, event: tuple) -> bool: ...  # RelPl, ApplPl, SelAppl, AddIM
-    def _select(self, ttype: int, value: Struct) -> tuple[CompiledPlan, list]: ...  # ApplPl, SelAppl
+    def _deliberate(self, event: Event) -> bool: ...  # RelPl, ApplPl, SelAppl, AddIM
+    def _select(self, ttype: int, value: Struct) -> tuple[CompiledPlan, Env]: ...  # ApplPl, SelAppl
     def _push(  # AddIM: a plan instance on an intention
-        self, it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int
+        self, it: Intention, plan: CompiledPlan, env: Env, ttype: int, value: Struct, unwind_to: int
     ) -> Frame: ...
     def _proc_act(self) -> None: ...  # ProcAct
     def _sel_int(self) -> Intention | None: ...  # SelInt
@@ -148,26 +169,26 @@ class AgentState(Protocol):
     def _fail_goal_event(
         self, it: Intention, ttype: int, goal: Struct, exc: PlanFailure, caller: Frame | None, pc: int
     ) -> None: ...
-    def _drop(self, it: Intention, report: dict) -> None: ...
+    def _drop(self, it: Intention, report: Report) -> None: ...
 
     # beliefs and their events (believing.py)
-    def _bb_add(self, functor: str, args: tuple, annots: frozenset) -> frozenset | None: ...
-    def _bb_remove(self, functor: str, args: tuple, annots: frozenset) -> frozenset | None: ...
+    def _bb_add(self, functor: str, args: Terms, annots: Annots) -> Annots | None: ...
+    def _bb_remove(self, functor: str, args: Terms, annots: Annots) -> Annots | None: ...
     def add_belief(self, value: Struct, at_end: bool = False) -> None: ...
-    def remove_matching(self, key: tuple[str, int], args: list, annots: list, env: list) -> None: ...
+    def remove_matching(self, key: tuple[str, int], args: list[Term], annots: list[Term], env: Env) -> None: ...
     def replace_belief(self, value: Struct) -> None: ...
 
     # waits (waiting.py)
     def wait(
-        self, it: Intention, frame: Frame, ms: Any, key: tuple | None, matcher: Any, elapsed: Any, what: Any = None
+        self, it: Intention, frame: Frame, ms: Any, key: EventKey | None, matcher: Any, elapsed: Any, what: Any = None
     ) -> None: ...
     def next_deadline(self) -> float | None: ...
-    def _timer(self, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list: ...
+    def _timer(self, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> Timer: ...
     def _wake_timers(self) -> None: ...
     def _resume(self, it: Intention) -> None: ...
-    def _check_waiters(self, key: tuple, value: Struct) -> None: ...
+    def _check_waiters(self, key: EventKey, value: Struct) -> None: ...
     def _check_formulas(self) -> None: ...
-    def _wait_timeout(self, key: tuple, waiter: list) -> None: ...
+    def _wait_timeout(self, key: EventKey, waiter: Waiter) -> None: ...
 
     # messages (kqml.py)
     def send(self, receiver: Any, performative: str, content: Any, msg_id: str | None = None) -> None: ...
@@ -178,21 +199,21 @@ class AgentState(Protocol):
         receiver: Any,
         performative: str,
         content: Any,
-        answer: Callable,
+        answer: Match,
         timeout_ms: Any,
     ) -> None: ...
     def _ask_timeout(self, msg_id: str) -> None: ...
     def _process_messages(self) -> None: ...
     def _process_message(self, sender: Any, performative: str, content: Any, msg_id: Any, in_reply_to: Any) -> None: ...
     def _answer_arrived(self, sender: Any, performative: str, content: Any, msg_id: str) -> None: ...
-    def _resume_ask(self, it: Intention, frame: Frame, answer: Callable, value: Any) -> None: ...
+    def _resume_ask(self, it: Intention, frame: Frame, answer: Match, value: Any) -> None: ...
     def _ask_test_goal(self, sender: Any, content: Any, msg_id: Any) -> bool: ...
     def _answer_ask(self, it: Intention, answered: bool) -> None: ...
     def _on_ask(self, sender: Any, content: Any, msg_id: Any, every: bool = False) -> None: ...
 
     # the host's side (host.py)
-    def replace_percept(self, functor: str, args: tuple) -> None: ...
-    def _replace_percept(self, functor: str, args: tuple) -> None: ...
+    def replace_percept(self, functor: str, args: Terms) -> None: ...
+    def _replace_percept(self, functor: str, args: Terms) -> None: ...
     def query(self, text: str) -> Iterable[dict[str, Any]]: ...
 
 
@@ -242,7 +263,7 @@ class Host:
         """Seconds, monotonic (``.wait`` and ask timeouts)."""
         return time.monotonic()
 
-    def intention_failed(self, agent: AgentState, report: dict) -> None:
+    def intention_failed(self, agent: AgentState, report: Report) -> None:
         """An intention was dropped (no failure plan); ``agent.failures`` keeps them too."""
 
     # -- the multi-agent system (stdlib_mas.py) -------------------------------------------

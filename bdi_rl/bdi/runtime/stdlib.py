@@ -47,7 +47,7 @@ from bdi_rl.bdi.runtime import (  # noqa: F401
 )
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED, Instruction
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.relations import RELATIONAL
@@ -55,7 +55,7 @@ from bdi_rl.bdi.runtime.stdlib_core import STANDARD, Builtin, in_formula, java_e
 from bdi_rl.bdi.runtime.stdlib_refused import unknown_action
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, deref, from_python, print_str, resolve
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TYPES, trigger_matcher
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Build, Env, TermCompiler
 from bdi_rl.bdi.runtime.waiting import WAIT_FORMULA
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
@@ -137,38 +137,38 @@ def _host_call(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler, entry: Ho
         ins = [c.build for c in codes[:-1]]
         if len(ins) == 0:
 
-            def first(ag: Any, env: list, trail: Any) -> bool:
+            def first(ag: Any, env: Env, trail: Any) -> bool:
                 return out(from_python(cell[0]()), env, trail)
         elif len(ins) == 1:
             b0 = ins[0]
 
-            def first(ag: Any, env: list, trail: Any) -> bool:
+            def first(ag: Any, env: Env, trail: Any) -> bool:
                 return out(from_python(cell[0](resolve(b0(env)))), env, trail)
         else:
 
-            def first(ag: Any, env: list, trail: Any) -> bool:
+            def first(ag: Any, env: Env, trail: Any) -> bool:
                 return out(from_python(cell[0](*[resolve(b(env)) for b in ins])), env, trail)
 
         return Query(first)
     builds = [c.build for c in codes]
     if entry.kind == "raw":
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             return cell[0](ag, *[resolve(b(env)) for b in builds]) is not False
 
         return Query(first)
     if n == 0:
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             return cell[0]() is not False
     elif n == 1:
         b0 = builds[0]
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             return cell[0](resolve(b0(env))) is not False
     else:
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             return cell[0](*[resolve(b(env)) for b in builds]) is not False
 
     return Query(first)
@@ -182,7 +182,7 @@ def _det(first: Callable[..., bool]) -> Query:
 def _print(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     shows = [tc.printer(a) for a in node.args]
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         ag.host.print(ag, "".join([show(env) for show in shows]))
         return True
 
@@ -196,7 +196,7 @@ STANDARD[".println"] = STANDARD[".print"]
 def _fail(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     builds = [tc.term(a).build for a in node.args]
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         if not builds:  # Jason: .fail is false: ia_failed, error_msg("")
             raise PlanFailure("ia_failed", "", detail=".fail")
         # Jason: every argument is an annotation of the failure event (error(E) besides
@@ -225,7 +225,7 @@ def _signal(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     ttype = TRIGGER_TYPES[(trigger.op, trigger.kind)]
     build = tc.term(trigger.literal).build
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         event = deref(resolve(build(env)))
         if not any(type(a) is Struct and a.functor == "source" for a in event.annots):
             event = Struct(event.functor, event.args, event.annots | ANNOTS_SELF)
@@ -245,7 +245,7 @@ def _include(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     Jason, a file that is missing or does not parse is logged, and the action succeeds."""
     path = tc.term(node.args[0]).build
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         name = deref(resolve(path(env)))
         if type(name) is not str:
             raise java_error()  # ClassCastException: Jason reads the name as a string
@@ -263,7 +263,7 @@ def _include(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
 
 def _no_context(name: str) -> Callable[..., bool]:
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         raise PlanFailure("wrong_arguments", f"{name} suspends an intention: only in a plan body")
 
     return first
@@ -299,7 +299,7 @@ def _wait(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         key, matcher, elapsed, what = None, None, None, None
         timeout = tc.term(args[0]).build
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def wait(ag: Any, it: Any, frame: Any) -> int:
@@ -313,11 +313,11 @@ def _wait(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(_no_context(".wait"), body=make)
 
 
-def _wait_ms(timeout: Callable | None, env: Any) -> int | float | None:
+def _wait_ms(timeout: Build | None, env: Env) -> int | float | None:
     """A ``.wait``'s timeout in milliseconds (None: no timeout), or wrong_arguments."""
     if timeout is None:
         return None
-    ms = deref(resolve(timeout(env)))
+    ms: int | float = deref(resolve(timeout(env)))  # a term: checked on the next line
     if type(ms) not in (int, float):
         raise PlanFailure("wrong_arguments", f".wait: not a number of milliseconds: {print_str(ms)}")
     return ms
@@ -332,11 +332,11 @@ def _wait_formula(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
     timeout = tc.term(args[1]).build if len(args) >= 2 else None
     elapsed = tc.term(args[2]).match if len(args) == 3 else None
     try:
-        what: Callable | None = tc.term(args[0]).build  # the formula, in the intention's reason
+        what: Build | None = tc.term(args[0]).build  # the formula, in the intention's reason
     except AslSyntaxError:
         what = None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def wait(ag: Any, it: Any, frame: Any) -> int:
@@ -359,7 +359,7 @@ def _send(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     performative = tc.term(node.args[1]).build
     content = tc.term(node.args[2]).build
 
-    def parts(env: list) -> tuple[Any, str, Any]:
+    def parts(env: Env) -> tuple[Any, str, Any]:
         perf = deref(performative(env))
         if type(perf) is not Struct or perf.args:
             raise PlanFailure("wrong_arguments", f".send: not a performative: {print_str(perf)}")
@@ -367,7 +367,7 @@ def _send(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
     if len(node.args) == 3:
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             ag.send(*parts(env))
             return True
 
@@ -376,7 +376,7 @@ def _send(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     answer = tc.term(node.args[3]).match
     timeout = tc.term(node.args[4]).build if len(node.args) == 5 else None
 
-    def make(pc: int, labels: dict) -> Callable:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def ask(ag: Any, it: Any, frame: Any) -> int:

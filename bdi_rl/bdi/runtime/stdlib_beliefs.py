@@ -20,6 +20,8 @@ from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,
     LVar,
     Struct,
+    Term,
+    Trail,
     deref,
     has_source,
     is_ground,
@@ -27,7 +29,7 @@ from bdi_rl.bdi.runtime.terms import (
     undo,
     unify,
 )
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
 def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[Any, Any, Any]:
@@ -35,7 +37,7 @@ def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[An
     solve = compiler.query(node.args[1], tc).solve
     out = tc.term(node.args[2]).match
 
-    def found(ag: Any, env: list, trail: list) -> list:
+    def found(ag: Any, env: Env, trail: Trail) -> list[Term]:
         mark = len(trail)
         answers = [resolve(template(env)) for _ in solve(ag, env, trail)]
         undo(trail, mark)
@@ -65,7 +67,7 @@ def _count(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     solve = compiler.query(node.args[0], tc).solve
     out = tc.term(node.args[1]).match
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         mark = len(trail)
         n = sum(1 for _ in solve(ag, env, trail))
         undo(trail, mark)
@@ -83,7 +85,7 @@ def matching_beliefs(ag: Any, pattern: Any) -> list[Struct]:
         group = ag.beliefs.groups.get((pattern.functor, len(pattern.args)))
         groups = [((pattern.functor, len(pattern.args)), group)] if group else []
     found = []
-    trail: list = []
+    trail: Trail = []
     for (functor, _), group in groups:
         for args, annots in reversed(tuple(group.items())):
             belief = Struct(functor, args, annots)
@@ -98,7 +100,7 @@ def _belief(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.belief(B)``: each belief B unifies with (rules are not asked)."""
     code = tc.term(node.args[0])
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         pattern = deref(resolve(code.build(env)))
         if type(pattern) is not Struct and type(pattern) is not LVar:
             raise java_error()  # ClassCastException: Jason casts it to a literal
@@ -108,7 +110,7 @@ def _belief(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False
@@ -121,7 +123,7 @@ def _abolish(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.abolish(Pattern)``: every belief the pattern unifies with goes, whole."""
     build = tc.term(node.args[0]).build
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         pattern = deref(resolve(build(env)))
         if type(pattern) is not Struct and type(pattern) is not LVar:
             raise wrong_argument(".abolish", "first argument must be a literal or variable.")
@@ -136,7 +138,7 @@ def _assert(at_end: bool) -> Any:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         build = tc.term(node.args[0]).build
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             belief = deref(resolve(build(env)))
             if type(belief) is not Struct:
                 if type(belief) is LVar or not is_ground(belief):

@@ -18,8 +18,8 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import formula_instr
 from bdi_rl.bdi.runtime.errors import AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, deref, resolve, term_str, undo
-from bdi_rl.bdi.runtime.unify import MISSING, Code, TermCompiler, read_slot
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, PartialList, Trail, deref, resolve, term_str, undo
+from bdi_rl.bdi.runtime.unify import MISSING, Code, Env, TermCompiler, read_slot
 
 #: A standard action: compiles its call (the literal's AST) into a query.
 Builtin = Callable[["QueryCompiler", s.Lit, TermCompiler], Query]
@@ -60,7 +60,7 @@ def in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
         return Query(_never, body=statement, failure=query.failure)
     first, solve, then = query.first, query.solve, query.then
 
-    def first_false(ag: Any, env: list, trail: list) -> bool:
+    def first_false(ag: Any, env: Env, trail: Trail) -> bool:
         mark = len(trail)
         try:
             return first(ag, env, trail)
@@ -68,7 +68,7 @@ def in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
             undo(trail, mark)
             return False
 
-    def solve_false(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve_false(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         mark = len(trail)
         try:
             yield from solve(ag, env, trail)
@@ -78,7 +78,7 @@ def in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
     def then_false(k: Callable[..., bool]) -> Callable[..., bool]:
         first_k = then(k)
 
-        def guarded(ag: Any, env: list, trail: list) -> bool:
+        def guarded(ag: Any, env: Env, trail: Trail) -> bool:
             mark = len(trail)
             try:
                 return first_k(ag, env, trail)
@@ -91,7 +91,7 @@ def in_formula(query: Query, node: s.Lit, context: bool = True) -> Query:
     return Query(first_false, solve_false, body=statement, failure=query.failure, then=then_false)
 
 
-def _never(ag: Any, env: list, trail: list) -> bool:
+def _never(ag: Any, env: Env, trail: Trail) -> bool:
     return False
 
 
@@ -113,7 +113,7 @@ def java_error() -> PlanFailure:
 
 
 # -- arguments ------------------------------------------------------------------------------
-def is_free(code: Code, env: list) -> bool:
+def is_free(code: Code, env: Env) -> bool:
     """Whether the argument is an unbound variable now (Jason's ``isVar()`` after its
     arguments are applied), without building it."""
     if code.slot >= 0:
@@ -129,12 +129,12 @@ def is_free(code: Code, env: list) -> bool:
         return False
 
 
-def value(code: Code, env: list) -> Any:
+def value(code: Code, env: Env) -> Any:
     """The argument's value, every bound variable inside replaced (unbound ones are LVars)."""
     return deref(resolve(code.build(env)))
 
 
-def bound(code: Code, env: list) -> Any:
+def bound(code: Code, env: Env) -> Any:
     """The argument's value; None when it is a free variable (a list with a free tail,
     ``[x|R]``, is a :class:`PartialList`: a list for Jason's type checks, an output pattern)."""
     if is_free(code, env):

@@ -12,7 +12,7 @@ follow the standard order of terms, :func:`~bdi_rl.bdi.runtime.terms.compare` (J
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -29,8 +29,8 @@ from bdi_rl.bdi.runtime.stdlib_core import (
     wrong_argument,
 )
 from bdi_rl.bdi.runtime.stdlib_strings import replace_all
-from bdi_rl.bdi.runtime.terms import LVar, Struct, compare, deref, resolve, term_str, undo, unify
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.terms import LVar, Struct, Term, Terms, Trail, compare, deref, resolve, term_str, undo, unify
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 _ORDER = functools.cmp_to_key(compare)
 
@@ -45,21 +45,21 @@ def java_int(v: Any) -> int:
     return int(v)
 
 
-def sorted_set(items: Any) -> tuple:
+def sorted_set(items: Iterable[Term]) -> Terms:
     """A ``TreeSet`` of ``items`` as a list: sorted by the standard order, the first of equal
     terms kept."""
-    out: list = []
+    out: list[Term] = []
     for item in sorted(items, key=_ORDER):
         if not out or compare(out[-1], item) != 0:
             out.append(item)
     return tuple(out)
 
 
-def _contains(items: tuple, item: Any) -> bool:
+def _contains(items: Terms, item: Term) -> bool:
     return any(compare(x, item) == 0 for x in items)
 
 
-def string_chars(text: str) -> tuple:
+def string_chars(text: str) -> Terms:
     """A string as ``.nth`` sees it: one string per byte of its UTF-8 (Jason's ``getBytes``)."""
     return tuple(bytes([b]).decode("utf-8", errors="replace") for b in text.encode("utf-8"))
 
@@ -70,20 +70,20 @@ def _member(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     item = tc.term(node.args[0]).match
     items = tc.term(node.args[1]).build
 
-    def values(env: list) -> tuple:
+    def values(env: Env) -> Terms:
         found = deref(items(env))
         if type(found) is not tuple:
             raise wrong_argument(".member", "second argument must be a list or a set")
         return found
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         for v in values(env):
             mark = len(trail)
             if item(v, env, trail):
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for v in values(env):
             mark = len(trail)
             if item(v, env, trail):
@@ -107,7 +107,7 @@ def _length(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         n = size(deref(arg(env)))
         return n is not None and out(n, env, trail)
 
@@ -128,7 +128,7 @@ def _nth(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     items = tc.term(node.args[1]).build
     out = tc.term(node.args[2]).match
 
-    def parts(env: list) -> tuple[Any, tuple]:
+    def parts(env: Env) -> tuple[Term, Terms]:
         i = None if is_free(index_code, env) else value(index_code, env)
         if i is not None and not is_number(i):
             raise wrong_argument(".nth", f"the first argument should be numeric or a variable -- not '{term_str(i)}'.")
@@ -139,7 +139,7 @@ def _nth(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             raise wrong_argument(".nth", f"the second argument should be a list or string and not '{term_str(found)}'.")
         return i, found
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         i, found = parts(env)
         if i is not None:
             if first_at(java_int(i), found, env, trail):
@@ -151,12 +151,12 @@ def _nth(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first_at(i: int, found: tuple, env: list, trail: list) -> bool:
+    def first_at(i: int, found: Terms, env: Env, trail: Trail) -> bool:
         if not 0 <= i < len(found):
             raise action_error(f"nth: index {i} is out of bounds ({len(found)})")
         return out(found[i], env, trail)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         i, found = parts(env)
         if i is not None:
             return first_at(java_int(i), found, env, trail)
@@ -178,7 +178,7 @@ def _concat(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     result = tc.term(node.args[-1])
     out = result.match
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         values = [deref(resolve(p(env))) for p in parts]
         if type(values[0]) is tuple:
             last = bound(result, env)
@@ -207,7 +207,7 @@ def _delete(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     codes = [tc.term(a) for a in node.args]
     out = codes[-1].match
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         args = [value(c, env) for c in codes[:-1]]
         result = _deleted(args)
         return out(result, env, trail)
@@ -215,7 +215,7 @@ def _delete(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first)
 
 
-def _deleted(args: list) -> Any:
+def _deleted(args: list[Term]) -> Term:
     first = args[0]
     if is_number(first):
         start, nxt = java_int(first), 1
@@ -234,7 +234,7 @@ def _deleted(args: list) -> Any:
         return replace_all(target, first, "")
     if type(args[1]) is tuple:
         kept = []
-        trail: list = []
+        trail: Trail = []
         for x in args[1]:
             mark = len(trail)
             if not unify(first, x, trail):
@@ -250,7 +250,7 @@ def _reverse(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
     result = tc.term(node.args[1])
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         v = deref(resolve(arg(env)))
         last = bound(result, env)
         if type(v) is tuple:
@@ -266,8 +266,8 @@ def _reverse(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     return Query(first)
 
 
-def _list_in(action: str) -> Callable[[Any], tuple]:
-    def check(v: Any) -> tuple:
+def _list_in(action: str) -> Callable[[Term], Terms]:
+    def check(v: Term) -> Terms:
         v = deref(v)
         if type(v) is not tuple:
             raise wrong_argument(action, "first argument must be a list")
@@ -282,7 +282,7 @@ def _sort(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[1]).match
     check = _list_in(".sort")
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         return out(tuple(sorted(check(resolve(items(env))), key=_ORDER)), env, trail)
 
     return Query(first)
@@ -295,7 +295,7 @@ def _extreme(action: str, pick: Callable[..., Any]) -> Callable[[QueryCompiler, 
         items = tc.term(node.args[0]).build
         out = tc.term(node.args[1]).match
 
-        def first(ag: Any, env: list, trail: Any) -> bool:
+        def first(ag: Any, env: Env, trail: Any) -> bool:
             values = check(resolve(items(env)))
             if not values:
                 return False
@@ -316,7 +316,7 @@ def _shuffle(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[1]).match
     check = _list_in(".shuffle")
 
-    def first(ag: Any, env: list, trail: Any) -> bool:
+    def first(ag: Any, env: Env, trail: Any) -> bool:
         values = list(check(resolve(items(env))))
         ag.random.shuffle(values)
         return out(tuple(values), env, trail)
@@ -333,7 +333,7 @@ def _range(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     bounds = [tc.term(a).build for a in node.args[1:]]
     names = ("second", "third", "fourth")
 
-    def numbers(env: list) -> list[int]:
+    def numbers(env: Env) -> list[int]:
         found = []
         for name, b in zip(names, bounds, strict=False):
             v = deref(resolve(b(env)))
@@ -342,7 +342,7 @@ def _range(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             found.append(java_int(v))
         return found
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         start, end, *rest = numbers(env)
         step = rest[0] if rest else 1
         if not is_free(var, env):
@@ -362,7 +362,7 @@ def _range(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             undo(trail, mark)
             x += step
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False
@@ -377,7 +377,7 @@ def _sequence_action(
         part = tc.term(node.args[0])
         whole = tc.term(node.args[1]).build
 
-        def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+        def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
             given = bound(part, env)
             if given is not None and not check_first(given):
                 raise wrong_argument(name, first_msg)
@@ -388,7 +388,7 @@ def _sequence_action(
                     yield True
                 undo(trail, mark)
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             for _ in solve(ag, env, trail):
                 return True
             return False
@@ -441,13 +441,13 @@ standard(".sublist", 2)(_sequence_action(".sublist", _sublists, is_list, "first 
 
 
 # -- sets ------------------------------------------------------------------------------------
-def _set_action(name: str, combine: Callable[[tuple, tuple], tuple]) -> Callable[..., Query]:
+def _set_action(name: str, combine: Callable[[Terms, Terms], Terms]) -> Callable[..., Query]:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         left = tc.term(node.args[0]).build
         right = tc.term(node.args[1]).build
         result = tc.term(node.args[2])
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             a, b = deref(resolve(left(env))), deref(resolve(right(env)))
             if type(a) is not tuple:
                 raise wrong_argument(name, f"first argument '{term_str(a)}'is not a list.")
@@ -463,15 +463,15 @@ def _set_action(name: str, combine: Callable[[tuple, tuple], tuple]) -> Callable
     return compile_
 
 
-def _union(a: tuple, b: tuple) -> tuple:
+def _union(a: Terms, b: Terms) -> Terms:
     return sorted_set(b + a)
 
 
-def _intersection(a: tuple, b: tuple) -> tuple:
+def _intersection(a: Terms, b: Terms) -> Terms:
     return tuple(x for x in sorted_set(b) if _contains(a, x))
 
 
-def _difference(a: tuple, b: tuple) -> tuple:
+def _difference(a: Terms, b: Terms) -> Terms:
     return tuple(x for x in sorted_set(a) if not _contains(b, x))
 
 

@@ -9,15 +9,14 @@ experiment's agents (bdi_rl/xmpp/society.py), in one process alone the agent its
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
+from bdi_rl.bdi.runtime.instructions import SUSPENDED, Instruction
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import is_free, standard, value, wrong_argument
-from bdi_rl.bdi.runtime.terms import Struct, deref, resolve, term_str
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.terms import Struct, Trail, deref, resolve, term_str
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
 @standard(".my_name", 1)
@@ -39,7 +38,7 @@ def _broadcast(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     performative = tc.term(node.args[0]).build
     content = tc.term(node.args[1]).build
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         perf = deref(performative(env))
         if type(perf) is not Struct or perf.args or perf.annots:
             raise wrong_argument(".broadcast", "illocutionary force argument must be an atom")
@@ -54,14 +53,14 @@ def _stop_mas(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.stopMAS[(Deadline[, ExitValue])]``: the MAS ends (its arguments are Jason's JVM's:
     a delay and an exit status, not kept here)."""
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         ag.host.stop_mas(ag)
         return True
 
     return Query(first)
 
 
-def _name(code: Any, node: Any, env: list) -> str:
+def _name(code: Any, node: Any, env: Env) -> str:
     """An agent's name argument: a string's characters, a term's text; a free variable's own
     name with a lower-case first letter (Jason's ``create_agent``)."""
     if is_free(code, env):
@@ -81,7 +80,7 @@ def _create_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
     new agent can be spoken to, as in Jason. Only a plan statement creates an agent."""
     codes = [tc.term(a) for a in node.args]
 
-    def create(ag: Any, env: list, trail: list) -> bool:
+    def create(ag: Any, env: Env, trail: Trail) -> bool:
         source = None
         if len(codes) > 1:
             source = value(codes[1], env)
@@ -93,7 +92,7 @@ def _create_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
         given = ag.host.create_agent(ag, _name(codes[0], node.args[0], env), source)
         return codes[0].match(given, env, trail) if free else True
 
-    def make(pc: int, labels: dict) -> Callable[..., int]:
+    def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
 
         def run(ag: Any, it: Any, frame: Any) -> int:
@@ -108,7 +107,7 @@ def _create_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Que
     return Query(_never, body=make)
 
 
-def _never(ag: Any, env: list, trail: list) -> bool:
+def _never(ag: Any, env: Env, trail: Trail) -> bool:
     return False
 
 
@@ -118,7 +117,7 @@ def _kill_agent(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query
     such agent). The deadline (Jason's grace time) is not kept."""
     name = tc.term(node.args[0])
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         v = value(name, env)
         return bool(ag.host.kill_agent(ag, v if type(v) is str else term_str(v)))
 

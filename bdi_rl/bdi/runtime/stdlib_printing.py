@@ -20,8 +20,8 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, text_of, value, wrong_argument
 from bdi_rl.bdi.runtime.stdlib_strings import parse_term
-from bdi_rl.bdi.runtime.terms import FALSE, TRUE, UNBOUND, LVar, Struct, deref, term_str
-from bdi_rl.bdi.runtime.unify import TermCompiler, read_slot
+from bdi_rl.bdi.runtime.terms import FALSE, TRUE, UNBOUND, LVar, Struct, Trail, deref, term_str
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler, read_slot
 
 log = logging.getLogger("bdi_rl.bdi.runtime")
 
@@ -37,7 +37,7 @@ def _log(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     parts = [tc.term(a) for a in node.args[1:]]
     names = [getattr(a, "name", "_") for a in node.args[1:]]
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         lv = deref(level(env))
         if type(lv) is not Struct or lv.args or lv.annots:
             raise wrong_argument(".log", "first argument must be an atom: severe, warning, info, fine, finer or finest")
@@ -66,7 +66,7 @@ def _puts(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     codes = [tc.term(a) for a in node.args]
     scope = tc.scope  # complete once the plan is compiled: the plan's variables by name
 
-    def reference(env: list, name: str) -> str:
+    def reference(env: Env, name: str) -> str:
         if name[:1].isupper() or name[:1] == "_":
             slot = scope.slots.get(name)
             if slot is None:
@@ -77,7 +77,7 @@ def _puts(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
             return text_of(v)
         return text_of(parse_term(name))
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         texts = [value(c, env) for c in codes if not is_free(c, env)]
         if type(texts[0] if texts else None) is not str:
             raise wrong_argument(".puts", "first argument must be a string")
@@ -99,7 +99,7 @@ def _printf(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         raise tc.error(node, ".printf needs a format")
     codes = [tc.term(a) for a in node.args]
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         fmt = value(codes[0], env)
         if type(fmt) is not str:
             raise wrong_argument(".printf", "first argument must be a string (the format)")

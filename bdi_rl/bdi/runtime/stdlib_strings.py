@@ -18,8 +18,8 @@ from bdi_rl.bdi.runtime.errors import AslSyntaxError, AslTypeError, PlanFailure
 from bdi_rl.bdi.runtime.parser import parse_expr
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import action_error, is_free, java_error, standard, text_of, value
-from bdi_rl.bdi.runtime.terms import UNBOUND, atom, term_str, undo
-from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.runtime.terms import UNBOUND, Trail, atom, term_str, undo
+from bdi_rl.bdi.runtime.unify import Env, Scope, TermCompiler
 
 
 def parse_term(text: str) -> Any:
@@ -39,7 +39,7 @@ def _term2string(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Quer
     """``.term2string(T, S)``: S the text of T, or T the term S reads as."""
     term, text = tc.term(node.args[0]), tc.term(node.args[1])
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         if not is_free(term, env):
             t = value(term, env)
             if is_free(text, env):
@@ -68,7 +68,7 @@ def _substring(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     codes = [tc.term(a) for a in node.args]
     n = len(codes)
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         part, whole = text_of(value(codes[0], env)), text_of(value(codes[1], env))
         if n == 2:
             if part in whole:
@@ -99,7 +99,7 @@ def _substring(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False
@@ -125,7 +125,7 @@ def _replace(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.replace(S, Pattern, With, R)``: Java's ``S.replaceAll(Pattern, With)``."""
     codes = [tc.term(a) for a in node.args]
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         text = text_of(value(codes[0], env))
         pattern, replacement = value(codes[1], env), value(codes[2], env)
         if type(pattern) is not str or type(replacement) is not str:

@@ -8,14 +8,14 @@ runs that repeat and ``.set_random_seed`` reseeds, as Jason's per-agent ``.rando
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, value, wrong_argument
-from bdi_rl.bdi.runtime.terms import undo
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.terms import Term, Trail, undo
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 #: The Jason release whose language and standard library bdi-rl's runtime follows.
 JASON_VERSION = "3.2.2"
@@ -32,8 +32,9 @@ def _random(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     codes = [tc.term(a) for a in node.args]
     n = len(codes)
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         first = None if is_free(codes[0], env) else value(codes[0], env)
+        draw: Callable[[], Term]
         if type(first) is tuple:
             if n < 2 or not is_free(codes[1], env):
                 raise wrong_argument(".random", "second argument must be a variable.")
@@ -64,7 +65,7 @@ def _random(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False
@@ -76,7 +77,7 @@ def _random(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 def _set_random_seed(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     seed = tc.term(node.args[0])
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         v = value(seed, env)
         if not _number(v):
             raise java_error()  # ClassCastException
@@ -90,7 +91,7 @@ def _clock(*fields: str) -> Any:
     def compile_(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         outs = [tc.term(a).match for a in node.args]
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             now = time.time()
             local = time.localtime(now)
             parts = {

@@ -15,19 +15,8 @@ from typing import Any
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
 from bdi_rl.bdi.runtime.stdlib_core import is_free, java_error, standard, value
-from bdi_rl.bdi.runtime.terms import (
-    FALSE,
-    TRUE,
-    LVar,
-    Struct,
-    atom,
-    deref,
-    is_ground,
-    resolve,
-    source,
-    undo,
-)
-from bdi_rl.bdi.runtime.unify import TermCompiler
+from bdi_rl.bdi.runtime.terms import FALSE, TRUE, LVar, Struct, Trail, atom, deref, is_ground, resolve, source, undo
+from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
 def is_atom(v: Any) -> bool:
@@ -85,7 +74,7 @@ def _type(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
     kind = tc.term(node.args[1])
 
-    def solve(ag: Any, env: list, trail: list) -> Iterator[Any]:
+    def solve(ag: Any, env: Env, trail: Trail) -> Iterator[Any]:
         v = deref(resolve(arg(env)))
         types = [name for name, test in _TYPES if test(v)]
         if not is_free(kind, env):
@@ -98,7 +87,7 @@ def _type(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
                 yield True
             undo(trail, mark)
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         for _ in solve(ag, env, trail):
             return True
         return False
@@ -134,7 +123,7 @@ def _copy(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
     out = tc.term(node.args[1]).match
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         v = deref(arg(env))
         if type(v) is not Struct and type(v) is not tuple and type(v) is not LVar:
             raise java_error()  # ClassCastException: Jason casts it to a literal
@@ -154,7 +143,7 @@ def _eval(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[0]).match
     holds = compiler.query(node.args[1], tc).first
 
-    def first(ag: Any, env: list, trail: list) -> bool:
+    def first(ag: Any, env: Env, trail: Trail) -> bool:
         mark = len(trail)
         found = holds(ag, env, trail)
         undo(trail, mark)
@@ -179,7 +168,7 @@ def _transform(change: Callable[[Struct, Any], Struct]) -> Callable[[QueryCompil
         extra = tc.term(node.args[1]).build
         out = tc.term(node.args[2]).match
 
-        def first(ag: Any, env: list, trail: list) -> bool:
+        def first(ag: Any, env: Env, trail: Trail) -> bool:
             what = deref(resolve(extra(env)))
             return out(_each_literal(deref(resolve(arg(env))), lambda lit: change(lit, what)), env, trail)
 

@@ -16,6 +16,10 @@ Unification binds :class:`LVar` cells and records them on a *trail* (a flat list
 ``holder, index`` pairs, ``index`` None for an LVar) so a query can undo its bindings. Arithmetic left as a term
 (``(Y+1)`` while ``Y`` is unbound) is evaluated here (:func:`evaluate`, with ``arith``'s
 operators), since a term prints, and so orders, by its value once it has one.
+
+Kept whole past 500 lines: resolve, unify, compare and term_str each inline every kind of
+term in one function (a call per kind costs the step loop, BENCHMARKS.md), and they are the
+one definition of what a term is; a split would put the kinds' cases in two places.
 """
 
 from __future__ import annotations
@@ -23,9 +27,22 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 from bdi_rl.bdi.runtime.arith import NAN, OPERATORS
+
+Term: TypeAlias = Any
+"""A runtime term: ``int``, ``float``, ``str``, a tuple of terms, :class:`Struct`,
+:class:`LVar`, :class:`PartialList` (or a host's own value). ``Any`` on purpose: the hot
+paths dispatch on ``type(x) is ...`` kept in a local, which mypy cannot narrow, so a union
+would need a cast or an isinstance check in every one of them."""
+Terms: TypeAlias = tuple[Term, ...]
+"""A struct's arguments, a ground list, a plan's bound values."""
+Annots: TypeAlias = frozenset[Term]
+"""A struct's annotations."""
+Trail: TypeAlias = list[Any]
+"""Bindings to undo, as flat pairs: ``LVar, None`` or ``env, slot`` (an env is a list of
+terms); mixed on purpose, one list with no tuple per binding."""
 
 
 class _Unbound:
@@ -46,7 +63,7 @@ class LVar:
     __slots__ = ("ref", "name")
 
     def __init__(self, name: str = "_") -> None:
-        self.ref: Any = UNBOUND
+        self.ref: Term = UNBOUND
         self.name = name
 
     def __repr__(self) -> str:
@@ -60,7 +77,7 @@ class PartialList:
 
     __slots__ = ("items", "tail")
 
-    def __init__(self, items: tuple, tail: LVar) -> None:
+    def __init__(self, items: Terms, tail: LVar) -> None:
         self.items = items
         self.tail = tail
 
@@ -76,7 +93,7 @@ class Struct:
 
     __slots__ = ("functor", "args", "annots", "_hash")
 
-    def __init__(self, functor: str, args: tuple = (), annots: frozenset = frozenset()) -> None:
+    def __init__(self, functor: str, args: Terms = (), annots: Annots = frozenset()) -> None:
         self.functor = functor
         self.args = args
         self.annots = annots
@@ -123,7 +140,7 @@ TRUE = atom("true")
 FALSE = atom("false")
 
 
-def source(who: Any) -> Struct:
+def source(who: Term) -> Struct:
     """``source(who)``; the two common ones are shared."""
     if who is SELF:
         return SOURCE_SELF
@@ -138,18 +155,18 @@ ANNOTS_SELF = frozenset((SOURCE_SELF,))
 ANNOTS_PERCEPT = frozenset((SOURCE_PERCEPT,))
 
 
-def has_source(annots: Iterable[Any]) -> bool:
+def has_source(annots: Iterable[Term]) -> bool:
     return any(type(a) is Struct and a.functor == "source" and len(a.args) == 1 for a in annots)
 
 
-def sources(annots: frozenset) -> list[Any]:
+def sources(annots: Annots) -> list[Term]:
     """The sources of ``annots``, in Jason's order (the first is what ``source(S)`` binds)."""
     found = sorted_annots(annots)
     return [a.args[0] for a in found if type(a) is Struct and a.functor == "source" and len(a.args) == 1]
 
 
 # -- variables ----------------------------------------------------------------------------
-def deref(value: Any) -> Any:
+def deref(value: Term) -> Term:
     """Follow bound LVars; returns a value, or the last (unbound) LVar of the chain."""
     while type(value) is LVar:
         ref = value.ref
@@ -159,7 +176,7 @@ def deref(value: Any) -> Any:
     return value
 
 
-def resolve(value: Any) -> Any:
+def resolve(value: Term) -> Term:
     """``value`` with every bound LVar inside replaced by its value (the same object when
     there is none: the common case, a number, string or ground struct, costs one check)."""
     kind = type(value)
@@ -221,7 +238,7 @@ def resolve(value: Any) -> Any:
     return value
 
 
-def is_ground(value: Any) -> bool:
+def is_ground(value: Term) -> bool:
     value = deref(value)
     kind = type(value)
     if kind is LVar:
@@ -235,14 +252,14 @@ def is_ground(value: Any) -> bool:
     return True
 
 
-def bind(var: LVar, value: Any, trail: list | None) -> None:
+def bind(var: LVar, value: Term, trail: Trail | None) -> None:
     var.ref = value
     if trail is not None:
         trail.append(var)
         trail.append(None)
 
 
-def undo(trail: list, mark: int) -> None:
+def undo(trail: Trail, mark: int) -> None:
     """Undo the bindings recorded on ``trail`` since ``mark``."""
     while len(trail) > mark:
         index = trail.pop()
@@ -253,7 +270,7 @@ def undo(trail: list, mark: int) -> None:
             holder[index] = UNBOUND
 
 
-def unify(a: Any, b: Any, trail: list | None) -> bool:
+def unify(a: Term, b: Term, trail: Trail | None) -> bool:
     """Unify two runtime values, binding LVars (recorded on ``trail``). Annotations follow
     Jason: those of ``a`` must be a subset of those of ``b``."""
     if a is b:
@@ -302,7 +319,7 @@ def unify(a: Any, b: Any, trail: list | None) -> bool:
     return bool(a == b)
 
 
-def unify_partial(a: PartialList, b: Any, trail: list | None) -> bool:
+def unify_partial(a: PartialList, b: Term, trail: Trail | None) -> bool:
     """An open list with a list (a tuple) or another open list."""
     if type(b) is PartialList and len(b.items) < len(a.items):
         a, b = b, a
@@ -314,13 +331,13 @@ def unify_partial(a: PartialList, b: Any, trail: list | None) -> bool:
         if not unify(x, y, trail):
             return False
     if type(b) is PartialList:
-        rest: Any = PartialList(b.items[n:], b.tail) if len(b.items) > n else b.tail
+        rest: Term = PartialList(b.items[n:], b.tail) if len(b.items) > n else b.tail
     else:
         rest = b[n:]
     return unify(a.tail, rest, trail)
 
 
-def unify_annots(pattern: frozenset, annots: frozenset, trail: list | None) -> bool:
+def unify_annots(pattern: Annots, annots: Annots, trail: Trail | None) -> bool:
     """Every annotation of ``pattern`` unifies with one of ``annots``, each with a different
     one, the way Jason finds them (:func:`annots_walk`)."""
     if not pattern:
@@ -337,16 +354,16 @@ def unify_annots(pattern: frozenset, annots: frozenset, trail: list | None) -> b
     return annots_walk(sorted_values(pattern), sorted_annots(annots), trail)
 
 
-def sorted_values(values: Iterable[Any]) -> list:
+def sorted_values(values: Iterable[Term]) -> list[Term]:
     """Pattern annotations in Jason's order as they are bound now, equal ones once."""
-    out: list = []
+    out: list[Term] = []
     for v in sorted(values, key=ORDER_KEY):
         if not out or compare(out[-1], v):
             out.append(v)
     return out
 
 
-def annots_walk(pattern: Any, target: tuple, trail: list | None, rest: list | None = None) -> bool:
+def annots_walk(pattern: Iterable[Term], target: Terms, trail: Trail | None, rest: list[Term] | None = None) -> bool:
     """Jason's ``Pred.hasSubsetAnnot``: both lists sorted, each pattern annotation is looked
     for from where the last one was found (the target walked once, a match used up), back
     from the start for the variables (sorted last); a target annotation greater than the one
@@ -390,7 +407,7 @@ def annots_walk(pattern: Any, target: tuple, trail: list | None, rest: list | No
 
 
 # -- the standard order of terms -------------------------------------------------------------
-def compare(a: Any, b: Any) -> int:
+def compare(a: Term, b: Term) -> int:
     """Jason's standard order of terms (``Term.compareTo``): -1, 0 or 1. Numbers first (by
     value), then strings, then lists, then atoms and structures (by functor, then positive
     before ``~``, then their arguments left to right, then arity, then annotations), unbound
@@ -415,7 +432,8 @@ def compare(a: Any, b: Any) -> int:
         return -1
     if ta is str:
         if tb is str:
-            x, y = '"' + a + '"', '"' + b + '"'  # Jason compares them as printed
+            x: str = '"' + a + '"'  # Jason compares them as printed
+            y: str = '"' + b + '"'
             return (x > y) - (x < y)
         return _by_text(a, b)
     if tb is str:
@@ -458,11 +476,11 @@ def compare(a: Any, b: Any) -> int:
     return _by_text(a, b)
 
 
-def _var_name(v: Any) -> str:
+def _var_name(v: Term) -> str:
     return v.name if type(v) is LVar else "_"
 
 
-def _by_text(a: Any, b: Any) -> int:
+def _by_text(a: Term, b: Term) -> int:
     """Jason's fallback (``DefaultTerm.compareTo``): the printed forms compared."""
     x, y = term_str(a), term_str(b)
     return (x > y) - (x < y)
@@ -471,12 +489,12 @@ def _by_text(a: Any, b: Any) -> int:
 ORDER_KEY = functools.cmp_to_key(compare)
 """``sorted(values, key=ORDER_KEY)``: the standard order of terms"""
 
-_SORTED: dict[frozenset, tuple] = {}
+_SORTED: dict[Annots, Terms] = {}
 #: Distinct annotation sets whose order is kept; past this the cache starts again.
 _SORTED_LIMIT = 4096
 
 
-def sorted_annots(annots: frozenset) -> tuple:
+def sorted_annots(annots: Annots) -> Terms:
     """``annots`` in Jason's order (it keeps annotations sorted): what unification walks,
     ``.findall`` enumerates and printing shows. Kept per set, so the usual few sets of a run
     are sorted once."""
@@ -581,7 +599,7 @@ INFIX = {
 }
 
 
-def term_str(value: Any) -> str:
+def term_str(value: Term) -> str:
     """``value`` as Jason prints it inside a term: ``f(a,"s",[1,2])[x,y]`` (annotations in
     Jason's order), strings quoted as they are (no escapes), an unbound variable by its
     name, ``(a & b)``, ``not (a)``, ``(1 < 2)``."""
@@ -642,7 +660,7 @@ class NoValue(Exception):
     """An operand of arithmetic is unbound: the expression stays a term."""
 
 
-def num(v: Any) -> Any:
+def num(v: Term) -> Any:
     """An operand's number: itself, the value of an arithmetic term, or NaN (Jason's value
     for what is no number); NoValue when it is unbound."""
     t = type(v)
@@ -673,7 +691,7 @@ def evaluate(term: Struct) -> Any:
     return NAN
 
 
-def is_arith_term(value: Any) -> bool:
+def is_arith_term(value: Term) -> bool:
     """Whether ``value`` is arithmetic left as a term (printed evaluated once it can be)."""
     return type(value) is Struct and value.functor in OPERATORS and 1 <= len(value.args) <= 2
 
@@ -687,7 +705,7 @@ def _evaluated(value: Struct) -> str | None:
         return None
 
 
-def print_str(value: Any) -> str:
+def print_str(value: Term) -> str:
     """``value`` as ``.print`` shows an argument: strings bare, an unbound variable as
     ``X<no-value>``, everything else as :func:`term_str`."""
     value = deref(value)
@@ -699,12 +717,12 @@ def print_str(value: Any) -> str:
     return term_str(value)
 
 
-def plain(value: Any) -> Any:
+def plain(value: Term) -> Term:
     """``value`` for a Python host: resolved (LVars replaced by values)."""
     return resolve(value)
 
 
-def from_python(value: Any) -> Any:
+def from_python(value: Any) -> Term:
     """A Python value as a term: lists become tuples, bools atoms; terms stay."""
     kind = type(value)
     if kind is bool:

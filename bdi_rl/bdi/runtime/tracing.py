@@ -20,11 +20,12 @@ from bdi_rl.bdi.runtime.listener import (
     Listener,
     Recorder,
 )
-from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Struct
+from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, Annots, Struct, Terms
+from bdi_rl.bdi.runtime.unify import Env
 
 if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, Report
 
 
 def set_listener(ag: AgentState, listener: Listener | None) -> None:
@@ -74,7 +75,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
     groups = agent.beliefs.groups
     swap = (BELIEF_REMOVED, BELIEF_ADDED)
 
-    def bb_add(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+    def bb_add(functor: str, args: Terms, annots: Annots) -> Annots | None:
         new = plain_add(agent, functor, args, annots)
         if new is not None:
             known = ids_get((functor, args, new))
@@ -85,7 +86,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
                 ref(known)
         return new
 
-    def bb_remove(functor: str, args: tuple, annots: frozenset) -> frozenset | None:
+    def bb_remove(functor: str, args: Terms, annots: Annots) -> Annots | None:
         removed = plain_remove(agent, functor, args, annots)
         if removed is not None:
             known = ids_get((functor, args, removed))
@@ -96,7 +97,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
                 ref(known)
         return removed
 
-    def replace_percept(functor: str, args: tuple) -> None:
+    def replace_percept(functor: str, args: Terms) -> None:
         group = groups.get((functor, len(args)))
         if group is not None and len(group) == 1:  # the usual swap of one percept for another:
             ((old, annots),) = group.items()  # in place, as untraced, and one hook, not two
@@ -112,7 +113,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
                 return
         cls._replace_percept(agent, functor, args)  # through bb_remove/bb_add: traced
 
-    def push(it: Intention, plan: CompiledPlan, env: list, ttype: int, value: Struct, unwind_to: int) -> Frame:
+    def push(it: Intention, plan: CompiledPlan, env: Env, ttype: int, value: Struct, unwind_to: int) -> Frame:
         frame = plain_push(agent, it, plan, env, ttype, value, unwind_to)
         try:
             known = frame_ids_get((plan.name, ttype, value.functor, value.args, value.annots))
@@ -150,7 +151,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
             ref(known)
         return plain_achieve(agent, it, value)
 
-    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, list]:
+    def select(ttype: int, value: Struct) -> tuple[CompiledPlan, Env]:
         try:
             chosen = cls._select(agent, ttype, value)
         except NoPlan:
@@ -159,7 +160,7 @@ def _install_listener(agent: AgentState, listener: Listener) -> None:
         listener.on_select(agent, ttype, value, chosen[0])
         return chosen
 
-    def drop(it: Intention, report: dict) -> None:
+    def drop(it: Intention, report: Report) -> None:
         cls._drop(agent, it, report)
         listener.intention_failed(agent, report)
 

@@ -13,7 +13,7 @@ from typing import Any
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import TriggerTerm
-from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, deref, resolve, term_str
+from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, Trail, deref, resolve, term_str
 from bdi_rl.bdi.runtime.unify import Code, Env, Scope, TermCompiler, match_annots
 
 # trigger types: (op, kind) -> index
@@ -52,7 +52,7 @@ def trigger_of(value: Any) -> tuple[int, Struct]:
     raise PlanFailure("wrong_arguments", f"not a trigger: {term_str(value)}")
 
 
-def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, Trail], bool]:
     """A plan's trigger matcher. The common trigger ``+!pick(X)``, distinct variables and
     no annotations, always matches: its slots are set without the trail, because plan
     selection matches into a fresh copy of the plan's slots and drops it if the plan is
@@ -65,14 +65,14 @@ def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Stru
     if len(slots) == 1:
         i0 = slots[0]
 
-        def bind1(value: Struct, env: Env, trail: list) -> bool:
+        def bind1(value: Struct, env: Env, trail: Trail) -> bool:
             v = value.args[0]
             env[i0] = deref(v) if type(v) is LVar else v
             return True
 
         return bind1
 
-    def bind(value: Struct, env: Env, trail: list) -> bool:
+    def bind(value: Struct, env: Env, trail: Trail) -> bool:
         for i, v in zip(slots, value.args, strict=True):
             env[i] = deref(v) if type(v) is LVar else v
         return True
@@ -80,13 +80,13 @@ def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Stru
     return bind
 
 
-def trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+def trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, Env, Trail], bool]:
     arity = len(args)
     matches = [c.match for c in args]
     if arity == 0 and not annots:
         return lambda value, env, trail: True
 
-    def match(value: Struct, env: Env, trail: list) -> bool:
+    def match(value: Struct, env: Env, trail: Trail) -> bool:
         vargs = value.args
         for k in range(arity):
             if not matches[k](vargs[k], env, trail):
@@ -102,11 +102,11 @@ def trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Struct, E
 VAR_TRIGGER = ""
 
 
-def var_trigger_matcher(var: Code, annots: list[Code]) -> Callable[[Struct, Env, list], bool]:
+def var_trigger_matcher(var: Code, annots: list[Code]) -> Callable[[Struct, Env, Trail], bool]:
     """``-!G[error(E)]``: ``G`` is the event's literal without its annotations (Jason), the
     annotation patterns match the event's annotations."""
 
-    def match(value: Struct, env: Env, trail: list) -> bool:
+    def match(value: Struct, env: Env, trail: Trail) -> bool:
         if not var.match(Struct(value.functor, value.args), env, trail):
             return False
         return not annots or match_annots(annots, value.annots, env, trail)
@@ -114,12 +114,12 @@ def var_trigger_matcher(var: Code, annots: list[Code]) -> Callable[[Struct, Env,
     return match
 
 
-class PlanLibrary(dict):
+class PlanLibrary(dict[tuple[int, str, int], list[Any]]):
     """The plan index once a plan has a variable trigger (an agent's ``plans`` is a plain
     dict until then): such a plan is relevant to every event of its trigger type, after
     the plans of that event's own key that came before it (Jason's ``varPlans``)."""
 
-    def __init__(self, plans: dict) -> None:
+    def __init__(self, plans: dict[tuple[int, str, int], list[Any]]) -> None:
         super().__init__(plans)
         self.var_plans: list[Any] = []
 
@@ -129,7 +129,7 @@ class PlanLibrary(dict):
             if ttype == plan.ttype:
                 plans.append(plan)
 
-    def _of_type(self, ttype: int) -> list:
+    def _of_type(self, ttype: int) -> list[Any]:
         return [p for p in self.var_plans if p.ttype == ttype]
 
     def setdefault(self, key: Any, default: Any = None) -> Any:

@@ -6,13 +6,16 @@ becomes an :class:`~bdi_rl.bdi.runtime.terms.LVar`, so a sub-goal or rule can bi
 ``match(value, env, trail)`` unifies the term with a value, recording new slot bindings on
 the trail (``env, index``) so queries can backtrack. Ground terms are built once, at
 compile time (``const``).
+
+Kept whole past 500 lines: the closures each term compiles to are inlined per case for speed
+(bench/bench_runtime.py), and the term, arithmetic and printer compilers share one Scope.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.arith import OPERATORS
@@ -21,10 +24,13 @@ from bdi_rl.bdi.runtime.functions import FUNCTIONS, is_function
 from bdi_rl.bdi.runtime.planterms import PlanTerm, TriggerTerm, plan_variables
 from bdi_rl.bdi.runtime.terms import (
     UNBOUND,
+    Annots,
     LVar,
     NoValue,
     PartialList,
     Struct,
+    Term,
+    Trail,
     annots_walk,
     atom,
     bind,
@@ -43,9 +49,12 @@ from bdi_rl.bdi.runtime.terms import (
 
 MISSING: Any = object()
 
-Env = list
-Build = Callable[[Env], Any]
-Match = Callable[[Any, Env, "list | None"], bool]
+Env: TypeAlias = list[Term]
+"""A frame's bindings: one slot per variable of its clause, UNBOUND until bound."""
+Build: TypeAlias = Callable[[Env], Term]
+"""A compiled term's constructor: the runtime value in a frame."""
+Match: TypeAlias = Callable[[Term, Env, "Trail | None"], bool]
+"""A compiled term's unifier: does a value match it in a frame (new bindings on the trail)."""
 
 
 class Scope:
@@ -70,7 +79,7 @@ class Code:
     __slots__ = ("build", "match", "const", "slot", "anonymous")
 
     def __init__(
-        self, build: Build, match: Match, const: Any = MISSING, slot: int = -1, anonymous: bool = False
+        self, build: Build, match: Match, const: Term = MISSING, slot: int = -1, anonymous: bool = False
     ) -> None:
         self.build = build
         self.match = match
@@ -79,11 +88,11 @@ class Code:
         self.anonymous = anonymous
 
 
-def const_code(value: Any) -> Code:
-    def build(env: Env) -> Any:
+def const_code(value: Term) -> Code:
+    def build(env: Env) -> Term:
         return value
 
-    def match(v: Any, env: Env, trail: list | None) -> bool:
+    def match(v: Term, env: Env, trail: Trail | None) -> bool:
         return v is value or unify(value, v, trail)
 
     return Code(build, match, value)
@@ -97,17 +106,17 @@ class TailCode(Code):
 
 
 def _anon_code(name: str) -> Code:
-    def build(env: Env) -> Any:
+    def build(env: Env) -> Term:
         return LVar(name)
 
-    def match(v: Any, env: Env, trail: list | None) -> bool:
+    def match(v: Term, env: Env, trail: Trail | None) -> bool:
         return True
 
     return Code(build, match, anonymous=True)
 
 
 def slot_code(i: int, name: str) -> Code:
-    def build(env: Env) -> Any:
+    def build(env: Env) -> Term:
         v = env[i]
         if v is UNBOUND:
             v = env[i] = LVar(name)
@@ -116,7 +125,7 @@ def slot_code(i: int, name: str) -> Code:
             return deref(v)
         return v
 
-    def match(value: Any, env: Env, trail: list | None) -> bool:
+    def match(value: Term, env: Env, trail: Trail | None) -> bool:
         v = env[i]
         if v is UNBOUND:
             if type(value) is LVar:
@@ -131,7 +140,7 @@ def slot_code(i: int, name: str) -> Code:
     return Code(build, match, slot=i)
 
 
-def read_slot(env: Env, i: int) -> Any:
+def read_slot(env: Env, i: int) -> Term:
     """A slot's value, or UNBOUND / an unbound LVar."""
     v = env[i]
     if type(v) is LVar:
@@ -139,7 +148,7 @@ def read_slot(env: Env, i: int) -> Any:
     return v
 
 
-def match_annots(codes: list[Code], annots: frozenset, env: Env, trail: list | None) -> bool:
+def match_annots(codes: list[Code], annots: Annots, env: Env, trail: Trail | None) -> bool:
     """The pattern annotations ``codes`` unify with ``annots`` as Jason unifies annotated
     literals (terms.annots_walk: each with a different one, no backtracking; a tail takes
     the rest)."""
@@ -162,14 +171,14 @@ def match_annots(codes: list[Code], annots: frozenset, env: Env, trail: list | N
     return annots_walk(sorted_values([c.build(env) for c in codes]), sorted_annots(annots), trail)
 
 
-def _match_with_tail(codes: list[Code], tail: Code, annots: frozenset, env: Env, trail: list | None) -> bool:
-    rest: list = []
+def _match_with_tail(codes: list[Code], tail: Code, annots: Annots, env: Env, trail: Trail | None) -> bool:
+    rest: list[Term] = []
     if not annots_walk(sorted_values([c.build(env) for c in codes]), sorted_annots(annots), trail, rest):
         return False
     return tail.match(tuple(rest), env, trail)
 
 
-def solve_annots(codes: list[Code], annots: frozenset, env: Env, trail: list) -> Iterator[bool]:
+def solve_annots(codes: list[Code], annots: Annots, env: Env, trail: Trail) -> Iterator[bool]:
     """Every way a query's annotation patterns match a belief's ``annots``, as Jason
     enumerates them: each subset of as many annotations, in order, matched as
     :func:`match_annots` does (with a tail, that one match only)."""
@@ -206,7 +215,7 @@ def solve_annots(codes: list[Code], annots: frozenset, env: Env, trail: list) ->
         undo(trail, mark)
 
 
-def has_source_annot(annots: tuple) -> bool:
+def has_source_annot(annots: tuple[s.Expr, ...]) -> bool:
     return any(isinstance(a, s.Lit) and a.functor == "source" and len(a.args) == 1 for a in annots)
 
 
@@ -217,10 +226,10 @@ class TermCompiler:
         self.scope = scope
         self.where = where
 
-    def error(self, node: Any, message: str) -> AslSyntaxError:
+    def error(self, node: s.Expr, message: str) -> AslSyntaxError:
         return AslSyntaxError(f"{self.where}:{getattr(node, 'line', 0)}: {message}")
 
-    def term(self, node: Any) -> Code:
+    def term(self, node: s.Expr) -> Code:
         if isinstance(node, s.Const):
             return const_code(node.value)
         if isinstance(node, s.Var):
@@ -251,10 +260,10 @@ class TermCompiler:
             literal = self.term(node.literal)
             op, kind = node.op, node.kind
 
-            def build_trigger(env: Env) -> Any:
+            def build_trigger(env: Env) -> Term:
                 return TriggerTerm(op, kind, literal.build(env))
 
-            def match_trigger(value: Any, env: Env, trail: list | None) -> bool:
+            def match_trigger(value: Term, env: Env, trail: Trail | None) -> bool:
                 value = deref(value)
                 if type(value) is LVar:
                     return unify(value, build_trigger(env), trail)
@@ -270,7 +279,7 @@ class TermCompiler:
         names = sorted(plan_variables(plan))
         slots = [(name, self.term(s.Var(name)).build) for name in names]
 
-        def build_plan(env: Env) -> Any:
+        def build_plan(env: Env) -> Term:
             values = []
             for name, build in slots:
                 v = resolve(build(env))
@@ -278,7 +287,7 @@ class TermCompiler:
                     values.append((name, v))
             return PlanTerm(plan, tuple(values))
 
-        def match_plan(value: Any, env: Env, trail: list | None) -> bool:
+        def match_plan(value: Term, env: Env, trail: Trail | None) -> bool:
             return unify(build_plan(env), value, trail)
 
         return Code(build_plan, match_plan)
@@ -291,7 +300,9 @@ class TermCompiler:
             codes.append(TailCode(tail.build, tail.match, slot=tail.slot))
         return codes
 
-    def struct(self, functor: str, arg_nodes: tuple, annot_nodes: tuple, tail: Any = None) -> Code:
+    def struct(
+        self, functor: str, arg_nodes: tuple[s.Expr, ...], annot_nodes: tuple[s.Expr, ...], tail: s.Expr | None = None
+    ) -> Code:
         args = [self.term(a) for a in arg_nodes]
         annots = [self.term(a) for a in annot_nodes]
         if tail is not None:
@@ -311,7 +322,7 @@ class TermCompiler:
         return list_code(items, tail)
 
     # -- arithmetic ---------------------------------------------------------------------
-    def arith_term(self, node: Any) -> Code:
+    def arith_term(self, node: s.Expr) -> Code:
         """Arithmetic as a term: its number, or (an operand unbound) the expression itself,
         as Jason leaves ``Y + 1`` while ``Y`` has no value."""
         symbolic = self.symbolic(node)
@@ -320,21 +331,21 @@ class TermCompiler:
             left, right = self.arith(node.left), self.arith(node.right)
             if node.op == "+":
 
-                def build(env: Env) -> Any:
+                def build(env: Env) -> Term:
                     try:
                         return num(left(env)) + num(right(env))
                     except NoValue:
                         return symbolic(env)
             elif node.op == "-":
 
-                def build(env: Env) -> Any:
+                def build(env: Env) -> Term:
                     try:
                         return num(left(env)) - num(right(env))
                     except NoValue:
                         return symbolic(env)
             else:
 
-                def build(env: Env) -> Any:
+                def build(env: Env) -> Term:
                     try:
                         return num(left(env)) * num(right(env))
                     except NoValue:
@@ -342,18 +353,18 @@ class TermCompiler:
         else:
             ev = self.arith(node)
 
-            def build(env: Env) -> Any:
+            def build(env: Env) -> Term:
                 try:
                     return ev(env)
                 except NoValue:
                     return symbolic(env)
 
-        def match(v: Any, env: Env, trail: list | None) -> bool:
+        def match(v: Term, env: Env, trail: Trail | None) -> bool:
             return unify(build(env), v, trail)
 
         return Code(build, match)
 
-    def arith(self, node: Any) -> Callable[[Env], Any]:
+    def arith(self, node: s.Expr) -> Build:
         """``node`` as a function of the frame returning a number (NaN for what is no
         number; NoValue when an operand is unbound)."""
         if isinstance(node, s.Const):
@@ -362,13 +373,13 @@ class TermCompiler:
         if isinstance(node, s.Var):
             if node.anonymous:
 
-                def unbound(env: Env) -> Any:
+                def unbound(env: Env) -> Term:
                     raise NoValue
 
                 return unbound
             i = self.scope.slot(node.name)
 
-            def read(env: Env) -> Any:
+            def read(env: Env) -> Term:
                 v = env[i]
                 if type(v) is LVar:
                     v = deref(v)
@@ -399,7 +410,7 @@ class TermCompiler:
         code = self.term(node)
         return code.build
 
-    def symbolic(self, node: Any) -> Callable[[Env], Any]:
+    def symbolic(self, node: s.Expr) -> Build:
         """``node`` as a term, not evaluated: ``(Y+1)`` while ``Y`` is unbound."""
         if isinstance(node, s.BinOp) and node.op in ARITH:
             left, right, op = self.symbolic(node.left), self.symbolic(node.right), node.op
@@ -413,7 +424,7 @@ class TermCompiler:
             return lambda env: Struct(functor, tuple(b(env) for b in builds))
         return self.term(node).build
 
-    def function(self, node: s.Lit) -> Callable[[Env], Any]:
+    def function(self, node: s.Lit) -> Build:
         """``math.abs(X)``, ``.length(L)``: the arguments evaluated (numbers, or lists for
         ``math.max([..])``), then the function (:mod:`~bdi_rl.bdi.runtime.functions`); one
         that cannot be evaluated (``math.abs(a)``) stays a term, as in Jason."""
@@ -423,7 +434,7 @@ class TermCompiler:
         if not args:
             return lambda env: fn()
 
-        def call(env: Env) -> Any:
+        def call(env: Env) -> Term:
             values = [resolve(a(env)) for a in args]
             try:
                 return fn(*values)
@@ -433,7 +444,7 @@ class TermCompiler:
         return call
 
     # -- printing -----------------------------------------------------------------------
-    def printer(self, node: Any, top: bool = True) -> Callable[[Env], str]:
+    def printer(self, node: s.Expr, top: bool = True) -> Callable[[Env], str]:
         """``node`` printed as Jason's ``.print`` shows an argument: a variable without a
         value by the name it has here (``X<no-value>`` alone, ``f(X)`` inside a term),
         ``[H|T]`` with ``T`` unbound as written."""
@@ -500,7 +511,7 @@ def struct_code(functor: str, args: list[Code], annots: list[Code]) -> Code:
     tail = annots[-1] if annots and type(annots[-1]) is TailCode else None
     annot_builds = [c.build for c in (annots[:-1] if tail is not None else annots)]
 
-    def build(env: Env) -> Any:
+    def build(env: Env) -> Term:
         built_annots = frozenset(b(env) for b in annot_builds) if annot_builds else frozenset()
         if tail is not None:
             rest = deref(tail.build(env))
@@ -508,7 +519,7 @@ def struct_code(functor: str, args: list[Code], annots: list[Code]) -> Code:
                 built_annots |= frozenset(rest)
         return Struct(functor, tuple(b(env) for b in builds), built_annots)
 
-    def match(value: Any, env: Env, trail: list | None) -> bool:
+    def match(value: Term, env: Env, trail: Trail | None) -> bool:
         if type(value) is LVar:
             value = deref(value)
             if type(value) is LVar:
@@ -532,7 +543,7 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
     builds = [c.build for c in items]
     matches = [c.match for c in items]
 
-    def build(env: Env) -> Any:
+    def build(env: Env) -> Term:
         head = tuple(b(env) for b in builds)
         if tail is None:
             return head
@@ -545,7 +556,7 @@ def list_code(items: list[Code], tail: Code | None) -> Code:
             return PartialList(head + rest.items, rest.tail)
         raise AslTypeError(f"the tail of a list [H|T] must be a list, not {term_str(rest)}")
 
-    def match(value: Any, env: Env, trail: list | None) -> bool:
+    def match(value: Term, env: Env, trail: Trail | None) -> bool:
         if type(value) is LVar:
             value = deref(value)
             if type(value) is LVar:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.intention import Frame, Intention
-from bdi_rl.bdi.runtime.terms import Struct, atom, term_str, undo
+from bdi_rl.bdi.runtime.terms import Struct, Trail, atom, term_str, undo
 
 if TYPE_CHECKING:
-    from bdi_rl.bdi.runtime.state import AgentState
+    from bdi_rl.bdi.runtime.state import AgentState, EventKey, Timer, Waiter
 
 #: the waiters' key of ``.wait(formula)``: tested at every belief change and goal
 WAIT_FORMULA = ("formula",)
@@ -28,7 +28,7 @@ def wait(
     it: Intention,
     frame: Frame,
     ms: Any,
-    key: tuple | None,
+    key: EventKey | None,
     matcher: Any,
     elapsed: Any,
     what: Any = None,
@@ -44,7 +44,7 @@ def wait(
     if key is None:
         ag._timer(ms, lambda: ag._resume(it), it)
         return
-    waiter: list = [it, frame, matcher, elapsed, started, None, True]
+    waiter: Waiter = [it, frame, matcher, elapsed, started, None, True]
     ag.waiters.setdefault(key, []).append(waiter)
     if ms is not None:
         waiter[5] = ag._timer(ms, lambda: ag._wait_timeout(key, waiter))
@@ -57,7 +57,7 @@ def next_deadline(ag: AgentState) -> float | None:
     return ag.timers[0][0] if ag.timers else None
 
 
-def _timer(ag: AgentState, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> list:
+def _timer(ag: AgentState, ms: Any, action: Callable[[], None], owner: Intention | None = None) -> Timer:
     entry = [ag.host.now() + float(ms) / 1000.0, next(ag._seq), action, True, owner]
     heapq.heappush(ag.timers, entry)
     return entry
@@ -79,7 +79,7 @@ def _resume(ag: AgentState, it: Intention) -> None:
         ag._resume_now(it)
 
 
-def _check_waiters(ag: AgentState, key: tuple, value: Struct) -> None:
+def _check_waiters(ag: AgentState, key: EventKey, value: Struct) -> None:
     if WAIT_FORMULA in ag.waiters:
         ag._check_formulas()
     waiting = ag.waiters.get(key)
@@ -90,7 +90,7 @@ def _check_waiters(ag: AgentState, key: tuple, value: Struct) -> None:
         if it.dropped:
             waiting.remove(waiter)
             continue
-        trail: list = []
+        trail: Trail = []
         if matcher(value, frame.env, trail):
             waiting.remove(waiter)
             if timer is not None:
@@ -125,7 +125,7 @@ def _check_formulas(ag: AgentState) -> None:
         del ag.waiters[WAIT_FORMULA]
 
 
-def _wait_timeout(ag: AgentState, key: tuple, waiter: list) -> None:
+def _wait_timeout(ag: AgentState, key: EventKey, waiter: Waiter) -> None:
     waiting = ag.waiters.get(key)
     if not waiting or waiter not in waiting:
         return
