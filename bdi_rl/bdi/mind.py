@@ -23,7 +23,7 @@ from typing import Any
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError, Host, Listener
 from bdi_rl.bdi.runtime import listener as hooks
 from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
-from bdi_rl.bdi.runtime.intention import Intention
+from bdi_rl.bdi.runtime.intention import Frame, Intention
 from bdi_rl.bdi.runtime.listener import Recorder
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text
 from bdi_rl.bdi.runtime.reasoning import applicable_plans
@@ -105,7 +105,7 @@ class _Labels:
         return label
 
 
-def _source(annots: frozenset) -> str:
+def _source(annots: frozenset[Any]) -> str:
     """Whose belief, goal or event: its first source as the trace names it (cached: the same
     few annotation sets come back every step)."""
     text = _SOURCES.get(annots)
@@ -117,7 +117,7 @@ def _source(annots: frozenset) -> str:
     return text
 
 
-_SOURCES: dict[frozenset, str] = {}
+_SOURCES: dict[frozenset[Any], str] = {}
 
 
 def _action_value(value: Any) -> Any:
@@ -161,7 +161,7 @@ class TraceListener(Listener):
         self.recorder.ids, self.recorder.ops, self.recorder.refs = record.ids, record.ops, record.refs
 
     # -- step level ----------------------------------------------------------------------------
-    def on_belief_added(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_added(self, agent: Any, functor: str, args: tuple[Any, ...], annots: frozenset[Any]) -> None:
         key = (functor, args, annots)
         ref = self.ids.get(key)
         if ref is None:
@@ -169,7 +169,7 @@ class TraceListener(Listener):
         self.op(OP_BELIEF_ADD)
         self.ref(ref)
 
-    def on_belief_removed(self, agent: Any, functor: str, args: tuple, annots: frozenset) -> None:
+    def on_belief_removed(self, agent: Any, functor: str, args: tuple[Any, ...], annots: frozenset[Any]) -> None:
         key = (functor, args, annots)
         ref = self.ids.get(key)
         if ref is None:
@@ -177,7 +177,9 @@ class TraceListener(Listener):
         self.op(OP_BELIEF_DEL)
         self.ref(ref)
 
-    def on_percept_replaced(self, agent: Any, functor: str, old: tuple | None, new: tuple | None) -> None:
+    def on_percept_replaced(
+        self, agent: Any, functor: str, old: tuple[Any, ...] | None, new: tuple[Any, ...] | None
+    ) -> None:
         ids = self.ids
         if old is not None:
             key = (functor, old, ANNOTS_PERCEPT)
@@ -190,7 +192,7 @@ class TraceListener(Listener):
             self.op(OP_BELIEF_ADD)
             self.ref(self._belief(key) if ref is None else ref)
 
-    def _belief(self, key: tuple) -> int:
+    def _belief(self, key: tuple[str, tuple[Any, ...], frozenset[Any]]) -> int:
         functor, args, annots = key
         data: BeliefAddData = {
             "belief": clip_text(term_text(Struct(functor, args), annots=False)),
@@ -245,7 +247,7 @@ class TraceListener(Listener):
         if self.cycles:
             self.stacks(agent)
 
-    def action_executed(self, agent: Any, name: str, args: tuple, result: Any) -> None:
+    def action_executed(self, agent: Any, name: str, args: tuple[Any, ...], result: Any) -> None:
         key: Any = (name, args, result)
         try:
             ref = self.ids.get(key)
@@ -389,7 +391,7 @@ class TraceListener(Listener):
         return {"id": it.id, "means": means, "state": "running"}
 
 
-def _frame_line(frame: Any) -> int:
+def _frame_line(frame: Frame) -> int:
     """The line of the instruction ``frame`` runs next (its plan's line once past the end)."""
     lines = frame.plan.lines
     return lines[frame.pc] if frame.pc < len(lines) else frame.plan.line
@@ -444,7 +446,7 @@ def _event_texts(events: Iterable[tuple[int, Any]]) -> list[str]:
     return [clip_text(TRIGGER_TEXT[event[0]] + term_text(event[1], annots=False)) for event in events]
 
 
-def failure_text(report: dict) -> str:
+def failure_text(report: dict[str, Any]) -> str:
     """A dropped intention in one line: ``file:line: message`` (the message names the goal
     when no plan was found for it)."""
     message = report.get("message") or report.get("error") or "plan failure"
@@ -465,7 +467,7 @@ class MindHost(Host):
         self.failures: list[str] = []
         self._label = _Labels()
 
-    def intention_failed(self, agent: Any, report: dict) -> None:
+    def intention_failed(self, agent: Any, report: dict[str, Any]) -> None:
         error = failure_text(report)
         self.failures.append(error)
         if self.tracer is None:

@@ -778,10 +778,10 @@ def _suspending(name: str, call: Callable[..., bool], arity: int) -> Builtin:
 
         cell = compiler.cells.setdefault(name, [traced])
 
-        def outside_a_body(ag: Any, env: list, trail: Any) -> bool:
+        def outside_a_body(ag: Any, env: list[Any], trail: Any) -> bool:
             raise PlanFailure("wrong_arguments", f"{name} waits for the world: only in a plan body")
 
-        def make(pc: int, labels: dict) -> Callable[..., int]:
+        def make(pc: int, labels: dict[int, int]) -> Callable[..., int]:
             nxt = pc + 1
 
             def run(ag: Any, it: Any, frame: Any) -> int:

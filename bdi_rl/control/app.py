@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import msgspec
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from msgspec import Meta
 
 from bdi_rl.bdi.mind import AslError
@@ -161,7 +162,7 @@ def _refused(message: str) -> web.HTTPForbidden:
 
 
 @web.middleware
-async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Only reading is open: anything else needs this server's origin and the token."""
     if request.method not in ("GET", "HEAD"):
         origin = request.headers.get("Origin")

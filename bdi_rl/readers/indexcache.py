@@ -150,7 +150,7 @@ def _fingerprint(trace: Path, length: int) -> str:
     return digest.hexdigest()
 
 
-def _arrays(agent: AgentIndex) -> dict[str, array]:
+def _arrays(agent: AgentIndex) -> dict[str, array[int]]:
     return {
         "offsets": agent.offsets,
         "firsts": agent.firsts,

@@ -136,15 +136,15 @@ class AgentIndex:
     ``firsts[i]`` the position of its first event (format 1: ``i`` itself)."""
 
     name: str
-    offsets: array = field(default_factory=lambda: array("q"))
-    firsts: array = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    firsts: array[int] = field(default_factory=lambda: array("q"))
     episodes: list[dict[str, Any]] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    latest: dict[str, array] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
+    latest: dict[str, array[int]] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
     """positions of each kind whose latest occurrence the mind shows (``rl.step`` lines of
     format 1 are located, not parsed)"""
-    snapshot_at: array = field(default_factory=lambda: array("q", [0]))
+    snapshot_at: array[int] = field(default_factory=lambda: array("q", [0]))
     snapshots: list[Any] = field(default_factory=lambda: [MindState()])
     """``snapshots[k]`` is the mind before position ``snapshot_at[k]``: a MindState (format 1:
     every CHECKPOINT events, folded while indexing), or the line index of a format-2 record
@@ -169,7 +169,7 @@ class AgentIndex:
         return self.count
 
     @property
-    def rl_positions(self) -> array:
+    def rl_positions(self) -> array[int]:
         return self.latest[RL_STEP]
 
 
@@ -351,7 +351,7 @@ class RunIndex:
         if agent is None:
             agent = self.add_agent(AgentIndex(event.agent))
         if kind == STEPS:
-            self._index_record(agent, event.data, offset)  # type: ignore[attr-defined]
+            self._index_record(agent, event.data, offset)
             return
         format1 = event.schema == SCHEMA_V1
         if format1:
