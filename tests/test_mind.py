@@ -286,7 +286,7 @@ def test_a_plan_file_is_parsed_once_per_text(tmp_path):
 def test_a_belief_told_by_several_agents_keeps_every_source_in_the_trace(tmp_path):
     """Issue 18: a belief told by four learners showed one source. Folding the trace gives
     all of them, and the belief goes only when its last teller untells it (Jason)."""
-    from bdi_rl.readers.runindex import MindState
+    from bdi_rl.readers.mindstate import MindState
 
     mind, tracer = _mind(tmp_path, "noted.\n")
     hazard = Struct("hazard", (1, 2))

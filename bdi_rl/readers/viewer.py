@@ -34,6 +34,7 @@ from bdi_rl.readers.indexcache import default_cache_dir
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.library import Library
 from bdi_rl.readers.mindnotes import mind_notes
+from bdi_rl.readers.overview import run_overview
 from bdi_rl.readers.pattern import PatternError, parse_pattern
 from bdi_rl.readers.qgrid import QGridError, QTable, load_qview
 from bdi_rl.readers.runindex import RunIndex
@@ -305,7 +306,7 @@ async def api_runs(request: web.Request) -> web.Response:
         if _RUN_ID.fullmatch(path.name):
             async with indexer.reading(path, budget) as index:
                 budget = max(0, budget - (index.indexed_bytes - index.indexed_before_refresh))
-                rows.append(index.overview())
+                rows.append(run_overview(index))
     rows.sort(key=lambda r: r["started"] or 0, reverse=True)
     return json_response({"runs": rows})
 
@@ -320,7 +321,7 @@ async def api_run(request: web.Request, index: RunIndex) -> web.Response:
             "evals": agent.evals,
             "stopped": agent.stopped,
         }
-    return json_response({**index.overview(), "agents": agents})
+    return json_response({**run_overview(index), "agents": agents})
 
 
 #: Most runs one compare page overlays.
