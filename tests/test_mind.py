@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, load_mind
+from bdi_rl.bdi.mind import AslError, belief_texts, check_asl, load_mind
+from bdi_rl.bdi.mindtrace import TraceListener
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.trace.kinds import TraceLevel
