@@ -57,7 +57,8 @@ from bdi_rl.control.specs import (
     uploaded_spec,
 )
 from bdi_rl.readers.runstate import run_state
-from bdi_rl.readers.viewer import CONTROL, STATIC, bad_request, create_app, json_response, not_found, stop_signals
+from bdi_rl.readers.viewer import STATIC, create_app, stop_signals
+from bdi_rl.readers.viewerapi import CONTROL, bad_request, json_response, not_found
 from bdi_rl.readers.webserver import host_check, start_app, url_of
 from bdi_rl.rl.checkpoint import CheckpointError
 from bdi_rl.rl.envs import EnvError
