@@ -1162,13 +1162,13 @@ async def test_a_handler_that_fails_is_a_500_with_the_headers_and_its_traceback_
 async def test_a_handler_that_fails_mid_answer_closes_the_connection_and_logs_it_once(runs, monkeypatch, caplog):
     """The live stream fails after its headers went out (injected): nothing can replace the
     answer, so the connection closes; the bug's traceback is logged once, and nothing else."""
-    from bdi_rl.readers import viewer
+    from bdi_rl.readers import viewerapi
 
     async def broken(request, index, response):
         await response.write(b"event: update\ndata: {}\n\n")
         raise RuntimeError("injected fault mid-stream")
 
-    monkeypatch.setattr(viewer, "_stream_updates", broken)
+    monkeypatch.setattr(viewerapi, "_stream_updates", broken)
     run = _run_named(runs, "tiny").name
     with caplog.at_level(logging.DEBUG):
         async with _listening_viewer(runs) as port:

@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 import pytest
 
+from bdi_rl.readers.overview import run_overview
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.spec import load_spec
@@ -234,7 +235,7 @@ def test_ctrl_c_keeps_what_was_learned(tmp_path):
     seqs = line_seqs(events, "learner@localhost")
     assert seqs == list(range(len(seqs)))
     assert events[-1]["kind"] == "run.stop"
-    row = RunIndex(run_dir).overview()
+    row = run_overview(RunIndex(run_dir))
     assert (row["state"], row["learners"], row["live"]) == ("interrupted", 1, False)
 
 
@@ -249,7 +250,7 @@ def test_ctrl_c_during_start_up_still_leaves_a_summary(tmp_path):
     (run_dir,) = runs.iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["experiment"] == "frozenlake-4x4"
-    row = RunIndex(run_dir).overview()  # the runs list: interrupted, with its one learner
+    row = run_overview(RunIndex(run_dir))  # the runs list: interrupted, with its one learner
     assert (row["state"], row["learners"], row["live"]) == ("interrupted", 1, False)
     result = run_cli("run", "--resume", str(run_dir), "--no-progress")
     assert result.returncode == 0, result.stderr

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bdi_rl.bdi.mind import AslError, TraceListener, belief_texts, check_asl, load_mind
+from bdi_rl.bdi.mind import AslError, belief_texts, check_asl, load_mind
+from bdi_rl.bdi.mindtrace import TraceListener
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.trace.kinds import TraceLevel
@@ -286,7 +287,7 @@ def test_a_plan_file_is_parsed_once_per_text(tmp_path):
 def test_a_belief_told_by_several_agents_keeps_every_source_in_the_trace(tmp_path):
     """Issue 18: a belief told by four learners showed one source. Folding the trace gives
     all of them, and the belief goes only when its last teller untells it (Jason)."""
-    from bdi_rl.readers.runindex import MindState
+    from bdi_rl.readers.mindstate import MindState
 
     mind, tracer = _mind(tmp_path, "noted.\n")
     hazard = Struct("hazard", (1, 2))

@@ -17,7 +17,8 @@ from bdi_rl.readers.export import export_joint_csv
 from bdi_rl.readers.inspector import inspect_mind, print_mind
 from bdi_rl.readers.render import render_episode
 from bdi_rl.readers.runindex import RunIndex
-from bdi_rl.readers.viewer import KIND_VIEWS, create_app
+from bdi_rl.readers.viewer import create_app
+from bdi_rl.readers.viewerapi import KIND_VIEWS
 from bdi_rl.readers.world import WorldError, episode_world
 from bdi_rl.trace.kinds import WORLD_STEP
 from bdi_rl.trace.reading import read_trace

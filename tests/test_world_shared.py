@@ -371,7 +371,7 @@ def _seated_mind(tmp_path: Path, plans: str) -> tuple[Any, SharedWorld, Recorded
     from bdi_rl.bdi.episode import EpisodeSession, Percepts
     from bdi_rl.bdi.mind import load_mind
     from bdi_rl.bdi.runtime import Actions
-    from bdi_rl.bdi.world import SeatClient
+    from bdi_rl.bdi.seat import SeatClient
     from bdi_rl.rl.qlearning import LearningConfig, QLearner
 
     shared, ends, tracer, timers = _world("climbing_game_v0")

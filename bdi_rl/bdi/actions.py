@@ -151,7 +151,7 @@ class RlBridge:
 
     def register(self, actions: Actions) -> None:
         """Add every ``.rl_*`` action to ``actions`` (the mind's tracer records each call as an
-        ``action`` event, with every other host action: ``bdi.mind.TraceListener``)."""
+        ``action`` event, with every other host action: ``bdi.mindtrace.TraceListener``)."""
         for name, (arity, returns, method) in ACTIONS.items():
             _add(actions, name, arity, returns, method(self))
 

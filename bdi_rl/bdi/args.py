@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.text import shown
@@ -30,6 +31,9 @@ __all__ = [
     "text_arg",
 ]
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 
 class ActionArgError(PlanFailure, ValueError):
     """An internal action refused one of its arguments: the plan fails with Jason's
@@ -39,13 +43,12 @@ class ActionArgError(PlanFailure, ValueError):
         super().__init__("wrong_arguments", message)
 
 
-def integer(value: Any) -> int | None:
+def integer(value: object) -> int | None:
     """``value`` as an int if it is a whole number: numbers written in a plan arrive as
     floats (``3`` is 3.0), percepts as ints; bools, fractions, NaN and terms are not."""
-    kind = type(value)
-    if kind is int:
+    if type(value) is int:
         return value
-    if kind is float:
+    if type(value) is float:
         return int(value) if value.is_integer() else None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
@@ -93,11 +96,11 @@ def cell_state(env: EnvAdapter, x: Any, y: Any, action: str) -> int:
     return env.state_at(*cell_arg(env, x, y, action))  # type: ignore[return-value]
 
 
-def decoded(action: str, decode: Any, *args: Any) -> Any:
+def decoded(action: str, decode: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``decode(*args)`` with its ValueError turned into this action's ActionArgError (a
     malformed sequence, policy or experience string, which may come from a teammate)."""
     try:
-        return decode(*args)
+        return decode(*args, **kwargs)
     except ActionArgError:
         raise
     except ValueError as exc:

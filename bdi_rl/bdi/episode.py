@@ -18,7 +18,7 @@ from typing import Any
 from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
-from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, evaluate, run_episode
+from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, StepHook, evaluate, run_episode
 from bdi_rl.rl.throughput import TrainingSpan
 from bdi_rl.trace.kinds import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
@@ -195,12 +195,12 @@ class EpisodeSession:
 
     def checked_action(self, a: Any) -> int:
         """``a`` as an action of this env, in a running episode (ActionArgError, RuntimeError)."""
-        a = index_arg(a, self.env.n_actions, "action", ".rl_act")
+        action = index_arg(a, self.env.n_actions, "action", ".rl_act")
         if not self._reset_seeded:
             raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
         if self.outcome is not None:
             raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
-        return a
+        return action
 
     @property
     def state(self) -> int:
@@ -343,10 +343,12 @@ class EpisodeSession:
         self.percepts.perceive("eval", result.mean_return, result.success_rate)
 
 
-def _observing(observe: TransitionObserver) -> Callable[..., None]:
+def _observing(observe: TransitionObserver) -> StepHook:
     """run_episode's per-step hook that hands each transition to ``observe``."""
 
-    def hook(s, a, r, s2, terminated, truncated, q_before, q_after) -> None:
+    def hook(
+        s: int, a: int, r: float, s2: int, terminated: bool, truncated: bool, q_before: float, q_after: float
+    ) -> None:
         observe(s, a, r, s2, terminated)
 
     return hook

@@ -82,7 +82,7 @@ def _operator_text(value: Struct) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _literal_text(functor: str, args: tuple) -> str:
+def _literal_text(functor: str, args: tuple[Any, ...]) -> str:
     # Percepts repeat (state(5), pos(1, 2) ...): their text is made once.
     return f"{functor}({', '.join(map(term_text, args))})"
 

@@ -129,8 +129,7 @@ def parse_body(performative: str, body: str, reply: bool = False) -> Any:
     WireError for anything else, saying why."""
     if performative not in PERFORMATIVES:
         raise WireError(f"unknown ilf_type {performative!r}")
-    if len(body) > MAX_BODY_CHARS:
-        raise WireError(f"body of {len(body)} characters exceeds {MAX_BODY_CHARS}")
+    _check_length(body)
     if performative == "tellHow":
         return _plans(body) if body.strip() or not reply else ()  # an askHow no plan answers
     if reply:
@@ -142,6 +141,22 @@ def parse_body(performative: str, body: str, reply: bool = False) -> Any:
         if not all(type(x) is Struct and not x.args for x in (labels if type(labels) is tuple else (labels,))):
             raise WireError("untellHow carries a plan label, or a list of labels")
         return labels
+    return _literal(performative, body)
+
+
+def parse_literal(body: str) -> Struct:
+    """One ground literal (a tell's body, a spec's belief); source annotations dropped."""
+    _check_length(body)
+    return _literal("tell", body)
+
+
+def _check_length(body: str) -> None:
+    if len(body) > MAX_BODY_CHARS:
+        raise WireError(f"body of {len(body)} characters exceeds {MAX_BODY_CHARS}")
+
+
+def _literal(performative: str, body: str) -> Struct:
+    """The literal a tell, untell, achieve or ask carries (an ask's is a query, kept whole)."""
     term = _term(body, ground=performative not in ASKS)
     if type(term) is not Struct:
         raise WireError("not an AgentSpeak literal (a string, number or list)")
@@ -149,11 +164,6 @@ def parse_body(performative: str, body: str, reply: bool = False) -> Any:
         return term  # a query: source(...) says whose belief is asked for (source(self): the receiver's own)
     annots = frozenset(a for a in term.annots if not (type(a) is Struct and a.functor == "source"))
     return term if annots == term.annots else Struct(term.functor, term.args, annots)
-
-
-def parse_literal(body: str) -> Struct:
-    """One ground literal (a tell's body, a spec's belief); source annotations dropped."""
-    return parse_body("tell", body)
 
 
 def _text(body: str) -> str:

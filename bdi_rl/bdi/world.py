@@ -55,18 +55,18 @@ barrier it will never reach, and its seat plays the default action from then on
 (``defaulted`` in the trace; ``seats_left`` in the world's ``agent.stop``). Any later call
 of its agent to the world fails (``refused``), naming why its seat was finished.
 
-Two sides, each blind to how the other is reached:
+Two sides, each blind to how the other is reached (their calls: :mod:`bdi_rl.bdi.worldcalls`):
 
-- :class:`SharedWorld`, the world's side (:class:`WorldPort`): it steps the world and tells
-  each seat's :class:`SeatEnd` what happened;
-- :class:`SeatClient`, an agent's side (a :class:`SeatEnd`): the suspending actions (held
-  by the agent's mind: ``Agent.hold``), and the transitions applied to its session. An
-  action the world will never answer (its seat was finished, or across processes the world
-  agent went offline and stayed so: ``SeatClient.world_gone``) fails, and the plan's
-  failure handling applies.
+- :class:`SharedWorld`, here, the world's side (a :class:`WorldPort`): it steps the world and
+  tells each seat's :class:`SeatEnd` what happened;
+- :class:`~bdi_rl.bdi.seat.SeatClient`, an agent's side (a :class:`SeatEnd`, in
+  :mod:`bdi_rl.bdi.seat`): the suspending actions, and the transitions applied to its session.
 
 In ``bdi-rl run`` they call each other directly. Across processes ``bdi_rl.xmpp.worldlink``
 carries the same calls over XMPP.
+
+The world's side stays one module past ~500 lines: the barriers, their deadlines and the
+closing of seats are one state machine over the same seats, read together.
 """
 
 from __future__ import annotations
@@ -76,22 +76,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from bdi_rl.bdi.args import index_arg
-from bdi_rl.bdi.episode import EpisodeSession
-from bdi_rl.bdi.runtime import Actions
-from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.errors import PlanFailure
-from bdi_rl.bdi.runtime.instructions import SUSPENDED
-from bdi_rl.bdi.runtime.queries import Query, QueryCompiler
-from bdi_rl.bdi.runtime.terms import resolve
-from bdi_rl.bdi.runtime.unify import TermCompiler
-from bdi_rl.rl.qlearning import EvalResult
-from bdi_rl.rl.worldenv import Seat, World
+from bdi_rl.bdi.seat import SeatClient
+from bdi_rl.bdi.worldcalls import ACT, EVAL, RESET, SeatEnd, WorldPort
+from bdi_rl.rl.worldenv import World
 from bdi_rl.trace.kinds import WORLD_LATE, WORLD_STEP, TraceLevel, WorldLateData, WorldStepData
 from bdi_rl.trace.tracer import Tracer
 
+#: SeatClient, SeatEnd and WorldPort are named here too, for the importers of the agent layer.
 __all__ = ["STUCK_AFTER", "SeatClient", "SeatEnd", "SharedWorld", "WorldPort"]
 
 log = logging.getLogger("bdi_rl.bdi.world")
@@ -101,44 +94,9 @@ log = logging.getLogger("bdi_rl.bdi.world")
 STUCK_AFTER = 3
 #: Seconds between two warnings about the same agent missing deadlines.
 LATE_WARNING_EVERY = 60.0
-#: The barriers, by the call each waits for.
-RESET, ACT, EVAL = ".rl_reset", ".rl_act", ".rl_evaluate"
 
 #: A timer: ``schedule(seconds, callback)`` returns something with ``cancel()``.
 Schedule = Callable[[float, Callable[[], None]], Any]
-
-
-class SeatEnd(Protocol):
-    """What the world tells an agent at its seat."""
-
-    def begun(self, obs: int) -> None:
-        """An episode began: the agent's first observation."""
-
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
-        """The world stepped: the agent's action (the default one if ``defaulted``), its
-        next observation and reward, and whether its episode ended."""
-
-    def evaluated(self, result: EvalResult, seconds: float) -> None:
-        """Greedy joint episodes ended: the agent's result."""
-
-    def refused(self, why: str) -> None:
-        """The world finished this agent's seat (``why``) and answers none of its calls."""
-
-
-class WorldPort(Protocol):
-    """What an agent asks of its world (by its seat's name)."""
-
-    def ask_reset(self, seat: str, policy: list[int] | None = None) -> None:
-        """A new episode, please (``policy``: my greedy policy, for an evaluation first)."""
-
-    def choose(self, seat: str, action: int) -> None:
-        """My action for the coming step."""
-
-    def ask_evaluation(self, seat: str, policy: list[int]) -> None:
-        """Evaluate our greedy policies (mine is ``policy``)."""
-
-    def finish(self, seat: str, why: str | None = None) -> None:
-        """I am done (``why``: I failed before training ended): stop waiting for me."""
 
 
 @dataclass
@@ -581,223 +539,3 @@ _WITHOUT = {
     ACT: "its seat plays the default action {action}",
     EVAL: "its seat plays the default action {action} in the evaluation",
 }
-
-
-# -- the agent's side ---------------------------------------------------------------------------
-
-#: What an intention held at each barrier waits for (a stall report's words).
-_HELD = {call: f"the world's {call}" for call in (RESET, ACT, EVAL)}
-
-
-class SeatClient:
-    """An agent at its seat: its suspending ``.rl_reset``, ``.rl_act`` and ``.rl_evaluate``,
-    and what the world's answers do to its session (a :class:`SeatEnd`)."""
-
-    def __init__(self, seat: Seat, session: EpisodeSession) -> None:
-        self.seat = seat.agent
-        """the world's name of this agent's seat"""
-        self.facts = seat.facts
-        self.session = session
-        self.port: WorldPort | None = None
-        """the world (set once it is known: directly, or its XMPP link)"""
-        self._told_finished = False
-        self.wake: Callable[[], None] = lambda: None
-        """set by the agent's host: its BDI loop runs again (a resumed intention waits for it)"""
-        self.eval_every = session.eval_every
-        session.eval_every = 0  # the world evaluates: the policies ride on .rl_reset
-        self._resume: Callable[[], None] | None = None
-        self._waiting = ""
-        """the call in progress (RESET, ACT or EVAL; empty: none)"""
-        self._held: tuple[Any, Any] | None = None
-        """(mind, intention) the call in progress suspended"""
-        self._in_call = False
-        self._completed = False
-        self._refused: str | None = None
-        self.lost: str | None = None
-        """why the world will answer no call of this agent any more (None: it will)"""
-        self._row: list[float] | None = None
-        self._defaulted = False
-
-    # -- SeatEnd: the world's answers ----------------------------------------------------------
-    def begun(self, obs: int) -> None:
-        self._defaulted = False
-        self.session.begin_episode(obs)
-        self._perceive_facts(obs)
-        self._done()
-
-    def _perceive_facts(self, obs: int) -> None:
-        """The world's facts of this observation besides ``pos`` (lbforaging: ``partner(X, Y)``,
-        ``food(X, Y)``, dropped once the food is eaten)."""
-        percepts = self.session.percepts
-        for name, value in self.facts(obs).items():
-            if name == "pos":
-                continue  # the session perceives it with state(S)
-            if value is None:
-                percepts.forget(name, 2)
-            else:
-                percepts.perceive(name, *value)
-
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
-        session = self.session
-        row, self._row = self._row, None
-        self._defaulted = defaulted
-        session.apply_step(a, s2, r, terminated, truncated, row=None if defaulted else row)
-        self._perceive_facts(s2)
-        session.percepts.perceive("reward", r)
-        if not defaulted or (self._waiting == ACT and (terminated or truncated)):
-            # a choice that reached the world after the deadline counts for the next step;
-            # when the defaulted step ended the episode there is none: it goes on now
-            self._done()
-
-    def evaluated(self, result: EvalResult, seconds: float) -> None:
-        self.session.record_eval(result, seconds)
-        if self._waiting == EVAL:  # an evaluation due at a reset comes before the reset's answer
-            self._done()
-
-    def refused(self, why: str) -> None:
-        self._give_up(why)
-
-    def world_gone(self, why: str) -> None:
-        """The world agent is gone (across processes: offline past the grace period): the call
-        in progress fails, and so will every later one."""
-        self._give_up(why)
-
-    def _give_up(self, why: str) -> None:
-        self.lost = why
-        self._resume, self._waiting = None, ""
-        if self._in_call:
-            self._refused = why
-            return
-        held, self._held = self._held, None
-        if held is not None:
-            mind, it = held
-            mind.fail_held(it, PlanFailure("action_failed", why))
-            self.wake()
-
-    def _done(self) -> None:
-        """The call in progress is answered: it goes on (it was made just now) or resumes."""
-        resume, self._resume = self._resume, None
-        self._waiting = ""
-        if self._in_call:
-            self._completed = True
-        elif resume is not None:
-            resume()
-
-    # -- the suspending actions ------------------------------------------------------------------
-    def _call(self, ag: Any, it: Any, waiting: str, ask: Callable[[WorldPort], None]) -> bool:
-        """Ask the world; True if it answered at once (the caller goes on), else the intention
-        waits for the answer, held by the mind."""
-        if self.lost is not None:
-            raise PlanFailure("action_failed", self.lost)
-        if self._resume is not None:
-            raise PlanFailure("action_failed", "this agent already waits for its world")
-        port = self.port
-        if port is None:
-            raise PlanFailure("action_failed", "the shared world is not connected yet")
-
-        def resume() -> None:
-            held, self._held = self._held, None
-            if held is not None:
-                held[0].release(held[1])
-                self.wake()
-
-        self._resume, self._waiting = resume, waiting
-        self._in_call, self._completed, self._refused = True, False, None
-        try:
-            ask(port)
-        finally:
-            self._in_call = False
-        if self._refused is not None:
-            raise PlanFailure("action_failed", self._refused)
-        if self._completed:
-            return True
-        self._held = (ag, it)
-        ag.hold(it, _HELD[waiting])
-        return False
-
-    def reset(self, ag: Any, it: Any) -> bool:
-        session = self.session
-        n = session.learner.episodes
-        due = self.eval_every and 0 < n < session.episodes_target and n % self.eval_every == 0
-        policy = session.learner.greedy_policy() if due else None
-        return self._call(ag, it, RESET, lambda port: port.ask_reset(self.seat, policy))
-
-    def act(self, ag: Any, it: Any, a: Any) -> bool:
-        session = self.session
-        if self._defaulted and session.outcome is not None:
-            # late: the default action played for it ended the episode. The world hears of
-            # the call all the same (it is no stuck agent) and drops the choice.
-            if self.port is not None and self.lost is None:
-                self.port.choose(self.seat, index_arg(a, session.env.n_actions, "action", ".rl_act"))
-            return True
-        action = session.checked_action(a)
-        if session.tracer.level >= TraceLevel.STEP:
-            self._row = session.learner.q[session.state].tolist()
-        return self._call(ag, it, ACT, lambda port: port.choose(self.seat, action))
-
-    def evaluate(self, ag: Any, it: Any) -> bool:
-        policy = self.session.learner.greedy_policy()
-        return self._call(ag, it, EVAL, lambda port: port.ask_evaluation(self.seat, policy))
-
-    @property
-    def finished(self) -> bool:
-        """Whether this agent told the world it is done."""
-        return self._told_finished
-
-    def finish(self, why: str | None = None) -> None:
-        """Tell the world this agent is done (``why``: it failed before training ended), once."""
-        if self.port is not None and not self._told_finished and self.lost is None:
-            self._told_finished = True
-            self.port.finish(self.seat, why)
-
-    def register(self, actions: Actions) -> None:
-        """Replace ``.rl_reset``, ``.rl_act`` and ``.rl_evaluate`` (registered already by the
-        agent's RlBridge) with their suspending versions."""
-        actions.add_builtin(RESET, _suspending(RESET, self.reset, 0))
-        actions.add_builtin(ACT, _suspending(ACT, self.act, 1))
-        actions.add_builtin(EVAL, _suspending(EVAL, self.evaluate, 0))
-
-
-Builtin = Callable[[QueryCompiler, s.Lit, TermCompiler], Query]
-
-
-def _suspending(name: str, call: Callable[..., bool], arity: int) -> Builtin:
-    """A builtin ``name`` that runs ``call(ag, it, *args)`` and suspends the intention when it
-    returns False, until the world answers. The call goes through the agent's traced cell
-    (an ``action`` event, as any host action)."""
-
-    def compile_call(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
-        if len(node.args) != arity:
-            raise tc.error(node, f"{name} takes {arity} argument(s), got {len(node.args)}")
-        builds = [tc.term(a).build for a in node.args]
-        current: list[Any] = [None]
-
-        def traced(*args: Any) -> bool:
-            ag, it = current[0]
-            return call(ag, it, *args)
-
-        cell = compiler.cells.setdefault(name, [traced])
-
-        def outside_a_body(ag: Any, env: list, trail: Any) -> bool:
-            raise PlanFailure("wrong_arguments", f"{name} waits for the world: only in a plan body")
-
-        def make(pc: int, labels: dict) -> Callable[..., int]:
-            nxt = pc + 1
-
-            def run(ag: Any, it: Any, frame: Any) -> int:
-                args = [resolve(b(frame.env)) for b in builds]
-                current[0] = (ag, it)
-                try:
-                    done = cell[0](*args)
-                finally:
-                    current[0] = None
-                if done:
-                    return nxt
-                frame.pc = nxt
-                return SUSPENDED
-
-            return run
-
-        return Query(outside_a_body, body=make)
-
-    return compile_call

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import msgspec
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from msgspec import Meta
 
 from bdi_rl.bdi.mind import AslError
@@ -56,7 +57,8 @@ from bdi_rl.control.specs import (
     uploaded_spec,
 )
 from bdi_rl.readers.runstate import run_state
-from bdi_rl.readers.viewer import CONTROL, STATIC, bad_request, create_app, json_response, not_found, stop_signals
+from bdi_rl.readers.viewer import STATIC, create_app, stop_signals
+from bdi_rl.readers.viewerapi import CONTROL, bad_request, json_response, not_found
 from bdi_rl.readers.webserver import host_check, start_app, url_of
 from bdi_rl.rl.checkpoint import CheckpointError
 from bdi_rl.rl.envs import EnvError
@@ -161,7 +163,7 @@ def _refused(message: str) -> web.HTTPForbidden:
 
 
 @web.middleware
-async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Only reading is open: anything else needs this server's origin and the token."""
     if request.method not in ("GET", "HEAD"):
         origin = request.headers.get("Origin")

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, MindState, OnDamage, RunIndex
+from bdi_rl.readers.mindstate import MindState
+from bdi_rl.readers.runindex import CHECKPOINT, AgentIndex, OnDamage, RunIndex
 from bdi_rl.store import atomic_write_bytes, cache_root
 from bdi_rl.trace.check import TraceChecker
 
@@ -150,7 +151,7 @@ def _fingerprint(trace: Path, length: int) -> str:
     return digest.hexdigest()
 
 
-def _arrays(agent: AgentIndex) -> dict[str, array]:
+def _arrays(agent: AgentIndex) -> dict[str, array[int]]:
     return {
         "offsets": agent.offsets,
         "firsts": agent.firsts,

@@ -31,7 +31,8 @@ def rolling_mean(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
     sums = np.cumsum(np.insert(values.astype(float), 0, 0.0))
     idx = np.arange(1, len(values) + 1)
     lo = np.maximum(0, idx - window)
-    return (sums[idx] - sums[lo]) / (idx - lo)
+    means: np.ndarray = (sums[idx] - sums[lo]) / (idx - lo)  # numpy types an indexed array as Any
+    return means
 
 
 def learner_curves(run_dirs: list[Path], on_damage: OnDamage = None) -> list[dict[str, Any]]:

@@ -9,6 +9,11 @@ the mind: format 1's every ``CHECKPOINT`` events (folded while indexing), format
 records' keyframes (read when first needed; a record is counted from its ``ops``, never
 expanded while indexing). The mind at any position is a snapshot plus the events since it
 folded on top, never a rescan. It never writes to the run directory.
+
+Building the index and reading through it (events at positions, the mind at a position, an
+episode's span) stay one module past ~500 lines: both work on the same per-agent arrays and
+the two formats' layout, and change together. The mind it folds is ``readers.mindstate``'s;
+the runs list's row of a run, ``readers.overview``'s.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Any, BinaryIO
 import msgspec
 import orjson
 
-from bdi_rl.readers.runstate import RunState, read_summary, run_state
+from bdi_rl.readers.mindstate import MindState, belief_sources
+from bdi_rl.readers.runstate import RunState, run_state
 from bdi_rl.rl.success import family_of_env_id, is_success
 from bdi_rl.store import SPEC_FILE, TRACE_FILE
 from bdi_rl.trace.check import CheckedEvent, LineOutOfTurn, TraceChecker
@@ -61,68 +67,6 @@ CHECKPOINT = 500
 _RUN_KINDS = frozenset({RUN_START, RUN_STOP, RUN_RESUME, TELEMETRY_RESTART})
 
 
-@dataclass
-class MindState:
-    """What an agent believed and intended after one of its events."""
-
-    beliefs: dict[str, list[str]] = field(default_factory=dict)
-    """belief text -> its sources, in the order they told it (Jason: one belief, several
-    sources; it goes when its last source does)"""
-    intentions: list[dict[str, Any]] = field(default_factory=list)
-    """running plans, oldest first: trigger, plan label, source"""
-    rl: dict[str, Any] | None = None
-    """the latest ``rl.step`` up to this point (state, action, Q row, epsilon)"""
-    cycle: dict[str, Any] | None = None
-    """``cycle`` level: the latest reasoning cycle (its events taken, the events pending)"""
-    options: dict[str, Any] | None = None
-    """``cycle`` level: the latest plan selection (relevant, applicable, selected plans)"""
-    stacks: list[dict[str, Any]] | None = None
-    """``cycle`` level: every intention's stack of intended means, as last recorded"""
-
-    def copy(self) -> MindState:
-        return MindState(
-            {b: list(s) for b, s in self.beliefs.items()},
-            [dict(i) for i in self.intentions],
-            self.rl,
-            self.cycle,
-            self.options,
-            self.stacks,
-        )
-
-    def apply(self, event: dict[str, Any]) -> None:
-        kind, data = event["kind"], event["data"]
-        if kind == AGENT_START:  # a new mind (the run was resumed): nothing carries over
-            self.beliefs.clear()
-            self.intentions.clear()
-            self.cycle = self.options = self.stacks = None
-        elif kind == CYCLE:
-            self.cycle = data
-        elif kind == OPTIONS:
-            self.options = data
-        elif kind == INTENTIONS:
-            self.stacks = data.get("intentions")
-        elif kind == BELIEF_ADD:
-            held = self.beliefs.setdefault(data["belief"], [])
-            held.extend(s for s in _sources(data) if s not in held)
-        elif kind == BELIEF_DEL:
-            known = self.beliefs.get(data["belief"])
-            if known is not None:
-                gone = _sources(data)
-                known[:] = [s for s in known if s not in gone]
-                if not known:
-                    del self.beliefs[data["belief"]]
-        elif kind == INTENTION_START:
-            self.intentions.append(
-                {"trigger": data.get("trigger"), "plan": data.get("plan"), "source": data.get("source", "self")}
-            )
-        elif kind == INTENTION_END or kind == INTENTION_FAIL:
-            plan = data.get("plan")
-            for i in range(len(self.intentions) - 1, -1, -1):
-                if self.intentions[i]["plan"] == plan:
-                    del self.intentions[i]
-                    break
-
-
 #: Kinds whose latest occurrence the mind shows (located at index time, read when asked for).
 LATEST_KINDS = (RL_STEP, CYCLE, OPTIONS, INTENTIONS)
 
@@ -136,15 +80,15 @@ class AgentIndex:
     ``firsts[i]`` the position of its first event (format 1: ``i`` itself)."""
 
     name: str
-    offsets: array = field(default_factory=lambda: array("q"))
-    firsts: array = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    firsts: array[int] = field(default_factory=lambda: array("q"))
     episodes: list[dict[str, Any]] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    latest: dict[str, array] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
+    latest: dict[str, array[int]] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
     """positions of each kind whose latest occurrence the mind shows (``rl.step`` lines of
     format 1 are located, not parsed)"""
-    snapshot_at: array = field(default_factory=lambda: array("q", [0]))
+    snapshot_at: array[int] = field(default_factory=lambda: array("q", [0]))
     snapshots: list[Any] = field(default_factory=lambda: [MindState()])
     """``snapshots[k]`` is the mind before position ``snapshot_at[k]``: a MindState (format 1:
     every CHECKPOINT events, folded while indexing), or the line index of a format-2 record
@@ -169,7 +113,7 @@ class AgentIndex:
         return self.count
 
     @property
-    def rl_positions(self) -> array:
+    def rl_positions(self) -> array[int]:
         return self.latest[RL_STEP]
 
 
@@ -351,7 +295,7 @@ class RunIndex:
         if agent is None:
             agent = self.add_agent(AgentIndex(event.agent))
         if kind == STEPS:
-            self._index_record(agent, event.data, offset)  # type: ignore[attr-defined]
+            self._index_record(agent, event.data, offset)
             return
         format1 = event.schema == SCHEMA_V1
         if format1:
@@ -537,7 +481,7 @@ class RunIndex:
         if frame is not None:
             beliefs, intentions = frame
             for belief in beliefs:
-                state.beliefs[belief["belief"]] = _sources(belief)
+                state.beliefs[belief["belief"]] = belief_sources(belief)
             state.intentions = [
                 {"trigger": i.get("trigger"), "plan": i.get("plan"), "source": i.get("source", "self")}
                 for i in intentions
@@ -628,74 +572,6 @@ class RunIndex:
         """The level the run was traced at (its ``spec.toml``), None when that is unreadable."""
         level = self.spec.get("trace")
         return level if isinstance(level, str) else None
-
-    def overview(self) -> dict[str, Any]:
-        """The runs-list row: what ran, how far, how well."""
-        spec = self.spec
-        start = next((e for e in self.run_events if e["kind"] == RUN_START), None)
-        learners = [a for a in self.agents.values() if a.action_names is not None or a.episodes or a.evals]
-        finals = [a.evals[-1] for a in learners if a.evals]
-        state = self.state
-        return {
-            "run": self.run_dir.name,
-            "env": (spec.get("env") or {}).get("id"),
-            "experiment": spec.get("name"),
-            "agents": sorted(self.agents),
-            "learners": _spec_learners(spec) or len(learners),  # also those a run stopped early never traced
-            "episodes": max((len(a.episodes) for a in learners), default=0),
-            "final_eval": _mean_eval(finals),
-            "started": start["ts"] if start else None,
-            "state": state.state,
-            "state_why": state.why,
-            "live": state.state == "live",
-            "indexing": self.indexing,
-            "events": sum(a.events for a in self.agents.values()),
-            "damaged": self.damaged,
-            "evaluation": self.evaluation,
-        }
-
-    @property
-    def evaluation(self) -> dict[str, Any] | None:
-        """A play's results (``bdi-rl play``: ``summary.json``'s ``evaluation``), else None;
-        ``{"policy_only": ...}`` alone while the play is still going."""
-        play = self.spec.get("play")
-        if not isinstance(play, dict):
-            return None
-        summary = read_summary(self.run_dir) or {}
-        found = summary.get("evaluation")
-        return found if isinstance(found, dict) else {"policy_only": bool(play.get("policy_only"))}
-
-
-def _spec_learners(spec: dict[str, Any]) -> int:
-    """The learners the run's spec names (0 when it cannot be read): every group's ``count``
-    (1 by default) whose ``role`` is ``learner`` (the default)."""
-    groups = spec.get("agents")
-    counts = [
-        group.get("count", 1)
-        for group in (groups if isinstance(groups, list) else [])
-        if isinstance(group, dict) and group.get("role", "learner") == "learner"
-    ]
-    return sum(count for count in counts if isinstance(count, int))
-
-
-def _sources(data: dict[str, Any]) -> list[str]:
-    """A belief event's sources: all of them when it names several, else its one."""
-    several = data.get("sources")
-    return [str(s) for s in several] if isinstance(several, list) and several else [data.get("source", "self")]
-
-
-def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The learners' latest evaluations averaged: return and success side by side, never
-    one standing in for the other (the runs list had them mixed in one column)."""
-    returns = [e["mean_return"] for e in evals if isinstance(e.get("mean_return"), (int, float))]
-    rates = [e["success_rate"] for e in evals if isinstance(e.get("success_rate"), (int, float))]
-    if not returns:
-        return None
-    return {
-        "mean_return": sum(returns) / len(returns),
-        "success_rate": sum(rates) / len(rates) if rates else None,
-        "learners": len(returns),
-    }
 
 
 def _episode_success(agent: AgentIndex, data: dict[str, Any]) -> bool:

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import orjson
 
+from bdi_rl.readers.mindstate import belief_sources
 from bdi_rl.readers.pattern import Pattern
-from bdi_rl.readers.runindex import RunIndex, _sources
+from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.kinds import BELIEF_ADD, BELIEF_DEL
 from bdi_rl.trace.steps import OP_BELIEF_ADD, OP_BELIEF_DEL
 
@@ -123,7 +124,7 @@ class _Found:
     dels: int = 0
 
     def note(self, agent: str, data: Any, kind: str, position: int, offset: int, entry: int) -> None:
-        for source in _sources(data):
+        for source in belief_sources(data):
             key = (agent, data["belief"], source, kind)
             known = self.firsts.get(key)
             if known is None or position < known[0]:

@@ -29,10 +29,10 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, BadStatusLine, InvalidHeader, InvalidURLError, LineTooLong
+from aiohttp.typedefs import Handler
 
 log = logging.getLogger("bdi_rl.readers.webserver")
 
@@ -136,7 +136,7 @@ def plain_answer(status: int, text: str) -> web.Response:
 
 
 @web.middleware
-async def _only_own_hosts(request: web.Request, handler: Any) -> web.StreamResponse:
+async def _only_own_hosts(request: web.Request, handler: Handler) -> web.StreamResponse:
     values = request.headers.getall("Host", [])
     if request.app[HOSTS].allows(values):
         return await handler(request)

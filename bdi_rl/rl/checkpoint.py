@@ -13,6 +13,9 @@ archive, truncated, another format version, a metadata field of the wrong type o
 range (naming the field), a table that does not match its own metadata or checksum,
 non-finite values. :func:`check_env` then refuses a table made for another state space,
 saying what differs; a table is never reshaped to fit.
+
+The schema, the writer and the reader's checks stay one module (~500 lines): they are one
+file format, and change together.
 """
 
 from __future__ import annotations

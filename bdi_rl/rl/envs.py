@@ -267,7 +267,7 @@ def _load_entry_point(env_id: str) -> Callable[..., Any] | None:
         module = importlib.import_module(module_name)
     except Exception as exc:
         raise EnvError(f'env "{env_id}": cannot import module "{module_name}": {_one_line(exc)}') from exc
-    target = getattr(module, attr, None)
+    target: object = getattr(module, attr, None)
     if target is None:
         if attr in gym.registry:  # gymnasium's own "module:EnvId-v0" convention
             return None

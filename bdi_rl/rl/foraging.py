@@ -184,7 +184,9 @@ def to_array(obs: ForagingObs) -> np.ndarray:
     return np.array([*food, *obs.own, obs.own_level, *obs.other, obs.other_level], dtype=np.float32)
 
 
-class LevelBasedForaging(ParallelEnv[str, int, int]):
+# pettingzoo 1.27 ships no type information (no py.typed): to mypy ParallelEnv is Any, which
+# strict mode refuses as a base (misc; unused-ignore while strict is off).
+class LevelBasedForaging(ParallelEnv[str, int, int]):  # type: ignore[misc, unused-ignore]
     """lbforaging's 5x5, 2-player, 1-food cooperative world with one ``Discrete`` state per
     player (module docstring: the encoding, what differs from lbforaging, the optimum).
 

@@ -5,7 +5,7 @@ trace files read back (``run --resume``, every reader).
 """
 
 import types
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 import msgspec
 import numpy as np
@@ -59,6 +59,8 @@ class CheckedEvent(msgspec.Struct, tag_field="kind", forbid_unknown_fields=True,
     ts: float
     episode: int
     step: int
+    if TYPE_CHECKING:  # a field of each kind's subclass, a struct made at import: typed Any
+        data: Any
 
 
 def _wire_type(tp: Any) -> Any:
@@ -89,7 +91,8 @@ _DATA_STRUCTS = {kind: _data_struct(record) for kind, record in KIND_DATA.items(
 _DATA_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _DATA_STRUCTS.items()}
 
 
-def _event_decoder(schema: str) -> msgspec.json.Decoder:
+def _event_decoder(schema: str) -> msgspec.json.Decoder[CheckedEvent]:
+    """Every kind of the schema as a struct of its own, each a :class:`CheckedEvent`."""
     base = msgspec.defstruct(f"Event{schema[-1]}", [("schema", Literal[schema])], bases=(CheckedEvent,), kw_only=True)
     return msgspec.json.Decoder(
         Union[  # noqa: UP007 (built from a tuple)
@@ -341,7 +344,7 @@ class TraceChecker:
                 event.seq > expected and agent in self.next_seq,
             )
         if event.kind == STEPS:
-            def0, defined = event.data.def0, self.next_def.get(agent, 0)  # type: ignore[attr-defined]
+            def0, defined = event.data.def0, self.next_def.get(agent, 0)
             if def0 != defined:
                 raise LineOutOfTurn(
                     f"steps data: def0 {def0} where {agent} has made {defined} definitions "
@@ -358,7 +361,7 @@ class TraceChecker:
         agent = event.agent
         self.next_seq[agent] = event.seq + 1
         if event.kind == STEPS:
-            data = event.data  # type: ignore[attr-defined]
+            data = event.data
             self.next_def[agent] = data.def0 + len(data.defs)
         elif event.kind == AGENT_START:  # a new life: definitions from 0
             self.next_def[agent] = 0
