@@ -1,0 +1,61 @@
+"""What a command that runs agents does to its process: quieter libraries, the library
+patches, and signals (SIGTERM stops a role the way Ctrl-C does)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def quiet_libraries() -> None:
+    """SPADE, slixmpp and pyjabber chatter at INFO; users want the bar and the summary."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # A refused login also raises AuthenticationFailure, which main reports as one line.
+    logging.getLogger("slixmpp.features.feature_mechanisms.mechanisms").setLevel(logging.CRITICAL)
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR")
+
+
+def prepare_agent_process() -> None:
+    """What the commands that run agents do to the process first (benchmarks that run agents
+    without the CLI call it too): quieter libraries, then every library patch applied
+    (bdi_rl/patches.py), before any plan is compiled or agent built."""
+    quiet_libraries()
+    patch_libraries()
+
+
+def patch_libraries() -> None:
+    from bdi_rl.patches import apply_all
+
+    apply_all()
+
+
+def terminate_like_interrupt() -> None:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does: every role stops the same way."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+def until_signalled(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` on ``loop``; Ctrl-C or SIGTERM cancels it, so it can stop cleanly (the
+    learners flush their traces and save their tables). KeyboardInterrupt if the work ended
+    by being cancelled rather than by handling it."""
+    task = loop.create_task(work)
+    stops = (signal.SIGINT, signal.SIGTERM)
+    for sig in stops:
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
+    finally:
+        for sig in stops:
+            loop.remove_signal_handler(sig)
+        terminate_like_interrupt()  # asyncio leaves SIGTERM at its default (die at once)
