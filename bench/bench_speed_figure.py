@@ -3,9 +3,9 @@
 For N learners in one ``bdi-rl run`` (embedded server, episode mode, FrozenLake 4x4, trace at
 ``episode`` level) and for a run continued with ``--resume``, this compares the summary's figure
 with one measured from the trace alone: all learners' env steps (``episode.end`` lengths) over
-the time from the first episode's end to the last one's, plus the first learner's mean
-episode time (its first episode, before the first end). It also prints what the old definition
-(all steps over the longest single learner's training) would have said.
+the time from the first episode's end to the last one's, plus the first learner's shortest
+time between two of its episodes' ends (for its first episode, which ended first). It also
+prints what the old definition (all steps over the longest single learner's training) said.
 
     python bench/bench_speed_figure.py --learners 1 100 1000 --episodes 200
 """
@@ -54,7 +54,7 @@ def _from_trace(run: Path, after_resume: bool) -> tuple[int, float]:
                 ends.append((event["ts"], event["agent"]))
     first_ts, first_agent = min(ends)
     own = sorted(ts for ts, agent in ends if agent == first_agent)
-    first_episode = (own[-1] - own[0]) / (len(own) - 1)
+    first_episode = min(b - a for a, b in zip(own, own[1:], strict=False))
     return steps, max(ends)[0] - first_ts + first_episode
 
 
