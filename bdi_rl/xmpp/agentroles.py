@@ -227,8 +227,8 @@ class LearnerRole(AgentRole):
 
 
 def learner_of(agent: Any) -> LearnerRole | None:
-    """The learner role of ``agent`` (None: it is no learner)."""
-    role = agent.role
+    """The learner role of ``agent`` (None: it is no learner, or a stand-in without a role)."""
+    role = getattr(agent, "role", None)
     return role if isinstance(role, LearnerRole) else None
 
 
