@@ -38,7 +38,7 @@ BELIEF_CHANGES = frozenset({"tell", "untell"})
 STRANGER_TELL_BYTES = 1 << 20
 
 #: Every belief the runtime perceives, as (functor, arity): the ``.rl_*`` actions' percepts
-#: (bdi_rl/bdi/actions.py), the team percepts (``team_percepts`` in bdi_rl/xmpp/runner.py) and
+#: (bdi_rl/bdi/actions.py), the team percepts (``team_percepts`` in bdi_rl/xmpp/wiring.py) and
 #: ``trusted/1``. Plans read them as facts about the env, the run and the team, so nobody may
 #: tell or untell one: a told ``training_done``, ``outcome(goal)`` or ``trusted("me@x")`` would
 #: steer the agent. tests/test_trust.py checks that no percept is missing here.

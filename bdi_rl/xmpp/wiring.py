@@ -311,7 +311,7 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[Struct]:
     ``learners([...])`` and ``team_size(N)``, and ``trusted(J)`` for every other JID of
     :func:`trusted_jids` (not its own: what it adds itself is ``source(self)``). Peers are
     bare JID strings, as in ``source(...)``. Each functor/arity here is in
-    ``bdi_rl.xmpp.agent.PERCEIVED``: nobody may tell it."""
+    ``bdi_rl.xmpp.inbox.PERCEIVED``: nobody may tell it."""
 
     def jid(local: str) -> str:
         return f"{local}@{domain}"
