@@ -57,10 +57,10 @@ _.current_step  # rl/foraging.py: lbforaging's own state, set to compute the opt
 _._food_spawned
 _.enable_direct_tls  # xmpp/patches.py, tests/test_trust.py: slixmpp reads it when it connects
 _.reschedule_connection_attempt  # xmpp/patches.py: slixmpp's, overridden
-_.critical  # xmpp/server.py: the logger interface pyjabber calls
+_.critical  # xmpp/serverhost.py: the logger interface pyjabber calls
 _.exception
 exc_type  # xmpp/server.py: __aexit__'s signature
-_._queues  # xmpp/server.py: pyjabber's own state, reset or replaced for the embedded server
+_._queues  # xmpp/server.py, serverstream.py: pyjabber's own state, reset or replaced for the embedded server
 _.app_config
 _._timeout_monitor
 _._queue

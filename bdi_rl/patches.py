@@ -39,7 +39,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         "spade",
         "4.1.4",
-        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent"),
+        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent", "bdi_rl.xmpp.wakeable"),
         "a reconnecting XMPP client with one shared TLS context, agents that stop without "
         "reconnecting, SPADE's log records clipped (xmpp.patches)",
         xmpp_patches.apply,

@@ -3,7 +3,7 @@ transport takes them (used by ``bench_trace_transport.py --flood``).
 
 A learner cannot produce 200k events/s while it learns on a shared 2-core machine, so the
 transport's capacity is measured with this emitter: a SPADE agent with the real
-:class:`~bdi_rl.trace.tracer.Tracer` and :class:`~bdi_rl.xmpp.agent.TraceShipper`, emitting
+:class:`~bdi_rl.trace.tracer.Tracer` and :class:`~bdi_rl.xmpp.shipping.TraceShipper`, emitting
 ``rl.step`` events shaped like an episode-mode learner's (a Q row each) through
 ``Tracer.emit``. In trace format 2 ``rl.step`` is a record kind: each event is a row of the
 tracer's open step record, and the record becomes one ``steps`` line when it is closed (by a
@@ -36,7 +36,8 @@ from bdi_rl.spec import load_spec  # noqa: E402
 from bdi_rl.trace.batch import ACK_METADATA  # noqa: E402
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RL_STEP, RlStepData, TraceLevel  # noqa: E402
 from bdi_rl.trace.tracer import Tracer  # noqa: E402
-from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, TraceShipper, join_run  # noqa: E402
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG  # noqa: E402
+from bdi_rl.xmpp.shipping import TraceShipper, join_run  # noqa: E402
 
 
 class FloodAgent(Agent):

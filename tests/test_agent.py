@@ -141,7 +141,7 @@ def test_any_xmpp_client_can_tell_an_agent(tmp_path):
                     break
                 await asyncio.sleep(0.05)
             assert 'got(7, "a, b")' in bob.beliefs()
-            assert bob.rejected_messages == 1
+            assert bob.inbox.rejected_messages == 1
         finally:
             await client.stop()
 
@@ -216,10 +216,10 @@ def test_a_message_to_an_offline_agent_bounces_and_is_not_read_as_its_tell(tmp_p
     async def body(agents):
         bouncer = agents["bouncer"]
         for _ in range(200):
-            if "nobody-home@localhost" in bouncer.bounced_peers:
+            if "nobody-home@localhost" in bouncer.inbox.bounced_peers:
                 break
             await asyncio.sleep(0.05)
-        assert bouncer.bounced_peers == {"nobody-home@localhost"}
+        assert bouncer.inbox.bounced_peers == {"nobody-home@localhost"}
         assert not any(b.startswith("news") for b in bouncer.beliefs())
 
     _run(_with_agents(tmp_path, sources, body, ejabberd=ejabberd))

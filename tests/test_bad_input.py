@@ -49,7 +49,8 @@ from bdi_rl.trace.batch import (
 from bdi_rl.trace.kinds import SCHEMA, TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
-from bdi_rl.xmpp.agent import STRANGER_TELL_BYTES, TracedBdiAgent
+from bdi_rl.xmpp.agent import TracedBdiAgent
+from bdi_rl.xmpp.inbox import STRANGER_TELL_BYTES
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
 from bdi_rl.xmpp.telemetry import TelemetryAgent
 from tests.conftest import MINIMAL_SPEC, run_cli
@@ -791,7 +792,7 @@ def bdi_received(tmp_path_factory) -> Received:
                 if event["kind"] == "msg.recv" and "rejected" in event["data"]:
                     sender = event["data"]["from"].split("@")[0]
                     rejections.setdefault(sender, []).append(event["data"]["rejected"])
-            return Received(rejections, bob.rejected_messages, bob.beliefs(), warnings.messages)
+            return Received(rejections, bob.inbox.rejected_messages, bob.beliefs(), warnings.messages)
 
     return _run_collecting_warnings("bdi_rl.xmpp.agent", scenario)
 
@@ -843,7 +844,7 @@ def test_a_stranger_cannot_fill_an_agents_memory_with_tells(tmp_path):
     assert "still_heard(1)" in bob.beliefs()
     assert len(held) * len(body) <= STRANGER_TELL_BYTES and len(held) + len(rejected) == flood
     assert len(rejected) >= 20 and all("bytes already" in reason for reason in rejected)
-    assert bob.rejected_messages == len(rejected)
+    assert bob.inbox.rejected_messages == len(rejected)
     assert sum("refused tells from flooder@localhost" in line for line in warnings) == 1
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from bdi_rl.trace.reading import read_trace
-from bdi_rl.xmpp.agent import TraceShipper
+from bdi_rl.xmpp.shipping import TraceShipper
 from tests.conftest import MINIMAL_SPEC, line_seqs
 
 SPEC = (

@@ -147,7 +147,7 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
     assert 'greeted("boss")' in bob.beliefs()
     assert 'greeted("mallory")' not in bob.beliefs()
     assert "rumour(1)" in bob.beliefs()  # anyone may tell: beliefs keep their source
-    assert bob.rejected_messages == 1
+    assert bob.inbox.rejected_messages == 1
     refused = [
         e["data"]
         for e in read_trace(str(tmp_path / "trace.jsonl"))

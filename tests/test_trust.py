@@ -28,7 +28,7 @@ from slixmpp.exceptions import IqError, IqTimeout
 
 from bdi_rl.spec import load_spec
 from bdi_rl.trace.steps import expanded
-from bdi_rl.xmpp.agent import PERCEIVED
+from bdi_rl.xmpp.inbox import PERCEIVED
 from bdi_rl.xmpp.wiring import team_percepts, trusted_jids
 from tests.conftest import ROOT, run_cli
 from tests.test_agent import _run

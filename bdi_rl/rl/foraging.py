@@ -185,8 +185,8 @@ def to_array(obs: ForagingObs) -> np.ndarray:
 
 
 # pettingzoo 1.27 ships no type information (no py.typed): to mypy ParallelEnv is Any, which
-# strict mode refuses as a base (misc; unused-ignore while strict is off).
-class LevelBasedForaging(ParallelEnv[str, int, int]):  # type: ignore[misc, unused-ignore]
+# strict mode refuses as a base (misc).
+class LevelBasedForaging(ParallelEnv[str, int, int]):  # type: ignore[misc]
     """lbforaging's 5x5, 2-player, 1-food cooperative world with one ``Discrete`` state per
     player (module docstring: the encoding, what differs from lbforaging, the optimum).
 

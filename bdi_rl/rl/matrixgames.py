@@ -46,8 +46,8 @@ def penalty_payoff(k: float = -100.0) -> tuple[tuple[float, ...], ...]:
 
 
 # pettingzoo 1.27 ships no type information (no py.typed): to mypy ParallelEnv is Any, which
-# strict mode refuses as a base (misc; unused-ignore while strict is off).
-class OneStepGame(ParallelEnv[str, int, int]):  # type: ignore[misc, unused-ignore]
+# strict mode refuses as a base (misc).
+class OneStepGame(ParallelEnv[str, int, int]):  # type: ignore[misc]
     """A one-step common-payoff game of ``possible_agents``, following PettingZoo's Parallel
     API: ``reset`` makes every agent live and observe 0; ``step`` takes one action from each,
     gives all the payoff of the joint action (:meth:`joint_payoff`), terminates all and

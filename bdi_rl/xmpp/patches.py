@@ -35,6 +35,7 @@ import ssl
 import sys
 import time
 from functools import cache
+from typing import Any
 
 import spade.agent
 from slixmpp import ClientXMPP
@@ -49,7 +50,8 @@ _slixmpp_escape = _tostring.escape
 def escape_xml(text: str, use_cdata: bool = False) -> str:
     """slixmpp's ``escape``, with the same output."""
     if use_cdata:
-        return _slixmpp_escape(text, use_cdata)
+        escaped: str = _slixmpp_escape(text, use_cdata)
+        return escaped
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -68,7 +70,7 @@ def unverified_tls_context() -> ssl.SSLContext:
     return context
 
 
-class SharedTlsXmppClient(XMPPClient):
+class SharedTlsXmppClient(XMPPClient):  # type: ignore[misc]  # spade ships no type hints
     """SPADE's client; without server verification it uses :func:`unverified_tls_context`, and
     its keepalive ping runs only while a session is up.
 
@@ -161,10 +163,10 @@ class ReconnectingXmppClient(SharedTlsXmppClient):
         if not self.leaving:
             super().reconnect(wait, reason)
 
-    _current_connection_attempt: asyncio.Future | None  # slixmpp's own attributes, typed here
+    _current_connection_attempt: asyncio.Future[Any] | None  # slixmpp's own attributes, typed here
     _connect_loop_wait: float
 
-    def reschedule_connection_attempt(self) -> asyncio.Future | None:
+    def reschedule_connection_attempt(self) -> asyncio.Future[Any] | None:
         """slixmpp's, with the pause capped at :attr:`RETRY_CAP`."""
         if self._current_connection_attempt is None:
             return None

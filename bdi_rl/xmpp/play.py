@@ -37,6 +37,7 @@ from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes, 
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.agentroles import LearnerRole
 from bdi_rl.xmpp.runner import RunResult
 from bdi_rl.xmpp.setup import LearnerSetup, learner_setups, prepare_experiment
 from bdi_rl.xmpp.summary import agents_summary
@@ -258,7 +259,7 @@ class _LoopAgent:
     """A learner of the plain loop, as the runner's summary reads one."""
 
     name: str
-    bridge: RlBridge
+    role: LearnerRole
     failure: str | None = None
     stopped: str | None = None
 
@@ -288,8 +289,8 @@ def play_policy_only(
     telemetry = Tracer(run, f"{spec.telemetry.name}@{domain}", TraceLevel.EPISODE)
     telemetry.emit(RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [setup.name]})
     agent = _loop_agent(spec, setup, run, run_dir, domain)
-    tracers = [telemetry, agent.bridge.session.tracer]
-    session = agent.bridge.session
+    session = agent.role.bridge.session
+    tracers = [telemetry, session.tracer]
     try:
         while session.learner.episodes < session.episodes_target:
             session.run_episode()
@@ -348,7 +349,8 @@ def _loop_agent(spec: ExperimentSpec, setup: LearnerSetup, run: str, run_dir: Pa
     tracer.emit(AGENT_START, start)
     session.static_percepts("episode")
     table.announce_warm_start()
-    return _LoopAgent(setup.name, RlBridge(session, table, PolicyCache(session, {}, None, setup.name)))
+    bridge = RlBridge(session, table, PolicyCache(session, {}, None, setup.name))
+    return _LoopAgent(setup.name, LearnerRole(bridge, "episode"))
 
 
 def _ship(tracers: list[Tracer], log: TraceLog) -> None:

@@ -215,7 +215,7 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
     agent's JID is what we ask for) whose account is removed again afterwards."""
     from spade.agent import Agent
 
-    from bdi_rl.xmpp.agent import ask_telemetry
+    from bdi_rl.xmpp.shipping import ask_telemetry
 
     groups = [g.name for g in spec.agents]
     if group not in groups:
@@ -292,7 +292,7 @@ async def run_agents(
     The agents are made as ``bdi-rl run`` makes them (``bdi_rl.xmpp.wiring``), before the run
     is known: once the first has started it asks telemetry for the run, and all of them
     enter it."""
-    from bdi_rl.xmpp.agent import join_run
+    from bdi_rl.xmpp.shipping import join_run
 
     if every_setup is None:
         every_setup = checked_setups(spec)

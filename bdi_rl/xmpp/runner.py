@@ -26,11 +26,12 @@ from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.spec import ExperimentSpec, parse_host_port
 from bdi_rl.store import SPEC_FILE, TRACE_FILE, RunWriter, atomic_write_bytes, new_run_dir, save_summary
 from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP
+from bdi_rl.xmpp.agentroles import learner_of
 from bdi_rl.xmpp.connect import check_login, wait_for_server
 from bdi_rl.xmpp.setup import AgentSetup, LearnerSetup, prepare_experiment
 from bdi_rl.xmpp.society import Society
 from bdi_rl.xmpp.summary import agents_summary, resumed_summary
-from bdi_rl.xmpp.waiting import Progress, is_learner, run_learners
+from bdi_rl.xmpp.waiting import Progress, run_learners
 from bdi_rl.xmpp.wiring import Wiring, created_agents, make_agents, spec_jids, spec_names
 
 if TYPE_CHECKING:  # these import SPADE and pyjabber: loaded only once a run starts
@@ -233,8 +234,8 @@ async def start_agents(
     released, as the run's society (agents their plans create start so too), and start them."""
     spec = wiring.spec
     live.agents = make_agents(wiring, setups, setups)
-    for agent in filter(is_learner, live.agents):
-        agent.bridge.session.on_episode = on_episode
+    for learner in filter(None, map(learner_of, live.agents)):
+        learner.bridge.session.on_episode = on_episode
     assert live.telemetry is not None
     make, start = created_agents(wiring, live.telemetry, live.server)
     live.society = Society(

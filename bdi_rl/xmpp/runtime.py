@@ -9,4 +9,5 @@ from spade.container import Container
 
 def event_loop() -> asyncio.AbstractEventLoop:
     """SPADE's process-wide event loop: every agent of this process runs on it."""
-    return Container().loop
+    loop: asyncio.AbstractEventLoop = Container().loop
+    return loop

@@ -4,7 +4,10 @@ pyjabber's own ``Server`` is unfit for embedding (it binds the machine's LAN add
 admin/upload HTTP site on 9090, writes certificates into site-packages, installs signal handlers,
 spawns a process pool and exits silently on a busy port). So this module drives pyjabber's
 building blocks itself: its configuration object, database, presence/pubsub singletons and the
-``XMLProtocol`` connection handler, behind one c2s listener on 127.0.0.1 (and ::1). It also works
+``XMLProtocol`` connection handler, behind one c2s listener on 127.0.0.1 (and ::1). Its parts:
+this module starts, serves and stops it; :mod:`bdi_rl.xmpp.serverhost` finds it a port, checks
+its domain, makes its certificate and quietens pyjabber's logger; :mod:`bdi_rl.xmpp.serverstream`
+is a client's stream (pyjabber's connection handler with the rules below), which also works
 around two pyjabber races seen with clients in another process: a STARTTLS stream header that
 gets lost, and a cancelled database query that wipes the in-memory database.
 
@@ -13,9 +16,9 @@ anyone register):
 
 - every stanza of an authenticated client gets the session's full JID as ``from``; one that
   claims any other JID ends the stream with ``<invalid-from/>``, as ejabberd 23.01 does
-  (:class:`_SessionStanzaHandler`, RFC 6120 8.1.2.1), logged once per session;
+  (``serverstream._SessionStanzaHandler``, RFC 6120 8.1.2.1), logged once per session;
 - accounts are the ones given up front (``accounts``); in-band registration is neither
-  advertised nor served unless ``open_registration`` says so (:class:`_ClosedRegistration`).
+  advertised nor served unless ``open_registration`` says so (``serverstream._ClosedRegistration``).
 
 pyjabber internals relied on (check them when bumping pyjabber, pinned ``>=0.4.5,<0.5``):
 ``AppConfig.AppConfig`` / ``AppConfig.app_config``, ``Parameters`` defaults (plugins, items),
@@ -42,12 +45,10 @@ pyjabber keeps its state in process globals, so one embedded server runs per pro
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import contextlib
 import errno
 import hashlib
-import ipaddress
 import logging
 import os
 import socket
@@ -56,12 +57,23 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
-__all__ = ["EmbeddedXmppServer", "XmppServerError", "free_port"]
+from bdi_rl.xmpp.serverhost import (
+    LOG_LEVELS,
+    QuietLogger,
+    XmppServerError,
+    check_domain,
+    ensure_certificate,
+    free_port,
+    import_pyjabber,
+    loopback_hosts,
+)
+from bdi_rl.xmpp.serverstream import make_protocol_class
+
+__all__ = ["EmbeddedXmppServer", "XmppServerError", "check_domain", "ensure_certificate", "free_port"]
 
 log = logging.getLogger(__name__)
 
@@ -75,145 +87,6 @@ _REGISTER_PLUGIN = "jabber:iq:register"
 ACCOUNT_HASH_ITERATIONS = 4096
 _PORT_ATTEMPTS = 5
 _CLOSE_GRACE_S = 2.0
-_LOG_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
-
-
-class XmppServerError(RuntimeError):
-    """The embedded XMPP server cannot start; the message is meant for the user."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free on ``host`` right now (the OS picks it; another process may race us)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def _loopback_hosts() -> list[str]:
-    """127.0.0.1, plus ::1 when the machine has it: "localhost" may resolve to either first."""
-    hosts = ["127.0.0.1"]
-    if socket.has_ipv6:
-        try:
-            with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
-                sock.bind(("::1", 0))
-            hosts.append("::1")
-        except OSError:
-            pass
-    return hosts
-
-
-def check_domain(host: str) -> str:
-    """Agents connect to their JID's domain, so it must resolve to this machine's loopback only."""
-    domain = host.strip().lower()
-    try:
-        infos = socket.getaddrinfo(domain, None, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        raise XmppServerError(f"XMPP domain {host!r} does not resolve; use 'localhost'") from None
-    addresses = {str(info[4][0]).split("%")[0] for info in infos}
-    if not all(ipaddress.ip_address(a).is_loopback for a in addresses):
-        raise XmppServerError(
-            f"XMPP domain {host!r} resolves to {sorted(addresses)}, not loopback only; use 'localhost'"
-        )
-    return domain
-
-
-def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
-    """A self-signed EC certificate for ``domain`` in ``directory`` (clients use verify_security=False)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    cert_path, key_path = directory / f"{domain}_cert.pem", directory / f"{domain}_key.pem"
-    now = datetime.now(UTC)
-    if cert_path.is_file() and key_path.is_file():
-        try:
-            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-            if cert.not_valid_after_utc > now + timedelta(days=1):
-                return cert_path, key_path
-        except ValueError:
-            pass  # unreadable: regenerate below
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, domain)])
-    try:
-        alt_names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(domain))]
-    except ValueError:
-        alt_names = [x509.DNSName(domain)]
-    alt_names += [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(ipaddress.ip_address("::1"))]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=365))
-        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    directory.mkdir(parents=True, exist_ok=True)
-    key_bytes = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key_bytes)
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    return cert_path, key_path
-
-
-class _QuietLogger:
-    """Stands in for loguru's ``logger`` inside pyjabber modules: drops records below a level.
-
-    Loguru has no per-module levels outside handler filters, and the handlers belong to the
-    user; swapping pyjabber's module-global ``logger`` silences only pyjabber.
-    """
-
-    def __init__(self, real: Any, level: str) -> None:
-        self._real = real
-        self._min = _LOG_LEVELS[level.upper()]
-
-    def _emit(self, level: str, message: Any, args: tuple[Any, ...], kwargs: dict[str, Any], exc: bool = False) -> None:
-        if _LOG_LEVELS.get(level, 0) >= self._min:
-            self._real.opt(depth=2, exception=exc or None).log(level, message, *args, **kwargs)
-
-    def trace(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("TRACE", message, args, kwargs)
-
-    def debug(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("DEBUG", message, args, kwargs)
-
-    def info(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("INFO", message, args, kwargs)
-
-    def success(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("SUCCESS", message, args, kwargs)
-
-    def warning(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("WARNING", message, args, kwargs)
-
-    def error(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("ERROR", message, args, kwargs)
-
-    def critical(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("CRITICAL", message, args, kwargs)
-
-    def exception(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("ERROR", message, args, kwargs, exc=True)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-
-class _NoMonitor:
-    """Replaces pyjabber's per-connection idle timer (60 s, then it drops quiet agents)."""
-
-    def reset(self) -> None: ...
-
-    def cancel(self) -> None: ...
 
 
 class _UploadDisabled:
@@ -257,8 +130,8 @@ class EmbeddedXmppServer:
         accounts: Mapping[str, str] | None = None,
         open_registration: bool = False,
     ) -> None:
-        if log_level.upper() not in _LOG_LEVELS:
-            raise ValueError(f"log_level must be one of {list(_LOG_LEVELS)}, got {log_level!r}")
+        if log_level.upper() not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {list(LOG_LEVELS)}, got {log_level!r}")
         self.accounts: dict[str, str] = dict(accounts or {})
         self._hashes: dict[str, str] = {}
         """password -> its stored hash (one PBKDF2 per password)"""
@@ -352,10 +225,10 @@ class EmbeddedXmppServer:
     # -- start-up -----------------------------------------------------------------------------
 
     def _quieten_pyjabber(self) -> None:
-        _import_pyjabber()
+        import_pyjabber()
         from loguru import logger as loguru_logger
 
-        quiet = _QuietLogger(loguru_logger, self._log_level)
+        quiet = QuietLogger(loguru_logger, self._log_level)
         for name, module in list(sys.modules.items()):
             ours = name == "pyjabber" or name.startswith("pyjabber.")
             if ours and getattr(module, "logger", None) is loguru_logger:
@@ -458,7 +331,7 @@ class EmbeddedXmppServer:
     async def _listen(self) -> asyncio.Server:
         """Bind the c2s port on loopback, moving to a free port when asked to."""
         loop = asyncio.get_running_loop()
-        hosts = _loopback_hosts()
+        hosts = loopback_hosts()
         port = self._requested_port or free_port()
         for _ in range(_PORT_ATTEMPTS):
             try:
@@ -473,7 +346,7 @@ class EmbeddedXmppServer:
         raise XmppServerError(f"no free loopback port for XMPP after {_PORT_ATTEMPTS} attempts")
 
     def _new_protocol(self) -> asyncio.Protocol:
-        protocol: asyncio.Protocol = _make_protocol_class()(self)
+        protocol: asyncio.Protocol = make_protocol_class()(self)
         return protocol
 
     # -- running --------------------------------------------------------------------------------
@@ -598,239 +471,8 @@ class EmbeddedXmppServer:
                 log.debug("XMPP server database did not close in time")
 
 
-class _StanzaQueue(asyncio.Queue):
-    """A connection's stanza queue whose reader stops between stanzas, never inside one.
-
-    pyjabber cancels a connection's stanza task when the socket closes; a cancel that lands in
-    a database query makes SQLAlchemy invalidate the connection, which wipes the in-memory
-    database (every account lost: "no such table: credentials"). Ending the reader here lets
-    the stanza in hand finish first.
-    """
-
-    _END = object()
-
-    def close(self) -> None:
-        self.put_nowait(self._END)
-
-    async def get(self) -> Any:
-        item = await super().get()
-        if item is self._END:
-            raise asyncio.CancelledError  # pyjabber's reader treats this as its normal exit
-        return item
-
-
-def _import_pyjabber() -> None:
-    """Import every pyjabber module that logs, without the directory one of them leaves.
-
-    pyjabber's HTTP upload module (``plugins/xep_0363/upload_server.py``, imported by its
-    plugin manager) makes a ``pyjabber_xep0363_*`` directory in the temp dir as it is imported
-    and never removes it: one per process that ran a server. We serve no uploads: it goes.
-    """
-    import pyjabber.server  # noqa: F401
-    from pyjabber.plugins.xep_0363 import upload_server
-
-    with contextlib.suppress(OSError):  # gone already (a server ran before in this process)
-        os.rmdir(upload_server.TEMP_DIR)
-
-
 def _password_hash(password: str) -> str:
     """``password`` as pyjabber stores a registration's: ``sha256$iterations$salt_hex$hash_hex``."""
     salt = os.urandom(16)
     digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, ACCOUNT_HASH_ITERATIONS)
     return f"sha256${ACCOUNT_HASH_ITERATIONS}${binascii.hexlify(salt).decode()}${binascii.hexlify(digest).decode()}"
-
-
-def _is_own_jid(claimed: str, session: str) -> bool:
-    """Whether a client's ``from`` names its own session: the full JID, or the bare one (local
-    part and domain compared case-insensitively, resource exactly), as ejabberd accepts."""
-    bare, _, resource = session.partition("/")
-    claimed_bare, slash, claimed_resource = claimed.partition("/")
-    if claimed_bare.lower() != bare.lower():
-        return False
-    return not slash or claimed_resource == resource
-
-
-_STREAMS_NS = "urn:ietf:params:xml:ns:xmpp-streams"
-_STANZAS_NS = "urn:ietf:params:xml:ns:xmpp-stanzas"
-#: ejabberd 23.01's answer to a stanza whose ``from`` is not the sender's, word for word.
-_INVALID_FROM = (
-    f"<stream:error><invalid-from xmlns='{_STREAMS_NS}'/>"
-    f"<text xmlns='{_STREAMS_NS}' xml:lang='en'>Improper 'from' attribute</text></stream:error>"
-).encode()
-
-
-_SASL_NOT_AUTHORIZED = b"<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"
-#: ejabberd's answer to a stanza sent before logging in.
-_STREAM_NOT_AUTHORIZED = f"<stream:error><not-authorized xmlns='{_STREAMS_NS}'/></stream:error>".encode()
-
-
-def _plain_user(auth: Any) -> str | None:
-    """The user name (authcid) of a SASL PLAIN ``<auth>``, None if it is not one."""
-    try:
-        parts = base64.b64decode(auth.text or "").split(b"\0")
-        return parts[1].decode() if len(parts) == 3 else None
-    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
-        return None
-
-
-def _registration_refused(iq_id: str | None, domain: str) -> bytes:
-    """The answer to an in-band registration request when registration is closed: ejabberd's
-    to a registration its access rules deny (``auth``/``forbidden``)."""
-    from xml.sax.saxutils import quoteattr
-
-    return (
-        f"<iq type='error' id={quoteattr(iq_id or '')} from={quoteattr(domain)}><error type='auth'>"
-        f"<forbidden xmlns='{_STANZAS_NS}'/><text xmlns='{_STANZAS_NS}' xml:lang='en'>In-band registration is "
-        "closed: this server has accounts for the run's agents only</text></error></iq>"
-    ).encode()
-
-
-_protocol_class: type | None = None
-
-
-def _make_protocol_class() -> type:  # noqa: C901 (one class of pyjabber hooks: see its docstring)
-    """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently,
-    with its stream negotiation and stanza routing replaced by the two classes below.
-
-    Built lazily so importing this module does not import pyjabber (and its dependencies).
-    """
-    global _protocol_class
-    if _protocol_class is not None:
-        return _protocol_class
-    from pyjabber.network.protocols.XMLProtocol import XMLProtocol
-    from pyjabber.stream.handlers.StanzaHandler import StanzaHandler
-    from pyjabber.stream.negotiators.StreamNegotiator import StreamNegotiator
-    from pyjabber.stream.utils.Enums import Stage
-
-    class _ClosedRegistration(StreamNegotiator):
-        """pyjabber's stream negotiation; while registration is not offered (``_ibr_feature``,
-        from the configured plugins), a registration request is refused, not served.
-
-        Before authentication, pyjabber hands every IQ to in-band registration (SASL's
-        ``handle_iq``) whether or not the feature was advertised, so every IQ is refused here.
-        A refused login is a warning (pyjabber says nothing of a wrong password, and an
-        internal ERROR for a name without an account, which is answered here instead). Any
-        other element before login (a stanza) ends the stream with ``<not-authorized/>``, as
-        on ejabberd; pyjabber logged an internal ERROR for each and kept the stream open.
-        """
-
-        __slots__ = ()
-
-        async def _handle_ssl(self, element: Any) -> Any:
-            tag = element.tag.rpartition("}")[2]
-            owner: EmbeddedXmppServer = self._protocol.owner
-            if tag not in ("auth", "iq"):  # the two SASL.feed knows
-                self._transport.write(_STREAM_NOT_AUTHORIZED)
-                self._connection_manager.close(self._peer)
-                return None
-            if not self._ibr_feature and tag == "iq":
-                self._transport.write(_registration_refused(element.get("id"), self._host))
-                return None
-            if tag == "auth" and not self._ibr_feature:
-                user = _plain_user(element)
-                if user not in owner.accounts:
-                    owner._login_refused(user, f"no such account (only the run's agents have one on {self._host})")
-                    self._transport.write(_SASL_NOT_AUTHORIZED)
-                    self._connection_manager.close(self._peer)
-                    return None
-            result = await super()._handle_ssl(element)
-            if tag == "auth" and self._stage is not Stage.AUTH:
-                owner._login_refused(_plain_user(element), "wrong password")
-            return result
-
-    class _SessionStanzaHandler(StanzaHandler):
-        """pyjabber's stanza router, fed stanzas from the session's own full JID only.
-
-        pyjabber routes messages, presence subscriptions and IQs with whatever ``from`` the
-        client wrote. RFC 6120 8.1.2.1: a missing ``from``, or the session's bare or full JID,
-        becomes the full JID; any other ends the stream with ``<invalid-from/>`` (ejabberd's
-        answer, ending the session), logged once, and nothing after it is routed.
-        """
-
-        def __init__(self, transport: Any) -> None:
-            super().__init__(transport)
-            self.refused = False
-
-        async def feed(self, element: Any) -> None:
-            if self.refused or self._jid is None:
-                return  # the stream is ending: nothing more from it is routed
-            session = str(self._jid)
-            claimed = element.attrib.get("from")
-            if claimed is not None and not _is_own_jid(claimed, session):
-                self.refused = True
-                log.warning(
-                    "XMPP client %s sent a %s as %r: refused, its stream is closed (invalid-from)",
-                    session,
-                    element.tag.rpartition("}")[2],
-                    claimed,
-                )
-                self._transport.write(_INVALID_FROM)
-                self._connections.close(self._peername)  # "</stream:stream>", then the socket
-                return
-            element.attrib["from"] = session
-            await super().feed(element)
-
-    class _ClientProtocol(XMLProtocol):
-        def __init__(self, owner: EmbeddedXmppServer) -> None:
-            super().__init__(namespace="jabber:client", connection_timeout=0)
-            self._timeout_monitor = _NoMonitor()
-            self.owner = owner
-            self.raw_transport: asyncio.Transport | None = None
-            self._held: list[bytes] = []
-
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            self.raw_transport = transport  # type: ignore[assignment]
-            self.owner._protocols.add(self)
-            super().connection_made(transport)
-            # The reader task is created but has not run yet: swap its queue, negotiator and
-            # stanza handler before it does.
-            parser = self._xml_parser.getContentHandler()
-            bridge = parser._stream_negotiator
-            queue = _StanzaQueue()
-            bridge._queue = queue
-            bridge._stream_handler = _ClosedRegistration(self._transport, self, parser, bridge)
-            bridge._stanza_handler_class = _SessionStanzaHandler
-            parser.cancel_queue_bridge = queue.close
-            self.owner._readers.add(parser._queue_bridge_task)
-            parser._queue_bridge_task.add_done_callback(self.owner._readers.discard)
-
-        # STARTTLS race: once the TLS handshake completes, the client's new stream header can
-        # arrive before pyjabber's negotiator has switched transports and reset its XML stack;
-        # the reset then swallows the header and the client waits forever. Hold such data back
-        # until the switch (the negotiator assigns ``transport``) and feed it right after.
-
-        def _upgrading(self) -> bool:
-            raw = self.raw_transport
-            return raw is not None and self._transport is raw and raw.get_protocol() is not self
-
-        def data_received(self, data: bytes) -> None:
-            if self._held or self._upgrading():
-                self._held.append(data)
-                return
-            super().data_received(data)
-
-        @property
-        def transport(self) -> Any:
-            return self._transport
-
-        @transport.setter
-        def transport(self, transport: Any) -> None:
-            self._transport = transport
-            if self._held:
-                asyncio.get_running_loop().call_soon(self._release_held)
-
-        def _release_held(self) -> None:
-            data, self._held = b"".join(self._held), []
-            if self._transport is not None and data:
-                super().data_received(data)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._held = []
-            try:
-                super().connection_lost(exc)
-            finally:
-                self.owner._protocols.discard(self)
-                self.owner._forget_connection(self._peer)
-
-    _protocol_class = _ClientProtocol
-    return _protocol_class

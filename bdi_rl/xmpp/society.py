@@ -1,6 +1,6 @@
 """The agents of a run as Jason's multi-agent system: what ``.all_names``, ``.broadcast``,
 ``.stopMAS``, ``.create_agent`` and ``.kill_agent`` act on (the runtime asks its host,
-``xmpp.agent.AgentHost``, which asks the :class:`Society` of the process).
+``xmpp.mindhost.AgentHost``, which asks the :class:`Society` of the process).
 
 - **The members** are the experiment's agents (the spec's groups and the world agent,
   wherever they run), then the agents created during the run; an agent is named by its JID
@@ -179,7 +179,7 @@ def created_plan_files(path: str | Path) -> list[Path]:
     return found
 
 
-def _statements(body: tuple) -> Iterable[s.Lit]:
+def _statements(body: tuple[Any, ...]) -> Iterable[s.Lit]:
     for stmt in body:
         if isinstance(stmt, s.Stmt):
             if isinstance(stmt.expr, s.Lit):

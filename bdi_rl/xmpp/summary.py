@@ -10,6 +10,7 @@ from typing import Any
 from bdi_rl.bdi.play import PlaySession, evaluation
 from bdi_rl.rl.throughput import steps_per_second, training_seconds
 from bdi_rl.spec import ExperimentSpec
+from bdi_rl.xmpp.agentroles import world_summary
 from bdi_rl.xmpp.society import is_clean_stop
 from bdi_rl.xmpp.waiting import is_learner
 
@@ -22,17 +23,17 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
     steps = 0
     learners = [agent for agent in agents if is_learner(agent)]
     now = time.time()
-    spans = [a.bridge.stats.training for a in learners if a.bridge.stats.training is not None]
+    spans = [a.role.bridge.stats.training for a in learners if a.role.bridge.stats.training is not None]
     for agent in agents:
         stopped = {"stopped": agent.stopped} if agent.stopped and not agent.failure else {}
         if not is_learner(agent):
             per_agent[agent.name] = {
-                **agent.summary(),
+                **agent.role.summary(),
                 **({"failure": agent.failure} if agent.failure else {}),
                 **stopped,
             }
             continue
-        stats = agent.bridge.stats
+        stats = agent.role.bridge.stats
         trained = stats.env_steps - stats.resumed_env_steps
         steps += trained
         entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps, "qtable": stats.qtable}
@@ -54,9 +55,13 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
         summary["evaluation"] = evaluation(
             spec.play.policy_only,
             {
-                a.name: (a.bridge.session.played, a.bridge.checkpoints.warm_start, a.bridge.checkpoints.task_change)
+                a.name: (
+                    a.role.bridge.session.played,
+                    a.role.bridge.checkpoints.warm_start,
+                    a.role.bridge.checkpoints.task_change,
+                )
                 for a in learners
-                if isinstance(a.bridge.session, PlaySession)
+                if isinstance(a.role.bridge.session, PlaySession)
             },
         )
     return summary
@@ -65,7 +70,7 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
 def resumed_summary(resumed_at: dict[str, int], agents: list[Any]) -> dict[str, Any]:
     """What a resumed run's summary says of it: the episode each learner resumed at and the
     env steps done before (not part of ``env_steps_per_second``, which is this process's)."""
-    before = sum(a.bridge.stats.resumed_env_steps for a in agents if is_learner(a))
+    before = sum(a.role.bridge.stats.resumed_env_steps for a in agents if is_learner(a))
     return {"episodes": dict(resumed_at), "env_steps_before": before}
 
 
@@ -111,7 +116,6 @@ def summary_from_trace(
 ) -> dict[str, Any]:
     """summary.json (same shape as ``bdi-rl run`` writes) from the agents' events; an agent
     that never started or has not stopped is named with its reason (:func:`stop_reason`)."""
-    from bdi_rl.xmpp.agent import world_summary
     from bdi_rl.xmpp.telemetry import AgentStats
 
     per_agent: dict[str, Any] = {}

@@ -39,7 +39,8 @@ from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABL
 from bdi_rl.trace.reading import check_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
-from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG, bare_jid
+from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG
+from bdi_rl.xmpp.inbox import bare_jid
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
 
@@ -194,7 +195,7 @@ class TraceLog:
         self._file.close()
 
 
-class TraceReceiver(CyclicBehaviour):
+class TraceReceiver(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hints
     """Decodes batches, hands them to the TraceLog, acknowledges."""
 
     async def run(self) -> None:
@@ -239,7 +240,7 @@ class TraceReceiver(CyclicBehaviour):
         await self.send(Message(to=sender, body=orjson.dumps(body).decode(), metadata=ACK_METADATA))
 
 
-class JoinResponder(CyclicBehaviour):
+class JoinResponder(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hints
     """Tells an agent started in its own process which run it belongs to, and hands out
     agent names to processes that claim one of a group (``docker compose --scale``)."""
 
@@ -262,7 +263,7 @@ class JoinResponder(CyclicBehaviour):
         await self.send(Message(to=str(msg.sender), body=orjson.dumps(reply).decode(), metadata=JOIN_REPLY_METADATA))
 
 
-class TelemetryAgent(Agent):
+class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
     """Owns the run's ``trace.jsonl``; every other agent ships its events here."""
 
     def __init__(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
+from bdi_rl.xmpp.agentroles import learner_of
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.xmpp.society import STOPPED, Society
 
@@ -75,15 +76,15 @@ async def run_learners(
             if not agent.finished and agent.failure is None:
                 agent.failure = "interrupted"
                 if is_learner(agent):
-                    agent.keep_learned()
+                    agent.role.keep_learned()
     await society.settle()  # agents being created or killed: started or stopped by now
     running = [agent for agent in agents if not agent.retired]  # the killed have closed their traces
     for agent in running:
         agent.pause_bdi()  # a stopped agent reasons no more (peers may still be talking to it)
         if is_learner(agent):  # its throughput counts the time it trained, however it ended
-            agent.bridge.session.stop_training_clock()
+            agent.role.bridge.session.stop_training_clock()
             if agent.stopped and agent.failure is None:  # by .stopMAS: what it learned is kept
-                agent.keep_learned()
+                agent.role.keep_learned()
         agent.close_trace()
     # Stopped by a signal, the process has compose's 10 s grace before SIGKILL: a telemetry
     # agent that stopped too (compose down stops every service at once) gets 5 s.
@@ -101,7 +102,7 @@ async def run_learners(
         if not ok:
             failures[str(agent.jid)] = "trace events were not acknowledged by telemetry"
     for agent in filter(is_learner, agents):
-        checkpoints = agent.bridge.checkpoints
+        checkpoints = agent.role.bridge.checkpoints
         try:
             checkpoints.write()  # the final table is kept even if telemetry is gone
         except OSError as exc:  # a full disk: the previous checkpoint is whole (atomic writes)
@@ -111,7 +112,7 @@ async def run_learners(
 
 
 def is_learner(agent: Any) -> bool:
-    return hasattr(agent, "bridge")
+    return learner_of(agent) is not None
 
 
 async def _wait_for_learners(
@@ -130,7 +131,7 @@ async def _wait_for_learners(
     cleanly; agents created meanwhile are watched too, but not waited for."""
     waiters = [asyncio.ensure_future(agent.done.wait()) for agent in agents]
     learners = [agent for agent in agents if is_learner(agent)]
-    total = sum(agent.bridge.session.episodes_target for agent in learners)
+    total = sum(agent.role.bridge.session.episodes_target for agent in learners)
     failed_at: float | None = None
     watch = StallWatch(agents, STALL_SECONDS if stalls == "fail" else IDLE_WARNING_FIRST)
     try:
@@ -189,15 +190,15 @@ def _progress(agents: list[Any], total: int) -> Progress:
     spans: list[TrainingSpan] = []
     steps = 0
     for agent in agents:
-        stats = agent.bridge.stats
+        stats = agent.role.bridge.stats
         returns.extend(stats.returns[-100:])
         steps += stats.env_steps - stats.resumed_env_steps
         if stats.training is not None:
             spans.append(stats.training)
     return Progress(
-        episodes_done=sum(agent.bridge.stats.episodes for agent in agents),
+        episodes_done=sum(agent.role.bridge.stats.episodes for agent in agents),
         episodes_total=total,
         mean_return=sum(returns) / len(returns) if returns else None,
-        epsilon=sum(agent.bridge.session.learner.epsilon for agent in agents) / len(agents),
+        epsilon=sum(agent.role.bridge.session.learner.epsilon for agent in agents) / len(agents),
         env_steps_per_second=steps_per_second(steps, training_seconds(spans, time.time())),
     )

@@ -33,10 +33,11 @@ from bdi_rl.spec import AgentGroup, ExperimentSpec, packaged_asl_dir
 from bdi_rl.store import QTABLE_DIR
 from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.agentroles import CoordinatorRole, CreatedRole, LearnerRole, WorldRole, learner_of, world_of
 from bdi_rl.xmpp.setup import AgentSetup, CoordinatorSetup, LearnerSetup
 
 if TYPE_CHECKING:  # the agents' module imports SPADE: loaded only when agents are made
-    from bdi_rl.xmpp.agent import TracedBdiAgent, WorldAgent
+    from bdi_rl.xmpp.agent import TracedBdiAgent
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ def make_agents(
     world agent if ``host_world`` and the spec has a world (``every_setup``: every agent of the
     spec, whose seats it hosts); the seated learners of ``setups`` act in it directly."""
     world_agent = make_world_agent(wiring, every_setup) if host_world else None
-    shared = world_agent.shared if world_agent is not None else None
+    world = world_of(world_agent) if world_agent is not None else None
+    shared = world.shared if world is not None else None
     agents: list[TracedBdiAgent] = [make_agent(setup, wiring, shared) for setup in setups]
     if world_agent is not None:
         agents.append(world_agent)
@@ -97,7 +99,7 @@ def make_agents(
 def make_agent(setup: AgentSetup, wiring: Wiring, shared: SharedWorld | None = None) -> TracedBdiAgent:
     """A held agent for ``setup``. ``shared``: the world a learner with a seat acts in, when
     it lives in this process."""
-    from bdi_rl.xmpp.agent import CoordinatorAgent, LearnerAgent
+    from bdi_rl.xmpp.agent import TracedBdiAgent
 
     spec = wiring.spec
     jid = wiring.jid(setup.name)
@@ -119,7 +121,7 @@ def make_agent(setup: AgentSetup, wiring: Wiring, shared: SharedWorld | None = N
         cycle=setup.group.reasoning_cycle(),
     )
     if isinstance(setup, CoordinatorSetup):
-        return CoordinatorAgent(jid, wiring.password, setup.group.asl, **common)
+        return TracedBdiAgent(jid, wiring.password, setup.group.asl, role=CoordinatorRole(), **common)
     playing = spec.play is not None  # an evaluation (bdi-rl play): greedy, nothing learned or saved
     session = (PlaySession if playing else EpisodeSession)(
         setup.env,
@@ -152,15 +154,14 @@ def make_agent(setup: AgentSetup, wiring: Wiring, shared: SharedWorld | None = N
         if shared is not None:  # the world lives in this process: no messages between them
             seat.port = shared
             shared.seat(setup.seat.agent, setup.name, seat)
-    return LearnerAgent(
-        jid, wiring.password, setup.group.asl, bridge=bridge, mode=setup.group.mode, seat=seat, **common
-    )
+    role = LearnerRole(bridge, setup.group.mode, seat)
+    return TracedBdiAgent(jid, wiring.password, setup.group.asl, role=role, **common)
 
 
-def make_world_agent(wiring: Wiring, every_setup: list[AgentSetup]) -> WorldAgent | None:
+def make_world_agent(wiring: Wiring, every_setup: list[AgentSetup]) -> TracedBdiAgent | None:
     """The world agent of a spec with ``[world]`` (None without one): it hosts the shared
     world the seated learners step together, and traces every joint step."""
-    from bdi_rl.xmpp.agent import WorldAgent
+    from bdi_rl.xmpp.agent import TracedBdiAgent
 
     spec = wiring.spec
     seats = [setup.seat for setup in every_setup if isinstance(setup, LearnerSetup) and setup.seat is not None]
@@ -177,11 +178,11 @@ def make_world_agent(wiring: Wiring, every_setup: list[AgentSetup]) -> WorldAgen
         schedule=asyncio.get_running_loop().call_later,
         eval_episodes=spec.eval_episodes,
     )
-    return WorldAgent(
+    return TracedBdiAgent(
         jid,
         wiring.password,
         str(packaged_asl_dir() / "world.asl"),
-        shared=shared,
+        role=WorldRole(shared),
         tracer=tracer,
         telemetry=wiring.telemetry_jid,
         flush_seconds=spec.telemetry.flush_seconds,
@@ -196,27 +197,27 @@ def created_agents(
     """How ``bdi-rl run`` makes and starts the agents plans create (bdi_rl/xmpp/society.py):
     a plans-only agent with the team's percepts and its own trace, trusted by the run's
     agents, with an account on the embedded server and its batches taken by telemetry."""
-    from bdi_rl.xmpp.agent import CreatedAgent
+    from bdi_rl.xmpp.agent import TracedBdiAgent
 
     spec = wiring.spec
 
     def make(name: str, asl: Path, creator: Any) -> Any:
         jid = wiring.jid(name)
         for agent in creator.society.agents:  # its requests are taken, as a spec agent's
-            if agent.achieve_from is not None:
-                agent.achieve_from = agent.achieve_from | {jid}
-        return CreatedAgent(
+            if agent.inbox.achieve_from is not None:
+                agent.inbox.achieve_from = agent.inbox.achieve_from | {jid}
+        return TracedBdiAgent(
             jid,
             wiring.password,
             str(asl),
-            creator=str(creator.jid),
+            role=CreatedRole(str(creator.jid)),
             tracer=wiring.tracer(jid, first_seq=0),
             telemetry=wiring.telemetry_jid,
             flush_seconds=spec.telemetry.flush_seconds,
             port=wiring.port,
             hold=True,
             percepts=team_percepts(spec, name, wiring.domain),
-            achieve_from=creator.achieve_from,
+            achieve_from=creator.inbox.achieve_from,
         )
 
     async def start(agent: Any) -> None:
@@ -232,19 +233,18 @@ def created_agents(
 def connect_world(wiring: Wiring, every_setup: list[AgentSetup], agents: list[TracedBdiAgent]) -> None:
     """Across processes: the seated learners of ``agents`` reach a world agent elsewhere over
     XMPP; the world agent among ``agents`` (if any) reaches the seats whose agents run elsewhere."""
-    from bdi_rl.xmpp.agent import WorldAgent
     from bdi_rl.xmpp.worldlink import connect_seat, host_remote_seats
 
     spec = wiring.spec
     assert spec.world is not None
     world_jid = wiring.jid(spec.world.name)
     here = {agent.name for agent in agents}
-    world_agent = next((agent for agent in agents if isinstance(agent, WorldAgent)), None)
-    if world_agent is None:
+    world = next(filter(None, map(world_of, agents)), None)
+    if world is None:
         for agent in agents:
-            seat = getattr(agent, "seat", None)
-            if seat is not None:
-                port = connect_seat(agent, seat, world_jid, spec.world.offline_grace_ms / 1000.0)
+            learner = learner_of(agent)
+            if learner is not None and learner.seat is not None:
+                port = connect_seat(agent, learner.seat, world_jid, spec.world.offline_grace_ms / 1000.0)
                 agent.world_bounced = port.bounced
         return
     seat_jids = {
@@ -253,7 +253,7 @@ def connect_world(wiring: Wiring, every_setup: list[AgentSetup], agents: list[Tr
         if isinstance(setup, LearnerSetup) and setup.seat is not None
     }
     remote = {seat: jid for seat, jid in seat_jids.items() if jid.split("@", 1)[0] not in here}
-    host_remote_seats(world_agent, world_agent.shared, remote, seat_jids, spec.world.offline_grace_ms / 1000.0)
+    host_remote_seats(world.agent, world.shared, remote, seat_jids, spec.world.offline_grace_ms / 1000.0)
 
 
 def enter_run(agents: list[TracedBdiAgent], run: str, run_dir: Path) -> None:
@@ -262,8 +262,9 @@ def enter_run(agents: list[TracedBdiAgent], run: str, run_dir: Path) -> None:
     policy caches, go there, at the paths :func:`make_agent` gives."""
     for agent in agents:
         agent.tracer.set_run(run)
-        bridge = getattr(agent, "bridge", None)
-        if bridge is not None:  # a learner
+        learner = learner_of(agent)
+        if learner is not None:
+            bridge = learner.bridge
             bridge.checkpoints.path = checkpoint_path(run_dir, agent.name)
             bridge.checkpoints.meta["run"] = run
             bridge.policy_cache.path = policy_file(run_dir, agent.name)
@@ -310,7 +311,7 @@ def team_percepts(spec: ExperimentSpec, name: str, domain: str) -> list[Struct]:
     ``learners([...])`` and ``team_size(N)``, and ``trusted(J)`` for every other JID of
     :func:`trusted_jids` (not its own: what it adds itself is ``source(self)``). Peers are
     bare JID strings, as in ``source(...)``. Each functor/arity here is in
-    ``bdi_rl.xmpp.agent.PERCEIVED``: nobody may tell it."""
+    ``bdi_rl.xmpp.inbox.PERCEIVED``: nobody may tell it."""
 
     def jid(local: str) -> str:
         return f"{local}@{domain}"

@@ -161,7 +161,7 @@ class RemoteSeat:
         self.sender.send(self.agent_jid, ANSWER, {"op": "refused", "why": why})
 
 
-class WorldInbox(CyclicBehaviour):
+class WorldInbox(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hints
     """Takes ``bdi-rl.world`` messages: requests at the world agent (``world``), answers at
     a seated agent (``seat``), each from the one sender allowed."""
 

@@ -1,0 +1,144 @@
+"""The mind's side of a SPADE agent: :class:`AgentHost` (what the mind asks of its host goes
+out over XMPP, or to the run's society) and :class:`BdiLoop` (reasoning cycles in bursts,
+asleep on the mailbox when the mind is idle)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from spade.message import Message
+
+from bdi_rl.bdi.mind import MindHost
+from bdi_rl.bdi.runtime import Agent as Mind
+from bdi_rl.bdi.runtime import PlanFailure
+from bdi_rl.bdi.text import term_text
+from bdi_rl.bdi.wire import WireError, format_body
+from bdi_rl.xmpp.inbox import bare_jid
+from bdi_rl.xmpp.society import STOPPED
+from bdi_rl.xmpp.wakeable import WAKE, Wakeable
+
+if TYPE_CHECKING:
+    from bdi_rl.xmpp.agent import TracedBdiAgent
+
+#: Ids of asks this agent sent that it remembers (to know whose answer is whose).
+_ASKS_KEPT = 1024
+
+
+class BdiLoop(Wakeable):
+    """Runs reasoning cycles in bursts and sleeps on the mailbox when the mind is idle (until
+    a message, a resume, a kill, or the mind's next timed wait)."""
+
+    #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
+    #: cycle runs a whole episode, so a count of cycles would not bound the turn).
+    BURST_SECONDS = 0.005
+    #: Longest sleep while idle: messages, a resume and a kill wake the loop before that.
+    IDLE_WAIT = 30.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused_mail: list[Message] = []  # BDI messages that arrived while paused
+        self.busy = True  # the last burst ended with work left (a time limit, not idleness)
+        self.idle_cycles = 0  # reasoning cycles that found nothing to do (one per idle burst)
+        self.received = 0  # BDI messages handed to the mind
+
+    async def run(self) -> None:
+        agent: TracedBdiAgent = self.agent
+        mind = agent.mind
+        if not agent.reasoning:  # held or paused: resume_bdi wakes us
+            msg = await self.receive(timeout=self.IDLE_WAIT)
+            if msg is not None and msg is not WAKE:
+                self.paused_mail.append(msg)
+            return
+        for early in self.paused_mail:
+            agent.inbox.accept(early, mind, agent.host)
+            self.received += 1
+        self.paused_mail.clear()
+        msg = await self.receive(timeout=0 if self.busy else self._idle_wait(mind))
+        while msg is not None:
+            if msg is not WAKE:
+                agent.inbox.accept(msg, mind, agent.host)
+                self.received += 1
+            msg = await self.receive(timeout=0)
+        clock = time.perf_counter
+        until = clock() + self.BURST_SECONDS
+        self.busy = False
+        while mind.cycle():
+            if clock() >= until:
+                self.busy = True
+                break
+        else:
+            self.idle_cycles += 1
+        agent.after_burst()
+
+    def _idle_wait(self, mind: Mind) -> float:
+        deadline = mind.next_deadline()
+        if deadline is None:
+            return self.IDLE_WAIT
+        return min(self.IDLE_WAIT, max(deadline - mind.host.now(), 0.001))
+
+
+class AgentHost(MindHost):
+    """The mind's host in a SPADE agent: what it sends goes out over XMPP in spade_bdi's
+    wire format; asks are remembered so that only the asked agent can answer them."""
+
+    def __init__(self, agent: TracedBdiAgent) -> None:
+        super().__init__(agent.tracer)
+        self.agent = agent
+        self.asked: dict[str, str] = {}
+        """ask id -> the bare JID asked"""
+
+    def send(
+        self,
+        agent: Any,
+        receiver: Any,
+        performative: str,
+        content: Any,
+        *,
+        msg_id: str | None = None,
+        in_reply_to: str | None = None,
+    ) -> None:
+        try:
+            body = format_body(performative, content)
+        except WireError as exc:
+            raise PlanFailure("wrong_arguments", f".send: {exc}") from None
+        # a peer by JID string ("bob@x") or by local part (bob, an atom)
+        to = self.agent.resolve_jid(receiver if type(receiver) is str else term_text(receiver, annots=False))
+        society = self.agent.society
+        if society is not None and society.was_killed(bare_jid(to)):  # Jason: the .send fails
+            raise PlanFailure("receiver_not_found", f"Receiver '{to}' does not exist (killed)! Could not send {body}")
+        if msg_id is not None:
+            self.asked[msg_id] = bare_jid(to)
+            if len(self.asked) > _ASKS_KEPT:  # answered or expired long ago
+                del self.asked[next(iter(self.asked))]
+        self.agent.send_bdi(to, performative, body, reply_with=msg_id, in_reply_to=in_reply_to)
+
+    # -- the MAS (bdi_rl/xmpp/society.py) -------------------------------------------------
+    def agent_names(self, agent: Any) -> list[Any]:
+        society = self.agent.society
+        return society.names() if society is not None else [agent.name_term]
+
+    def stop_mas(self, agent: Any) -> None:
+        society = self.agent.society
+        if society is not None:
+            society.stop_mas(self.agent)
+        else:  # an agent on its own: it ends
+            self.agent.stopped = STOPPED + str(self.agent.jid)
+            self.agent.mark_finished()
+
+    def create_agent(self, agent: Any, name: str, source: str | None) -> str:
+        society = self.agent.society
+        if society is None:
+            return super().create_agent(agent, name, source)
+        return society.create(self.agent, name, source)
+
+    def kill_agent(self, agent: Any, name: str) -> bool:
+        society = self.agent.society
+        if society is None:
+            return super().kill_agent(agent, name)
+        return society.kill(self.agent, name)
+
+    def answers(self, msg_id: str | None, sender: str, mind: Mind) -> bool:
+        """Whether a message from ``sender`` replying to ``msg_id`` answers an ask the mind
+        is waiting on, sent to that very sender."""
+        return msg_id is not None and msg_id in mind.pending_asks and self.asked.get(msg_id) == sender
