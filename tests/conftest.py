@@ -232,9 +232,19 @@ def beliefs_after(events: list[dict], position: int) -> dict[str, list[str]]:
 
 #: What makes a test slow: a real ejabberd, the CLI runs of ``cli_run`` and ``cycle_run``, or
 #: a telemetry agent fed hostile batches over XMPP (it waits out each refusal).
-SLOW_FIXTURES = {"ejabberd", "cli_run", "cycle_run", "batches_received"}
+SLOW_FIXTURES = {
+    "ejabberd",
+    "cli_run",
+    "cycle_run",
+    "batches_received",
+    "world_runs",  # the shipped climbing and foraging specs, run whole (tests/test_world_readers.py)
+    "crowd_run",  # 60 learners, run whole (tests/test_throughput.py)
+    "runs_with_damage",  # two sparse 2 GB traces read past (tests/test_viewer_damage.py)
+}
 #: Modules whose every test runs whole experiments or several processes.
 SLOW_MODULES = {
+    "test_trace_v1",  # two shipped specs run whole, compared with their format-1 recordings
+    "test_viewer_damage_browser",
     "test_processes",
     "test_cli_run",
     "test_team",

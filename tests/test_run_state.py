@@ -175,6 +175,7 @@ async def test_the_runs_list_and_a_run_page_say_each_state(aiohttp_client, run_c
     assert body.count(b"event: update") == 1 and b'"state":"abandoned"' in body
 
 
+@pytest.mark.slow  # three bdi-rl processes
 def test_resume_and_telemetry_run_refuse_a_run_being_written(run_copy: Path) -> None:
     (run_copy / SUMMARY_FILE).write_text(json.dumps({**_summary(run_copy), "interrupted": True}))
     holder = _hold(run_copy)
