@@ -9,7 +9,7 @@ benchmarks that run agents without the CLI. Nothing is patched on import: an age
 built before :func:`apply_all` refuses to start (:func:`require`). The AgentSpeak
 runtime is bdi-rl's own (:mod:`bdi_rl.bdi.runtime`): nothing of it is patched.
 
-``tests/test_versions.py`` fails, naming what to re-check, when the installed set differs.
+``tests/test_patches.py`` fails, naming what to re-check, when the installed set differs.
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         "pyjabber",
         "0.4.5",
-        ("bdi_rl.xmpp.server",),
+        ("bdi_rl.xmpp.server", "bdi_rl.xmpp.serverstream", "bdi_rl.xmpp.serverhost"),
         "its globals reset, its loggers rerouted and its settings made per embedded server "
-        "(xmpp.server, when a server starts)",
+        "(xmpp.server, when a server starts; a client's stream in xmpp.serverstream)",
     ),
 )
 
