@@ -72,3 +72,20 @@ for build in (lambda: TracedBdiAgent("a@localhost", "pw", "a.asl", tracer=None, 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and all("call bdi_rl.patches.apply_all() at start-up" in line for line in lines), lines
+
+
+def test_an_agent_gets_no_web_interface_it_would_never_start():
+    """SPADE's per-agent web app (its jinja2 pages) is not built: bdi-rl never serves it, and
+    the first one cost a process the import of arrow (start-up, issue 33)."""
+    result = _python("""
+import sys
+from bdi_rl.patches import apply_all
+apply_all()
+from bdi_rl.xmpp.agent import TracedBdiAgent
+from spade.agent import Agent
+agent = Agent("someone@localhost", "secret")
+assert not agent.web.is_started()
+assert "arrow" not in sys.modules and "jinja2_time" not in sys.modules, "the web app was built"
+print("ok")
+""")
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -27,6 +27,7 @@ import math
 import re
 from typing import Any
 
+from bdi_rl.bdi.plainliteral import read_plain
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import PlanTerm
@@ -176,8 +177,14 @@ def _text(body: str) -> str:
 
 
 def _expr(body: str) -> Expr:
-    """The one term of ``body``, as the parser reads it."""
+    """The one term of ``body``, as the parser reads it (a plain literal without the parser:
+    ``bdi_rl.bdi.plainliteral``)."""
     text = _text(body)
+    plain = read_plain(text)
+    return plain if plain is not None else _parse_expr(text)
+
+
+def _parse_expr(text: str) -> Expr:
     if _INCLUDE.search(text):
         raise WireError(_NOT_ONE)
     try:

@@ -22,6 +22,11 @@ on it; the others add what SPADE lacks.
   After a reconnection, the old session's pending IQ handlers meet stanzas without ``from``
   or ``id`` during the new login, and slixmpp warns ``Unknown stanza interface`` on the root
   logger each time (18 lines per reconnection, harmless): those records are dropped.
+- **No web interface per agent.** SPADE builds every agent a jinja2 web app (its ``/spade``
+  pages), which bdi-rl never starts: the first one imports ``arrow`` through
+  ``jinja2_time`` (~60-90 ms of a process's start, measured with ``python -X importtime``),
+  each one a jinja2 environment. Here an agent's ``web`` is :class:`_NoWebInterface`, which
+  says it never started.
 - **SPADE's log lines are bounded.** SPADE logs every message no behaviour takes with its whole
   body: a bounced ~190 KB trace batch, a stranger's 200 KB message. Its records are clipped
   to :data:`MAX_LOG_CHARS` (the agents handle the bounces they expect themselves).
@@ -204,12 +209,24 @@ def _clip_record(record: logging.LogRecord) -> bool:
 applied = False
 
 
+class _NoWebInterface:
+    """What SPADE's agent asks of its web interface when nothing started it (``Agent.stop``:
+    ``is_started``); behaviours copy the attribute and never use it."""
+
+    def __init__(self, agent: object) -> None:
+        self.agent = agent
+
+    def is_started(self) -> bool:
+        return False
+
+
 def apply() -> None:
     global applied
     _tostring.escape = escape_xml  # type: ignore[attr-defined]  # slixmpp's module-level function
     logging.getLogger().addFilter(_not_unknown_interface)  # the root logger's own records only
     logging.getLogger("spade.Agent").addFilter(_clip_record)
     spade.agent.XMPPClient = ReconnectingXmppClient
+    spade.agent.WebApp = _NoWebInterface  # SPADE's unused web pages
     spade.agent.Agent._async_stop = _stop_and_leave
     applied = True
 
