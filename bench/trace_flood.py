@@ -79,7 +79,7 @@ async def flood(args: argparse.Namespace) -> None:
     agent = FloodAgent(jid, os.environ["BDI_RL_XMPP_PASSWORD"], int(port), f"{spec.telemetry.name}@{host}")
     await agent.start(auto_register=True)
     tracer = agent.tracer
-    tracer.set_run(await join_run(agent, 60))  # type: ignore[arg-type]
+    tracer.set_run(await join_run(agent, 60))
     rng = random.Random(args.name)
     # agent.start's data as telemetry checks it (AgentStartData): this file is what it runs.
     tracer.emit(AGENT_START, {"jid": jid, "asl": "bench/trace_flood.py"})

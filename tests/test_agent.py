@@ -12,7 +12,10 @@ from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.agent import TracedBdiAgent
+from bdi_rl.xmpp.agentroles import RoleOwner
+from bdi_rl.xmpp.mindhost import MindOwner
 from bdi_rl.xmpp.server import EmbeddedXmppServer, free_port
+from bdi_rl.xmpp.shipping import ShippingAgent
 from bdi_rl.xmpp.telemetry import TelemetryAgent
 
 
@@ -55,6 +58,30 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
         await telemetry.stop()
         if ejabberd is None:
             await server.stop()
+
+
+def _members(protocol: type) -> set[str]:
+    """The attributes and methods a ``typing.Protocol`` declares (its own, not object's)."""
+    methods = {
+        name
+        for name, value in vars(protocol).items()
+        if not name.startswith("_") and (callable(value) or isinstance(value, property))
+    }
+    return set(protocol.__annotations__) | methods
+
+
+def test_a_running_agent_is_everything_its_parts_ask_of_it(tmp_path):
+    """Each part of the agent (its mind's host and loop, its role, its trace shipper) declares
+    what it uses of the agent as a Protocol; mypy cannot hold the agent to them (SPADE's
+    Agent is untyped, so the agent passes for anything), so a started agent is checked here."""
+
+    async def body(agents):
+        agent = agents["a"]
+        for protocol in (MindOwner, RoleOwner, ShippingAgent):
+            missing = sorted(name for name in _members(protocol) if not hasattr(agent, name))
+            assert not missing, f"TracedBdiAgent lacks {protocol.__name__}'s {missing}"
+
+    _run(_with_agents(tmp_path, {"a": "+ping <- true.\n"}, body))
 
 
 def test_idle_agents_sleep(tmp_path):

@@ -39,7 +39,8 @@ from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, MSG_SEND, XMPP_RECONNECT
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.agentroles import AgentRole
-from bdi_rl.xmpp.inbox import BDI_METADATA, Inbox, bare_jid, traced_content
+from bdi_rl.xmpp.inbox import BDI_METADATA, Inbox, traced_content
+from bdi_rl.xmpp.jids import bare_jid
 from bdi_rl.xmpp.mindhost import AgentHost, BdiLoop
 from bdi_rl.xmpp.shipping import TraceShipper
 from bdi_rl.xmpp.society import Society

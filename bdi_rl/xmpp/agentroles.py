@@ -17,16 +17,33 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from bdi_rl.bdi.actions import RlBridge
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.trace.kinds import AgentStartData, WorldData
+from bdi_rl.xmpp.wakeable import Wakeable
 
-if TYPE_CHECKING:
-    from bdi_rl.xmpp.agent import TracedBdiAgent
+
+class RoleOwner(Protocol):
+    """What the roles use of the agent they are part of (``agent.TracedBdiAgent``)."""
+
+    asl_file: str
+    finished: bool
+    """it reached its end (``.finish``, ``.rl_finish``, its world done)"""
+    failure: str | None
+    """why its mind died"""
+    stopped: str | None
+    """why a plan ended it cleanly (``.kill_agent``, ``.stopMAS``)"""
+
+    @property
+    def bdi_loop(self) -> Wakeable:
+        """its BDI loop, which a learner's world seat wakes when the world answers"""
+        ...
+
+    def mark_finished(self) -> None: ...
 
 
 class AgentRole:
@@ -35,10 +52,10 @@ class AgentRole:
     #: What a stall report says of the agent when none of its intentions waits.
     nothing_left = "no intention left"
 
-    agent: TracedBdiAgent
+    agent: RoleOwner
     """the agent this role is part of (set by :meth:`attach`)"""
 
-    def attach(self, agent: TracedBdiAgent) -> None:
+    def attach(self, agent: RoleOwner) -> None:
         """Called once by the agent this role is handed to, before its mind loads."""
         self.agent = agent
 
@@ -111,7 +128,7 @@ class WorldRole(AgentRole):
     def __init__(self, shared: SharedWorld) -> None:
         self.shared = shared
 
-    def attach(self, agent: TracedBdiAgent) -> None:
+    def attach(self, agent: RoleOwner) -> None:
         super().attach(agent)
         self.shared.on_finished = agent.mark_finished
 
@@ -171,7 +188,7 @@ class LearnerRole(AgentRole):
         self.seat = seat
         """its seat in a shared world"""
 
-    def attach(self, agent: TracedBdiAgent) -> None:
+    def attach(self, agent: RoleOwner) -> None:
         super().attach(agent)
         self.bridge.on_finish = self._finished
         if self.seat is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
 from spade.message import Message
 
@@ -16,9 +16,7 @@ from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.wire import ASKS, MAX_ID_CHARS, WireError, parse_body
 from bdi_rl.trace.kinds import MAX_TEXT_CHARS, MSG_RECV, MessageText, MsgRecvData, clip_text
 from bdi_rl.trace.tracer import Tracer
-
-if TYPE_CHECKING:
-    from bdi_rl.xmpp.mindhost import AgentHost
+from bdi_rl.xmpp.jids import bare_jid
 
 log = logging.getLogger("bdi_rl.xmpp.agent")  # the agents' logger: what their operators filter on
 
@@ -76,16 +74,19 @@ PERCEIVED: frozenset[tuple[str, int]] = frozenset(
 )
 
 
-def bare_jid(jid: Any) -> str:
-    """ejabberd reports senders as full JIDs, pyjabber as bare ones: compare bare JIDs."""
-    return str(jid).split("/", 1)[0].lower()
-
-
 def traced_content(body: str) -> MessageText:
     """A message body for the trace (clipped: shared experience is large)."""
     if len(body) <= MAX_TEXT_CHARS:
         return {"content": body}
     return {"content": clip_text(body), "content_chars": len(body)}
+
+
+class AsksSent(Protocol):
+    """What the inbox needs of the mind's host (``mindhost.AgentHost``): the asks it sent."""
+
+    def answers(self, msg_id: str | None, sender: str, mind: Mind) -> bool:
+        """Whether a message from ``sender`` replying to ``msg_id`` answers one of them."""
+        ...
 
 
 class Inbox:
@@ -109,7 +110,7 @@ class Inbox:
         self.stranger_tell_bytes = 0
         """bytes of tells taken from senders outside the experiment (see STRANGER_TELL_BYTES)"""
 
-    def accept(self, msg: Message, mind: Mind, host: AgentHost) -> None:
+    def accept(self, msg: Message, mind: Mind, host: AsksSent) -> None:
         """Deliver a BDI message to the mind, its sender as ``source("<jid>")``, or refuse it
         (counted, traced as ``msg.recv`` with ``rejected``, logged): a request from outside
         the experiment, a body its performative does not carry, or a percept. The answer to

@@ -5,7 +5,7 @@ asleep on the mailbox when the mind is idle)."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from spade.message import Message
 
@@ -14,20 +14,48 @@ from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime import PlanFailure
 from bdi_rl.bdi.text import term_text
 from bdi_rl.bdi.wire import WireError, format_body
-from bdi_rl.xmpp.inbox import bare_jid
-from bdi_rl.xmpp.society import STOPPED
+from bdi_rl.trace.tracer import Tracer
+from bdi_rl.xmpp.inbox import Inbox
+from bdi_rl.xmpp.jids import bare_jid
+from bdi_rl.xmpp.society import STOPPED, Society
 from bdi_rl.xmpp.wakeable import WAKE, Wakeable
-
-if TYPE_CHECKING:
-    from bdi_rl.xmpp.agent import TracedBdiAgent
 
 #: Ids of asks this agent sent that it remembers (to know whose answer is whose).
 _ASKS_KEPT = 1024
 
 
+class MindOwner(Protocol):
+    """What :class:`BdiLoop` and :class:`AgentHost` use of the agent whose mind they run
+    (``agent.TracedBdiAgent``), so that this module needs no agent class."""
+
+    jid: Any
+    tracer: Tracer
+    mind: Mind
+    inbox: Inbox
+    host: AgentHost
+    society: Society | None
+    reasoning: bool
+    """whether the BDI loop runs reasoning cycles"""
+    stopped: str | None
+    """why a plan ended the agent cleanly"""
+
+    def resolve_jid(self, name: str) -> str: ...
+
+    def send_bdi(
+        self, to: str, ilf: str, body: str, reply_with: str | None = None, in_reply_to: str | None = None
+    ) -> None: ...
+
+    def after_burst(self) -> None: ...
+
+    def mark_finished(self) -> None: ...
+
+
 class BdiLoop(Wakeable):
     """Runs reasoning cycles in bursts and sleeps on the mailbox when the mind is idle (until
     a message, a resume, a kill, or the mind's next timed wait)."""
+
+    agent: MindOwner
+    """set by SPADE as the behaviour is added"""
 
     #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
     #: cycle runs a whole episode, so a count of cycles would not bound the turn).
@@ -43,7 +71,7 @@ class BdiLoop(Wakeable):
         self.received = 0  # BDI messages handed to the mind
 
     async def run(self) -> None:
-        agent: TracedBdiAgent = self.agent
+        agent = self.agent
         mind = agent.mind
         if not agent.reasoning:  # held or paused: resume_bdi wakes us
             msg = await self.receive(timeout=self.IDLE_WAIT)
@@ -82,7 +110,7 @@ class AgentHost(MindHost):
     """The mind's host in a SPADE agent: what it sends goes out over XMPP in spade_bdi's
     wire format; asks are remembered so that only the asked agent can answer them."""
 
-    def __init__(self, agent: TracedBdiAgent) -> None:
+    def __init__(self, agent: MindOwner) -> None:
         super().__init__(agent.tracer)
         self.agent = agent
         self.asked: dict[str, str] = {}

@@ -10,12 +10,25 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from bdi_rl.xmpp.server import EmbeddedXmppServer
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 log = logging.getLogger("bdi_rl.xmpp.server")  # the server's logger: one name for all it says
+
+
+class StreamOwner(Protocol):
+    """What a stream uses of its server (``server.EmbeddedXmppServer``): the accounts, the
+    refused-login warning, and the connections and reader tasks it tracks to close them."""
+
+    @property
+    def accounts(self) -> Mapping[str, str]: ...
+
+    _protocols: set[Any]
+    _readers: set[asyncio.Task[Any]]
+
+    def _login_refused(self, user: str | None, reason: str) -> None: ...
+
+    def _forget_connection(self, peer: Any) -> None: ...
 
 
 class _NoMonitor:
@@ -92,10 +105,10 @@ def _registration_refused(iq_id: str | None, domain: str) -> bytes:
     ).encode()
 
 
-_protocol_class: type | None = None
+_protocol_class: Callable[[StreamOwner], asyncio.Protocol] | None = None
 
 
-def make_protocol_class() -> type:  # noqa: C901 (one class of pyjabber hooks: see its docstring)
+def make_protocol_class() -> Callable[[StreamOwner], asyncio.Protocol]:  # noqa: C901 (one class of pyjabber hooks: see its docstring)
     """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently,
     with its stream negotiation and stanza routing replaced by the two classes below.
 
@@ -125,7 +138,7 @@ def make_protocol_class() -> type:  # noqa: C901 (one class of pyjabber hooks: s
 
         async def _handle_ssl(self, element: Any) -> Any:
             tag = element.tag.rpartition("}")[2]
-            owner: EmbeddedXmppServer = self._protocol.owner
+            owner: StreamOwner = self._protocol.owner
             if tag not in ("auth", "iq"):  # the two SASL.feed knows
                 self._transport.write(_STREAM_NOT_AUTHORIZED)
                 self._connection_manager.close(self._peer)
@@ -178,7 +191,7 @@ def make_protocol_class() -> type:  # noqa: C901 (one class of pyjabber hooks: s
             await super().feed(element)
 
     class _ClientProtocol(XMLProtocol):  # type: ignore[misc]  # pyjabber ships no type hints
-        def __init__(self, owner: EmbeddedXmppServer) -> None:
+        def __init__(self, owner: StreamOwner) -> None:
             super().__init__(namespace="jabber:client", connection_timeout=0)
             self._timeout_monitor = _NoMonitor()
             self.owner = owner

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 from spade.behaviour import CyclicBehaviour
@@ -22,10 +22,22 @@ from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.wakeable import WAKE, Wakeable
 
-if TYPE_CHECKING:
-    from bdi_rl.xmpp.agent import TracedBdiAgent
-
 log = logging.getLogger("bdi_rl.xmpp.agent")  # the agents' logger: what their operators filter on
+
+
+class ShippingAgent(Protocol):
+    """What shipping uses of the agent whose trace it ships (``agent.TracedBdiAgent``):
+    its tracer, its telemetry agent, and SPADE's agent, container and client."""
+
+    jid: Any
+    tracer: Tracer
+    telemetry_jid: str
+    container: Any
+    """SPADE's container: whether telemetry runs in this process"""
+    client: Any
+    """the XMPP client: whether the server is there"""
+
+    def add_behaviour(self, behaviour: Any, template: Any = None) -> None: ...
 
 
 class TraceShipper(Wakeable):
@@ -35,6 +47,9 @@ class TraceShipper(Wakeable):
     sleeps until an acknowledgement or the tracer's next event wakes it. While telemetry is
     offline (the server bounces batches back) it sends one batch per resend as a probe, and
     logs the outage once when it starts and once, with the count, when telemetry answers."""
+
+    agent: ShippingAgent
+    """set by SPADE as the behaviour is added"""
 
     #: Batches in flight before waiting for an acknowledgement.
     WINDOW = 64
@@ -206,7 +221,7 @@ async def ask_telemetry(agent: Any, telemetry: str, request: dict[str, Any], tim
         raise TimeoutError(f"the telemetry agent {telemetry} did not answer within {timeout:g} s") from None
 
 
-async def join_run(agent: TracedBdiAgent, timeout: float) -> str:
+async def join_run(agent: ShippingAgent, timeout: float) -> str:
     """The id of the run the telemetry agent owns."""
     reply = await ask_telemetry(agent, agent.telemetry_jid, {}, timeout)
     return str(reply["run"])  # a str: AskTelemetry takes no other answer

@@ -40,7 +40,7 @@ from bdi_rl.trace.reading import check_trace
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG
-from bdi_rl.xmpp.inbox import bare_jid
+from bdi_rl.xmpp.jids import bare_jid
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
 
