@@ -57,6 +57,8 @@ _.current_step  # rl/foraging.py: lbforaging's own state, set to compute the opt
 _._food_spawned
 _.enable_direct_tls  # xmpp/patches.py, tests/test_trust.py: slixmpp reads it when it connects
 _.reschedule_connection_attempt  # xmpp/patches.py: slixmpp's, overridden
+_.is_started  # xmpp/patches.py: _NoWebInterface, SPADE's Agent.stop asks it
+_.WebApp  # xmpp/patches.py: the class SPADE's Agent.__init__ builds, replaced
 _.critical  # xmpp/serverhost.py: the logger interface pyjabber calls
 _.exception
 exc_type  # xmpp/server.py: __aexit__'s signature
