@@ -137,6 +137,7 @@ class Learner(Agent):
         self.outcome: str | None = None
         self.last_return = 0.0
         self.transitions: list[tuple[int, int, float, int, bool]] = []
+        self.training_started: float | None = None  # its first reset, for agent.stop's training span
         desc = self.env.task_signature().get("desc", [])
         self.goal = next(([x, y] for y, row in enumerate(desc) for x, c in enumerate(row) if c == "G"), None)
 
@@ -153,6 +154,12 @@ class Learner(Agent):
         self.perceive("env", spec.env.id)
         self.perceive("episodes_target", spec.episodes)
         self.perceive("eval_episodes", spec.eval_episodes)
+
+    def stop(self, **data: Any) -> None:
+        """agent.stop with its training span, as a learner's says (``LearnerRole.stop_data``)."""
+        if self.training_started is not None:
+            data.setdefault("training", [self.training_started, time.time()])
+        super().stop(**data)
 
     def choose(self, s: int) -> int:
         row = self.q[s]
@@ -178,6 +185,8 @@ class Learner(Agent):
     def step(self, a: int, perceive: bool = True) -> None:
         """One env step, its Q-update (rl.step) and the percepts after it (mode step; in
         mode episode the plans perceive only the end)."""
+        if self.training_started is None:  # its training starts with its first step
+            self.training_started = time.time()
         s = self.s
         s2, r, terminated, truncated = self.env.step(a)
         row = [float(v) for v in self.q[s]]

@@ -267,7 +267,9 @@ class StandInQueue(JobQueue):
     the real ones."""
 
     def __init__(self, runs: Path, max_running: int, release: Path) -> None:
-        super().__init__(runs, max_running, grace=5)
+        # SIGKILL only if SIGINT goes unanswered for 30 s: a loaded CI machine (docker tearing
+        # down the compose test's images just before) once kept a stand-in from exiting in 5
+        super().__init__(runs, max_running, grace=30)
         self.release = release
 
     def command(self, job):
