@@ -267,14 +267,13 @@ class StandInQueue(JobQueue):
     the real ones."""
 
     def __init__(self, runs: Path, max_running: int, release: Path) -> None:
-        # SIGKILL only if SIGINT goes unanswered for 30 s: a loaded CI machine (docker tearing
-        # down the compose test's images just before) once kept a stand-in from exiting in 5
-        super().__init__(runs, max_running, grace=30)
+        super().__init__(runs, max_running, grace=5)
         self.release = release
 
     def command(self, job):
         script = (
             "import os, pathlib, signal, sys, time\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"  # as bdi-rl's main does
             f"d = pathlib.Path({str(self.runs)!r}) / 'run-{job.seed}'\n"
             "d.mkdir()\n"
             f"print({ANNOUNCE!r} + str(d), flush=True)\n"

@@ -350,3 +350,30 @@ def test_a_full_disk_stops_a_run_in_one_line_and_tears_nothing(tmp_path):
     assert run_state(run_dir).state == "failed"
     table = load_checkpoint(run_dir / "qtables" / "learner.npz")  # whole (it checks its checksum)
     assert table.header.episodes > 0
+
+
+def test_a_command_that_inherited_an_ignored_sigint_still_stops_on_it(tmp_path):
+    """A background job of a script inherits an ignored SIGINT, and so does every run `bdi-rl
+    serve` then starts; serve's Stop is a SIGINT. A policy-only play (a plain loop, no event
+    loop to catch signals) started so stops at SIGINT, as on Ctrl-C."""
+    from tests.checkpoints import trained_run
+
+    trained = trained_run(tmp_path / "trained")
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "play", str(trained), "--policy-only", "--episodes", "10000000"]
+        + ["--runs", str(runs), "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as a shell's `&` does
+    )
+    try:
+        _wait_for(runs, "*/trace.jsonl")
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

@@ -39,7 +39,12 @@ def patch_libraries() -> None:
 
 
 def terminate_like_interrupt() -> None:
-    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does: every role stops the same way."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt: every role stops the same way, cleanly.
+    SIGINT too, whatever the process inherited: a command started as a background job of a
+    script inherits an ignored SIGINT (and so does every run ``bdi-rl serve`` then starts),
+    and serve's Stop is a SIGINT (found when CI ran in the background: a stopped run went on
+    until its SIGKILL)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
