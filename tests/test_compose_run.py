@@ -440,6 +440,8 @@ def _wait_for_every_agent(project: Project, agents: list[str], timeout: float = 
             counts = {name: 0 for name in agents}
             with trace.open("rb") as f:
                 for line in f:
+                    if not line.endswith(b"\n"):  # the line telemetry is appending right now
+                        break
                     agent = json.loads(line).get("agent", "").split("@", 1)[0]
                     if agent in counts:
                         counts[agent] += 1
