@@ -11,7 +11,7 @@ happens between episodes (checkpoints, benchmarks' progress checks) hangs on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from bdi_rl.bdi.args import index_arg, number_arg
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, StepHook, evaluate, run_episode
-from bdi_rl.rl.throughput import TrainingSpan
+from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
 from bdi_rl.trace.kinds import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 
@@ -61,6 +61,18 @@ class LearnerStats:
     """teammates' transitions this learner learned from (team learning)"""
     resumed_env_steps: int = 0
     """env steps done before this process resumed the run (not part of its throughput)"""
+
+    @property
+    def trained_env_steps(self) -> int:
+        """The env steps this process trained (a resumed run's part)."""
+        return self.env_steps - self.resumed_env_steps
+
+
+def training_speed(stats: Sequence[LearnerStats], now: float) -> float:
+    """Learners' env steps/s so far, as ``summary.json`` counts them: their steps over the
+    wall time of their training phase (``bdi_rl.rl.throughput``)."""
+    spans = [s.training for s in stats if s.training is not None]
+    return steps_per_second(sum(s.trained_env_steps for s in stats), training_seconds(spans, now))
 
 
 class EpisodeSession:

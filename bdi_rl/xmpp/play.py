@@ -26,11 +26,10 @@ from typing import Any
 import tomli_w
 
 from bdi_rl.bdi.actions import RlBridge
-from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.episode import EpisodeSession, Percepts, training_speed
 from bdi_rl.bdi.play import PlayedTable, PlaySession
 from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.rl.checkpoint import CheckpointError, CheckpointMeta, find_checkpoint, load_checkpoint
-from bdi_rl.rl.throughput import steps_per_second, training_seconds
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_table
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes, new_run_dir, save_summary
@@ -367,8 +366,7 @@ def _ship(tracers: list[Tracer], log: TraceLog) -> None:
 def _progress(session: EpisodeSession) -> Progress:
     stats = session.stats
     returns = stats.returns[-100:]
-    spans = [] if stats.training is None else [stats.training]
-    speed = steps_per_second(stats.env_steps - stats.resumed_env_steps, training_seconds(spans, time.time()))
+    speed = training_speed([stats], time.time())
     return Progress(
         session.learner.episodes, session.episodes_target, sum(returns) / len(returns) if returns else None, 0.0, speed
     )

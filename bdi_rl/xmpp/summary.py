@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from bdi_rl.bdi.play import PlaySession, evaluation
-from bdi_rl.rl.throughput import steps_per_second, training_seconds
+from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
 from bdi_rl.spec import ExperimentSpec
 from bdi_rl.xmpp.agentroles import world_summary
 from bdi_rl.xmpp.society import is_clean_stop
@@ -34,11 +34,10 @@ def agents_summary(run: str, spec: ExperimentSpec, agents: list[Any], wall: floa
             }
             continue
         stats = agent.role.bridge.stats
-        trained = stats.env_steps - stats.resumed_env_steps
-        steps += trained
+        steps += stats.trained_env_steps
         entry: dict[str, Any] = {"episodes": stats.episodes, "env_steps": stats.env_steps, "qtable": stats.qtable}
         if stats.training is not None:
-            entry["env_steps_per_second"] = steps_per_second(trained, stats.training.seconds(now))
+            entry["env_steps_per_second"] = steps_per_second(stats.trained_env_steps, stats.training.seconds(now))
         if stats.replayed_steps:
             entry["replayed_steps"] = stats.replayed_steps
         if stats.eval is not None:
@@ -122,7 +121,7 @@ def summary_from_trace(
     wall_now = time.time()  # every span from the trace has its end
     coordinators = set(spec.agent_names("coordinator"))
     steps = 0
-    spans = []
+    spans: list[TrainingSpan] = []
     for jid in agents:
         name = jid.split("@", 1)[0]
         s = stats.get(jid) or AgentStats()
@@ -135,8 +134,6 @@ def summary_from_trace(
             failure = {"failure": reason}
         steps += s.life_env_steps  # the steps of its training span: a resumed run's last part
         span = s.training()
-        if span is not None:
-            spans.append(span)
         if name in coordinators:
             per_agent[name] = {"role": "coordinator", **failure}
             continue
@@ -145,6 +142,7 @@ def summary_from_trace(
             continue
         entry: dict[str, Any] = {"episodes": s.episodes, "env_steps": s.env_steps, "qtable": s.qtable}
         if span is not None:
+            spans.append(span)
             entry["env_steps_per_second"] = steps_per_second(s.life_env_steps, span.seconds(now=wall_now))
         if s.stop and s.stop.get("replayed_steps"):
             entry["replayed_steps"] = s.stop["replayed_steps"]

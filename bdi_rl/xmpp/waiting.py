@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
+from bdi_rl.bdi.episode import training_speed
 from bdi_rl.xmpp.agentroles import learner_of
 from bdi_rl.xmpp.liveness import IDLE_WARNING_FIRST, STALL_SECONDS, STALLED, Stall, StallWatch
 from bdi_rl.xmpp.society import STOPPED, Society
@@ -186,19 +186,12 @@ def _warn_idle(stall: Stall, next_s: float) -> None:
 
 
 def _progress(agents: list[Any], total: int) -> Progress:
-    returns: list[float] = []
-    spans: list[TrainingSpan] = []
-    steps = 0
-    for agent in agents:
-        stats = agent.role.bridge.stats
-        returns.extend(stats.returns[-100:])
-        steps += stats.env_steps - stats.resumed_env_steps
-        if stats.training is not None:
-            spans.append(stats.training)
+    stats = [agent.role.bridge.stats for agent in agents]
+    returns = [r for s in stats for r in s.returns[-100:]]
     return Progress(
-        episodes_done=sum(agent.role.bridge.stats.episodes for agent in agents),
+        episodes_done=sum(s.episodes for s in stats),
         episodes_total=total,
         mean_return=sum(returns) / len(returns) if returns else None,
         epsilon=sum(agent.role.bridge.session.learner.epsilon for agent in agents) / len(agents),
-        env_steps_per_second=steps_per_second(steps, training_seconds(spans, time.time())),
+        env_steps_per_second=training_speed(stats, time.time()),
     )
