@@ -59,16 +59,20 @@ _.enable_direct_tls  # xmpp/patches.py, tests/test_trust.py: slixmpp reads it wh
 _.reschedule_connection_attempt  # xmpp/patches.py: slixmpp's, overridden
 _.is_started  # xmpp/patches.py: _NoWebInterface, SPADE's Agent.stop asks it
 _.WebApp  # xmpp/patches.py: the class SPADE's Agent.__init__ builds, replaced
-_.critical  # xmpp/serverhost.py: the logger interface pyjabber calls
-_.exception
 exc_type  # xmpp/server.py: __aexit__'s signature
-_._queues  # xmpp/server.py, serverstream.py: pyjabber's own state, reset or replaced for the embedded server
-_.app_config
-_._timeout_monitor
-_._queue
-_._stream_handler
-_._stanza_handler_class
-_.cancel_queue_bridge
+_.buffer_text  # xmpp/xmlstream.py: expat's parser settings and handlers, read by expat
+_.ordered_attributes
+_.StartElementHandler
+_.EndElementHandler
+_.CharacterDataHandler
+_.StartDoctypeDeclHandler
+_.EntityDeclHandler
+_.CommentHandler
+_.ProcessingInstructionHandler
+__new__  # xmpp/spadeimport.py: a stand-in class, called by SPADE if ever
+_.__qualname__
+_.__module__
+_.__path__  # xmpp/spadeimport.py: marks a stand-in module as a package
 
 # -- tests -----------------------------------------------------------------------------------------
 memo  # asp_reference.py: python-agentspeak's freeze(scope, memo), overridden

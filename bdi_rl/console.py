@@ -5,13 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
-from bdi_rl.xmpp.waiting import Progress as RunProgress
+if TYPE_CHECKING:  # rich is imported when there is something to draw: ~50 ms of a run's start
+    from bdi_rl.xmpp.waiting import Progress as RunProgress
 
 
 @contextmanager
@@ -20,6 +17,9 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[RunProgress], None]
     if not enabled:
         yield lambda _: None
         return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = Console(stderr=True)
     bar = Progress(
         TextColumn("[bold]episodes"),
@@ -46,6 +46,9 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[RunProgress], None]
 
 
 def print_summary(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     speed = f"{summary['wall_seconds']:.1f} s, {summary['env_steps_per_second']:,.0f} env steps/s"
     resumed = summary.get("resumed")
     if resumed:  # the figures are this process's: say where it took the run up

@@ -39,16 +39,18 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         "spade",
         "4.1.4",
-        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent", "bdi_rl.xmpp.wakeable"),
+        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent", "bdi_rl.xmpp.wakeable", "bdi_rl.xmpp.spadeimport"),
         "a reconnecting XMPP client with one shared TLS context, agents that stop without "
-        "reconnecting, SPADE's log records clipped (xmpp.patches)",
+        "reconnecting, SPADE's log records clipped (xmpp.patches); SPADE imported without its "
+        "server, web pages and file upload (xmpp.spadeimport)",
         xmpp_patches.apply,
     ),
     Patch(
         "slixmpp-multiplatform",
         "1.12.0",
-        ("bdi_rl.xmpp.patches",),
-        "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches)",
+        ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.spadeimport"),
+        "XML escaping with str.replace, the reconnect loop's pause capped (xmpp.patches); "
+        "XEP-0363 neither imported nor registered (xmpp.spadeimport)",
     ),
     Patch(
         "aiohttp",
@@ -57,13 +59,6 @@ PATCHES: tuple[Patch, ...] = (
         "the viewer's connections answer what aiohttp refuses itself (a request line over 8 KB, a "
         "malformed request) with the security headers and one line, and log no traceback for it "
         "(readers.webserver: a RequestHandler subclass, made by the app's server per use)",
-    ),
-    Patch(
-        "pyjabber",
-        "0.4.5",
-        ("bdi_rl.xmpp.server", "bdi_rl.xmpp.serverstream", "bdi_rl.xmpp.serverhost"),
-        "its globals reset, its loggers rerouted and its settings made per embedded server "
-        "(xmpp.server, when a server starts; a client's stream in xmpp.serverstream)",
     ),
 )
 

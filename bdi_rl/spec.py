@@ -165,7 +165,7 @@ class PlaySpec(_Table):
 
 class XmppSpec(_Table):
     server: Annotated[str, Meta(min_length=1, max_length=300)] = "embedded"
-    """``embedded`` (pyjabber in-process on loopback) or ``host:port`` of a running server."""
+    """``embedded`` (bdi-rl's own server, in-process on loopback) or ``host:port`` of a running server."""
     domain: Annotated[str, Meta(min_length=1, max_length=253)] = "localhost"
     """XMPP domain of every agent's JID."""
     port: Port = 5222
@@ -499,8 +499,8 @@ def _validate_play(spec: ExperimentSpec) -> None:
 
 def _is_jid_local(name: str) -> bool:
     """ASCII lower case only: XMPP servers case-fold and normalise (PRECIS) local parts, and
-    pyjabber folds registrations but not addressees (docs/ARCHITECTURE.md), so any other letter makes an
-    agent whose messages go to another name."""
+    servers differ in how they fold an addressee's case (docs/ARCHITECTURE.md), so any other letter
+    makes an agent whose messages go to another name."""
     return len(name) <= MAX_NAME and _JID_LOCAL.fullmatch(name) is not None
 
 

@@ -58,22 +58,24 @@ def private_dir(path: Path) -> Path | None:
     return path
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
-    An OSError names ``path`` (not the temporary file it was being written as)."""
+def atomic_write_bytes(path: Path, data: bytes, private: bool = False) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix
+    (``private``: readable by its owner only, as a key is). An OSError names ``path`` (not the
+    temporary file it was being written as)."""
     try:
-        _atomic_write(path, data)
+        _atomic_write(path, data, private)
     except OSError as exc:
         if exc.filename == str(path):
             raise
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, data: bytes, private: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; run files are for reading
+        if not private:
+            os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; run files are for reading
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -14,14 +13,10 @@ T = TypeVar("T")
 
 
 def quiet_libraries() -> None:
-    """SPADE, slixmpp and pyjabber chatter at INFO; users want the bar and the summary."""
+    """SPADE and slixmpp chatter at INFO; users want the bar and the summary."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # A refused login also raises AuthenticationFailure, which main reports as one line.
     logging.getLogger("slixmpp.features.feature_mechanisms.mechanisms").setLevel(logging.CRITICAL)
-    from loguru import logger
-
-    logger.remove()
-    logger.add(sys.stderr, level="ERROR")
 
 
 def prepare_agent_process() -> None:

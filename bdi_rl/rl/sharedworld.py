@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from gymnasium.spaces import Discrete
-from pettingzoo import ParallelEnv
+
+if TYPE_CHECKING:  # pettingzoo is imported where a world is made (rl.worldenv), not by a Gym run
+    from pettingzoo import ParallelEnv
 
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 

@@ -19,15 +19,17 @@ import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from gymnasium.spaces import Discrete
-from pettingzoo import AECEnv, ParallelEnv
 
 from bdi_rl.rl.envs import DEFAULT_MAX_EPISODE_STEPS, EnvError
 from bdi_rl.rl.families import GENERIC, LB_FORAGING, MATRIX_GAME, Family
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.sharedworld import JointStep, joint_step
+
+if TYPE_CHECKING:  # imported when a world is made: a Gym run never needs PettingZoo (~20 ms)
+    from pettingzoo import ParallelEnv
 
 __all__ = ["WORLDS", "Seat", "World", "is_world_id", "make_world"]
 
@@ -99,6 +101,8 @@ def make_world(env_id: str, kwargs: dict[str, Any] | None = None, max_episode_st
         env = factory(**kw)
     except Exception as exc:
         raise EnvError(f'env "{env_id}": cannot be made with kwargs {kw!r:.120}: {_one_line(exc)}') from exc
+    from pettingzoo import AECEnv, ParallelEnv
+
     if isinstance(env, AECEnv):
         from pettingzoo.utils.conversions import aec_to_parallel
 

@@ -14,7 +14,7 @@ of its own:
 - its role (:mod:`bdi_rl.xmpp.agentroles`): a learner, the world, a coordinator, a created
   agent: the internal actions, percepts and trace data of that kind of agent.
 
-It announces presence (pyjabber drops messages to agents that never did; docs/ARCHITECTURE.md).
+It announces presence (a message to a bare JID reaches available sessions only; docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations

@@ -7,5 +7,5 @@ from typing import Any
 
 
 def bare_jid(jid: Any) -> str:
-    """ejabberd reports senders as full JIDs, pyjabber as bare ones: compare bare JIDs."""
+    """Servers report senders as full JIDs (an old one as bare ones): compare bare JIDs."""
     return str(jid).split("/", 1)[0].lower()

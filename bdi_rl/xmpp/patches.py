@@ -76,8 +76,8 @@ def unverified_tls_context() -> ssl.SSLContext:
 
 
 class SharedTlsXmppClient(XMPPClient):  # type: ignore[misc]  # spade ships no type hints
-    """SPADE's client; without server verification it uses :func:`unverified_tls_context`, and
-    its keepalive ping runs only while a session is up.
+    """SPADE's client; without server verification it uses :func:`unverified_tls_context`, its
+    keepalive ping runs only while a session is up, and it has no HTTP file upload.
 
     ``XMPPClient.__init__`` calls ``ClientXMPP.__init__`` without a context, so its body is
     repeated here with one (SPADE is pinned to 4.1.x)."""
@@ -95,7 +95,8 @@ class SharedTlsXmppClient(XMPPClient):  # type: ignore[misc]  # spade ships no t
             if auto_register:
                 self.add_event_handler("register", self.register)
                 self.register_plugin("xep_0077")  # in-band registration
-            self.register_plugin("xep_0363")  # HTTP file upload, as SPADE's client has it
+            # No XEP-0363 (HTTP file upload), which SPADE's client registers: bdi-rl's agents
+            # upload no file, and the plugin imports aiohttp's client (xmpp.spadeimport).
         # SPADE enables the keepalive as it makes the client: here it runs per session.
         self.add_event_handler("session_start", self._start_keepalive)
         self.add_event_handler("session_end", self._stop_keepalive)

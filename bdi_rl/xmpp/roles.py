@@ -238,7 +238,7 @@ async def claim_name(group: str, spec: ExperimentSpec, domain: str, port: int, p
 async def remove_account(agent: Any, timeout: float = 3.0) -> None:
     """Remove a started agent's XMPP account (XEP-0077 in-band unregistration), so that
     throw-away JIDs leave no accounts behind on the server; a server that refuses or does
-    not answer (pyjabber) is logged.
+    not answer is logged.
 
     ejabberd removes the account and closes the stream without a reply to the request (the
     XEP allows either): the session ending counts as done."""

@@ -34,7 +34,7 @@ from bdi_rl.xmpp.summary import agents_summary, resumed_summary
 from bdi_rl.xmpp.waiting import Progress, run_learners
 from bdi_rl.xmpp.wiring import Wiring, created_agents, make_agents, spec_jids, spec_names
 
-if TYPE_CHECKING:  # these import SPADE and pyjabber: loaded only once a run starts
+if TYPE_CHECKING:  # these import SPADE: loaded only once a run starts
     from bdi_rl.xmpp.agent import TracedBdiAgent
     from bdi_rl.xmpp.server import EmbeddedXmppServer
     from bdi_rl.xmpp.telemetry import TelemetryAgent
@@ -180,10 +180,11 @@ async def start_server(spec: ExperimentSpec, run_dir: Path, password: str, live:
     if spec.xmpp.server != "embedded":
         return spec.xmpp.domain, parse_host_port(spec.xmpp.server)[1]
     from bdi_rl.xmpp.server import EmbeddedXmppServer
+    from bdi_rl.xmpp.serverhost import certificate_dir
 
     accounts = dict.fromkeys([*spec_names(spec), spec.telemetry.name], password)
     live.server = EmbeddedXmppServer(
-        host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=run_dir / "xmpp", accounts=accounts
+        host=spec.xmpp.domain, port=spec.xmpp.port, data_dir=certificate_dir(run_dir / "xmpp"), accounts=accounts
     )
     await live.server.start()
     return live.server.domain, live.server.port

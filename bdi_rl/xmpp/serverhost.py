@@ -1,19 +1,18 @@
-"""What the embedded XMPP server (:mod:`bdi_rl.xmpp.server`) needs of this machine and of
-pyjabber's modules before it starts: a free loopback port, a domain that resolves to loopback
-only, a self-signed certificate, pyjabber imported without the directory one of its modules
-leaves, and pyjabber's loguru logger quietened."""
+"""What the embedded XMPP server (:mod:`bdi_rl.xmpp.server`) needs of this machine before it
+starts: a free loopback port, a domain that resolves to loopback only, a self-signed
+certificate."""
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import os
 import socket
+import ssl
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-LOG_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
+from bdi_rl.store import atomic_write_bytes
 
 
 class XmppServerError(RuntimeError):
@@ -56,23 +55,19 @@ def check_domain(host: str) -> str:
     return domain
 
 
-def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
-    """A self-signed EC certificate for ``domain`` in ``directory`` (clients use verify_security=False)."""
+#: A certificate is made for this long, and made anew once it is older than its reuse age.
+CERTIFICATE_DAYS = 365
+CERTIFICATE_REUSE_DAYS = 300
+
+
+def _self_signed(domain: str) -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM): a self-signed EC certificate for ``domain`` and loopback."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    cert_path, key_path = directory / f"{domain}_cert.pem", directory / f"{domain}_key.pem"
     now = datetime.now(UTC)
-    if cert_path.is_file() and key_path.is_file():
-        try:
-            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-            if cert.not_valid_after_utc > now + timedelta(days=1):
-                return cert_path, key_path
-        except ValueError:
-            pass  # unreadable: regenerate below
-
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, domain)])
     try:
@@ -87,74 +82,65 @@ def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=365))
+        .not_valid_after(now + timedelta(days=CERTIFICATE_DAYS))
         .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    directory.mkdir(parents=True, exist_ok=True)
     key_bytes = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key_bytes)
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return cert.public_bytes(serialization.Encoding.PEM), key_bytes
+
+
+def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate and its key for ``domain`` in ``directory``, as two files (what
+    ejabberd's configuration names); made anew when missing, unreadable or near its end."""
+    from cryptography import x509
+
+    cert_path, key_path = directory / f"{domain}_cert.pem", directory / f"{domain}_key.pem"
+    if cert_path.is_file() and key_path.is_file():
+        try:
+            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            if cert.not_valid_after_utc > datetime.now(UTC) + timedelta(days=1):
+                return cert_path, key_path
+        except ValueError:
+            pass  # unreadable: regenerate below
+    cert_bytes, key_bytes = _self_signed(domain)
+    atomic_write_bytes(key_path, key_bytes, private=True)
+    atomic_write_bytes(cert_path, cert_bytes)
     return cert_path, key_path
 
 
-class QuietLogger:
-    """Stands in for loguru's ``logger`` inside pyjabber modules: drops records below a level.
-
-    Loguru has no per-module levels outside handler filters, and the handlers belong to the
-    user; swapping pyjabber's module-global ``logger`` silences only pyjabber.
-    """
-
-    def __init__(self, real: Any, level: str) -> None:
-        self._real = real
-        self._min = LOG_LEVELS[level.upper()]
-
-    def _emit(self, level: str, message: Any, args: tuple[Any, ...], kwargs: dict[str, Any], exc: bool = False) -> None:
-        if LOG_LEVELS.get(level, 0) >= self._min:
-            self._real.opt(depth=2, exception=exc or None).log(level, message, *args, **kwargs)
-
-    def trace(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("TRACE", message, args, kwargs)
-
-    def debug(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("DEBUG", message, args, kwargs)
-
-    def info(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("INFO", message, args, kwargs)
-
-    def success(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("SUCCESS", message, args, kwargs)
-
-    def warning(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("WARNING", message, args, kwargs)
-
-    def error(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("ERROR", message, args, kwargs)
-
-    def critical(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("CRITICAL", message, args, kwargs)
-
-    def exception(self, message: Any, *args: Any, **kwargs: Any) -> None:
-        self._emit("ERROR", message, args, kwargs, exc=True)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+def certificate_dir(fallback: Path) -> Path:
+    """Where the embedded server keeps its certificate: the user's cache (``$XDG_CACHE_HOME``
+    or ``~/.cache``, then ``bdi-rl/xmpp``), made once for every run of the machine, or
+    ``fallback`` when that cannot be written."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = Path(base) / "bdi-rl" / "xmpp"
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return fallback
+    return directory if os.access(directory, os.W_OK | os.X_OK) else fallback
 
 
-def import_pyjabber() -> None:
-    """Import every pyjabber module that logs, without the directory one of them leaves.
+def server_tls_context(domain: str, directory: Path) -> ssl.SSLContext:
+    """The embedded server's TLS context, from ``directory/<domain>.pem`` (certificate and key in
+    one file, so that runs starting at once never pair one's key with another's certificate).
 
-    pyjabber's HTTP upload module (``plugins/xep_0363/upload_server.py``, imported by its
-    plugin manager) makes a ``pyjabber_xep0363_*`` directory in the temp dir as it is imported
-    and never removes it: one per process that ran a server. We serve no uploads: it goes.
-    """
-    import pyjabber.server  # noqa: F401
-    from pyjabber.plugins.xep_0363 import upload_server
-
-    with contextlib.suppress(OSError):  # gone already (a server ran before in this process)
-        os.rmdir(upload_server.TEMP_DIR)
+    The file is reused while younger than :data:`CERTIFICATE_REUSE_DAYS`, without reading it
+    (so a run's start imports no X.509 library); one that is older, missing or that TLS cannot
+    load is made anew, atomically."""
+    path = directory / f"{domain}.pem"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        if time.time() - path.stat().st_mtime < CERTIFICATE_REUSE_DAYS * 86400:
+            context.load_cert_chain(path)
+            return context
+    except (OSError, ssl.SSLError):
+        pass  # missing or damaged: made below
+    cert_bytes, key_bytes = _self_signed(domain)
+    atomic_write_bytes(path, cert_bytes + key_bytes, private=True)
+    context.load_cert_chain(path)
+    return context

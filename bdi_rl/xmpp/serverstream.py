@@ -1,66 +1,87 @@
-"""A client's stream on the embedded XMPP server (:mod:`bdi_rl.xmpp.server`): pyjabber's
-connection handler with who may speak, and as whom, enforced (see the server's docstring), its
-idle timer off, and two of its races worked around (a STARTTLS stream header that gets lost, a
-cancelled database query that wipes the in-memory database).
+"""One client's stream on the embedded XMPP server (:mod:`bdi_rl.xmpp.server`): RFC 6120's
+negotiation (STARTTLS, SASL PLAIN, resource binding), then every stanza handed to the
+server's router (:mod:`bdi_rl.xmpp.serverrouting`) with the session's own JID as ``from``.
 
-Built lazily (:func:`make_protocol_class`) so that importing this module imports no pyjabber."""
+Who may speak, and as whom:
+
+- before TLS a client may only start TLS; after it, only log in (or register, when the server
+  is open to registration). Anything else ends the stream with ``<not-authorized/>``, as on
+  ejabberd, and reaches nobody;
+- a login needs an account the server was given (or one registered on an open server), and
+  its password; each name refused is one warning;
+- every stanza of a bound session gets the session's full JID as ``from``; one that claims
+  any other JID ends the stream with ``<invalid-from/>``, as ejabberd 23.01 does (RFC 6120
+  8.1.2.1), logged once, and nothing after it is routed.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
+import hmac
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+import ssl
+import uuid
+from typing import TYPE_CHECKING, Protocol
+from xml.etree.ElementTree import Element
+from xml.sax.saxutils import quoteattr
 
-log = logging.getLogger("bdi_rl.xmpp.server")  # the server's logger: one name for all it says
+from bdi_rl.xmpp.xmlstream import (
+    CLIENT_NS,
+    STREAM_NS,
+    Event,
+    StreamParser,
+    StreamXmlError,
+    escape_text,
+    stanza_xml,
+    stream_error,
+)
+
+if TYPE_CHECKING:
+    from bdi_rl.xmpp.serverrouting import Router
+
+log = logging.getLogger("bdi_rl.xmpp.server")
+
+TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls"
+SASL_NS = "urn:ietf:params:xml:ns:xmpp-sasl"
+BIND_NS = "urn:ietf:params:xml:ns:xmpp-bind"
+SESSION_NS = "urn:ietf:params:xml:ns:xmpp-session"
+REGISTER_NS = "jabber:iq:register"
+REGISTER_FEATURE_NS = "http://jabber.org/features/iq-register"
+STANZAS_NS = "urn:ietf:params:xml:ns:xmpp-stanzas"
+
+#: Seconds a client gets from connecting to a bound session: a stranger's idle socket is
+#: closed, an agent logs in in milliseconds.
+NEGOTIATION_SECONDS = 60.0
+_READ_BYTES = 65536
+
+_SASL_NOT_AUTHORIZED = f"<failure xmlns='{SASL_NS}'><not-authorized/></failure>".encode()
 
 
 class StreamOwner(Protocol):
-    """What a stream uses of its server (``server.EmbeddedXmppServer``): the accounts, the
-    refused-login warning, and the connections and reader tasks it tracks to close them."""
+    """What a client's stream uses of the server that accepted it."""
+
+    domain: str
+    accounts: dict[str, str]
+    open_registration: bool
+    router: Router
 
     @property
-    def accounts(self) -> Mapping[str, str]: ...
+    def tls_context(self) -> ssl.SSLContext: ...
 
-    _protocols: set[Any]
-    _readers: set[asyncio.Task[Any]]
-
-    def _login_refused(self, user: str | None, reason: str) -> None: ...
-
-    def _forget_connection(self, peer: Any) -> None: ...
+    def login_refused(self, user: str | None, reason: str) -> None: ...
 
 
-class _NoMonitor:
-    """Replaces pyjabber's per-connection idle timer (60 s, then it drops quiet agents)."""
-
-    def reset(self) -> None: ...
-
-    def cancel(self) -> None: ...
+class StreamClosed(Exception):
+    """The client closed the connection or its stream."""
 
 
-class _StanzaQueue(asyncio.Queue[Any]):
-    """A connection's stanza queue whose reader stops between stanzas, never inside one.
-
-    pyjabber cancels a connection's stanza task when the socket closes; a cancel that lands in
-    a database query makes SQLAlchemy invalidate the connection, which wipes the in-memory
-    database (every account lost: "no such table: credentials"). Ending the reader here lets
-    the stanza in hand finish first.
-    """
-
-    _END = object()
-
-    def close(self) -> None:
-        self.put_nowait(self._END)
-
-    async def get(self) -> Any:
-        item = await super().get()
-        if item is self._END:
-            raise asyncio.CancelledError  # pyjabber's reader treats this as its normal exit
-        return item
+#: ejabberd 23.01's answer to a stanza whose ``from`` is not the sender's, word for word.
+_INVALID_FROM = stream_error("invalid-from", "Improper 'from' attribute")
 
 
-def _is_own_jid(claimed: str, session: str) -> bool:
+def is_own_jid(claimed: str, session: str) -> bool:
     """Whether a client's ``from`` names its own session: the full JID, or the bare one (local
     part and domain compared case-insensitively, resource exactly), as ejabberd accepts."""
     bare, _, resource = session.partition("/")
@@ -70,187 +91,245 @@ def _is_own_jid(claimed: str, session: str) -> bool:
     return not slash or claimed_resource == resource
 
 
-_STREAMS_NS = "urn:ietf:params:xml:ns:xmpp-streams"
-_STANZAS_NS = "urn:ietf:params:xml:ns:xmpp-stanzas"
-#: ejabberd 23.01's answer to a stanza whose ``from`` is not the sender's, word for word.
-_INVALID_FROM = (
-    f"<stream:error><invalid-from xmlns='{_STREAMS_NS}'/>"
-    f"<text xmlns='{_STREAMS_NS}' xml:lang='en'>Improper 'from' attribute</text></stream:error>"
-).encode()
-
-
-_SASL_NOT_AUTHORIZED = b"<failure xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><not-authorized/></failure>"
-#: ejabberd's answer to a stanza sent before logging in.
-_STREAM_NOT_AUTHORIZED = f"<stream:error><not-authorized xmlns='{_STREAMS_NS}'/></stream:error>".encode()
-
-
-def _plain_user(auth: Any) -> str | None:
-    """The user name (authcid) of a SASL PLAIN ``<auth>``, None if it is not one."""
+def plain_credentials(auth: Element) -> tuple[str, str] | None:
+    """(user, password) of a SASL PLAIN ``<auth>`` (RFC 4616), None if it is not one."""
     try:
-        parts = base64.b64decode(auth.text or "").split(b"\0")
-        return parts[1].decode() if len(parts) == 3 else None
-    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+        parts = base64.b64decode(auth.text or "", validate=True).split(b"\0")
+        if len(parts) != 3:
+            return None
+        return parts[1].decode(), parts[2].decode()
+    except (binascii.Error, UnicodeDecodeError):
         return None
 
 
-def _registration_refused(iq_id: str | None, domain: str) -> bytes:
-    """The answer to an in-band registration request when registration is closed: ejabberd's
-    to a registration its access rules deny (``auth``/``forbidden``)."""
-    from xml.sax.saxutils import quoteattr
-
-    return (
-        f"<iq type='error' id={quoteattr(iq_id or '')} from={quoteattr(domain)}><error type='auth'>"
-        f"<forbidden xmlns='{_STANZAS_NS}'/><text xmlns='{_STANZAS_NS}' xml:lang='en'>In-band registration is "
-        "closed: this server has accounts for the run's agents only</text></error></iq>"
-    ).encode()
+def _tag(element: Element) -> str:
+    return element.tag.rpartition("}")[2]
 
 
-_protocol_class: Callable[[StreamOwner], asyncio.Protocol] | None = None
+class ClientStream:
+    """One connection: negotiated in :meth:`run`, then a session the router delivers to."""
 
+    def __init__(self, owner: StreamOwner, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.owner = owner
+        self.jid: str | None = None
+        """the session's full JID once a resource is bound"""
+        self.bare: str | None = None
+        self.resource: str | None = None
+        self._reader = reader
+        self._writer = writer
+        self._parser = StreamParser()
+        self._events: list[Event] = []
+        self._closing = False
+        self._user: str | None = None
 
-def make_protocol_class() -> Callable[[StreamOwner], asyncio.Protocol]:  # noqa: C901 (one class of pyjabber hooks: see its docstring)
-    """pyjabber's client protocol, tracked by its server, without the idle timer, ending gently,
-    with its stream negotiation and stanza routing replaced by the two classes below.
+    # -- writing ------------------------------------------------------------------------------
 
-    Built lazily so importing this module does not import pyjabber (and its dependencies).
-    """
-    global _protocol_class
-    if _protocol_class is not None:
-        return _protocol_class
-    from pyjabber.network.protocols.XMLProtocol import XMLProtocol
-    from pyjabber.stream.handlers.StanzaHandler import StanzaHandler
-    from pyjabber.stream.negotiators.StreamNegotiator import StreamNegotiator
-    from pyjabber.stream.utils.Enums import Stage
+    def send(self, data: bytes) -> None:
+        """Write to the client; a stream that is ending takes nothing more."""
+        if not self._closing and not self._writer.is_closing():
+            self._writer.write(data)
 
-    class _ClosedRegistration(StreamNegotiator):  # type: ignore[misc]  # pyjabber ships no type hints
-        """pyjabber's stream negotiation; while registration is not offered (``_ibr_feature``,
-        from the configured plugins), a registration request is refused, not served.
+    def deliver(self, stanza: Element) -> None:
+        self.send(stanza_xml(stanza))
 
-        Before authentication, pyjabber hands every IQ to in-band registration (SASL's
-        ``handle_iq``) whether or not the feature was advertised, so every IQ is refused here.
-        A refused login is a warning (pyjabber says nothing of a wrong password, and an
-        internal ERROR for a name without an account, which is answered here instead). Any
-        other element before login (a stanza) ends the stream with ``<not-authorized/>``, as
-        on ejabberd; pyjabber logged an internal ERROR for each and kept the stream open.
-        """
+    def end(self, error: bytes | None = None) -> None:
+        """Close the stream (after ``error``, a stream error), then the connection."""
+        if self._closing:
+            return
+        if error is not None:
+            self.send(error)
+        self.send(b"</stream:stream>")
+        self._closing = True
+        if not self._writer.is_closing():
+            self._writer.close()
 
-        __slots__ = ()
+    def abort(self) -> None:
+        self._closing = True
+        self._writer.transport.abort()
 
-        async def _handle_ssl(self, element: Any) -> Any:
-            tag = element.tag.rpartition("}")[2]
-            owner: StreamOwner = self._protocol.owner
-            if tag not in ("auth", "iq"):  # the two SASL.feed knows
-                self._transport.write(_STREAM_NOT_AUTHORIZED)
-                self._connection_manager.close(self._peer)
-                return None
-            if not self._ibr_feature and tag == "iq":
-                self._transport.write(_registration_refused(element.get("id"), self._host))
-                return None
-            if tag == "auth" and not self._ibr_feature:
-                user = _plain_user(element)
-                if user not in owner.accounts:
-                    owner._login_refused(user, f"no such account (only the run's agents have one on {self._host})")
-                    self._transport.write(_SASL_NOT_AUTHORIZED)
-                    self._connection_manager.close(self._peer)
-                    return None
-            result = await super()._handle_ssl(element)
-            if tag == "auth" and self._stage is not Stage.AUTH:
-                owner._login_refused(_plain_user(element), "wrong password")
-            return result
+    # -- reading ------------------------------------------------------------------------------
 
-    class _SessionStanzaHandler(StanzaHandler):  # type: ignore[misc]  # pyjabber ships no type hints
-        """pyjabber's stanza router, fed stanzas from the session's own full JID only.
+    async def _next(self) -> Event:
+        while not self._events:
+            if self._closing:
+                raise StreamClosed
+            data = await self._reader.read(_READ_BYTES)
+            if not data:
+                raise StreamClosed
+            self._events = self._parser.feed(data)
+        event = self._events.pop(0)
+        if event[0] == "close":
+            raise StreamClosed
+        return event
 
-        pyjabber routes messages, presence subscriptions and IQs with whatever ``from`` the
-        client wrote. RFC 6120 8.1.2.1: a missing ``from``, or the session's bare or full JID,
-        becomes the full JID; any other ends the stream with ``<invalid-from/>`` (ejabberd's
-        answer, ending the session), logged once, and nothing after it is routed.
-        """
+    async def _element(self) -> Element:
+        """The next top-level element; a new stream header here is a protocol error."""
+        kind, payload = await self._next()
+        if kind != "element" or not isinstance(payload, Element):
+            raise StreamXmlError("invalid-xml", "a stream header in the middle of a stream")
+        return payload
 
-        def __init__(self, transport: Any) -> None:
-            super().__init__(transport)
-            self.refused = False
+    async def _open(self, features: str) -> None:
+        """Wait for the client's stream header; answer with ours and ``features``."""
+        kind, attrs = await self._next()
+        if kind != "open" or not isinstance(attrs, dict):
+            raise StreamXmlError("invalid-xml", "expected a stream header")
+        stream_id = uuid.uuid4().hex
+        header = (
+            f"<?xml version='1.0'?><stream:stream xmlns='{CLIENT_NS}' xmlns:stream='{STREAM_NS}' "
+            f"id='{stream_id}' from={quoteattr(self.owner.domain)} version='1.0' xml:lang='en'>"
+        )
+        self.send(header.encode())
+        to = attrs.get("to", "").strip().lower()
+        if to and to != self.owner.domain:
+            raise StreamXmlError("host-unknown", f"this server is {self.owner.domain}")
+        self.send(f"<stream:features>{features}</stream:features>".encode())
 
-        async def feed(self, element: Any) -> None:
-            if self.refused or self._jid is None:
-                return  # the stream is ending: nothing more from it is routed
-            session = str(self._jid)
-            claimed = element.attrib.get("from")
-            if claimed is not None and not _is_own_jid(claimed, session):
-                self.refused = True
-                log.warning(
-                    "XMPP client %s sent a %s as %r: refused, its stream is closed (invalid-from)",
-                    session,
-                    element.tag.rpartition("}")[2],
-                    claimed,
-                )
-                self._transport.write(_INVALID_FROM)
-                self._connections.close(self._peername)  # "</stream:stream>", then the socket
-                return
-            element.attrib["from"] = session
-            await super().feed(element)
+    def _restart(self) -> None:
+        self._parser = StreamParser()
+        self._events = []
 
-    class _ClientProtocol(XMLProtocol):  # type: ignore[misc]  # pyjabber ships no type hints
-        def __init__(self, owner: StreamOwner) -> None:
-            super().__init__(namespace="jabber:client", connection_timeout=0)
-            self._timeout_monitor = _NoMonitor()
-            self.owner = owner
-            self.raw_transport: asyncio.Transport | None = None
-            self._held: list[bytes] = []
+    # -- the stream's life ----------------------------------------------------------------------
 
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            self.raw_transport = transport  # type: ignore[assignment]
-            self.owner._protocols.add(self)
-            super().connection_made(transport)
-            # The reader task is created but has not run yet: swap its queue, negotiator and
-            # stanza handler before it does.
-            parser = self._xml_parser.getContentHandler()
-            bridge = parser._stream_negotiator
-            queue = _StanzaQueue()
-            bridge._queue = queue
-            bridge._stream_handler = _ClosedRegistration(self._transport, self, parser, bridge)
-            bridge._stanza_handler_class = _SessionStanzaHandler
-            parser.cancel_queue_bridge = queue.close
-            self.owner._readers.add(parser._queue_bridge_task)
-            parser._queue_bridge_task.add_done_callback(self.owner._readers.discard)
-
-        # STARTTLS race: once the TLS handshake completes, the client's new stream header can
-        # arrive before pyjabber's negotiator has switched transports and reset its XML stack;
-        # the reset then swallows the header and the client waits forever. Hold such data back
-        # until the switch (the negotiator assigns ``transport``) and feed it right after.
-
-        def _upgrading(self) -> bool:
-            raw = self.raw_transport
-            return raw is not None and self._transport is raw and raw.get_protocol() is not self
-
-        def data_received(self, data: bytes) -> None:
-            if self._held or self._upgrading():
-                self._held.append(data)
-                return
-            super().data_received(data)
-
-        @property
-        def transport(self) -> Any:
-            return self._transport
-
-        @transport.setter
-        def transport(self, transport: Any) -> None:
-            self._transport = transport
-            if self._held:
-                asyncio.get_running_loop().call_soon(self._release_held)
-
-        def _release_held(self) -> None:
-            data, self._held = b"".join(self._held), []
-            if self._transport is not None and data:
-                super().data_received(data)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._held = []
+    async def run(self) -> None:
+        """Negotiate, then serve the session until either side ends it."""
+        router = self.owner.router
+        try:
             try:
-                super().connection_lost(exc)
-            finally:
-                self.owner._protocols.discard(self)
-                self.owner._forget_connection(self._peer)
+                await asyncio.wait_for(self._negotiate(), NEGOTIATION_SECONDS)
+            except TimeoutError:
+                self.end(stream_error("connection-timeout"))
+                return
+            while True:
+                stanza = await self._element()
+                if self._stamped(stanza):
+                    router.route(self, stanza)
+                else:
+                    return
+        except StreamXmlError as exc:
+            log.debug("XMPP stream of %s ended: %s (%s)", self.jid or "a client", exc.condition, exc)
+            self.end(stream_error(exc.condition, str(exc)))
+        except (StreamClosed, ConnectionError, ssl.SSLError):
+            self.end()
+        finally:
+            if self.jid is not None:
+                router.unbind(self)
 
-    _protocol_class = _ClientProtocol
-    return _protocol_class
+    def _stamped(self, stanza: Element) -> bool:
+        """Set ``from`` to the session's full JID; False (and the stream ended) for a forgery."""
+        session = self.jid
+        assert session is not None
+        claimed = stanza.get("from")
+        if claimed is not None and not is_own_jid(claimed, session):
+            log.warning(
+                "XMPP client %s sent a %s as %r: refused, its stream is closed (invalid-from)",
+                session,
+                _tag(stanza),
+                claimed,
+            )
+            self.end(_INVALID_FROM)
+            return False
+        stanza.set("from", session)
+        return True
+
+    async def _negotiate(self) -> None:
+        await self._open(f"<starttls xmlns='{TLS_NS}'><required/></starttls>")
+        first = await self._element()
+        if first.tag != f"{{{TLS_NS}}}starttls":
+            raise StreamXmlError("not-authorized", "start TLS first")
+        self.send(f"<proceed xmlns='{TLS_NS}'/>".encode())
+        await self._writer.start_tls(self.owner.tls_context)
+        self._restart()
+        await self._authenticate()
+        self._restart()
+        await self._open(f"<bind xmlns='{BIND_NS}'/><session xmlns='{SESSION_NS}'><optional/></session>")
+        while self.jid is None:
+            iq = await self._element()
+            if iq.tag != f"{{{CLIENT_NS}}}iq" or iq.find(f"{{{BIND_NS}}}bind") is None:
+                raise StreamXmlError("not-authorized", "bind a resource first")
+            self._bind(iq)
+
+    async def _authenticate(self) -> None:
+        owner = self.owner
+        register = f"<register xmlns='{REGISTER_FEATURE_NS}'/>" if owner.open_registration else ""
+        await self._open(f"<mechanisms xmlns='{SASL_NS}'><mechanism>PLAIN</mechanism></mechanisms>{register}")
+        while True:
+            element = await self._element()
+            if element.tag == f"{{{CLIENT_NS}}}iq":
+                self._register(element)
+            elif element.tag == f"{{{SASL_NS}}}auth":
+                if self._login(element):
+                    self.send(f"<success xmlns='{SASL_NS}'/>".encode())
+                    return
+                self.send(_SASL_NOT_AUTHORIZED)
+            else:
+                raise StreamXmlError("not-authorized", "log in first")
+
+    def _login(self, auth: Element) -> bool:
+        owner = self.owner
+        if auth.get("mechanism") != "PLAIN":
+            owner.login_refused(None, f"mechanism {auth.get('mechanism')!r} is not offered")
+            return False
+        credentials = plain_credentials(auth)
+        if credentials is None:
+            owner.login_refused(None, "unreadable SASL PLAIN message")
+            return False
+        user, password = credentials
+        name = user.lower()
+        known = owner.accounts.get(name)
+        if known is None:
+            owner.login_refused(user, f"no such account (only the run's agents have one on {owner.domain})")
+            return False
+        if not hmac.compare_digest(known.encode(), password.encode()):
+            owner.login_refused(user, "wrong password")
+            return False
+        self._user = name
+        return True
+
+    def _register(self, iq: Element) -> None:
+        """XEP-0077 before login: served on an open server, refused (as ejabberd's access rules
+        refuse) on one that holds the run's accounts only."""
+        owner = self.owner
+        iq_id = quoteattr(iq.get("id", ""))
+        query = iq.find(f"{{{REGISTER_NS}}}query")
+        if not owner.open_registration or query is None:
+            self.send(
+                f"<iq type='error' id={iq_id} from={quoteattr(owner.domain)}><error type='auth'>"
+                f"<forbidden xmlns='{STANZAS_NS}'/><text xmlns='{STANZAS_NS}' xml:lang='en'>In-band "
+                "registration is closed: this server has accounts for the run's agents only</text>"
+                "</error></iq>".encode()
+            )
+            return
+        if iq.get("type") == "get":
+            self.send(
+                f"<iq type='result' id={iq_id}><query xmlns='{REGISTER_NS}'><instructions>Choose a user name "
+                "and password</instructions><username/><password/></query></iq>".encode()
+            )
+            return
+        user = (query.findtext(f"{{{REGISTER_NS}}}username") or "").strip().lower()
+        password = query.findtext(f"{{{REGISTER_NS}}}password") or ""
+        if not user or "@" in user or "/" in user or not password:
+            self.send(
+                f"<iq type='error' id={iq_id}><error type='modify'><not-acceptable xmlns='{STANZAS_NS}'/>"
+                "</error></iq>".encode()
+            )
+            return
+        if user in owner.accounts:
+            conflict = f"<error type='cancel'><conflict xmlns='{STANZAS_NS}'/></error>"
+            self.send(f"<iq type='error' id={iq_id}>{conflict}</iq>".encode())
+            return
+        owner.accounts[user] = password
+        self.send(f"<iq type='result' id={iq_id}/>".encode())
+
+    def _bind(self, iq: Element) -> None:
+        assert self._user is not None
+        requested = (iq.findtext(f"{{{BIND_NS}}}bind/{{{BIND_NS}}}resource") or "").strip()
+        resource = requested or uuid.uuid4().hex[:12]
+        self.bare = f"{self._user}@{self.owner.domain}"
+        self.resource = resource
+        self.jid = f"{self.bare}/{resource}"
+        self.owner.router.bind(self)
+        self.send(
+            f"<iq type='result' id={quoteattr(iq.get('id', ''))}><bind xmlns='{BIND_NS}'>"
+            f"<jid>{escape_text(self.jid)}</jid></bind></iq>".encode()
+        )
