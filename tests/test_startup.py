@@ -51,7 +51,7 @@ def _run_modules(tmp_path: Path, cache: Path) -> set[str]:
         capture_output=True,
         text=True,
         timeout=100,
-        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+        env={**os.environ, "BDI_RL_CACHE": str(cache)},
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert done.returncode == 0, done.stderr
@@ -64,7 +64,7 @@ def test_a_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     first = _run_modules(tmp_path, cache)
     assert [name for name in NEVER if name in first] == []
     assert "cryptography" in first  # the first run on a machine makes the server's certificate
-    assert (cache / "bdi-rl" / "xmpp" / "localhost.pem").stat().st_mode & 0o077 == 0
+    assert (cache / "xmpp" / "localhost.pem").stat().st_mode & 0o077 == 0
     again = _run_modules(tmp_path, cache)
     assert "cryptography" not in again  # later runs reuse it without reading it
     assert {"spade", "slixmpp", "gymnasium", "numpy"} <= again  # it did run agents on an env

@@ -5,14 +5,13 @@ certificate."""
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import ssl
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bdi_rl.store import atomic_write_bytes
+from bdi_rl.store import atomic_write_bytes, cache_root, private_dir
 
 
 class XmppServerError(RuntimeError):
@@ -113,16 +112,10 @@ def ensure_certificate(domain: str, directory: Path) -> tuple[Path, Path]:
 
 
 def certificate_dir(fallback: Path) -> Path:
-    """Where the embedded server keeps its certificate: the user's cache (``$XDG_CACHE_HOME``
-    or ``~/.cache``, then ``bdi-rl/xmpp``), made once for every run of the machine, or
-    ``fallback`` when that cannot be written."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = Path(base) / "bdi-rl" / "xmpp"
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        return fallback
-    return directory if os.access(directory, os.W_OK | os.X_OK) else fallback
+    """Where the embedded server keeps its certificate: ``xmpp`` in bdi-rl's cache directory
+    (``store.cache_root``), made once for every run of the machine, or ``fallback`` when that
+    is not a directory only this user can write (a key is read back from there)."""
+    return private_dir(cache_root() / "xmpp") or fallback
 
 
 def server_tls_context(domain: str, directory: Path) -> ssl.SSLContext:
