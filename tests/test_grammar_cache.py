@@ -1,4 +1,4 @@
-"""The built AgentSpeak grammar kept between processes (bdi_rl/bdi/runtime/parser.py): the
+"""The built AgentSpeak grammar kept between processes (bdi_rl/bdi/runtime/larkparse.py): the
 same parses from the cache, a damaged cache rebuilt, and never a cache others can write (it
 is a pickle)."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bdi_rl.bdi.runtime import parser
+from bdi_rl.bdi.runtime import larkparse
 from tests.conftest import ASL
 
 
@@ -24,27 +24,27 @@ def _parse_learner(built) -> str:
 
 
 def test_the_parser_loaded_from_the_cache_parses_as_the_one_built(cache):
-    built = parser._parser.__wrapped__()  # builds and keeps it
+    built = larkparse._parser.__wrapped__()  # builds and keeps it
     (kept,) = cache.iterdir()
-    loaded = parser._parser.__wrapped__()  # loads it
+    loaded = larkparse._parser.__wrapped__()  # loads it
     assert kept.stat().st_size > 0
     assert _parse_learner(loaded) == _parse_learner(built)
     assert oct(cache.stat().st_mode & 0o777) == oct(0o700)
 
 
 def test_a_damaged_cache_is_rebuilt(cache):
-    parser._parser.__wrapped__()
+    larkparse._parser.__wrapped__()
     (kept,) = cache.iterdir()
     good = kept.read_bytes()
     kept.write_bytes(good[: len(good) // 2])
-    rebuilt = parser._parser.__wrapped__()
-    assert _parse_learner(rebuilt) == _parse_learner(parser._parser.__wrapped__())
+    rebuilt = larkparse._parser.__wrapped__()
+    assert _parse_learner(rebuilt) == _parse_learner(larkparse._parser.__wrapped__())
     assert kept.stat().st_size > len(good) // 2  # whole again (rebuilt and kept)
 
 
 def test_a_cache_directory_others_can_write_is_not_used(cache):
     cache.mkdir(parents=True)
     os.chmod(cache, 0o777)
-    assert parser._cached_parser_file("grammar") is None
-    parser._parser.__wrapped__()
+    assert larkparse._cached_parser_file("grammar") is None
+    larkparse._parser.__wrapped__()
     assert list(cache.iterdir()) == []

@@ -67,4 +67,5 @@ def test_a_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert (cache / "xmpp" / "localhost.pem").stat().st_mode & 0o077 == 0
     again = _run_modules(tmp_path, cache)
     assert "cryptography" not in again  # later runs reuse it without reading it
+    assert "lark" in first and "lark" not in again  # the plans are parsed once, then read back
     assert {"spade", "slixmpp", "gymnasium", "numpy"} <= again  # it did run agents on an env

@@ -18,7 +18,7 @@ from pathlib import Path
 from bdi_rl.bdi.mindtrace import MindHost, TraceListener
 from bdi_rl.bdi.runtime import Actions, Agent, AslSyntaxError
 from bdi_rl.bdi.runtime.agent import AGENT_CLASSES
-from bdi_rl.bdi.runtime.parser import parse_file, parse_text
+from bdi_rl.bdi.runtime.parser import parse_file, parse_file_text
 from bdi_rl.bdi.runtime.syntax import Program
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, Struct, has_source
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, TRIGGER_TEXT
@@ -131,7 +131,7 @@ def _program(path: Path) -> Program:
 
 @functools.lru_cache(maxsize=32)
 def _parsed(path: str, text: str) -> Program:
-    return parse_text(text, path, frozenset({str(Path(path).resolve())}))
+    return parse_file_text(Path(path), text)
 
 
 def _unchanged(included: list[tuple[str, str]]) -> bool:
