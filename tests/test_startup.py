@@ -69,3 +69,18 @@ def test_a_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert "cryptography" not in again  # later runs reuse it without reading it
     assert "lark" in first and "lark" not in again  # the plans are parsed once, then read back
     assert {"spade", "slixmpp", "gymnasium", "numpy"} <= again  # it did run agents on an env
+
+
+def test_the_viewer_imports_no_statistics_or_env_library_until_asked() -> None:
+    """``bdi-rl view`` starts on aiohttp and the readers: scipy (~0.7 s to import) comes with
+    the first curve statistic, gymnasium with the first world rebuilt, and no agent code."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, bdi_rl.readers.viewer; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {name.split(".")[0] for name in json.loads(done.stdout.replace("'", '"'))}
+    assert {"aiohttp"} <= loaded
+    assert [name for name in ("scipy", "gymnasium", "spade", "pyjabber") if name in loaded] == []

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import signal, stats
 
 from bdi_rl.readers.runindex import RunIndex
 from bdi_rl.trace.kinds import RUN_START
@@ -123,6 +122,8 @@ def smooth(values: Array, window: int, method: str = "rolling") -> Array:
     if window <= 1 or len(values) == 0:
         return values.astype(np.float64)
     if method == "ema":
+        from scipy import signal  # scipy costs ~0.7 s to import: only when a curve needs it
+
         alpha = 2.0 / (window + 1.0)
         out, _ = signal.lfilter([alpha], [1.0, alpha - 1.0], values, zi=[(1.0 - alpha) * values[0]])
         return np.asarray(out, dtype=np.float64)
@@ -178,6 +179,8 @@ def align_evaluations(evals: list[tuple[Array, Array, Array]]) -> tuple[Array, A
 # -- statistics ------------------------------------------------------------------------
 def iqm(values: npt.ArrayLike, axis: int = 0) -> Any:
     """Interquartile mean: the mean of the middle 50 % (scipy's 25 % trimmed mean)."""
+    from scipy import stats
+
     return stats.trim_mean(values, 0.25, axis=axis)
 
 
@@ -186,6 +189,8 @@ def iqm_ci(
 ) -> tuple[Array, Array]:
     """The IQM's percentile-bootstrap confidence interval for each column of ``samples``
     (rows: runs), as rliable's: the runs resampled with replacement, seeded."""
+    from scipy import stats
+
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]

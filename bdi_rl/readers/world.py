@@ -24,7 +24,6 @@ from typing import Any
 
 from bdi_rl.readers.runindex import RunIndex, read_event_at
 from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
-from bdi_rl.rl.envs import EnvError, make_env
 from bdi_rl.rl.families import MOVES, family_named, world_cell, world_state
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE
 from bdi_rl.trace.kinds import AGENT_START, RL_STEP, STEPS, WORLD_STEP
@@ -82,6 +81,8 @@ def world_of(index: RunIndex, jid: str) -> tuple[dict[str, Any], str]:
             f"env: no world view for this env ({env_id}; the trace records no map, and the entry point "
             f"{SPEC_FILE} names is not run to rebuild one)"
         )
+    from bdi_rl.rl.envs import EnvError, make_env  # gymnasium: imported when a world is rebuilt
+
     try:
         env = make_env(env_id, env_spec.get("kwargs", {}), env_spec.get("max_episode_steps"))
     except (TypeError, EnvError) as exc:

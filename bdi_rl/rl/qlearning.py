@@ -12,10 +12,12 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bdi_rl.rl.envs import EnvAdapter
+if TYPE_CHECKING:  # gymnasium: not for the readers, which read tables and specs only
+    from bdi_rl.rl.envs import EnvAdapter
 
 __all__ = [
     "EpisodeResult",
