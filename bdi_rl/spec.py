@@ -580,8 +580,11 @@ def _resolve_existing(name: str, spec_dir: Path, key: str) -> Path:
     return path.resolve()
 
 
-def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentSpec:
-    """Read, check and resolve a spec file; ``overrides`` are top-level keys from the CLI."""
+def load_spec(
+    path: str | Path, overrides: dict[str, Any] | None = None, settings: dict[str, Any] | None = None
+) -> ExperimentSpec:
+    """Read, check and resolve a spec file; ``overrides`` are top-level keys from the CLI,
+    ``settings`` values by path (``bdi_rl.settings``: ``--set``, a sweep's configuration)."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -600,6 +603,10 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
         raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
+        if settings:
+            from bdi_rl.settings import apply_settings
+
+            apply_settings(data, settings)
         return spec_from_table(data, path.parent)
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None

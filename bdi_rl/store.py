@@ -321,10 +321,12 @@ SWEEP_ID = re.compile(r"sweep-[0-9]{8}-[0-9]{6}(-[0-9]{1,3})?")
 
 
 class Sweep(msgspec.Struct, forbid_unknown_fields=True):
-    """N runs of one spec that differ only in their seed (``bdi-rl serve`` starts them).
+    """Runs of one spec: seeds, and with a sweep file also configurations (``bdi-rl serve``
+    and ``bdi-rl sweep`` start them).
 
     ``runs[k]`` is the run id of ``seeds[k]`` once its run directory exists (None while it
-    is queued or if it never started), so readers can overlay and aggregate a sweep."""
+    is queued or if it never started), so readers can overlay and aggregate a sweep; a sweep
+    file's run ``k`` ran configuration ``configuration[k]`` (``settings`` of its axes)."""
 
     id: str
     spec: str
@@ -337,6 +339,14 @@ class Sweep(msgspec.Struct, forbid_unknown_fields=True):
     cancelled: list[int] = []
     """indexes of seeds stopped before their run started: they never will (readers stop
     waiting for them)"""
+    axes: list[str] = []
+    """a sweep file's axes: the spec paths its configurations set (``bdi_rl.sweepfile``)"""
+    configurations: list[dict[str, Any]] = []
+    """each configuration's settings (path -> value)"""
+    configuration: list[int] = []
+    """run ``k``'s configuration (an index into ``configurations``); empty: seeds only"""
+    failed: list[int] = []
+    """indexes of runs that failed"""
 
 
 def new_sweep_id(runs: Path, started: float | None = None) -> str:

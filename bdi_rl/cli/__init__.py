@@ -19,7 +19,7 @@ import gc
 import sys
 from collections.abc import Sequence
 
-from bdi_rl.cli import agents, readers
+from bdi_rl.cli import agents, readers, sweeps
 from bdi_rl.cli.errors import (
     DISK_FULL,
     EXIT_BAD_INPUT,
@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dashboard": readers.cmd_dashboard,
         "qtable": readers.cmd_qtable,
         "play": agents.cmd_play,
+        "sweep": sweeps.cmd_sweep,
     }
     note_run_dir(None)
     try:

@@ -23,11 +23,15 @@ def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
     from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter
 
     run_dir: Path = args.resume
-    given = (["the spec"] if args.spec is not None else []) + [
-        f"--{name.replace('_', '-')}"
-        for name in ("episodes", "seed", "trace", "warm_start")
-        if getattr(args, name) is not None
-    ]
+    given = (
+        (["the spec"] if args.spec is not None else [])
+        + [
+            f"--{name.replace('_', '-')}"
+            for name in ("episodes", "seed", "trace", "warm_start")
+            if getattr(args, name) is not None
+        ]
+        + (["--set"] if args.set else [])
+    )
     if given:
         raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
     if not (run_dir / SPEC_FILE).is_file():
@@ -65,8 +69,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.spec is None:
         raise BadInput("run: give a spec, or --resume RUN_DIR")
     else:
+        from bdi_rl.settings import parse_setting
+
+        settings = dict(parse_setting(text) for text in args.set)
         spec = load_spec(
-            resolve_spec_path(args.spec), {"episodes": args.episodes, "seed": args.seed, "trace": args.trace}
+            resolve_spec_path(args.spec), {"episodes": args.episodes, "seed": args.seed, "trace": args.trace}, settings
         )
     if args.warm_start is not None:
         try:

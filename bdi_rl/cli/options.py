@@ -137,6 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--episodes", type=_number(int, 1), help="training episodes per learner")
     run.add_argument("--seed", type=_COUNT, help="base seed")
     run.add_argument("--trace", choices=["episode", "step", "cycle"], help="trace level")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="change one setting of the spec: learning.alpha=0.2, agents.learner.asl='\"team-learner.asl\"', "
+        "env.kwargs.is_slippery=false (the value is TOML; may repeat)",
+    )
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     # bdi-rl serve's children: print the run directory on stdout as soon as it exists
@@ -241,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--jobs", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
     )
+    sweep = sub.add_parser(
+        "sweep", help="every run of a sweep file: axes over any spec setting x seeds, a grid or a random draw"
+    )
+    sweep.add_argument("file", type=Path, help="the sweep file (.toml: spec, method, [axes])")
+    sweep.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    sweep.add_argument(
+        "--workers", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
+    )
+    sweep.add_argument("--no-progress", action="store_true", help="no progress line")
     inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
     inspect.add_argument("run", help="run directory, or a run id under --runs")
     inspect.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")

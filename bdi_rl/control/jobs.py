@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bdi_rl.settings import toml_literal
 from bdi_rl.store import Sweep, write_sweep
 
 #: What ``bdi-rl run --announce-run-dir`` prints before the run directory's path.
@@ -68,6 +69,8 @@ class Job:
     """``run`` (a spec), ``resume`` (``run --resume``) or ``play`` (``bdi-rl play``)"""
     args: list[str] = field(default_factory=list)
     """a resume's or a play's ``bdi-rl`` arguments (a run's come from the fields above)"""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """spec settings by path (``bdi-rl run --set``): a sweep configuration's"""
 
     def to_json(self) -> dict[str, Any]:
         keys = ("id", "kind", "spec", "seed", "episodes", "trace", "sweep", "state", "run", "exit_code", "error")
@@ -142,6 +145,8 @@ class JobQueue:
             cmd += ["--episodes", str(job.episodes)]
         if job.trace is not None:
             cmd += ["--trace", job.trace]
+        for path, value in job.settings.items():
+            cmd += ["--set", f"{path}={toml_literal(value)}"]
         return [*cmd, "--no-progress", "--announce-run-dir"]
 
     async def _run(self, job: Job) -> None:
@@ -172,6 +177,7 @@ class JobQueue:
             else:
                 job.state = FAILED
                 job.error = (last_error[0] if last_error else "") or f"exit status {job.exit_code}"
+                self._update_sweep(job, lambda sweep, k: sweep.failed.append(k))
         finally:
             self._schedule()
 

@@ -1,0 +1,177 @@
+"""Sweeps over any spec setting (issue 30): ``bdi-rl run --set``, sweep files checked whole,
+and ``bdi-rl sweep`` running every configuration x seed as real runs."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from bdi_rl.settings import apply_setting, parse_setting, parse_value, toml_literal
+from bdi_rl.spec import SpecError
+from bdi_rl.store import SWEEPS_DIR, Sweep
+from bdi_rl.sweepfile import load_sweep
+from tests.conftest import MINIMAL_SPEC, run_cli
+
+pytestmark = pytest.mark.timeout(300)
+
+
+# -- settings by path --------------------------------------------------------------------------
+
+
+def test_a_setting_reaches_nested_tables_and_agent_groups_by_name() -> None:
+    table = tomllib.loads(MINIMAL_SPEC + '\n[[agents]]\nname = "other"\n')
+    apply_setting(table, "learning.alpha", 0.3)
+    apply_setting(table, "env.kwargs.is_slippery", True)
+    apply_setting(table, "agents.other.asl", "team-learner.asl")
+    assert table["learning"] == {"alpha": 0.3}
+    assert table["env"]["kwargs"] == {"map_name": "4x4", "is_slippery": True}
+    assert table["agents"][1]["asl"] == "team-learner.asl" and "asl" not in table["agents"][0]
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("agents.teacher.asl", "no agent group 'teacher' (groups: learner)"),
+        ("agents.learner", "name a field of the group"),
+        ("env.id.x", "env.id is a value, not a table"),
+        ("learning..alpha", "not a spec path"),
+    ],
+)
+def test_a_path_that_leads_nowhere_is_named(path: str, said: str) -> None:
+    table = tomllib.loads(MINIMAL_SPEC)
+    with pytest.raises(SpecError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        apply_setting(table, path, 1)
+
+
+@pytest.mark.parametrize(
+    "value", [0.1, 7, True, "learner.asl", 'a "quoted"\\ one', [1, 2.5], {"map_name": "8x8"}, 1e-7]
+)
+def test_a_value_goes_to_a_child_and_back_unchanged(value: object) -> None:
+    assert parse_value(toml_literal(value), "test") == value
+    assert parse_setting(f"learning.alpha={toml_literal(value)}") == ("learning.alpha", value)
+
+
+def test_run_set_changes_the_run_and_its_recorded_spec(tmp_path: Path) -> None:
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(MINIMAL_SPEC)
+    done = run_cli("run", str(spec), "--set", "learning.alpha=0.35", "--set", "env.kwargs.is_slippery=true",
+                   "--runs", str(tmp_path / "runs"), "--no-progress", "--trace", "episode")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    recorded = tomllib.loads((run_dir / "spec.toml").read_text())
+    assert recorded["learning"]["alpha"] == 0.35 and recorded["env"]["kwargs"]["is_slippery"] is True
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("learning.alpha=abc", "--set learning.alpha: 'abc' is not a TOML value"),
+        ("learning.alpah=0.1", "learning.alpah: unknown key"),
+        ('learning.alpha="high"', "learning.alpha: expected a number"),
+        ('agents.teacher.asl="x.asl"', "no agent group 'teacher'"),
+    ],
+)
+def test_a_bad_setting_is_one_line_and_nothing_is_created(tmp_path: Path, setting: str, said: str) -> None:
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(MINIMAL_SPEC)
+    done = run_cli("run", str(spec), "--set", setting, "--runs", str(tmp_path / "runs"), "--no-progress")
+    assert done.returncode == 2
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+# -- sweep files ---------------------------------------------------------------------------------
+
+
+def _sweep(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "tiny.toml").write_text(MINIMAL_SPEC)
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_grid_is_every_combination_times_every_seed(tmp_path: Path) -> None:
+    plan = load_sweep(
+        _sweep(
+            tmp_path,
+            'spec = "tiny.toml"\n[axes]\n"learning.alpha" = [0.1, 0.2, 0.4]\n'
+            '"agents.learner.asl" = ["learner.asl", "team-learner.asl"]\nseed = { from = 0, count = 10 }\n',
+        )
+    )
+    assert len(plan.configurations) == 6 and plan.seeds == list(range(10)) and len(plan.runs()) == 60
+    assert plan.runs()[:6] == [(k, 0) for k in range(6)]  # every configuration's first seed first
+    assert plan.configurations[1].label() == "alpha=0.1, asl=team-learner.asl"
+
+
+def test_a_random_draw_is_repeatable_and_within_its_distributions(tmp_path: Path) -> None:
+    text = (
+        'spec = "tiny.toml"\nmethod = "random"\nsamples = 20\ndraw_seed = 4\n[axes]\n'
+        '"learning.alpha" = { log_uniform = [0.01, 0.5] }\n"learning.gamma" = { uniform = [0.9, 0.99] }\n'
+        '"learning.epsilon_decay_episodes" = { int_uniform = [5, 15] }\n"env.kwargs.is_slippery" = [true, false]\n'
+    )
+    first, again = load_sweep(_sweep(tmp_path, text)), load_sweep(tmp_path / "sweep.toml")
+    assert first.configurations == again.configurations and len(first.configurations) == 20
+    for c in first.configurations:
+        s = c.settings
+        assert 0.01 <= s["learning.alpha"] <= 0.5 and 0.9 <= s["learning.gamma"] <= 0.99
+        assert isinstance(s["learning.epsilon_decay_episodes"], int) and 5 <= s["learning.epsilon_decay_episodes"] <= 15
+    assert {c.settings["env.kwargs.is_slippery"] for c in first.configurations} == {True, False}
+
+
+@pytest.mark.parametrize(
+    ("axes", "said"),
+    [
+        ('"learning.alpah" = [0.1]', "axes.learning.alpah = 0.1: learning.alpah: unknown key"),
+        ('"learning.alpha" = [0.1, "x"]', "axes.learning.alpha = x: learning.alpha: expected a number"),
+        ('"agents.learner.asl" = ["nope.asl"]', "axes.agents.learner.asl = nope.asl:"),
+        ('"learning.alpha" = { uniform = [0.1, 0.5] }', 'needs method = "random"'),
+        ('"learning.alpha" = []', "axes.learning.alpha: no value to try"),
+        ("seed = { from = 0, count = 0 }", "axes.seed: count must be at least 1"),
+        ('"env.kwargs.map_name" = ["4x4"]\nseed = { from = 0, count = 20000 }', "a sweep has at most 10000"),
+    ],
+)
+def test_a_bad_axis_is_named_before_anything_runs(tmp_path: Path, axes: str, said: str) -> None:
+    path = _sweep(tmp_path, f'spec = "tiny.toml"\n[axes]\n{axes}\n')
+    with pytest.raises(SpecError, match=None) as caught:
+        load_sweep(path)
+    assert str(caught.value).startswith(f"{path}: ") and said in str(caught.value)
+    done = run_cli("sweep", str(path), "--runs", str(tmp_path / "runs"))
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_configuration_whose_env_cannot_be_made_is_refused_whole(tmp_path: Path) -> None:
+    path = _sweep(tmp_path, 'spec = "tiny.toml"\n[axes]\n"env.kwargs.map_name" = ["4x4", "5x5"]\n')
+    done = run_cli("sweep", str(path), "--runs", str(tmp_path / "runs"))
+    assert done.returncode == 2, done.stderr
+    assert "configuration (map_name=5x5)" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_sweep_runs_every_configuration_and_seed_and_records_which_is_which(tmp_path: Path) -> None:
+    path = _sweep(
+        tmp_path,
+        'spec = "tiny.toml"\nname = "alphas"\n[axes]\n"learning.alpha" = [0.05, 0.5]\nseed = [3, 4]\n',
+    )
+    done = run_cli("sweep", str(path), "--runs", str(tmp_path / "runs"), "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert "2 configuration(s) x 2 seed(s) = 4 runs" in done.stderr and "4/4 done, 0 running, 0 failed" in done.stderr
+    record_path = Path(done.stdout.strip().splitlines()[-1])
+    assert record_path.parent.name == SWEEPS_DIR
+    sweep = msgspec.json.decode(record_path.read_bytes(), type=Sweep)
+    assert sweep.axes == ["learning.alpha"] and sweep.configurations == [
+        {"learning.alpha": 0.05},
+        {"learning.alpha": 0.5},
+    ]
+    assert sweep.configuration == [0, 1, 0, 1] and sweep.seeds == [3, 3, 4, 4] and sweep.failed == []
+    for k, run in enumerate(sweep.runs):
+        assert run is not None
+        spec = tomllib.loads((tmp_path / "runs" / run / "spec.toml").read_text())
+        assert spec["learning"]["alpha"] == sweep.configurations[sweep.configuration[k]]["learning.alpha"]
+        assert spec["seed"] == sweep.seeds[k]
+        summary = json.loads((tmp_path / "runs" / run / "summary.json").read_text())
+        assert summary["agents"]["learner"]["episodes"] == 20
