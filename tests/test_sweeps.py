@@ -3,6 +3,7 @@ and ``bdi-rl sweep`` running every configuration x seed as real runs."""
 
 from __future__ import annotations
 
+import csv
 import json
 import tomllib
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from bdi_rl.readers.sweepreport import Group, RunResult
 from bdi_rl.settings import apply_setting, parse_setting, parse_value, toml_literal
 from bdi_rl.spec import SpecError
 from bdi_rl.store import SWEEPS_DIR, Sweep
@@ -175,3 +177,40 @@ def test_a_sweep_runs_every_configuration_and_seed_and_records_which_is_which(tm
         assert spec["seed"] == sweep.seeds[k]
         summary = json.loads((tmp_path / "runs" / run / "summary.json").read_text())
         assert summary["agents"]["learner"]["episodes"] == 20
+
+    report = run_cli(
+        "sweep-report", str(record_path), "--window", "5", "--threshold", "0", "--csv", str(tmp_path / "groups.csv")
+    )
+    assert report.returncode == 0, report.stderr
+    rows = list(csv.DictReader((tmp_path / "groups.csv").open()))
+    assert sorted(r["configuration"] for r in rows) == ["learning.alpha=0.05", "learning.alpha=0.5"]
+    for row in rows:
+        k = sweep.configurations.index({"learning.alpha": float(row["configuration"].split("=")[1])})
+        finals = [
+            json.loads((tmp_path / "runs" / str(run) / "summary.json").read_text())["agents"]["learner"]["eval"][
+                "success_rate"
+            ]
+            for i, run in enumerate(sweep.runs)
+            if sweep.configuration[i] == k
+        ]
+        assert row["finished"] == "2" and row["reached"] == "2/2" and row["iqm"] == ""  # 2 runs: no IQM
+        assert float(row["mean"]) == pytest.approx(sum(finals) / 2)
+        assert float(row["episodes_to_threshold_median"]) == 5  # the first full window
+    assert "learning.alpha=0.05" in report.stdout and "IQM [95 % CI]" in report.stdout
+
+
+def test_a_group_gives_an_iqm_from_four_runs_and_counts_censored_runs_as_such() -> None:
+    finals = [0.2, 0.6, 0.7, 0.75, 0.8, 1.0]
+    group = Group("alpha=0.1", {"learning.alpha": 0.1}, runs=7, failed=1)
+    group.results = [
+        RunResult(f"r{k}", value, (100 * (k + 1), 1000.0 * (k + 1)) if value >= 0.7 else None, 500)
+        for k, value in enumerate(finals)
+    ]
+    row = group.row(0.7)
+    assert row["iqm"] == pytest.approx(sum([0.6, 0.7, 0.75, 0.8]) / 4)  # the middle half of 6
+    assert row["iqm_ci_low"] <= row["iqm"] <= row["iqm_ci_high"]
+    assert row["reached"] == "4/6" and row["censored"] == "r0 at 500, r1 at 500"
+    assert row["episodes_to_threshold_median"] == 450.0  # of the 4 that reached it: 300, 400, 500, 600
+    assert (row["runs"], row["finished"], row["failed"]) == (7, 6, 1)
+    group.results = group.results[:3]
+    assert group.row(0.7)["iqm"] is None  # 3 runs: the 25 % trim cuts nothing, the IQM is the mean

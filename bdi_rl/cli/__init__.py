@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "qtable": readers.cmd_qtable,
         "play": agents.cmd_play,
         "sweep": sweeps.cmd_sweep,
+        "sweep-report": sweeps.cmd_sweep_report,
     }
     note_run_dir(None)
     try:

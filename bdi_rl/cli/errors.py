@@ -31,6 +31,7 @@ USER_ERRORS = (
     ("bdi_rl.rl.policyfile", "PolicyFileError"),
     ("bdi_rl.readers.qgrid", "QGridError"),
     ("bdi_rl.readers.world", "WorldError"),
+    ("bdi_rl.readers.sweepreport", "SweepReportError"),
     ("bdi_rl.store", "RunsDirError"),
     ("bdi_rl.store", "RunBusyError"),
     ("bdi_rl.trace.errors", "TraceFormatError"),

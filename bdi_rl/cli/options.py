@@ -258,6 +258,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress line")
+    report = sub.add_parser(
+        "sweep-report",
+        help="a sweep's results per configuration: IQM with its 95 %% CI, spread, runs that reached a threshold",
+    )
+    report.add_argument("sweep", metavar="SWEEP_ID_OR_RECORD", help="a sweep id, or the record bdi-rl sweep printed")
+    report.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
+    report.add_argument("--metric", choices=["success", "return"], default="success", help="default: success")
+    report.add_argument("--threshold", type=float, default=0.7, help="what a run must reach in training (default 0.7)")
+    report.add_argument(
+        "--window", type=_number(int, 1, 1_000_000), default=100, help="training episodes averaged (default 100)"
+    )
+    report.add_argument("--csv", type=Path, help="also write the table as CSV")
     inspect = sub.add_parser("inspect", help="an agent's mind at one point of a run, in the terminal")
     inspect.add_argument("run", help="run directory, or a run id under --runs")
     inspect.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")

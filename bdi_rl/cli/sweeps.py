@@ -110,6 +110,20 @@ async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bo
     return EXIT_OK if all(job.state == FINISHED for job in jobs) else EXIT_FAILED
 
 
+def cmd_sweep_report(args: argparse.Namespace) -> int:
+    from bdi_rl.readers.sweepreport import csv_text, report, table_text
+    from bdi_rl.store import atomic_write_bytes
+
+    if args.csv is not None and not args.csv.parent.is_dir():
+        raise BadInput(f"--csv {args.csv}: no such directory {args.csv.parent}")
+    sweep, rows = report(args.sweep, args.runs, args.metric, args.threshold, args.window)
+    print(table_text(sweep, rows, args.metric, args.threshold, args.window), end="")
+    if args.csv is not None:
+        atomic_write_bytes(args.csv, csv_text(rows).encode())
+        print(f"{args.csv}: {len(rows)} configurations")
+    return EXIT_OK
+
+
 def _duration(seconds: float) -> str:
     seconds = int(seconds)
     if seconds < 60:
