@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
+import gymnasium as gym
 import msgspec
 import pytest
+from gymnasium.spaces import Discrete
 
 from bdi_rl.readers.sweepreport import Group, RunResult
 from bdi_rl.settings import apply_setting, parse_setting, parse_value, toml_literal
 from bdi_rl.spec import SpecError
 from bdi_rl.store import SWEEPS_DIR, Sweep
 from bdi_rl.sweepfile import load_sweep
-from tests.conftest import MINIMAL_SPEC, run_cli
+from tests.conftest import MINIMAL_SPEC, ROOT, run_cli
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -214,3 +220,43 @@ def test_a_group_gives_an_iqm_from_four_runs_and_counts_censored_runs_as_such() 
     assert (row["runs"], row["finished"], row["failed"]) == (7, 6, 1)
     group.results = group.results[:3]
     assert group.row(0.7)["iqm"] is None  # 3 runs: the 25 % trim cuts nothing, the IQM is the mean
+
+
+class Doomed(gym.Env[int, int]):
+    """A one-cell env whose process dies at its first step when ``doomed`` (a worker killed)."""
+
+    def __init__(self, doomed: bool = False) -> None:
+        self.observation_space, self.action_space, self.doomed = Discrete(2), Discrete(2), doomed
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
+        if self.doomed:
+            os._exit(9)
+        return 1, 1.0, True, False, {}
+
+
+def test_a_worker_that_dies_takes_only_its_run_with_it(tmp_path: Path) -> None:
+    """Runs share worker processes; one killed (here by its env) fails its run with what it
+    said, and the sweep's other runs, before and after it, finish on the workers left."""
+    spec = MINIMAL_SPEC.replace('id = "FrozenLake-v1"', 'id = "tests.test_sweeps:Doomed"').replace(
+        'kwargs = { map_name = "4x4", is_slippery = false }', "kwargs = { doomed = false }"
+    )
+    (tmp_path / "doomed.toml").write_text(spec)
+    path = tmp_path / "sweep.toml"
+    path.write_text('spec = "doomed.toml"\n[axes]\n"env.kwargs.doomed" = [false, true, false]\nseed = [1, 2]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "sweep", str(path), "--runs", str(tmp_path / "runs"), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},  # the workers import this module's env
+    )
+    assert done.returncode == 1, done.stderr
+    sweep = msgspec.json.decode(Path(done.stdout.strip().splitlines()[-1]).read_bytes(), type=Sweep)
+    assert sweep.failed == [1, 4]  # configuration 1 (doomed), at each seed
+    assert all(run is not None for k, run in enumerate(sweep.runs) if k not in sweep.failed)
+    assert done.stderr.count("its worker exited with status 9") == 2
+    assert "4/6 done, 0 running, 2 failed" in done.stderr

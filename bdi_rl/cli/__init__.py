@@ -19,7 +19,7 @@ import gc
 import sys
 from collections.abc import Sequence
 
-from bdi_rl.cli import agents, readers, sweeps
+from bdi_rl.cli import agents, readers, sweeps, worker
 from bdi_rl.cli.errors import (
     DISK_FULL,
     EXIT_BAD_INPUT,
@@ -34,7 +34,7 @@ from bdi_rl.cli.process import patch_libraries, prepare_agent_process, quiet_lib
 __all__ = ["main", "prepare_agent_process"]
 
 #: The commands that run agents: they patch the libraries first; the readers never import them.
-AGENT_COMMANDS = frozenset({"run", "agent", "telemetry", "play"})
+AGENT_COMMANDS = frozenset({"run", "agent", "telemetry", "play", "sweep-worker"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "play": agents.cmd_play,
         "sweep": sweeps.cmd_sweep,
         "sweep-report": sweeps.cmd_sweep_report,
+        "sweep-worker": worker.cmd_sweep_worker,
     }
     note_run_dir(None)
     try:

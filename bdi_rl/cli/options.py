@@ -258,6 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress line")
+    sweep.add_argument(
+        "--process-per-run",
+        action="store_true",
+        help="each run in a process of its own (default: each worker process runs one run after another)",
+    )
+    # bdi-rl sweep's workers: runs one after another, read from stdin (bdi_rl.cli.worker);
+    # without help=, argparse does not list it
+    sub.add_parser("sweep-worker")
     report = sub.add_parser(
         "sweep-report",
         help="a sweep's results per configuration: IQM with its 95 %% CI, spread, runs that reached a threshold",

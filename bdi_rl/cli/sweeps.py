@@ -1,6 +1,8 @@
 """``bdi-rl sweep FILE``: every run of a sweep file (:mod:`bdi_rl.sweepfile`), checked whole,
-then run as ``bdi-rl run`` children (``--set`` per configuration) at most ``--workers`` at
-once, by the job queue ``bdi-rl serve`` uses (:mod:`bdi_rl.control.jobs`); a line of
+then run by ``--workers`` worker processes, each one run after another
+(:mod:`bdi_rl.control.workers`, :mod:`bdi_rl.cli.worker`: a short run costs its work, not a
+start-up), or with ``--process-per-run`` as ``bdi-rl run`` children (``--set`` per
+configuration) by the job queue ``bdi-rl serve`` uses (:mod:`bdi_rl.control.jobs`); a line of
 progress (done, running, failed, ETA) while they run, and the sweep's record in
 ``runs/.sweeps/`` for the readers (the same record a sweep started from the browser has).
 """
@@ -46,14 +48,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     args.runs.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(_run_sweep(plan, args.runs, workers, not args.no_progress))
+    return asyncio.run(_run_sweep(plan, args.runs, workers, not args.no_progress, not args.process_per_run))
 
 
-async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bool) -> int:
+async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bool, shared: bool) -> int:
     from bdi_rl.control.jobs import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, JobQueue
+    from bdi_rl.control.workers import WorkerQueue
     from bdi_rl.store import SWEEPS_DIR, Sweep, new_sweep_id, write_sweep
 
-    queue = JobQueue(runs_dir, workers)
+    queue = WorkerQueue(runs_dir, workers) if shared else JobQueue(runs_dir, workers)
     created = time.time()
     runs = plan.runs()
     sweep = Sweep(

@@ -167,7 +167,7 @@ class JobQueue:
                 self._interrupt(job)
             assert proc.stdout is not None and proc.stderr is not None
             last_error: list[str] = []
-            await asyncio.gather(self._watch_stdout(job, proc.stdout), _last_line(proc.stderr, last_error))
+            await asyncio.gather(self._watch_stdout(job, proc.stdout), keep_last_line(proc.stderr, last_error))
             job.exit_code = await proc.wait()
             job.ended = time.time()
             if job.exit_code == 0:
@@ -183,7 +183,7 @@ class JobQueue:
 
     async def _watch_stdout(self, job: Job, stream: asyncio.StreamReader) -> None:
         """Read the child's stdout to its end; the announcement names the run."""
-        async for line in _lines(stream):
+        async for line in read_lines(stream):
             if job.run is None and line.startswith(ANNOUNCE):
                 self._run_started(job, Path(line[len(ANNOUNCE) :].strip()))
 
@@ -223,7 +223,7 @@ class JobQueue:
             return
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGINT)
-        asyncio.get_running_loop().call_later(self.grace, _kill, proc)
+        asyncio.get_running_loop().call_later(self.grace, kill_process, proc)
 
     async def shutdown(self) -> None:
         """serve stops: queued jobs are cancelled, running ones stopped as Stop does; returns
@@ -238,13 +238,13 @@ class JobQueue:
             await asyncio.wait(set(self._tasks), timeout=self.grace + 5)
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+def kill_process(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
 
 
-async def _lines(stream: asyncio.StreamReader, most: int = 65536) -> Any:
+async def read_lines(stream: asyncio.StreamReader, most: int = 65536) -> Any:
     """Lines of ``stream`` as text, to its end; a line longer than ``most`` bytes is cut
     (a child's output must never stall or break the reader)."""
     buffer = b""
@@ -258,8 +258,8 @@ async def _lines(stream: asyncio.StreamReader, most: int = 65536) -> Any:
         yield buffer.decode("utf-8", "replace")
 
 
-async def _last_line(stream: asyncio.StreamReader, into: list[str]) -> None:
+async def keep_last_line(stream: asyncio.StreamReader, into: list[str]) -> None:
     """Read ``stream`` to its end, keeping its last non-empty line in ``into[0]``."""
-    async for line in _lines(stream):
+    async for line in read_lines(stream):
         if line.strip():
             into[:] = [line.strip()[:MAX_ERROR]]

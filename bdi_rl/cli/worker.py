@@ -1,0 +1,85 @@
+"""``bdi-rl sweep-worker``: many runs, one after another, in one process (issue 30, start-up
+amortised). ``bdi-rl sweep`` starts N of them and hands each a run at a time on stdin, so a
+short run costs its work, not an interpreter and its imports.
+
+Each run is what ``bdi-rl run SPEC --seed S --set ...`` makes: its spec loaded and checked, a
+new embedded server, new agents and a new run directory, the same ``run_experiment``; nothing
+of one run is reused by the next but what is keyed by content (parsed plan files) or made
+once per process (library patches, imports). The protocol, one JSON object per line:
+
+- in: ``{"spec": PATH, "seed": S, "settings": {PATH: VALUE}, "runs": DIR}``;
+- out: ``bdi-rl run-dir: PATH`` as soon as the run directory exists (as ``run
+  --announce-run-dir`` says it), then ``bdi-rl run-result: {"status": "finished" | "failed" |
+  "stopped", "error": LINE}`` when it is over.
+
+SIGINT or SIGTERM stop the run in hand as they stop ``bdi-rl run`` (tables and summary
+saved), report it stopped, and end the worker. End of input ends it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bdi_rl.cli.errors import EXIT_OK, is_user_error, say_user_error
+from bdi_rl.cli.process import until_signalled
+
+
+def _say(status: str, error: str | None = None) -> None:
+    from bdi_rl.control.workers import WORKER_RESULT
+
+    print(WORKER_RESULT + json.dumps({"status": status, "error": error}), flush=True)
+
+
+def cmd_sweep_worker(_args: argparse.Namespace) -> int:
+    from bdi_rl.control.jobs import announce_run_dir
+    from bdi_rl.crashlog import one_line
+    from bdi_rl.xmpp.runtime import event_loop
+
+    loop = event_loop()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            work = _prepared(request)
+        except Exception as exc:  # noqa: BLE001 - a bad request is this run's failure, not the worker's
+            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc))
+            continue
+        try:
+            result = until_signalled(loop, work(announce_run_dir))
+        except KeyboardInterrupt:
+            _say("stopped")
+            return 130
+        except Exception as exc:  # noqa: BLE001 - the run failed; the next one starts afresh
+            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc))
+            continue
+        if result.summary.get("interrupted"):
+            _say("stopped")
+            return 130
+        failures = {a: r for a, r in result.failures.items()}
+        _say("failed" if failures else "finished", "; ".join(f"{a}: {r}" for a, r in failures.items()) or None)
+    return EXIT_OK
+
+
+def _prepared(request: dict[str, Any]) -> Any:
+    """The run a request asks for, checked as ``bdi-rl run`` checks it; a callable taking the
+    run-directory announcer and returning the run's coroutine."""
+    from bdi_rl.cli.checks import check_runs
+    from bdi_rl.spec import load_spec
+    from bdi_rl.xmpp.runner import run_experiment
+    from bdi_rl.xmpp.setup import prepare_experiment
+
+    spec = load_spec(Path(request["spec"]), {"seed": request.get("seed")}, request.get("settings") or {})
+    runs = Path(request["runs"])
+    check_runs(runs)
+    setups = prepare_experiment(spec)
+    runs.mkdir(parents=True, exist_ok=True)
+
+    def start(on_run_dir: Any) -> Any:
+        return run_experiment(spec, runs, setups=setups, on_run_dir=on_run_dir)
+
+    return start

@@ -1,0 +1,166 @@
+"""A job queue whose runs share their processes: ``max_running`` long-lived ``bdi-rl
+sweep-worker`` processes (:mod:`bdi_rl.cli.worker`), each handed one run at a time, so a sweep
+of short runs pays an interpreter's start and imports once per worker, not once per run.
+
+Jobs, states, the sweep record's updates and Stop are :class:`~bdi_rl.control.jobs.JobQueue`'s;
+only where a job runs differs. A worker that dies (killed, out of memory) takes only the run
+in hand with it, which fails with what the worker last said; a new worker takes the next.
+Stopping a running job stops its worker (SIGINT: the run saves what it learned), and a new
+worker serves the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bdi_rl.control.jobs import (
+    ANNOUNCE,
+    EXIT_INTERRUPTED,
+    FAILED,
+    FINISHED,
+    RUNNING,
+    STOPPED,
+    Job,
+    JobQueue,
+    keep_last_line,
+    kill_process,
+    read_lines,
+)
+
+#: What a worker prints before each run's result (``bdi_rl.cli.worker``).
+WORKER_RESULT = "bdi-rl run-result: "
+
+
+@dataclass(eq=False)  # a worker is itself: kept in a set
+class _Worker:
+    proc: asyncio.subprocess.Process
+    job: Job | None = None
+    last_error: list[str] = field(default_factory=list)
+
+
+class WorkerQueue(JobQueue):
+    """:class:`JobQueue` with its runs in ``max_running`` shared worker processes."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._workers: set[_Worker] = set()
+        self._starting = 0
+
+    def _schedule(self) -> None:
+        while self._pending and not self._closed:
+            idle = next((w for w in self._workers if w.job is None), None)
+            if idle is None:
+                if len(self._workers) + self._starting >= self.max_running:
+                    return
+                self._starting += 1
+                task = asyncio.get_running_loop().create_task(self._start_worker())
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return
+            self._dispatch(idle, self._pending.popleft())
+
+    def _dispatch(self, worker: _Worker, job: Job) -> None:
+        job.state, job.started, job.proc = RUNNING, time.time(), worker.proc
+        worker.job = job
+        request = {
+            "spec": str(job.spec_path),
+            "seed": job.seed,
+            "settings": job.settings,
+            "runs": str(self.runs),
+        }
+        assert worker.proc.stdin is not None
+        worker.proc.stdin.write((json.dumps(request) + "\n").encode())
+        if job.stop_requested:
+            self._interrupt(job)
+
+    async def _start_worker(self) -> None:
+        try:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-P", "-m", "bdi_rl", "sweep-worker",
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,  # a Ctrl-C in the terminal is for the sweep; it stops them
+                )  # fmt: skip
+            except OSError as exc:
+                if self._pending:
+                    job = self._pending.popleft()
+                    job.state, job.error, job.ended = (
+                        FAILED,
+                        f"cannot start a worker: {exc.strerror or exc}",
+                        time.time(),
+                    )
+                    self._update_sweep(job, lambda sweep, k: sweep.failed.append(k))
+                return
+        finally:
+            self._starting -= 1
+        worker = _Worker(proc)
+        self._workers.add(worker)
+        try:
+            self._schedule()
+            assert proc.stdout is not None and proc.stderr is not None
+            await asyncio.gather(self._read(worker, proc.stdout), keep_last_line(proc.stderr, worker.last_error))
+            code = await proc.wait()
+        except BaseException:
+            kill_process(proc)  # never an orphan waiting on its stdin
+            raise
+        finally:
+            self._workers.discard(worker)
+        lost = worker.job
+        if lost is not None:  # it died with a run in hand
+            worker.job = None
+            interrupted = lost.stop_requested or code in (EXIT_INTERRUPTED, -signal.SIGINT)
+            said = (worker.last_error[0] if worker.last_error else "") or f"its worker exited with status {code}"
+            self._finish(lost, "stopped" if interrupted else "failed", said)
+        self._schedule()
+
+    async def _read(self, worker: _Worker, stream: asyncio.StreamReader) -> None:
+        async for line in read_lines(stream):
+            job = worker.job
+            if job is None:
+                continue
+            if job.run is None and line.startswith(ANNOUNCE):
+                self._run_started(job, Path(line[len(ANNOUNCE) :].strip()))
+            elif line.startswith(WORKER_RESULT):
+                try:
+                    result = json.loads(line[len(WORKER_RESULT) :])
+                except ValueError:
+                    result = {"status": "failed", "error": "an unreadable result"}
+                worker.job = None
+                self._finish(job, str(result.get("status")), result.get("error"))
+                self._schedule()
+
+    def _finish(self, job: Job, status: str, error: str | None) -> None:
+        job.ended, job.proc = time.time(), None
+        if status == "finished":
+            job.state, job.exit_code = FINISHED, 0
+        elif status == "stopped" or job.stop_requested:
+            job.state = STOPPED
+        else:
+            job.state, job.error = FAILED, error or "failed"
+            self._update_sweep(job, lambda sweep, k: sweep.failed.append(k))
+
+    async def shutdown(self) -> None:
+        """Queued jobs cancelled, running ones stopped (their workers with them), idle
+        workers told there is no more work; returns when every worker has exited."""
+        self._closed = True
+        for job in list(self._pending):
+            self.stop(job.id)
+        for worker in list(self._workers):
+            if worker.job is not None:
+                self.stop(worker.job.id)
+            elif worker.proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    worker.proc.stdin.close()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=self.grace + 5)
+        for worker in list(self._workers):
+            kill_process(worker.proc)
