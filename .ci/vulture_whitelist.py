@@ -82,4 +82,5 @@ signum  # jason_corpus.py: a signal handler's signature
 _print  # test_conformance.py: registered as the .print action by its decorator
 TinyChain  # test_envs.py: an env loaded by entry point ("tests.test_envs:TinyChain")
 Corridor  # test_world.py: an env loaded by entry point
+Doomed  # test_sweeps.py: an env loaded by entry point
 aec_climbing  # test_world_shared.py: an env loaded by entry point
