@@ -126,7 +126,9 @@ class TraceListener(Listener):
     view: every intention's stack, the events, the plans considered). Failures are traced
     by :class:`MindHost`."""
 
-    def __init__(self, tracer: Tracer, mind: Agent) -> None:
+    def __init__(self, tracer: Tracer, mind: Agent | None = None) -> None:
+        """``mind``: the agent traced (its keyframes); None until it is made with this
+        listener compiled in (``bdi.mind``), which sets :attr:`mind`."""
         record = tracer.record
         self.tracer = tracer
         self.record = record
@@ -138,7 +140,7 @@ class TraceListener(Listener):
         self.label = _Labels()
         self.n = 0
         self._taking: list[str] = []
-        self.mind = mind
+        self.mind: Agent | None = mind
         record.keyframe = self.keyframe
         # Known events go straight to the record (at cycle level, not pushes and pops: the
         # listener snapshots the stacks at each).
@@ -250,6 +252,8 @@ class TraceListener(Listener):
         """What the mind believes and intends now, as definition ids (for a record's keyframe)."""
         ids = self.ids
         mind = self.mind
+        if mind is None:
+            return {"beliefs": [], "intentions": []}
         beliefs = []
         for (functor, _), group in mind.beliefs.groups.items():
             for args, annots in group.items():
