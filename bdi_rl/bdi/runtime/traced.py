@@ -30,12 +30,18 @@ def achieve(build: Callable[[Env], Struct], rec: Recording) -> Placed:
 
     def make(pc: int, labels: dict[int, int]) -> Instruction:
         nxt = pc + 1
+        last: list[Any] = [None, None]  # the last goal posted and its key: `!g` is mostly the same Struct
 
         def achieve(ag: Any, it: Any, frame: Any) -> int:
             frame.pc = nxt
             value = build(frame.env)
+            if value is last[0]:
+                key = last[1]
+            else:
+                key = last[1] = ("!", value.functor, value.args, value.annots)
+                last[0] = value
             try:
-                known = ids_get(("!", value.functor, value.args, value.annots))
+                known = ids_get(key)
             except TypeError:
                 known = None
             if known is None:
@@ -56,6 +62,7 @@ def while_goal(k: int, test: First, goal: Callable[[Env], Struct], end_label: in
 
     def make(pc: int, labels: dict[int, int]) -> Instruction:
         end = labels[end_label]
+        last: list[Any] = [None, None]  # the last goal posted and its key (`!navigate`: the same Struct)
 
         def loop(ag: Any, it: Any, frame: Any) -> int:
             env = frame.env
@@ -68,8 +75,13 @@ def while_goal(k: int, test: First, goal: Callable[[Env], Struct], end_label: in
             if test(ag, env, []):
                 frame.pc = pc
                 value = goal(env)
+                if value is last[0]:
+                    key = last[1]
+                else:
+                    key = last[1] = ("!", value.functor, value.args, value.annots)
+                    last[0] = value
                 try:
-                    known = ids_get(("!", value.functor, value.args, value.annots))
+                    known = ids_get(key)
                 except TypeError:
                     known = None
                 if known is None:

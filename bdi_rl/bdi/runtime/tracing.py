@@ -295,20 +295,28 @@ def compile_listener(agent: AgentState, recording: Recording) -> None:
         def frame_done(it: Intention, frame: Frame) -> None:
             stack = it.stack
             unwind_to = frame.unwind_to
-            if unwind_to == len(stack) - 1:
+            if unwind_to == len(stack) - 1:  # the usual: the plan on top ends
                 stack.pop()
-                if frame.plan.atomic:
+                plan = frame.plan
+                if plan.atomic:
                     it.atomic -= 1
                     if not it.atomic and agent.atomic is it:
                         agent.atomic = None
-                gone: Any = (frame,)
-            else:
-                gone = stack[unwind_to:] if unwind_to < len(stack) - 1 else (frame,)
-                del stack[unwind_to:]
-                if it.atomic:
-                    it.atomic = sum(1 for f in stack if f.plan.atomic)
-                    if not it.atomic and agent.atomic is it:
-                        agent.atomic = None
+                if stack and stack[-1].renamed:
+                    join(stack[-1])
+                known = frame_ids_get(("-", plan.name))
+                if known is None:
+                    listener.intention_ended(agent, plan.name)
+                else:
+                    op(PLAN_ENDED)
+                    ref(known)
+                return
+            gone = stack[unwind_to:] if unwind_to < len(stack) - 1 else (frame,)
+            del stack[unwind_to:]
+            if it.atomic:
+                it.atomic = sum(1 for f in stack if f.plan.atomic)
+                if not it.atomic and agent.atomic is it:
+                    agent.atomic = None
             if stack and stack[-1].renamed:
                 join(stack[-1])
             for ended in reversed(gone):
