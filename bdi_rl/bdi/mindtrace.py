@@ -47,6 +47,7 @@ from bdi_rl.trace.steps import (
     OP_OPTIONS,
     OP_START,
     StepRecord,
+    data_size,
 )
 from bdi_rl.trace.tracer import Tracer
 
@@ -103,6 +104,9 @@ def _source(annots: frozenset[Any]) -> str:
 
 
 _SOURCES: dict[frozenset[Any], str] = {}
+#: ``trace.steps.data_size`` of a belief's definition without its two texts: the dict, its keys
+#: and the texts' quotes (a definition is made for every new belief, a few per episode).
+_BELIEF_SIZE = data_size({"belief": "", "source": ""})
 
 
 def _action_value(value: Any) -> Any:
@@ -181,14 +185,14 @@ class TraceListener(Listener):
 
     def _belief(self, key: tuple[str, tuple[Any, ...], frozenset[Any]]) -> int:
         functor, args, annots = key
-        data: BeliefAddData = {
-            "belief": clip_text(term_text(Struct(functor, args), annots=False)),
-            "source": _source(annots),
-        }
-        who = sources(annots)
-        if len(who) > 1:  # several at once: a keyframe's belief, or the removal of all of them
-            data["sources"] = [source_text(s) for s in who]
-        return self.record.define(key, data)
+        belief, source = clip_text(term_text(Struct(functor, args), annots=False)), _source(annots)
+        data: BeliefAddData = {"belief": belief, "source": source}
+        if len(annots) > 1:
+            who = sources(annots)
+            if len(who) > 1:  # several at once: a keyframe's belief, or the removal of all of them
+                data["sources"] = [source_text(s) for s in who]
+                return self.record.define(key, data)
+        return self.record.define(key, data, _BELIEF_SIZE + len(belief) + len(source))
 
     def goal_added(self, agent: Any, goal: Any, new_intention: bool) -> None:
         key: Any = ("!", goal.functor, goal.args, goal.annots)
