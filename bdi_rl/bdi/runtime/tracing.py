@@ -431,5 +431,4 @@ def compile_listener(agent: AgentState, recording: Recording) -> None:
     wrapped = {"post_goal", "_drop", "cycle"} | (
         {"_push", "_frame_done", "_bb_add", "_bb_remove", "replace_percept"} - set(twins)
     )
-    if wrapped:
-        _wrap(agent, listener, recorder, wrapped)
+    _wrap(agent, listener, recorder, wrapped)
