@@ -23,7 +23,7 @@ times the shipped command's own run through a real ``bdi-rl view``. Temporary ru
 are deleted as soon as they are measured (the first command's trace was ~410 MB in trace
 format 1, where every event was a line).
 
-    python bench/bench_trace_cost.py [--rounds 3] [--episodes 2000] [--taxi-episodes 1000]
+    python bench/bench_trace_cost.py [--rounds 3] [--episodes 2000] [--taxi-episodes 1000] [--rows 1,2,3,4]
 """
 
 from __future__ import annotations
@@ -175,7 +175,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=2000, help="FrozenLake 4x4 episodes for rows 1 and 3")
     parser.add_argument("--taxi-episodes", type=int, default=1000, help="Taxi episodes for row 1, episode mode")
     parser.add_argument("--viewer-opens", type=int, default=3)
+    parser.add_argument("--rows", default="1,2,3,4", help="which rows: 1 (both), 2 (with 4), 3; e.g. 1,2")
     args = parser.parse_args()
+    rows = set(args.rows.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="bench_trace_cost"))
     try:
         fl = ["--episodes", str(args.episodes)]
@@ -185,23 +187,29 @@ def main() -> None:
             f"steps/s: training throughput B/A)"
         )
         print(f"{'A -> B':<44} {'CPU s: A B B/A':>20} {'wall s: A B B/A':>20} {'steps/s':>7} {'trace MB: A B':>15}")
-        row(
-            f"1. FL4x4 step mode {args.episodes} ep: episode -> step",
-            pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "step"]),
-            "target >= 0.9 steps/s",
-        )
-        row(
-            f"1. Taxi episode mode {args.taxi_episodes} ep: episode -> step",
-            pairs(tmp, args.rounds, "agents/taxi.toml", [*taxi, "--trace", "episode"], [*taxi, "--trace", "step"]),
-            "target >= 0.9 steps/s",
-        )
-        row(
-            f"3. FL4x4 step mode {args.episodes} ep: episode -> cycle",
-            pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "cycle"]),
-            "target < 2 time",
-        )
+        if "1" in rows:
+            row(
+                f"1. FL4x4 step mode {args.episodes} ep: episode -> step",
+                pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "step"]),
+                "target >= 0.9 steps/s",
+            )
+            row(
+                f"1. Taxi episode mode {args.taxi_episodes} ep: episode -> step",
+                pairs(tmp, args.rounds, "agents/taxi.toml", [*taxi, "--trace", "episode"], [*taxi, "--trace", "step"]),
+                "target >= 0.9 steps/s",
+            )
+        if "3" in rows:
+            row(
+                f"3. FL4x4 step mode {args.episodes} ep: episode -> cycle",
+                pairs(tmp, args.rounds, FIRST, [*fl, "--trace", "episode"], [*fl, "--trace", "cycle"]),
+                "target < 2 time",
+            )
+        if "2" not in rows and "4" not in rows:
+            return
         first = pairs(tmp, args.rounds, FIRST, ["--trace", "episode"], [], keep_last_b=True)
         row("2. first command: --trace episode -> as is", first, "target < 1.3 wall, < 50 MB")
+        if "4" not in rows:
+            return
         run_dir = first[-1][1]["dir"]
         cache = tmp / "index-cache"
         open_in_viewer(run_dir, str(cache))  # fills the cache for the warm opens

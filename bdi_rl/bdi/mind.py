@@ -180,9 +180,10 @@ def _build(
     program.beliefs = []  # added below, once the listener is there to trace them
     host = host if host is not None else MindHost(tracer)
     try:
-        mind = AGENT_CLASSES[cycle](name, program, actions, host, start=False)
-        if tracer is not None and tracer.level >= TraceLevel.STEP:
-            mind.set_listener(TraceListener(tracer, mind))
+        listener = TraceListener(tracer) if tracer is not None and tracer.level >= TraceLevel.STEP else None
+        mind = AGENT_CLASSES[cycle](name, program, actions, host, start=False, listener=listener)
+        if listener is not None:
+            listener.mind = mind
         mind.add_program(Program(beliefs=own), goals=False)
     except AslSyntaxError as exc:
         raise AslError(str(exc)) from None

@@ -47,6 +47,7 @@ from bdi_rl.trace.steps import (
     OP_OPTIONS,
     OP_START,
     StepRecord,
+    data_size,
 )
 from bdi_rl.trace.tracer import Tracer
 
@@ -103,6 +104,9 @@ def _source(annots: frozenset[Any]) -> str:
 
 
 _SOURCES: dict[frozenset[Any], str] = {}
+#: ``trace.steps.data_size`` of a belief's definition without its two texts: the dict, its keys
+#: and the texts' quotes (a definition is made for every new belief, a few per episode).
+_BELIEF_SIZE = data_size({"belief": "", "source": ""})
 
 
 def _action_value(value: Any) -> Any:
@@ -126,7 +130,9 @@ class TraceListener(Listener):
     view: every intention's stack, the events, the plans considered). Failures are traced
     by :class:`MindHost`."""
 
-    def __init__(self, tracer: Tracer, mind: Agent) -> None:
+    def __init__(self, tracer: Tracer, mind: Agent | None = None) -> None:
+        """``mind``: the agent traced (its keyframes); None until it is made with this
+        listener compiled in (``bdi.mind``), which sets :attr:`mind`."""
         record = tracer.record
         self.tracer = tracer
         self.record = record
@@ -138,7 +144,7 @@ class TraceListener(Listener):
         self.label = _Labels()
         self.n = 0
         self._taking: list[str] = []
-        self.mind = mind
+        self.mind: Agent | None = mind
         record.keyframe = self.keyframe
         # Known events go straight to the record (at cycle level, not pushes and pops: the
         # listener snapshots the stacks at each).
@@ -179,14 +185,14 @@ class TraceListener(Listener):
 
     def _belief(self, key: tuple[str, tuple[Any, ...], frozenset[Any]]) -> int:
         functor, args, annots = key
-        data: BeliefAddData = {
-            "belief": clip_text(term_text(Struct(functor, args), annots=False)),
-            "source": _source(annots),
-        }
-        who = sources(annots)
-        if len(who) > 1:  # several at once: a keyframe's belief, or the removal of all of them
-            data["sources"] = [source_text(s) for s in who]
-        return self.record.define(key, data)
+        belief, source = clip_text(term_text(Struct(functor, args), annots=False)), _source(annots)
+        data: BeliefAddData = {"belief": belief, "source": source}
+        if len(annots) > 1:
+            who = sources(annots)
+            if len(who) > 1:  # several at once: a keyframe's belief, or the removal of all of them
+                data["sources"] = [source_text(s) for s in who]
+                return self.record.define(key, data)
+        return self.record.define(key, data, _BELIEF_SIZE + len(belief) + len(source))
 
     def goal_added(self, agent: Any, goal: Any, new_intention: bool) -> None:
         key: Any = ("!", goal.functor, goal.args, goal.annots)
@@ -250,6 +256,8 @@ class TraceListener(Listener):
         """What the mind believes and intends now, as definition ids (for a record's keyframe)."""
         ids = self.ids
         mind = self.mind
+        if mind is None:
+            return {"beliefs": [], "intentions": []}
         beliefs = []
         for (functor, _), group in mind.beliefs.groups.items():
             for args, annots in group.items():

@@ -45,6 +45,7 @@ from bdi_rl.bdi.runtime.beliefs import BeliefBase
 from bdi_rl.bdi.runtime.compiler import CompiledPlan, Compiler
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.intention import Intention
+from bdi_rl.bdi.runtime.listener import Listener, compiled_recording
 from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.bdi.runtime.queries import CompiledRule
 from bdi_rl.bdi.runtime.reasoning import SLICE
@@ -79,7 +80,10 @@ class Agent(AgentState):
         host: Host | None = None,
         *,
         start: bool = True,
+        listener: Listener | None = None,
     ) -> None:
+        """``listener``: who sees what the mind does, compiled into its plans for its life
+        (tracing.py; :meth:`set_listener` wraps one set later)."""
         # the state (state.AgentState documents each field)
         self.name = name
         self.name_term = atom(name) if _ATOM.fullmatch(name) else name
@@ -116,7 +120,10 @@ class Agent(AgentState):
         self._int_ids = itertools.count(1)
         self._plan_count = 0
         self._cells = {}
-        self._compiler = Compiler(self.actions, self._cells, self.FUSE)
+        recording = compiled_recording(listener)
+        self._compiler = Compiler(self.actions, self._cells, self.FUSE, recording)
+        if recording is not None:
+            tracing.compile_listener(self, recording)
         self._program = program
         self.add_program(program, goals=False)
         self._initial_goals = program.goals

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
+from bdi_rl.bdi.runtime import traced
 from bdi_rl.bdi.runtime.control import (
     branch_test,
     for_enter,
@@ -174,7 +175,10 @@ class BodyCompiler:
             raise tc.error(expr, f"{op} needs a literal")
         if op in ("!", "!!"):
             build = goal_code(tc, expr)
-            if op == "!":
+            recording = self.compiler.recording
+            if op == "!" and recording is not None:
+                make = traced.achieve(build, recording)
+            elif op == "!":
 
                 def make(pc: int, labels: dict[int, int]) -> Instruction:
                     nxt = pc + 1
@@ -249,6 +253,9 @@ class BodyCompiler:
     def env_action(self, expr: s.Lit, line: int) -> None:
         code = self.tc.term(expr)
         build = code.build
+        if self.compiler.recording is not None:
+            self.emit(traced.env_action(build, self.compiler.recording), line)
+            return
 
         def make(pc: int, labels: dict[int, int]) -> Instruction:
             nxt = pc + 1
@@ -411,7 +418,14 @@ class BodyCompiler:
             and not body[0].expr.functor.startswith(".")
         ):
             # while (c) { !g }: the shipped loops' shape, one instruction per iteration
-            self.emit(while_goal(k, query.first, goal_code(self.tc, body[0].expr), end), stmt.line)
+            goal = goal_code(self.tc, body[0].expr)
+            recording = self.compiler.recording
+            loop = (
+                while_goal(k, query.first, goal, end)
+                if recording is None
+                else traced.while_goal(k, query.first, goal, end, recording)
+            )
+            self.emit(loop, stmt.line)
             self.place(end)
             return
         test = self.label()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler
 from bdi_rl.bdi.runtime.instructions import Instruction
+from bdi_rl.bdi.runtime.listener import Recording
 from bdi_rl.bdi.runtime.queries import ActionCell, ActionTable, CompiledRule, Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import lit_text
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct, Trail
@@ -92,10 +93,17 @@ class CompiledPlan:
 class Compiler(QueryCompiler):
     """Compiles one agent's program against its action table. ``fuse``: a ``while`` whose
     body is one goal becomes one instruction (the fast cycle; Jason's cycle runs its test
-    and its goal as two deeds)."""
+    and its goal as two deeds). ``recording``: a listener compiled in (the code records its own
+    events, listener.Recording)."""
 
-    def __init__(self, actions: ActionTable, cells: dict[str, ActionCell], fuse: bool = True) -> None:
-        super().__init__(actions, cells)
+    def __init__(
+        self,
+        actions: ActionTable,
+        cells: dict[str, ActionCell],
+        fuse: bool = True,
+        recording: Recording | None = None,
+    ) -> None:
+        super().__init__(actions, cells, recording)
         self.fuse = fuse
 
     def rule(self, rule: s.Rule) -> tuple[tuple[str, int], CompiledRule]:

@@ -37,6 +37,31 @@ class Recorder:
         """True while the listener runs plan code that is not the agent's (nothing recorded)"""
 
 
+class Recording:
+    """A listener compiled into an agent's code (``Agent(..., listener=...)``): the plan
+    bodies, host-action calls and the runtime's step paths compiled with one record what
+    they do themselves, as the wrappers of :func:`~bdi_rl.bdi.runtime.tracing.set_listener`
+    would, without a wrapper frame: they hold these bound methods and append an event's code
+    and id when its key is known, and call the listener's hook otherwise (which defines it)."""
+
+    __slots__ = ("listener", "recorder", "ids_get", "op", "ref")
+
+    def __init__(self, listener: Listener, recorder: Recorder) -> None:
+        self.listener = listener
+        self.recorder = recorder
+        self.ids_get = recorder.ids.get
+        self.op = recorder.ops.append
+        self.ref = recorder.refs.append
+
+
+def compiled_recording(listener: Listener | None) -> Recording | None:
+    """How ``listener`` is compiled in (None: no listener). A listener without a recorder
+    gets an empty one: every event reaches its hooks."""
+    if listener is None:
+        return None
+    return Recording(listener, listener.recorder or Recorder())
+
+
 class Listener:
     """The readable hooks (``belief_added`` ...) are what most listeners override. The runtime
     calls the raw ``on_*`` hooks, whose defaults build the terms and texts and call them; a

@@ -19,6 +19,7 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.beliefs import Group
 from bdi_rl.bdi.runtime.errors import PlanFailure
 from bdi_rl.bdi.runtime.instructions import Placed
+from bdi_rl.bdi.runtime.listener import Recording
 from bdi_rl.bdi.runtime.relations import RELATIONAL, relational
 from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,
@@ -215,10 +216,12 @@ class ActionTable(Protocol):
 class QueryCompiler:
     """Compiles formulas against one agent's action table."""
 
-    def __init__(self, actions: ActionTable, cells: dict[str, ActionCell]) -> None:
+    def __init__(self, actions: ActionTable, cells: dict[str, ActionCell], recording: Recording | None = None) -> None:
         self.actions = actions
         self.cells = cells
         """per-agent boxes around host actions (the listener wraps them in one place)"""
+        self.recording = recording
+        """a listener compiled in (listener.Recording): the code compiled records its events"""
 
     # -- queries ----------------------------------------------------------------------------
     def query(self, node: Any, tc: TermCompiler) -> Query:

@@ -44,6 +44,7 @@ from bdi_rl.bdi.runtime import (  # noqa: F401
     stdlib_strings,
     stdlib_system,
     stdlib_terms,
+    traced,
 )
 from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
@@ -130,9 +131,15 @@ def _host_call(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler, entry: Ho
         if n != expected:
             raise tc.error(node, f"{name} takes {expected} argument(s), got {n}")
     cell = compiler.cells.setdefault(name, [entry.fn])
+    if entry.kind == "function" and n == 0:
+        raise tc.error(node, f"{name} needs an argument for its result")
+    recording = compiler.recording
+    if recording is not None:  # tracing compiled in: the call records its action event
+        function = entry.kind == "function"
+        builds = [c.build for c in (codes[:-1] if function else codes)]
+        out = codes[-1].match if function else None
+        return Query(traced.host_call(name, cell, builds, out, entry.kind == "raw", recording))
     if entry.kind == "function":
-        if n == 0:
-            raise tc.error(node, f"{name} needs an argument for its result")
         out = codes[-1].match
         ins = [c.build for c in codes[:-1]]
         if len(ins) == 0:
