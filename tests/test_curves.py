@@ -67,7 +67,8 @@ def test_aggregate_per_column_with_missing_samples():
     assert list(out["n"]) == [4, 3, 1]
     assert list(out["mean"]) == [4.0, 2.0, 1.0]
     assert list(out["min"]) == [1.0, 1.0, 1.0] and list(out["max"]) == [10.0, 3.0, 1.0]
-    assert out["iqm"][0] == pytest.approx(2.5) and out["iqm"][1] == pytest.approx(2.0)
+    assert out["iqm"][0] == pytest.approx(2.5)
+    assert np.isnan(out["iqm"][1])  # 3 samples: the 25 % trim cuts nothing, the IQM would be the mean
     assert np.isnan(out["iqm"][2]) and np.isnan(out["ci_low"][2])  # one sample: no IQM
     assert out["ci_low"][0] <= out["iqm"][0] <= out["ci_high"][0]
 
@@ -127,7 +128,22 @@ def test_evaluations_align_by_the_episode_count_they_follow():
     assert grid[:, 0] == pytest.approx([0.5, 0.3, 0.4]) and np.isnan(grid[2, 1])
     out = curves.aggregate(grid)
     assert list(out["n"]) == [3, 2] and out["mean"][0] == pytest.approx(0.4)
-    assert not np.isnan(out["iqm"][0]) and np.isnan(out["iqm"][1])
+    assert np.isnan(out["iqm"][0]) and np.isnan(out["iqm"][1])  # 3 runs: their IQM is their mean
+    d = (np.array([100.0]), np.array([990.0]), np.array([0.6]))
+    assert not np.isnan(curves.aggregate(curves.align_evaluations([a, b, c, d])[1])["iqm"][0])  # 4: an IQM
+
+
+def test_runs_on_other_evaluation_schedules_are_read_between_their_own_points():
+    """A run evaluated every 100 episodes beside one evaluated at 150: at 150 the first is read
+    between its evaluations, so the mean there is of both runs, not of one (the aggregate was
+    drawn as a line jumping from one run's points to the other's)."""
+    a = (np.array([100.0, 200.0]), np.array([1000.0, 2000.0]), np.array([0.2, 0.6]))
+    b = (np.array([150.0]), np.array([1400.0]), np.array([0.9]))
+    xs, grid = curves.align_evaluations([a, b])
+    assert grid[0] == pytest.approx([0.2, 0.4, 0.6])
+    assert np.isnan(grid[1][0]) and grid[1][1] == pytest.approx(0.9) and np.isnan(grid[1][2])
+    assert xs == pytest.approx([1000.0, (1500.0 + 1400.0) / 2, 2000.0])
+    assert list(curves.aggregate(grid)["n"]) == [1, 2, 1]
 
 
 def test_thinning_keeps_first_and_last():
@@ -140,10 +156,10 @@ def test_thinning_keeps_first_and_last():
 async def test_curves_of_chosen_runs(aiohttp_client, sweep_runs):
     runs, ids = sweep_runs
     client = await aiohttp_client(create_app(runs))
-    response = await client.get(f"/api/curves?runs={ids[0]},{ids[1]},{ids[2]}&smooth=0")
+    response = await client.get(f"/api/curves?runs={','.join(ids)}&smooth=0")
     assert response.status == 200
     data = await response.json()
-    assert [r["run"] for r in data["runs"]] == ids[:3] and not data["live"]
+    assert [r["run"] for r in data["runs"]] == ids and not data["live"]
     [agent] = data["runs"][0]["agents"]
     assert agent["agent"] == "learner@localhost"
     train = agent["train"]
@@ -151,11 +167,11 @@ async def test_curves_of_chosen_runs(aiohttp_client, sweep_runs):
     assert set(train["success"]) <= {0, 1} and len(train["return"]) == EPISODES
     assert agent["eval"]["x"] == [EPISODES] and len(agent["eval"]["return"]) == 1
     agg = data["aggregate"]
-    assert agg["samples"] == 3
+    assert agg["samples"] == SEEDS == 4  # an IQM from 4 runs
     ret = agg["metrics"]["return"]
-    assert ret["x"] == train["x"] and set(ret["n"]) == {3}
+    assert ret["x"] == train["x"] and set(ret["n"]) == {SEEDS}
     column = [r["agents"][0]["train"]["return"][-1] for r in data["runs"]]
-    assert ret["mean"][-1] == pytest.approx(sum(column) / 3, abs=1e-6)
+    assert ret["mean"][-1] == pytest.approx(sum(column) / SEEDS, abs=1e-6)
     assert ret["min"][-1] == pytest.approx(min(column)) and ret["max"][-1] == pytest.approx(max(column))
     assert all(lo <= m <= hi for lo, m, hi in zip(ret["ci_low"], ret["iqm"], ret["ci_high"], strict=True))
     assert agg["metrics"]["eval_return"]["x"] == [EPISODES]
@@ -195,6 +211,10 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
             "created": pytest.approx(time.time(), abs=600),
             "overrides": {},
             "cancelled": [],
+            "axes": [],  # a seed sweep of the control page: no configurations
+            "configurations": [],
+            "configuration": [],
+            "failed": [],
         }
     ]
 

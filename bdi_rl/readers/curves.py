@@ -34,8 +34,9 @@ ACROSS = ("runs", "agents")
 EVAL_METRICS = ("return", "success")
 #: Training metrics aggregated (evaluations' are too, as eval_return and eval_success).
 TRAIN_AGGREGATED = ("return", "success")
-#: Fewest samples for an IQM and its confidence interval (below, the mean says as much).
-IQM_MIN_SAMPLES = 3
+#: Fewest samples for an IQM and its confidence interval: with 3, a 25 % trim cuts nothing
+#: and the IQM is exactly the mean (below 4, the mean says as much, and is not called IQM).
+IQM_MIN_SAMPLES = 4
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 
@@ -161,15 +162,23 @@ def resample(curves: list[tuple[Array, Array]], points: int) -> tuple[Array, Arr
 
 def align_evaluations(evals: list[tuple[Array, Array, Array]]) -> tuple[Array, Array]:
     """Evaluations ``(after_episodes, x, y)`` side by side by the episode count they were
-    taken after (runs of a sweep evaluate on one schedule): each column's x is the mean of
-    theirs (on env steps or wall time the runs got there at different points), the grid has
-    a row per series, NaN where one has no evaluation at that count."""
+    taken after: each column's x is the mean of theirs (on env steps or wall time the runs got
+    there at different points), the grid has a row per series. Runs on other schedules (another
+    ``eval_every``, a resumed run) are read between their own evaluations, linearly, so that
+    every column between a series' first and last evaluation has its value: a column of one run
+    alone beside a column of another would draw the aggregate as a line across runs. NaN
+    outside a series' span (not evaluated yet, a live run not there yet)."""
     keys = np.unique(np.concatenate([k for k, _, _ in evals])) if evals else np.empty(0)
     grid = np.full((len(evals), len(keys)), np.nan)
     where = np.full_like(grid, np.nan)
     for row, (k, x, y) in enumerate(evals):
-        cols = np.searchsorted(keys, k)
-        grid[row, cols], where[row, cols] = y, x
+        if not len(k):
+            continue
+        order = np.argsort(k, kind="stable")
+        k, x, y = k[order], x[order], y[order]
+        inside = (keys >= k[0]) & (keys <= k[-1])
+        grid[row, inside] = np.interp(keys[inside], k, y)
+        where[row, inside] = np.interp(keys[inside], k, x)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         xs = np.nanmean(where, axis=0) if len(evals) else keys
@@ -212,7 +221,7 @@ def iqm_ci(
 
 def aggregate(grid: Array, seed: int = BOOTSTRAP_SEED) -> dict[str, Array]:
     """Per column of ``grid`` (rows: samples, NaN where one has no value): how many there
-    are, their mean, min and max, and with 3 or more their IQM and its 95 % CI."""
+    are, their mean, min and max, and with IQM_MIN_SAMPLES or more their IQM and its 95 % CI."""
     present = np.isfinite(grid)
     n = present.sum(axis=0)
     out = {key: np.full(grid.shape[1], np.nan) for key in ("mean", "min", "max", "iqm", "ci_low", "ci_high")}
