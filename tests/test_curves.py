@@ -117,6 +117,14 @@ def test_resampling_on_env_steps_and_wall_time():
     assert len(xs) == 50 and xs[0] == 0 and xs[-1] == 999 and grid[0] == pytest.approx(xs)
 
 
+def test_a_warm_started_learner_goes_on_from_the_episodes_behind_its_table():
+    episodes = [{"return": 1.0, "length": 5, "ts": 11.0}, {"return": 0.0, "length": 5, "ts": 12.0}]
+    evals = [{"after_episodes": 2, "mean_return": 0.5, "success_rate": 0.5, "ts": 13.0}]
+    series = curves.agent_series("a", episodes, evals, 10.0, warm_episodes=1000)
+    assert list(series.episode_x["episodes"]) == [1001, 1002] and list(series.eval_x["episodes"]) == [1002]
+    assert list(series.episode_x["env_steps"]) == [5, 10]  # this run's own steps
+
+
 def test_evaluations_align_by_the_episode_count_they_follow():
     """On env steps each run reaches its evaluation after 100 episodes at another x: they are
     aggregated as one column (at their mean x), not as points of one run each."""

@@ -86,6 +86,12 @@ def test_warm_start_from_a_run_directory_is_solved_at_once(trained, tmp_path):
     assert any(e["kind"] == "belief.add" and e["data"]["belief"] == "warm_started(300)" for e in events)
     meta = load_checkpoint(run_dir / "qtables" / "learner.npz").meta
     assert meta["warm_start"]["path"] == load["data"]["path"] and meta["total_episodes"] == 301
+    # its curves go on from the 300 episodes behind its table, not from episode 0
+    from bdi_rl.readers.curves import run_series
+    from bdi_rl.readers.indexcache import open_index
+
+    (series,) = run_series(open_index(run_dir, None)).agents
+    assert list(series.episode_x["episodes"]) == [301] and list(series.eval_x["episodes"]) == [301]
 
 
 def test_warm_start_from_one_file_in_the_spec(trained, tmp_path):

@@ -73,10 +73,11 @@ def _success(episode: dict[str, Any]) -> float:
 
 
 def agent_series(
-    agent: str, episodes: list[dict[str, Any]], evals: list[dict[str, Any]], started: float
+    agent: str, episodes: list[dict[str, Any]], evals: list[dict[str, Any]], started: float, warm_episodes: int = 0
 ) -> AgentSeries:
-    """A learner's episodes and evaluations placed on every x-axis."""
-    count = np.arange(1, len(episodes) + 1, dtype=np.float64)
+    """A learner's episodes and evaluations placed on every x-axis; a warm-started learner's
+    episodes go on from the ``warm_episodes`` behind its table (its evaluations too)."""
+    count = np.arange(1, len(episodes) + 1, dtype=np.float64) + warm_episodes
     lengths = np.nan_to_num(_floats([e.get("length") for e in episodes]), nan=0.0)
     steps = np.cumsum(lengths)
     times = _floats([e.get("ts") for e in episodes]) - started
@@ -91,7 +92,7 @@ def agent_series(
             "epsilon": _floats([e.get("epsilon") for e in episodes]),
         },
         eval_x={
-            "episodes": after.astype(np.float64),
+            "episodes": after.astype(np.float64) + warm_episodes,
             "env_steps": eval_steps,
             "time": _floats([e.get("ts") for e in evals]) - started,
         },
@@ -112,7 +113,9 @@ def run_series(index: RunIndex) -> RunSeries:
         start = min(stamps, default=0.0)
     series = RunSeries(index.run_dir.name, index.live)
     for jid, agent in learners.items():
-        series.agents.append(agent_series(jid, list(agent.episodes), list(agent.evals), float(start)))
+        series.agents.append(
+            agent_series(jid, list(agent.episodes), list(agent.evals), float(start), agent.warm_episodes)
+        )
     return series
 
 

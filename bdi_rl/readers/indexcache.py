@@ -38,8 +38,9 @@ from bdi_rl.trace.check import TraceChecker
 log = logging.getLogger("bdi_rl.readers.indexcache")
 
 # 3: episodes carry success, agents their env kind; 4: beliefs their sources; 5: every line
-# checked (a cache of 4 may hold lines 5 would refuse), the check's state kept
-FORMAT = "bdi-rl.index/5"
+# checked (a cache of 4 may hold lines 5 would refuse), the check's state kept; 6: agents
+# their warm start's episodes
+FORMAT = "bdi-rl.index/6"
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -170,6 +171,7 @@ def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
         "stopped": agent.stopped,
         "actions": agent.action_names,
         "env_family": agent.env_family,
+        "warm_episodes": agent.warm_episodes,
         "snapshots": [_mind(s) if isinstance(s, MindState) else s for s in agent.snapshots],
         "state": _mind(agent.state),
         "lives": agent.lives,
@@ -213,6 +215,7 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
             agent.stopped = bool(agent_meta["stopped"])
             agent.action_names = _names(agent_meta["actions"])
             agent.env_family = str(agent_meta["env_family"])
+            agent.warm_episodes = int(agent_meta["warm_episodes"])
             agent.lives = agent_meta["lives"]
             agent.record_life = {int(line): int(life) for line, life in agent_meta["record_life"]}
             _check(agent, indexed)

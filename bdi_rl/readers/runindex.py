@@ -49,6 +49,7 @@ from bdi_rl.trace.kinds import (
     MSG_RECV,
     MSG_SEND,
     OPTIONS,
+    QTABLE_LOAD,
     RL_STEP,
     RUN_RESUME,
     RUN_START,
@@ -100,6 +101,8 @@ class AgentIndex:
     lost_definitions: bool = False
     """format 2, read around damage: the current life lacks definitions a lost line made"""
     state: MindState = field(default_factory=MindState)
+    warm_episodes: int = 0
+    """training episodes behind the table it was warm-started from (its curves go on from there)"""
     env_family: str = "generic"
     """the env kind its ``agent.start`` named (success of episodes that do not carry it)"""
     """format 1: the mind after the last event indexed"""
@@ -146,7 +149,7 @@ MAX_DAMAGED_LINES = 1000
 #: the budget of a refresh as this many times fewer bytes indexed.
 _SKIP_COST = 32
 #: Kinds whose data the index keeps (as dicts): the series, the messages, the mind of format 1.
-_PARSED_KINDS = frozenset({EPISODE_END, EVAL, MSG_SEND, MSG_RECV, AGENT_START})
+_PARSED_KINDS = frozenset({EPISODE_END, EVAL, MSG_SEND, MSG_RECV, AGENT_START, QTABLE_LOAD})
 _FOLDED_KINDS = frozenset(
     {AGENT_START, CYCLE, OPTIONS, INTENTIONS, BELIEF_ADD, BELIEF_DEL, INTENTION_START, INTENTION_END, INTENTION_FAIL}
 )
@@ -338,6 +341,10 @@ class RunIndex:
             agent.messages.append(
                 {"kind": kind, "ts": event.ts, "position": position, "episode": event.episode, **data}
             )
+        elif kind == QTABLE_LOAD:  # a warm start: the episodes behind the table it starts from
+            episodes = data.get("episodes")
+            if type(episodes) is int and episodes >= 0 and not agent.episodes:
+                agent.warm_episodes = episodes
         elif kind == AGENT_START:
             if isinstance(data.get("actions"), list):
                 agent.action_names = [str(name) for name in data["actions"]]

@@ -150,12 +150,13 @@ def _reached(run_dir: Path, metric: str, threshold: float, window: int) -> tuple
     if length == 0:
         return None, 0
     steps = np.mean([a.episode_x["env_steps"][:length] for a in agents], axis=0)
-    during = [a.eval_x["episodes"] < length for a in agents]
-    points = [set(a.eval_x["episodes"][d].tolist()) for a, d in zip(agents, during, strict=True)]
+    # this run's own episodes (a warm-started learner's curves go on from its table's)
+    own = [a.eval_x["episodes"] - (a.episode_x["episodes"][0] - 1) for a in agents]
+    points = [set(after[after < length].tolist()) for after in own]
     common = sorted(set.intersection(*points)) if points else []
     if common:
         for at in common:
-            values = [float(a.evals[metric][a.eval_x["episodes"] == at][-1]) for a in agents]
+            values = [float(a.evals[metric][after == at][-1]) for a, after in zip(agents, own, strict=True)]
             if at > 0 and sum(values) / len(values) >= threshold:
                 return (int(at), float(steps[int(at) - 1])), length
         return None, length
