@@ -16,6 +16,7 @@ from tests.test_viewer_browser import Viewer
 
 pytestmark = pytest.mark.slow  # a browser and a viewer process
 
+GROUPED = "sweep-20261124-120000"
 SWEEP = "sweep-20261123-220000"
 SEEDS = 4
 EPISODES = 40
@@ -34,6 +35,10 @@ def chart_runs(tmp_path_factory) -> tuple[Path, list[str]]:
         learner_run(runs, spec, rng_seed=11 + k, seed=k, episodes=EPISODES, trace="episode").name for k in range(SEEDS)
     ]
     write_sweep(runs, Sweep(id=SWEEP, spec="tiny", seeds=list(range(SEEDS)), runs=ids, created=time.time()))
+    # the same runs as a sweep file's: two configurations of learning.alpha, two seeds each
+    write_sweep(runs, Sweep(id=GROUPED, spec="tiny", seeds=[0, 0, 1, 1], runs=ids, created=time.time(),
+                            axes=["learning.alpha"], configurations=[{"learning.alpha": 0.1}, {"learning.alpha": 0.4}],
+                            configuration=[0, 1, 0, 1]))  # fmt: skip
     return runs, ids
 
 
@@ -175,6 +180,31 @@ def test_compare_page_overlays_runs_with_iqm(browser, viewer, chart_runs):
         _redraw(page, lambda p=page: p.select_option("#x-axis", "env_steps"))
         assert next(t for t in _traces(page, "chart-return") if t["meta"] == "iqm")["x"][-1] > EPISODES
         assert not watched.problems and not watched.violations(), (url, watched.problems, watched.violations())
+
+
+def test_a_sweep_of_configurations_is_grouped_on_its_page(browser, viewer, chart_runs):
+    """A sweep file's sweep: its compare page shows a table of its configurations (sortable,
+    as CSV) and the metric against its axis; a sweep of seeds only shows no such table."""
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(viewer.url + f"/compare?sweep={GROUPED}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.get_attribute("body", "data-groups") == "2"
+    rows = page.locator("#groups-table tbody tr")
+    assert rows.count() == 2
+    labels = sorted(rows.nth(k).locator("td").nth(0).inner_text() for k in range(2))
+    assert labels == ["learning.alpha=0.1", "learning.alpha=0.4"]
+    assert all(rows.nth(k).locator("td").nth(1).inner_text() == "2/2" for k in range(2))
+    page.click("#groups-table th[data-key='configuration']")  # sort by it: ascending
+    assert page.locator("#groups-table tbody tr td:first-child").all_inner_texts() == labels
+    page.click("#groups-table th[data-key='configuration']")  # again: descending
+    assert page.locator("#groups-table tbody tr td:first-child").all_inner_texts() == labels[::-1]
+    assert page.get_attribute("#groups-csv", "href") == f"/api/sweeps/{GROUPED}/groups?format=csv"
+    assert page.get_attribute("#groups-chart", "data-traces") == "1"
+    assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())
+    page.goto(viewer.url + f"/compare?sweep={SWEEP}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("#groups").is_hidden()
 
 
 def test_runs_list_picks_runs_to_compare(browser, viewer, chart_runs):

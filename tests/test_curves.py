@@ -11,7 +11,7 @@ import pytest
 
 from bdi_rl.readers import curves, vendor
 from bdi_rl.readers.viewer import SECURITY_HEADERS, create_app
-from bdi_rl.store import Sweep, write_sweep
+from bdi_rl.store import SWEEPS_DIR, Sweep, write_sweep
 from tests.conftest import MINIMAL_SPEC
 
 SWEEP = "sweep-20261123-210000"
@@ -225,6 +225,30 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
             "failed": [],
         }
     ]
+
+
+async def test_a_sweeps_groups_as_json_and_csv(aiohttp_client, sweep_runs):
+    """/api/sweeps/<id>/groups: the runs by configuration, as bdi-rl sweep-report gives them."""
+    runs, ids = sweep_runs
+    grouped = "sweep-20261124-130000"
+    record = Sweep(id=grouped, spec="tiny", seeds=[0, 0, 1, 1], runs=ids, created=time.time(),
+                   axes=["learning.alpha"], configurations=[{"learning.alpha": 0.1}, {"learning.alpha": 0.4}],
+                   configuration=[0, 1, 0, 1])  # fmt: skip
+    write_sweep(runs, record)
+    try:
+        client = await aiohttp_client(create_app(runs))
+        data = await (await client.get(f"/api/sweeps/{grouped}/groups?window=5&threshold=0")).json()
+        assert data["axes"] == ["learning.alpha"] and data["iqm_min_runs"] == 4
+        assert sorted(r["configuration"] for r in data["rows"]) == ["learning.alpha=0.1", "learning.alpha=0.4"]
+        assert all(r["finished"] == 2 and r["reached"] == "2/2" and r["iqm"] is None for r in data["rows"])
+        response = await client.get(f"/api/sweeps/{grouped}/groups?format=csv")
+        assert response.status == 200 and response.content_type == "text/csv"
+        assert (await response.text()).splitlines()[0].startswith("configuration,runs,finished,failed,iqm")
+        for bad, status in (("sweep-20261124-999999", 404), ("nosuch", 404), (f"{grouped}/groups?metric=speed", 400)):
+            url = f"/api/sweeps/{bad}" + ("" if "?" in bad else "/groups")
+            assert (await client.get(url)).status == status, bad
+    finally:  # the fixture's runs directory is shared: its sweeps list stays as it was
+        (runs / SWEEPS_DIR / f"{grouped}.json").unlink()
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,7 @@ from bdi_rl.readers.viewerapi import (
     api_runs,
     api_search,
     api_server,
+    api_sweep_groups,
     api_sweeps,
     api_world,
     not_found,
@@ -97,6 +98,7 @@ def create_app(
             web.get("/api/runs/{run}/joint/{episode}", api_joint_episode),
             web.get("/api/curves", api_curves),
             web.get("/api/sweeps", api_sweeps),
+            web.get("/api/sweeps/{sweep}/groups", api_sweep_groups),
             web.get("/api/library", api_library),
         ]
     )

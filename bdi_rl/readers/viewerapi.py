@@ -18,7 +18,7 @@ import msgspec
 import orjson
 from aiohttp import web
 
-from bdi_rl.readers import curves, joint, render, world
+from bdi_rl.readers import curves, joint, render, sweepreport, world
 from bdi_rl.readers.explain import explain_step
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.library import Library
@@ -266,6 +266,45 @@ async def api_curves(request: web.Request) -> web.Response:
 async def api_sweeps(request: web.Request) -> web.Response:
     """Every sweep record of the runs directory, newest first."""
     return json_response({"sweeps": [msgspec.to_builtins(s) for s in read_sweeps(request.app[RUNS_DIR])]})
+
+
+async def api_sweep_groups(request: web.Request) -> web.Response:
+    """A sweep's runs grouped by configuration (``readers.sweepreport``, as ``bdi-rl
+    sweep-report`` prints them): ``?metric=success|return&threshold=0.7&window=100``, as JSON
+    or, with ``&format=csv``, as a CSV file."""
+    sweep_id = request.match_info["sweep"]
+    metric = _choice(request, "metric", sweepreport.METRICS)
+    window = min(_int_param(request, "window", 100, minimum=1), 100_000)
+    try:
+        threshold = float(request.query.get("threshold", "0.7"))
+    except ValueError:
+        raise bad_request("threshold: not a number") from None
+    if read_sweep(request.app[RUNS_DIR], sweep_id) is None:
+        raise not_found("no such sweep")
+    try:
+        sweep, rows = await asyncio.to_thread(
+            sweepreport.report, sweep_id, request.app[RUNS_DIR], metric, threshold, window
+        )
+    except sweepreport.SweepReportError as exc:
+        raise bad_request(str(exc)) from None
+    if request.query.get("format") == "csv":
+        return web.Response(
+            text=sweepreport.csv_text(rows),
+            content_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="{sweep.id}-groups.csv"'},
+        )
+    return json_response(
+        {
+            "sweep": sweep.id,
+            "spec": sweep.spec,
+            "axes": sweep.axes,
+            "metric": metric,
+            "threshold": threshold,
+            "window": window,
+            "iqm_min_runs": sweepreport.IQM_MIN_RUNS,
+            "rows": rows,
+        }
+    )
 
 
 async def api_library(request: web.Request) -> web.Response:

@@ -3,6 +3,7 @@
 // or, for a sweep, while some of its seeds have not started.
 import {PALETTE, el, shortName} from "./common.js";
 import {CurvePanel, aggregateTraces, line, plotCurves} from "./charts.js";
+import {showGroups} from "./groups.js";
 
 const PARAMS = new URLSearchParams(location.search);
 const QUERY = PARAMS.has("sweep") ? "sweep=" + encodeURIComponent(PARAMS.get("sweep"))
@@ -71,6 +72,7 @@ function start() {
   document.getElementById("compare-title").textContent = PARAMS.has("sweep") ? "sweep " + PARAMS.get("sweep") : "compare runs";
   document.title = "bdi-rl " + document.getElementById("compare-title").textContent;
   const panel = new CurvePanel(QUERY + "&across=runs", drawCompareCharts);
-  poll(panel).then(() => { document.body.dataset.ready = "1"; });
+  const groups = PARAMS.has("sweep") ? showGroups(PARAMS.get("sweep")) : Promise.resolve();
+  Promise.all([poll(panel), groups]).then(() => { document.body.dataset.ready = "1"; });
 }
 start();
