@@ -173,14 +173,20 @@ def load_sweep(file: str | Path) -> SweepPlan:
     """Read and check a sweep file whole: SpecError naming the file and the axis or key."""
     file = Path(file)
     data = _read(file)
-    unknown = sorted(set(data) - _TOP_KEYS)
-    if unknown:
-        raise _bad(file, unknown[0], f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
     spec_name = data.get("spec")
     if not isinstance(spec_name, str) or not spec_name:
         raise _bad(file, "spec", "name the spec to sweep: a spec file or a shipped spec's name")
     beside = file.parent / spec_name
-    spec_path = beside if beside.is_file() else resolve_spec_path(spec_name)
+    return plan_from_table(data, file, beside if beside.is_file() else resolve_spec_path(spec_name))
+
+
+def plan_from_table(data: dict[str, Any], file: Path, spec_path: Path) -> SweepPlan:
+    """A sweep file's table (its ``spec`` already found at ``spec_path``) checked whole; plan
+    files named in an axis are looked for beside ``file`` first. ``bdi-rl serve`` gives the
+    axes a page sent (``file``: where its uploads are kept)."""
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _bad(file, unknown[0], f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
     base = load_spec(spec_path)
     method = data.get("method", "grid")
     if method not in METHODS:

@@ -156,6 +156,55 @@ async def test_a_sweep_out_of_range_is_refused(control, body, message):
     _nothing_created(control)
 
 
+@pytest.mark.parametrize(
+    "axes, message",
+    [
+        ('"learning.alpah" = [0.1]', "axes.learning.alpah = 0.1: learning.alpah: unknown key"),
+        ('"learning.alpha" = [0.1, "high"]', "axes.learning.alpha = high: learning.alpha: expected a number"),
+        ('"env.kwargs.map_name" = ["4x4", "5x5"]', "configuration (map_name=5x5)"),
+        (
+            '"agents.learner.asl" = ["/etc/passwd"]',
+            "axes.agents.learner.asl = '/etc/passwd': agents[0].asl: an uploaded",
+        ),
+        ('"agents.learner.asl" = ["../../asl/learner.asl"]', "may name only a shipped plan file"),
+        ('"env.id" = ["os:system"]', "env.id: an uploaded spec names a registered env id"),
+        ('"agents.learner.warm_start" = ["runs/x"]', "not allowed in an uploaded spec"),
+        ('"xmpp.server" = ["evil.example:5222"]', "runs started here use the embedded XMPP server"),
+        ('"learning.alpha" = [0.1', "axes: not valid TOML"),
+        ('"learning.alpha" = { uniform = [0.1, 0.2] }', 'needs method = "random"'),
+    ],
+)
+async def test_a_sweep_whose_axes_are_bad_is_refused_whole(control, axes, message):
+    response = await control.post(
+        "/api/control/sweeps", json={**GOOD_START, "seeds": 2, "axes": axes}, headers=_headers(control)
+    )
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert message in error and "\n" not in error, error
+    _nothing_created(control)
+
+
+async def test_a_sweep_of_axes_queues_every_configuration_on_every_seed(control):
+    body = {**GOOD_START, "seed": 7, "seeds": 2, "axes": '"learning.alpha" = [0.1, 0.3]\n"learning.gamma" = [0.9]'}
+    response = await control.post("/api/control/sweeps", json=body, headers=_headers(control))
+    assert response.status == 201, await response.text()
+    started = await response.json()
+    sweep = read_sweep(control.runs, started["sweep"])
+    assert sweep.axes == ["learning.alpha", "learning.gamma"] and sweep.seeds == [7, 7, 8, 8]
+    assert sweep.configurations == [
+        {"learning.alpha": 0.1, "learning.gamma": 0.9},
+        {"learning.alpha": 0.3, "learning.gamma": 0.9},
+    ]
+    assert sweep.configuration == [0, 1, 0, 1]
+    jobs = [control.queue.jobs[j["id"]] for j in started["jobs"]]
+    commands = [control.queue.command(job) for job in jobs]
+    assert [c[c.index("--seed") + 1] for c in commands] == ["7", "7", "8", "8"]
+    assert all("learning.gamma=0.9" in c for c in commands)
+    assert ["learning.alpha=0.1" in c for c in commands] == [True, False, True, False]
+    for job in jobs:
+        control.queue.stop(job.id)
+
+
 async def test_a_huge_body_is_refused(control):
     body = json.dumps({"toml": "# " + "x" * MAX_BODY}).encode()
     response = await control.post("/api/control/runs", data=body, headers=_headers(control))

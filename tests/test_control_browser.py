@@ -78,3 +78,29 @@ def test_a_page_without_the_token_is_refused(browser, serve):
     assert serve.jobs() == [] and list(serve.runs.iterdir()) == []
     context.close()
     assert [e for e in errors if "403" not in e] == []  # the refused POST is logged by chromium
+
+
+def test_a_sweep_over_settings_from_the_browser_is_grouped_by_configuration(browser, serve):
+    """A user writes the axes of a sweep on the control page (2 learning rates x 2 seeds),
+    starts it, and reads its configurations on the sweep's page: the table the CLI prints."""
+    page = browser.new_page()
+    errors = _watch(page)
+    page.goto(serve.page_url)
+    page.wait_for_selector("body[data-ready='1']")
+    page.fill("#seed", "3")
+    page.fill("#episodes", "30")
+    page.select_option("#trace", "episode")
+    page.fill("#sweep-size", "2")
+    page.fill("#sweep-axes", '"learning.alpha" = [0.05, 0.5]')
+    page.click("#start-sweep")
+    page.wait_for_function("() => document.querySelector('#start-result').textContent.startsWith('sweep ')")
+    for job in ("1", "2", "3", "4"):
+        page.wait_for_selector(f"#queue tbody tr[data-job='{job}'][data-state='finished']", timeout=180_000)
+    (sweep,) = read_sweeps(serve.runs)
+    assert sweep.axes == ["learning.alpha"] and sweep.seeds == [3, 3, 4, 4] and sweep.configuration == [0, 1, 0, 1]
+    page.goto(serve.page_url.split("/control")[0] + f"/compare?sweep={sweep.id}")
+    page.wait_for_selector("body[data-ready='1']")
+    labels = sorted(page.locator("#groups-table tbody tr td:first-child").all_inner_texts())
+    assert labels == ["learning.alpha=0.05", "learning.alpha=0.5"]
+    assert page.locator("#groups-table tbody tr td:nth-child(2)").all_inner_texts() == ["2/2", "2/2"]
+    assert errors == []

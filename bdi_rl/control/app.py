@@ -51,6 +51,7 @@ from bdi_rl.control.specs import (
     WarmStartRef,
     apply_warm_starts,
     learner_groups,
+    refuse_page_axes,
     save_spec,
     shipped_spec,
     shipped_specs,
@@ -65,6 +66,7 @@ from bdi_rl.rl.envs import EnvError
 from bdi_rl.rl.policyfile import PolicyFileError
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
 from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
+from bdi_rl.sweepfile import SweepPlan, configuration_spec, plan_from_table
 from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
 from bdi_rl.xmpp.setup import learner_setups
 
@@ -73,6 +75,9 @@ TOKEN_HEADER = "X-BDI-RL-Token"
 MAX_BODY = 2 * MAX_SPEC_BYTES + 4096
 #: Most seeds in one sweep.
 MAX_SWEEP = 64
+#: Largest axes text of a sweep, and most runs one sweep queues.
+MAX_AXES_BYTES = 20_000
+MAX_SWEEP_RUNS = 1000
 #: Most jobs waiting at once (a page left starting sweeps must not fill the memory).
 MAX_QUEUED = 1024
 #: Most warm-start entries in one request (one per agent group).
@@ -96,6 +101,10 @@ class StartRequest(msgspec.Struct, forbid_unknown_fields=True):
     seeds: Annotated[int, Meta(ge=1, le=MAX_SWEEP)] = 1
     warm_start: Annotated[list[WarmStartRef], Meta(max_length=MAX_AGENT_GROUPS)] = []
     """what learner groups start from, by run id and agent (checked before anything is queued)"""
+    axes: Annotated[str, Meta(max_length=MAX_AXES_BYTES)] | None = None
+    """a sweep's axes as TOML, as a sweep file's ``[axes]`` lines (``"learning.alpha" = [0.1,
+    0.2]``), with ``method``, ``samples`` and ``draw_seed`` if it draws (``bdi_rl.sweepfile``);
+    its seeds are ``seeds`` from ``seed``"""
 
 
 class PlayBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -294,8 +303,22 @@ async def api_start_sweep(request: web.Request) -> web.Response:
     }
     if start.warm_start:
         overrides["warm_start"] = [msgspec.to_builtins(ref) for ref in start.warm_start]
+    plan = await _sweep_plan(start.axes, path, seeds, queue.runs) if start.axes else None
+    runs_of = plan.runs() if plan is not None else [(0, seed) for seed in seeds]
+    if queue.queued() + len(runs_of) > MAX_QUEUED:
+        raise bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
     created = time.time()
-    sweep = Sweep(new_sweep_id(queue.runs, created), spec.name, seeds, [None] * len(seeds), created, overrides)
+    sweep = Sweep(
+        new_sweep_id(queue.runs, created),
+        spec.name,
+        [seed for _, seed in runs_of],
+        [None] * len(runs_of),
+        created,
+        overrides,
+        axes=plan.axes if plan is not None else [],
+        configurations=[c.settings for c in plan.configurations] if plan is not None else [],
+        configuration=[k for k, _ in runs_of] if plan is not None else [],
+    )
     try:
         write_sweep(queue.runs, sweep)
     except OSError as exc:
@@ -304,11 +327,45 @@ async def api_start_sweep(request: web.Request) -> web.Response:
             content_type="application/json",
         ) from None
     jobs = [
-        queue.new_job(label, path, seed, episodes=start.episodes, trace=start.trace, sweep=sweep.id, sweep_index=k)
-        for k, seed in enumerate(seeds)
+        queue.new_job(
+            f"{label} ({plan.configurations[c].label()})" if plan is not None else label,
+            path,
+            seed,
+            episodes=start.episodes,
+            trace=start.trace,
+            sweep=sweep.id,
+            sweep_index=k,
+            settings=plan.configurations[c].settings if plan is not None else {},
+        )
+        for k, (c, seed) in enumerate(runs_of)
     ]
     queue.submit(jobs, sweep)
     return json_response({"sweep": sweep.id, "jobs": [job.to_json() for job in jobs]}, status=201)
+
+
+async def _sweep_plan(axes: str, spec_path: Path, seeds: list[int], runs: Path) -> SweepPlan:
+    """The page's axes over the spec, checked whole as ``bdi-rl sweep`` checks a sweep file
+    (every value alone, every configuration's env and plans); 400 naming the axis."""
+    try:
+        table = tomllib.loads(axes)
+    except tomllib.TOMLDecodeError as exc:
+        raise bad_request(f"axes: not valid TOML: {exc}") from None
+    options: dict[str, Any] = {k: table.pop(k) for k in ("method", "samples", "draw_seed") if k in table}
+    table.setdefault("seed", seeds)
+    try:
+        refuse_page_axes(spec_path, {path: values for path, values in table.items() if path != "seed"})
+        # plan files: the spec's own, or shipped ones (a page names no other file of the server)
+        plan = plan_from_table({"axes": table, **options}, spec_path.parent / "axes", spec_path)
+        if len(plan.runs()) > MAX_SWEEP_RUNS:
+            raise SpecError(f"axes: {len(plan.runs())} runs: a sweep from this page has at most {MAX_SWEEP_RUNS}")
+        for configuration in plan.configurations:
+            try:
+                await asyncio.to_thread(_check_learners, configuration_spec(plan, configuration))
+            except USER_ERRORS as exc:
+                raise SpecError(f"axes: configuration ({configuration.label()}): {exc}") from None
+    except USER_ERRORS as exc:
+        raise bad_request(_in_runs(str(exc), runs)) from None
+    return plan
 
 
 async def api_stop(request: web.Request) -> web.Response:

@@ -18,6 +18,7 @@ space with the line ``--warm-start`` gives.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import tempfile
 import tomllib
@@ -103,6 +104,26 @@ def uploaded_spec(
     if not saved.is_file():
         atomic_write_bytes(saved, data)
     return saved, spec
+
+
+def refuse_page_axes(spec_path: Path, axes: dict[str, Any]) -> None:
+    """Each value of a page's sweep axes, set alone in the spec, under the rules of an uploaded
+    spec (:func:`_refuse_paths`: shipped plan files only, no warm start, env entry point or
+    other server), before the loader looks for any file it names. RequestError naming it."""
+    from bdi_rl.settings import apply_setting
+
+    base = tomllib.loads(spec_path.read_text())
+    for path, values in axes.items():
+        for value in values if isinstance(values, list) else []:
+            table = copy.deepcopy(base)
+            try:
+                apply_setting(table, path, value, f"axes.{path}")
+            except SpecError as exc:
+                raise RequestError(str(exc)) from None
+            try:
+                _refuse_paths(table)
+            except RequestError as exc:
+                raise RequestError(f"axes.{path} = {str(value)[:80]!r}: {exc}") from None
 
 
 def _refuse_paths(table: dict[str, Any]) -> None:

@@ -111,6 +111,8 @@ async function startSweep() {
   const body = startBody();
   const size = document.getElementById("sweep-size").value.trim();
   body.seeds = size === "" ? 1 : Number(size);
+  const axes = document.getElementById("sweep-axes").value.trim();
+  if (axes) body.axes = axes;
   try {
     const data = await post("/api/control/sweeps", body);
     say("sweep " + data.sweep + ": jobs " + data.jobs.map(j => j.id).join(", "), true);
