@@ -347,6 +347,8 @@ class Sweep(msgspec.Struct, forbid_unknown_fields=True):
     """run ``k``'s configuration (an index into ``configurations``); empty: seeds only"""
     failed: list[int] = []
     """indexes of runs that failed"""
+    spec_file: str | None = None
+    """the spec file its runs were made from (``bdi-rl sweep --continue`` makes the rest so)"""
 
 
 def new_sweep_id(runs: Path, started: float | None = None) -> str:

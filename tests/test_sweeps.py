@@ -6,8 +6,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -260,3 +262,55 @@ def test_a_worker_that_dies_takes_only_its_run_with_it(tmp_path: Path) -> None:
     assert all(run is not None for k, run in enumerate(sweep.runs) if k not in sweep.failed)
     assert done.stderr.count("its worker exited with status 9") == 2
     assert "4/6 done, 0 running, 2 failed" in done.stderr
+
+
+def test_a_stopped_sweep_is_continued_and_nothing_is_run_twice(tmp_path: Path) -> None:
+    """Ctrl-C stops a sweep (the running run saves what it learned, the queued ones never
+    start); --continue resumes the interrupted run from its checkpoints and starts the rest:
+    every run finishes once, each agent's trace gapless, no event twice."""
+    from bdi_rl.trace.reading import read_trace
+    from tests.conftest import line_seqs
+
+    path = _sweep(tmp_path, 'spec = "tiny.toml"\n[axes]\n"learning.alpha" = [0.1, 0.3]\nseed = [1, 2]\n')
+    long_spec = MINIMAL_SPEC.replace("episodes = 20", 'episodes = 4000\ncheckpoint_every = 200\ntrace = "episode"')
+    (tmp_path / "tiny.toml").write_text(long_spec)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", "sweep", str(path), "--runs", str(runs), "--workers", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any((d / "qtables").is_dir() for d in runs.glob("FrozenLake*")):  # a checkpoint is kept
+            assert time.monotonic() < deadline and proc.poll() is None, "the first run never got going"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "finish it with: bdi-rl sweep --continue sweep-" in err, err
+    record = Path(out.strip().splitlines()[-1])
+    stopped = msgspec.json.decode(record.read_bytes(), type=Sweep)
+    assert stopped.runs[0] is not None and stopped.runs[1:] == [None, None, None]
+    assert json.loads((runs / stopped.runs[0] / "summary.json").read_text())["interrupted"] is True
+
+    done = run_cli("sweep", "--continue", str(record), "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert "1 run(s) finished already" not in done.stderr and "0 run(s) finished already, 4 to go" in done.stderr
+    sweep = msgspec.json.decode(record.read_bytes(), type=Sweep)
+    assert sweep.runs[0] == stopped.runs[0] and None not in sweep.runs and len(set(sweep.runs)) == 4
+    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == sorted(sweep.runs)
+    for k, run in enumerate(sweep.runs):
+        summary = json.loads((runs / run / "summary.json").read_text())
+        assert not summary.get("interrupted") and summary["agents"]["learner"]["episodes"] == 4000, run
+        events = read_trace(runs / run / "trace.jsonl")
+        for jid in {e["agent"] for e in events}:
+            seqs = line_seqs(events, jid)
+            assert seqs == list(range(len(seqs))), (run, jid)  # gapless, nothing twice
+        spec = tomllib.loads((runs / run / "spec.toml").read_text())
+        assert spec["learning"]["alpha"] == sweep.configurations[sweep.configuration[k]]["learning.alpha"]
+    again = run_cli("sweep", "--continue", str(record))
+    assert again.returncode == 0 and "4 run(s) finished already, 0 to go" in again.stderr

@@ -15,12 +15,9 @@ from bdi_rl.cli.process import until_signalled
 
 
 def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The resolved spec of the run ``--resume`` continues, which must not have finished, and
-    the run's writer lock, held from here on (a second writer is refused before it reads)."""
-    import json
-
-    from bdi_rl.spec import load_spec
-    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter
+    """The resolved spec of the run ``--resume`` continues (:func:`resumable_run`), once the
+    arguments say nothing the run's spec does not."""
+    from bdi_rl.store import SPEC_FILE
 
     run_dir: Path = args.resume
     given = (
@@ -34,6 +31,18 @@ def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
     )
     if given:
         raise BadInput(f"--resume continues the run as its {SPEC_FILE} says: drop {', '.join(given)}")
+    return resumable_run(run_dir)
+
+
+def resumable_run(run_dir: Path) -> tuple[Any, Any]:
+    """The spec of a run to continue, which must not have finished, and its writer lock, held
+    from here on (a second writer is refused before it reads): ``run --resume``'s, and a
+    continued sweep's."""
+    import json
+
+    from bdi_rl.spec import load_spec
+    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter
+
     if not (run_dir / SPEC_FILE).is_file():
         raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE})")
     writer = RunWriter.acquire(run_dir, "bdi-rl run --resume")

@@ -252,7 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser(
         "sweep", help="every run of a sweep file: axes over any spec setting x seeds, a grid or a random draw"
     )
-    sweep.add_argument("file", type=Path, help="the sweep file (.toml: spec, method, [axes])")
+    sweep.add_argument("file", type=Path, nargs="?", help="the sweep file (.toml: spec, method, [axes])")
+    sweep.add_argument(
+        "--continue",
+        dest="continue_sweep",
+        metavar="SWEEP",
+        help="finish a stopped sweep (its id, or its record): finished runs stay, interrupted ones resume",
+    )
     sweep.add_argument("--runs", type=Path, default=Path("runs"), help="runs directory (default: runs)")
     sweep.add_argument(
         "--workers", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"

@@ -21,6 +21,8 @@ from bdi_rl.cli.checks import check_runs
 from bdi_rl.cli.errors import EXIT_FAILED, EXIT_OK, BadInput, is_user_error, say_user_error
 
 if TYPE_CHECKING:
+    from bdi_rl.control.jobs import Job, JobQueue
+    from bdi_rl.store import Sweep
     from bdi_rl.sweepfile import SweepPlan
 
 #: Seconds between two progress lines when stderr is not a terminal.
@@ -28,6 +30,12 @@ _LOG_EVERY = 30.0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    if args.continue_sweep is not None:
+        if args.file is not None:
+            raise BadInput("sweep: give a sweep file, or --continue SWEEP, not both")
+        return _continue(args)
+    if args.file is None:
+        raise BadInput("sweep: give a sweep file (or --continue SWEEP to finish a stopped one)")
     from bdi_rl.sweepfile import configuration_spec, load_sweep
     from bdi_rl.xmpp.setup import prepare_experiment
 
@@ -41,22 +49,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise BadInput(f"{plan.file}: configuration ({configuration.label()}): {say_user_error(exc)}") from None
     check_runs(args.runs)
     workers = args.workers or max(1, os.cpu_count() or 1)
-    runs = plan.runs()
     print(
         f"sweep {plan.name}: {len(plan.configurations)} configuration(s) x {len(plan.seeds)} seed(s) = "
-        f"{len(runs)} runs, {workers} at once",
+        f"{len(plan.runs())} runs, {workers} at once",
         file=sys.stderr,
     )
     args.runs.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(_run_sweep(plan, args.runs, workers, not args.no_progress, not args.process_per_run))
+    return asyncio.run(_new_sweep(plan, args, workers))
 
 
-async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bool, shared: bool) -> int:
-    from bdi_rl.control.jobs import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, JobQueue
+def _queue(args: argparse.Namespace, workers: int) -> JobQueue:
+    from bdi_rl.control.jobs import JobQueue
     from bdi_rl.control.workers import WorkerQueue
-    from bdi_rl.store import SWEEPS_DIR, Sweep, new_sweep_id, write_sweep
 
-    queue = WorkerQueue(runs_dir, workers) if shared else JobQueue(runs_dir, workers)
+    return JobQueue(args.runs, workers) if args.process_per_run else WorkerQueue(args.runs, workers)
+
+
+async def _new_sweep(plan: SweepPlan, args: argparse.Namespace, workers: int) -> int:
+    from bdi_rl.store import Sweep, new_sweep_id, write_sweep
+
+    queue = _queue(args, workers)
     created = time.time()
     runs = plan.runs()
     sweep = Sweep(
@@ -68,6 +80,7 @@ async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bo
         axes=plan.axes,
         configurations=[c.settings for c in plan.configurations],
         configuration=[k for k, _ in runs],
+        spec_file=str(plan.spec_path.resolve()),
     )
     write_sweep(queue.runs, sweep)
     jobs = [
@@ -81,6 +94,62 @@ async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bo
         )
         for i, (k, seed) in enumerate(runs)
     ]
+    return await _follow(queue, sweep, jobs, not args.no_progress)
+
+
+def _continue(args: argparse.Namespace) -> int:
+    """Finish a stopped (or killed) sweep: its finished runs stay, its interrupted ones are
+    resumed from their checkpoints (``run --resume``: each agent's trace goes on gapless), the
+    ones that never started start."""
+    from bdi_rl.readers.sweepreport import SweepReportError, find_sweep
+
+    try:
+        sweep, runs_dir = find_sweep(args.continue_sweep, args.runs)
+    except SweepReportError as exc:
+        raise BadInput(f"--continue {exc}") from None
+    if sweep.spec_file is None or not Path(sweep.spec_file).is_file():
+        raise BadInput(f"--continue {sweep.id}: its spec file is not recorded or gone: start it anew")
+    args.runs = runs_dir
+    workers = args.workers or max(1, os.cpu_count() or 1)
+    return asyncio.run(_continue_sweep(sweep, args, workers))
+
+
+async def _continue_sweep(sweep: Sweep, args: argparse.Namespace, workers: int) -> int:
+    import json
+
+    from bdi_rl.store import SUMMARY_FILE, write_sweep
+
+    queue = _queue(args, workers)
+    jobs: list[Job] = []
+    done = 0
+    for k, run in enumerate(sweep.runs):
+        settings = sweep.configurations[sweep.configuration[k]] if sweep.configuration else {}
+        label = f"{sweep.spec} ({', '.join(f'{p}={v}' for p, v in settings.items())}) seed {sweep.seeds[k]}"
+        if run is not None:
+            try:
+                summary = json.loads((args.runs / run / SUMMARY_FILE).read_text())
+            except (OSError, ValueError):
+                summary = None  # killed before its summary
+            if isinstance(summary, dict) and not summary.get("interrupted"):
+                done += 1
+                continue
+            job = queue.new_task(f"resume {run}", "resume", ["run", "--resume", str(args.runs / run)], run=run)
+        else:
+            job = queue.new_job(label, Path(str(sweep.spec_file)), sweep.seeds[k], settings=settings)
+        job.sweep, job.sweep_index = sweep.id, k
+        jobs.append(job)
+    sweep.cancelled = []
+    sweep.failed = []
+    write_sweep(queue.runs, sweep)
+    print(f"sweep {sweep.id}: {done} run(s) finished already, {len(jobs)} to go, {workers} at once", file=sys.stderr)
+    return await _follow(queue, sweep, jobs, not args.no_progress)
+
+
+async def _follow(queue: JobQueue, sweep: Sweep, jobs: list[Job], progress: bool) -> int:
+    """Run the jobs, saying how far they got; the record's path last, for scripts."""
+    from bdi_rl.control.jobs import FAILED, FINISHED, QUEUED, RUNNING, STOPPED
+    from bdi_rl.store import SWEEPS_DIR
+
     queue.submit(jobs, sweep)
     began = time.monotonic()
     last_log = 0.0
@@ -102,6 +171,11 @@ async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bo
             if not running and not queued:
                 break
             await asyncio.sleep(0.5)
+    except asyncio.CancelledError:  # Ctrl-C: running runs save what they learned, queued ones wait
+        await queue.shutdown()
+        print(queue.runs / SWEEPS_DIR / f"{sweep.id}.json")
+        print(f"bdi-rl: sweep {sweep.id} stopped; finish it with: bdi-rl sweep --continue {sweep.id}", file=sys.stderr)
+        raise
     finally:
         if terminal and progress:
             print(file=sys.stderr)
@@ -109,7 +183,7 @@ async def _run_sweep(plan: SweepPlan, runs_dir: Path, workers: int, progress: bo
     for job in jobs:
         if job.state == FAILED:
             print(f"bdi-rl sweep: {job.spec}: {job.error}", file=sys.stderr)
-    print(runs_dir / SWEEPS_DIR / f"{sweep.id}.json")  # the record, for scripts
+    print(queue.runs / SWEEPS_DIR / f"{sweep.id}.json")  # the record, for scripts
     return EXIT_OK if all(job.state == FINISHED for job in jobs) else EXIT_FAILED
 
 

@@ -7,7 +7,8 @@ new embedded server, new agents and a new run directory, the same ``run_experime
 of one run is reused by the next but what is keyed by content (parsed plan files) or made
 once per process (library patches, imports). The protocol, one JSON object per line:
 
-- in: ``{"spec": PATH, "seed": S, "settings": {PATH: VALUE}, "runs": DIR}``;
+- in: ``{"spec": PATH, "seed": S, "settings": {PATH: VALUE}, "runs": DIR}``, or ``{"resume":
+  RUN_DIR}`` (what ``run --resume`` continues: a run a stopped sweep left unfinished);
 - out: ``bdi-rl run-dir: PATH`` as soon as the run directory exists (as ``run
   --announce-run-dir`` says it), then ``bdi-rl run-result: {"status": "finished" | "failed" |
   "stopped", "error": LINE}`` when it is over.
@@ -68,11 +69,27 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
 def _prepared(request: dict[str, Any]) -> Any:
     """The run a request asks for, checked as ``bdi-rl run`` checks it; a callable taking the
     run-directory announcer and returning the run's coroutine."""
+    from bdi_rl.cli.agents import resumable_run
     from bdi_rl.cli.checks import check_runs
     from bdi_rl.spec import load_spec
     from bdi_rl.xmpp.runner import run_experiment
     from bdi_rl.xmpp.setup import prepare_experiment
 
+    if request.get("resume"):
+        run_dir = Path(request["resume"])
+        spec, writer = resumable_run(run_dir)
+        try:
+            resumed_setups = prepare_experiment(spec, resume=run_dir)
+        except BaseException:
+            writer.release()
+            raise
+
+        def resume(on_run_dir: Any) -> Any:
+            return run_experiment(
+                spec, run_dir.parent, resume=run_dir, writer=writer, setups=resumed_setups, on_run_dir=on_run_dir
+            )
+
+        return resume
     spec = load_spec(Path(request["spec"]), {"seed": request.get("seed")}, request.get("settings") or {})
     runs = Path(request["runs"])
     check_runs(runs)

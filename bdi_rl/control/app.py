@@ -318,6 +318,7 @@ async def api_start_sweep(request: web.Request) -> web.Response:
         axes=plan.axes if plan is not None else [],
         configurations=[c.settings for c in plan.configurations] if plan is not None else [],
         configuration=[k for k, _ in runs_of] if plan is not None else [],
+        spec_file=str(path),
     )
     try:
         write_sweep(queue.runs, sweep)

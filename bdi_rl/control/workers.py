@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bdi_rl.control.jobs import (
     ANNOUNCE,
@@ -69,12 +70,11 @@ class WorkerQueue(JobQueue):
     def _dispatch(self, worker: _Worker, job: Job) -> None:
         job.state, job.started, job.proc = RUNNING, time.time(), worker.proc
         worker.job = job
-        request = {
-            "spec": str(job.spec_path),
-            "seed": job.seed,
-            "settings": job.settings,
-            "runs": str(self.runs),
-        }
+        request: dict[str, Any] = (
+            {"resume": str(self.runs / job.run)}
+            if job.kind == "resume" and job.run is not None
+            else {"spec": str(job.spec_path), "seed": job.seed, "settings": job.settings, "runs": str(self.runs)}
+        )
         assert worker.proc.stdin is not None
         worker.proc.stdin.write((json.dumps(request) + "\n").encode())
         if job.stop_requested:
