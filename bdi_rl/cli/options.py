@@ -265,6 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress line")
     sweep.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on a Dask cluster (tcp://HOST:PORT of its scheduler); runs/ must be the same path on every worker",
+    )
+    sweep.add_argument(
         "--process-per-run",
         action="store_true",
         help="each run in a process of its own (default: each worker process runs one run after another)",

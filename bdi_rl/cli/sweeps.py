@@ -49,26 +49,38 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise BadInput(f"{plan.file}: configuration ({configuration.label()}): {say_user_error(exc)}") from None
     check_runs(args.runs)
     workers = args.workers or max(1, os.cpu_count() or 1)
+    where = f"on the cluster at {args.cluster}" if args.cluster else f"{workers} at once"
     print(
         f"sweep {plan.name}: {len(plan.configurations)} configuration(s) x {len(plan.seeds)} seed(s) = "
-        f"{len(plan.runs())} runs, {workers} at once",
+        f"{len(plan.runs())} runs, {where}",
         file=sys.stderr,
     )
     args.runs.mkdir(parents=True, exist_ok=True)
     return asyncio.run(_new_sweep(plan, args, workers))
 
 
-def _queue(args: argparse.Namespace, workers: int) -> JobQueue:
+async def _queue(args: argparse.Namespace, workers: int) -> JobQueue:
+    """Where the runs go: a Dask cluster (``--cluster``), processes of their own
+    (``--process-per-run``), or shared worker processes (the default)."""
     from bdi_rl.control.jobs import JobQueue
     from bdi_rl.control.workers import WorkerQueue
 
+    if args.cluster is not None:
+        from bdi_rl.control.cluster import ClusterError, ClusterQueue
+
+        queue = ClusterQueue(args.runs, args.cluster)
+        try:
+            await queue.connect()
+        except ClusterError as exc:
+            raise BadInput(str(exc)) from None
+        return queue
     return JobQueue(args.runs, workers) if args.process_per_run else WorkerQueue(args.runs, workers)
 
 
 async def _new_sweep(plan: SweepPlan, args: argparse.Namespace, workers: int) -> int:
     from bdi_rl.store import Sweep, new_sweep_id, write_sweep
 
-    queue = _queue(args, workers)
+    queue = await _queue(args, workers)
     created = time.time()
     runs = plan.runs()
     sweep = Sweep(
@@ -119,7 +131,7 @@ async def _continue_sweep(sweep: Sweep, args: argparse.Namespace, workers: int) 
 
     from bdi_rl.store import SUMMARY_FILE, write_sweep
 
-    queue = _queue(args, workers)
+    queue = await _queue(args, workers)
     jobs: list[Job] = []
     done = 0
     for k, run in enumerate(sweep.runs):
