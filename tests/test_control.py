@@ -205,6 +205,53 @@ async def test_a_sweep_of_axes_queues_every_configuration_on_every_seed(control)
         control.queue.stop(job.id)
 
 
+MY_PLAN = """
+!start.
++!start <- .rl_reset; !go.
++!go : not outcome(_) <- .rl_act(2); !go.
++!go <- .rl_finish.
+"""
+
+
+@pytest.mark.parametrize(
+    "plans, axes, message",
+    [
+        ({"mine.asl": '+!start <- .print("unclosed).'}, '"agents.learner.asl" = ["mine.asl"]', "mine.asl:1"),
+        ({"learner.asl": MY_PLAN}, '"agents.learner.asl" = ["learner.asl"]', "a shipped plan's name"),
+        ({"../x.asl": MY_PLAN}, '"agents.learner.asl" = ["x.asl"]', "not a plan file name"),
+        ({"mine.asl": MY_PLAN}, None, "name them in the axes"),
+        ({"mine.asl": MY_PLAN}, '"agents.learner.asl" = ["other.asl"]', "may name only a shipped plan file"),
+    ],
+)
+async def test_uploaded_plans_are_checked_before_anything_is_kept(control, plans, axes, message):
+    body = {**GOOD_START, "seeds": 1, "plans": plans, **({"axes": axes} if axes else {})}
+    response = await control.post("/api/control/sweeps", json=body, headers=_headers(control))
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert message in error and "\n" not in error, error
+    _nothing_created(control)
+
+
+async def test_uploaded_plans_are_kept_beside_their_sweep_and_run_from_there(control):
+    body = {
+        **GOOD_START,
+        "seeds": 1,
+        "plans": {"mine.asl": MY_PLAN},
+        "axes": '"agents.learner.asl" = ["mine.asl", "learner.asl"]',
+    }
+    response = await control.post("/api/control/sweeps", json=body, headers=_headers(control))
+    assert response.status == 201, await response.text()
+    started = await response.json()
+    kept = control.runs / ".sweeps" / started["sweep"] / "plans"
+    assert (kept / "mine.asl").read_text() == MY_PLAN and (kept / "lib" / "episode.asl").is_file()
+    sweep = read_sweep(control.runs, started["sweep"])
+    assert [c["agents.learner.asl"] for c in sweep.configurations] == [str(kept / "mine.asl"), "learner.asl"]
+    commands = [control.queue.command(control.queue.jobs[j["id"]]) for j in started["jobs"]]
+    assert f'agents.learner.asl="{kept / "mine.asl"}"' in commands[0]
+    for job in started["jobs"]:
+        control.queue.stop(job["id"])
+
+
 async def test_a_huge_body_is_refused(control):
     body = json.dumps({"toml": "# " + "x" * MAX_BODY}).encode()
     response = await control.post("/api/control/runs", data=body, headers=_headers(control))

@@ -80,9 +80,13 @@ def test_a_page_without_the_token_is_refused(browser, serve):
     assert [e for e in errors if "403" not in e] == []  # the refused POST is logged by chromium
 
 
-def test_a_sweep_over_settings_from_the_browser_is_grouped_by_configuration(browser, serve):
-    """A user writes the axes of a sweep on the control page (2 learning rates x 2 seeds),
-    starts it, and reads its configurations on the sweep's page: the table the CLI prints."""
+def test_a_sweep_over_settings_and_my_plan_from_the_browser_is_grouped_by_configuration(browser, serve):
+    """A user writes the axes of a sweep on the control page (2 learning rates x the shipped
+    plan or their own file, uploaded), starts it, and reads its configurations on the sweep's
+    page: the table bdi-rl sweep-report prints."""
+    from tests.conftest import ASL
+
+    mine = "// my copy of the learner, uploaded from the page\n" + (ASL / "learner.asl").read_text()
     page = browser.new_page()
     errors = _watch(page)
     page.goto(serve.page_url)
@@ -90,17 +94,30 @@ def test_a_sweep_over_settings_from_the_browser_is_grouped_by_configuration(brow
     page.fill("#seed", "3")
     page.fill("#episodes", "30")
     page.select_option("#trace", "episode")
-    page.fill("#sweep-size", "2")
-    page.fill("#sweep-axes", '"learning.alpha" = [0.05, 0.5]')
+    page.fill("#sweep-size", "1")
+    page.fill("#sweep-axes", '"learning.alpha" = [0.05, 0.5]\n"agents.learner.asl" = ["learner.asl", "mine.asl"]')
+    page.set_input_files(
+        "#sweep-plans", files=[{"name": "mine.asl", "mimeType": "text/plain", "buffer": mine.encode()}]
+    )
     page.click("#start-sweep")
     page.wait_for_function("() => document.querySelector('#start-result').textContent.startsWith('sweep ')")
     for job in ("1", "2", "3", "4"):
         page.wait_for_selector(f"#queue tbody tr[data-job='{job}'][data-state='finished']", timeout=180_000)
     (sweep,) = read_sweeps(serve.runs)
-    assert sweep.axes == ["learning.alpha"] and sweep.seeds == [3, 3, 4, 4] and sweep.configuration == [0, 1, 0, 1]
+    assert sweep.axes == ["learning.alpha", "agents.learner.asl"] and sweep.configuration == [0, 1, 2, 3]
+    kept = serve.runs / ".sweeps" / sweep.id / "plans" / "mine.asl"
+    assert kept.read_text() == mine
+    asl_of = {run: json.loads((serve.runs / run / "trace.jsonl").read_text().splitlines()[1])["data"]["asl"]
+              for run in sweep.runs}  # fmt: skip
+    assert sorted(asl_of.values()).count(str(kept)) == 2  # its two configurations ran the uploaded file
     page.goto(serve.page_url.split("/control")[0] + f"/compare?sweep={sweep.id}")
     page.wait_for_selector("body[data-ready='1']")
     labels = sorted(page.locator("#groups-table tbody tr td:first-child").all_inner_texts())
-    assert labels == ["learning.alpha=0.05", "learning.alpha=0.5"]
-    assert page.locator("#groups-table tbody tr td:nth-child(2)").all_inner_texts() == ["2/2", "2/2"]
+    assert labels == [
+        "learning.alpha=0.05, agents.learner.asl=learner.asl",
+        "learning.alpha=0.05, agents.learner.asl=mine.asl",
+        "learning.alpha=0.5, agents.learner.asl=learner.asl",
+        "learning.alpha=0.5, agents.learner.asl=mine.asl",
+    ]
+    assert page.locator("#groups-table tbody tr td:nth-child(2)").all_inner_texts() == ["1/1"] * 4
     assert errors == []

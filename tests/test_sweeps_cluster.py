@@ -23,7 +23,6 @@ from tests.conftest import MINIMAL_SPEC, line_seqs
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
-
 def _children_of(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):

@@ -43,6 +43,7 @@ from msgspec import Meta
 
 from bdi_rl.bdi.mind import AslError
 from bdi_rl.control.jobs import Job, JobQueue
+from bdi_rl.control.plans import StagedPlans
 from bdi_rl.control.specs import (
     MAX_SPEC_BYTES,
     AgentName,
@@ -68,7 +69,7 @@ from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
 from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
 from bdi_rl.sweepfile import SweepPlan, configuration_spec, plan_from_table
 from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
-from bdi_rl.xmpp.setup import learner_setups
+from bdi_rl.xmpp.setup import learner_setups, prepare_experiment
 
 TOKEN_HEADER = "X-BDI-RL-Token"
 #: Largest request body (an uploaded spec, JSON-escaped, and a few numbers).
@@ -101,6 +102,8 @@ class StartRequest(msgspec.Struct, forbid_unknown_fields=True):
     seeds: Annotated[int, Meta(ge=1, le=MAX_SWEEP)] = 1
     warm_start: Annotated[list[WarmStartRef], Meta(max_length=MAX_AGENT_GROUPS)] = []
     """what learner groups start from, by run id and agent (checked before anything is queued)"""
+    plans: dict[str, Annotated[str, Meta(max_length=MAX_SPEC_BYTES)]] = {}
+    """plan files uploaded with a sweep (name -> text), named in its axes (``control.plans``)"""
     axes: Annotated[str, Meta(max_length=MAX_AXES_BYTES)] | None = None
     """a sweep's axes as TOML, as a sweep file's ``[axes]`` lines (``"learning.alpha" = [0.1,
     0.2]``), with ``method``, ``samples`` and ``draw_seed`` if it draws (``bdi_rl.sweepfile``);
@@ -303,20 +306,54 @@ async def api_start_sweep(request: web.Request) -> web.Response:
     }
     if start.warm_start:
         overrides["warm_start"] = [msgspec.to_builtins(ref) for ref in start.warm_start]
-    plan = await _sweep_plan(start.axes, path, seeds, queue.runs) if start.axes else None
+    if start.plans and not start.axes:
+        raise bad_request('plans: name them in the axes ("agents.learner.asl" = ["mine.asl"])')
+    try:
+        staged = StagedPlans(start.plans) if start.plans else None
+    except RequestError as exc:
+        raise bad_request(str(exc)) from None
+    try:
+        return await _queue_sweep(start, label, path, spec, seeds, overrides, staged, queue)
+    finally:
+        if staged is not None:
+            staged.discard()
+
+
+async def _queue_sweep(
+    start: StartRequest,
+    label: str,
+    path: Path,
+    spec: ExperimentSpec,
+    seeds: list[int],
+    overrides: dict[str, Any],
+    staged: StagedPlans | None,
+    queue: JobQueue,
+) -> web.Response:
+    plan = await _sweep_plan(start.axes, path, seeds, queue.runs, staged) if start.axes else None
     runs_of = plan.runs() if plan is not None else [(0, seed) for seed in seeds]
     if queue.queued() + len(runs_of) > MAX_QUEUED:
         raise bad_request(f"the queue is full ({MAX_QUEUED} jobs waiting): stop some, or wait")
     created = time.time()
+    sweep_id = new_sweep_id(queue.runs, created)
+    configurations = [c.settings for c in plan.configurations] if plan is not None else []
+    if staged is not None:  # checked: kept beside the sweep, where its runs read them
+        try:
+            kept = staged.keep(queue.runs, sweep_id)
+        except OSError as exc:
+            raise web.HTTPInternalServerError(
+                text=orjson.dumps({"error": f"cannot keep the plan files: {exc.strerror}"}).decode(),
+                content_type="application/json",
+            ) from None
+        configurations = [{p: staged.moved(v, kept) for p, v in c.items()} for c in configurations]
     sweep = Sweep(
-        new_sweep_id(queue.runs, created),
+        sweep_id,
         spec.name,
         [seed for _, seed in runs_of],
         [None] * len(runs_of),
         created,
         overrides,
         axes=plan.axes if plan is not None else [],
-        configurations=[c.settings for c in plan.configurations] if plan is not None else [],
+        configurations=configurations,
         configuration=[k for k, _ in runs_of] if plan is not None else [],
         spec_file=str(path),
     )
@@ -336,7 +373,7 @@ async def api_start_sweep(request: web.Request) -> web.Response:
             trace=start.trace,
             sweep=sweep.id,
             sweep_index=k,
-            settings=plan.configurations[c].settings if plan is not None else {},
+            settings=configurations[c] if plan is not None else {},
         )
         for k, (c, seed) in enumerate(runs_of)
     ]
@@ -344,7 +381,9 @@ async def api_start_sweep(request: web.Request) -> web.Response:
     return json_response({"sweep": sweep.id, "jobs": [job.to_json() for job in jobs]}, status=201)
 
 
-async def _sweep_plan(axes: str, spec_path: Path, seeds: list[int], runs: Path) -> SweepPlan:
+async def _sweep_plan(
+    axes: str, spec_path: Path, seeds: list[int], runs: Path, staged: StagedPlans | None = None
+) -> SweepPlan:
     """The page's axes over the spec, checked whole as ``bdi-rl sweep`` checks a sweep file
     (every value alone, every configuration's env and plans); 400 naming the axis."""
     try:
@@ -354,14 +393,17 @@ async def _sweep_plan(axes: str, spec_path: Path, seeds: list[int], runs: Path) 
     options: dict[str, Any] = {k: table.pop(k) for k in ("method", "samples", "draw_seed") if k in table}
     table.setdefault("seed", seeds)
     try:
-        refuse_page_axes(spec_path, {path: values for path, values in table.items() if path != "seed"})
+        uploaded = frozenset(staged.names) if staged is not None else frozenset()
+        refuse_page_axes(spec_path, {path: values for path, values in table.items() if path != "seed"}, uploaded)
+        if staged is not None:
+            table = staged.resolve(table)
         # plan files: the spec's own, or shipped ones (a page names no other file of the server)
         plan = plan_from_table({"axes": table, **options}, spec_path.parent / "axes", spec_path)
         if len(plan.runs()) > MAX_SWEEP_RUNS:
             raise SpecError(f"axes: {len(plan.runs())} runs: a sweep from this page has at most {MAX_SWEEP_RUNS}")
         for configuration in plan.configurations:
             try:
-                await asyncio.to_thread(_check_learners, configuration_spec(plan, configuration))
+                await asyncio.to_thread(prepare_experiment, configuration_spec(plan, configuration))
             except USER_ERRORS as exc:
                 raise SpecError(f"axes: configuration ({configuration.label()}): {exc}") from None
     except USER_ERRORS as exc:

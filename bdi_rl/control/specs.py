@@ -106,10 +106,11 @@ def uploaded_spec(
     return saved, spec
 
 
-def refuse_page_axes(spec_path: Path, axes: dict[str, Any]) -> None:
+def refuse_page_axes(spec_path: Path, axes: dict[str, Any], uploaded: frozenset[str] = frozenset()) -> None:
     """Each value of a page's sweep axes, set alone in the spec, under the rules of an uploaded
     spec (:func:`_refuse_paths`: shipped plan files only, no warm start, env entry point or
-    other server), before the loader looks for any file it names. RequestError naming it."""
+    other server; ``uploaded``: the plan files uploaded with the sweep, by name), before the
+    loader looks for any file it names. RequestError naming it."""
     from bdi_rl.settings import apply_setting
 
     base = tomllib.loads(spec_path.read_text())
@@ -121,12 +122,12 @@ def refuse_page_axes(spec_path: Path, axes: dict[str, Any]) -> None:
             except SpecError as exc:
                 raise RequestError(str(exc)) from None
             try:
-                _refuse_paths(table)
+                _refuse_paths(table, uploaded)
             except RequestError as exc:
                 raise RequestError(f"axes.{path} = {str(value)[:80]!r}: {exc}") from None
 
 
-def _refuse_paths(table: dict[str, Any]) -> None:
+def _refuse_paths(table: dict[str, Any], uploaded: frozenset[str] = frozenset()) -> None:
     """Refuse, before the loader touches the file system, whatever in an uploaded spec names
     a path or code: a plan file that is not shipped, a warm start, an env entry point."""
     env = table.get("env")
@@ -141,7 +142,7 @@ def _refuse_paths(table: dict[str, Any]) -> None:
     agents = table.get("agents")
     if not isinstance(agents, list):
         return  # the loader says what is wrong
-    plans = _shipped_plans()
+    plans = _shipped_plans() | uploaded
     for i, group in enumerate(agents):
         if not isinstance(group, dict):
             continue

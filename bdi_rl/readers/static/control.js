@@ -113,6 +113,8 @@ async function startSweep() {
   body.seeds = size === "" ? 1 : Number(size);
   const axes = document.getElementById("sweep-axes").value.trim();
   if (axes) body.axes = axes;
+  const files = [...document.getElementById("sweep-plans").files];
+  if (files.length) body.plans = Object.fromEntries(await Promise.all(files.map(async f => [f.name, await f.text()])));
   try {
     const data = await post("/api/control/sweeps", body);
     say("sweep " + data.sweep + ": jobs " + data.jobs.map(j => j.id).join(", "), true);
