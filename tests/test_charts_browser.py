@@ -201,10 +201,18 @@ def test_a_sweep_of_configurations_is_grouped_on_its_page(browser, viewer, chart
     assert page.locator("#groups-table tbody tr td:first-child").all_inner_texts() == labels[::-1]
     assert page.get_attribute("#groups-csv", "href") == f"/api/sweeps/{GROUPED}/groups?format=csv"
     assert page.get_attribute("#groups-chart", "data-traces") == "1"
+    _redraw(page, lambda p=page: p.check("#by-configuration"))  # the curves by configuration
+    groups = [t for t in _traces(page, "chart-return") if t["meta"] == "group"]
+    assert sorted(t["name"] for t in groups) == [
+        "learning.alpha=0.1 (2 runs, mean)",
+        "learning.alpha=0.4 (2 runs, mean)",
+    ]
+    assert all(len(t["x"]) == EPISODES for t in groups)
+    assert not [t for t in _traces(page, "chart-return") if t["meta"] == "curve"]  # no single runs
     assert not watched.problems and not watched.violations(), (watched.problems, watched.violations())
     page.goto(viewer.url + f"/compare?sweep={SWEEP}")
     page.wait_for_selector("body[data-ready='1']")
-    assert page.locator("#groups").is_hidden()
+    assert page.locator("#groups").is_hidden() and page.locator("#by-configuration-box").is_hidden()
 
 
 def test_runs_list_picks_runs_to_compare(browser, viewer, chart_runs):

@@ -223,6 +223,7 @@ async def test_curves_of_a_sweep_and_the_sweeps_list(aiohttp_client, sweep_runs)
             "configurations": [],
             "configuration": [],
             "failed": [],
+            "spec_file": None,
         }
     ]
 
@@ -244,6 +245,15 @@ async def test_a_sweeps_groups_as_json_and_csv(aiohttp_client, sweep_runs):
         response = await client.get(f"/api/sweeps/{grouped}/groups?format=csv")
         assert response.status == 200 and response.content_type == "text/csv"
         assert (await response.text()).splitlines()[0].startswith("configuration,runs,finished,failed,iqm")
+        by = await (await client.get(f"/api/curves?sweep={grouped}&by=configuration&smooth=0")).json()
+        assert [(g["label"], g["runs"], g["samples"]) for g in by["groups"]] == [
+            ("learning.alpha=0.1", [0, 2], 2),
+            ("learning.alpha=0.4", [1, 3], 2),
+        ]
+        first = by["groups"][0]["metrics"]["return"]
+        column = [by["runs"][k]["agents"][0]["train"]["return"][-1] for k in (0, 2)]
+        assert first["mean"][-1] == pytest.approx(sum(column) / 2, abs=1e-6)  # of its own runs only
+        assert (await (await client.get(f"/api/curves?sweep={grouped}")).json())["groups"] == []  # not asked
         for bad, status in (("sweep-20261124-999999", 404), ("nosuch", 404), (f"{grouped}/groups?metric=speed", 400)):
             url = f"/api/sweeps/{bad}" + ("" if "?" in bad else "/groups")
             assert (await client.get(url)).status == status, bad

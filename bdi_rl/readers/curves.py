@@ -269,10 +269,12 @@ def curves_payload(
     across: str = "runs",
     points: int = 1000,
     bins: int = 200,
+    groups: dict[str, list[int]] | None = None,
 ) -> dict[str, Any]:
     """What ``/api/curves`` answers: each run's learners' curves (training: smoothed, at most
     ``points`` per series; evaluations: as measured) and the aggregate of each metric on at
-    most ``bins`` common x points."""
+    most ``bins`` common x points; with ``groups`` (label -> the runs' numbers in ``runs``:
+    a sweep's configurations), each group's aggregate too."""
     if x_axis not in X_AXES:
         raise ValueError(f"x: {x_axis!r} is not one of {', '.join(X_AXES)}")
     if method not in METHODS:
@@ -302,6 +304,34 @@ def curves_payload(
                 if len(ex):
                     evaluated[f"eval_{metric}"].append((k, a.eval_x["episodes"], ex, a.evals[metric]))
         shown.append({"run": run.run, "live": run.live, "agents": agents})
+    summary, samples = _aggregates(full, evaluated, bins, across, None)
+    grouped = []
+    for label, members in (groups or {}).items():
+        metrics, count = _aggregates(full, evaluated, bins, across, set(members))
+        grouped.append({"label": label, "runs": members, "samples": count, "metrics": metrics})
+    return {
+        "x": x_axis,
+        "smooth": window,
+        "method": method,
+        "across": across,
+        "live": any(r.live for r in runs),
+        "runs": shown,
+        "aggregate": {"samples": samples, "iqm_min_samples": IQM_MIN_SAMPLES, "metrics": summary},
+        "groups": grouped,
+    }
+
+
+def _aggregates(
+    full: dict[str, list[tuple[int, Array, Array]]],
+    evaluated: dict[str, list[tuple[int, Array, Array, Array]]],
+    bins: int,
+    across: str,
+    keep: set[int] | None,
+) -> tuple[dict[str, Any], int]:
+    """The aggregate of each metric over the runs numbered in ``keep`` (None: all), and how
+    many samples it is of."""
+    full = {m: [e for e in c if keep is None or e[0] in keep] for m, c in full.items()}
+    evaluated = {m: [e for e in c if keep is None or e[0] in keep] for m, c in evaluated.items()}
     summary: dict[str, Any] = {}
     aligned = {m: (resample([(x, y) for _, x, y in c], bins), [k for k, _, _ in c]) for m, c in full.items()}
     aligned |= {m: (align_evaluations([e[1:] for e in c]), [e[0] for e in c]) for m, c in evaluated.items()}
@@ -318,12 +348,4 @@ def curves_payload(
         if across == "runs"
         else max((len(owners) for _, owners in aligned.values()), default=0)
     )
-    return {
-        "x": x_axis,
-        "smooth": window,
-        "method": method,
-        "across": across,
-        "live": any(r.live for r in runs),
-        "runs": shown,
-        "aggregate": {"samples": samples, "iqm_min_samples": IQM_MIN_SAMPLES, "metrics": summary},
-    }
+    return summary, samples

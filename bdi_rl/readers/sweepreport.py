@@ -109,7 +109,8 @@ def find_sweep(what: str, runs: Path) -> tuple[Sweep, Path]:
     return sweep, runs
 
 
-def _label(settings: dict[str, Any]) -> str:
+def configuration_label(settings: dict[str, Any]) -> str:
+    """``learning.alpha=0.1, agents.learner.asl=mine.asl``: how a configuration is named."""
     if not settings:
         return "(the spec)"
     return ", ".join(f"{path}={_shown(value)}" for path, value in settings.items())
@@ -176,7 +177,7 @@ def report(
         raise SweepReportError("--window is at least 1 and --threshold a number")
     sweep, runs_dir = find_sweep(what, runs)
     configurations = sweep.configurations or [{}]
-    groups = [Group(_label(settings), settings) for settings in configurations]
+    groups = [Group(configuration_label(settings), settings) for settings in configurations]
     for k, run in enumerate(sweep.runs):
         index = sweep.configuration[k] if k < len(sweep.configuration) else 0
         group = groups[index if 0 <= index < len(groups) else 0]

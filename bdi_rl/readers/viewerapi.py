@@ -238,6 +238,21 @@ def _compared_runs(request: web.Request) -> tuple[list[Path], int]:
     return [p for p in paths if p is not None], 0
 
 
+def _configuration_groups(request: web.Request, paths: list[Path]) -> dict[str, list[int]] | None:
+    """``by=configuration`` of a sweep's runs: each configuration's label -> the numbers of
+    its runs among ``paths`` (the sweep's runs found so far, in order)."""
+    sweep = read_sweep(request.app[RUNS_DIR], request.query.get("sweep", ""))
+    if sweep is None or not sweep.configurations:
+        return None
+    index = {name: k for k, name in enumerate(p.name for p in paths)}
+    groups: dict[str, list[int]] = {sweepreport.configuration_label(c): [] for c in sweep.configurations}
+    labels = list(groups)
+    for k, run in enumerate(sweep.runs):
+        if run in index and k < len(sweep.configuration) and 0 <= sweep.configuration[k] < len(labels):
+            groups[labels[sweep.configuration[k]]].append(index[run])
+    return groups
+
+
 def _choice(request: web.Request, key: str, choices: tuple[str, ...]) -> str:
     value = request.query.get(key, choices[0])
     if value not in choices:
@@ -259,7 +274,8 @@ async def api_curves(request: web.Request) -> web.Response:
     for path in paths:  # copied here, worked out in a thread
         async with indexer.reading(path) as index:
             series.append(curves.run_series(index))
-    payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across)
+    groups = _configuration_groups(request, paths) if request.query.get("by") == "configuration" else None
+    payload = await asyncio.to_thread(curves.curves_payload, series, x_axis, window, method, across, groups=groups)
     return json_response({**payload, "waiting": waiting})
 
 

@@ -70,7 +70,7 @@ export function line(x, y, name, color, extra) {
 }
 
 // A filled band between lo and hi (points where either is missing are left out).
-function band(x, lo, hi, name, color, meta) {
+export function band(x, lo, hi, name, color, meta) {
   const keep = x.map((_, i) => i).filter(i => lo[i] !== null && hi[i] !== null);
   const xs = keep.map(i => x[i]), top = keep.map(i => hi[i]), bottom = keep.map(i => lo[i]);
   return {type: "scatter", mode: "lines", x: xs.concat(xs.slice().reverse()), y: top.concat(bottom.reverse()),

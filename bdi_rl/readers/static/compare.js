@@ -2,7 +2,7 @@
 // aggregate (charts.js draws, /api/curves computes). Polls every 2 s while any run is live
 // or, for a sweep, while some of its seeds have not started.
 import {PALETTE, el, shortName} from "./common.js";
-import {CurvePanel, aggregateTraces, line, plotCurves} from "./charts.js";
+import {CurvePanel, aggregateTraces, band, line, plotCurves} from "./charts.js";
 import {showGroups} from "./groups.js";
 
 const PARAMS = new URLSearchParams(location.search);
@@ -37,15 +37,32 @@ function runTraces(data, metric, evaluation) {
   return traces;
 }
 
+// A sweep drawn by configuration: each group's IQM with its CI (from 4 runs), else its mean
+// with its min-max band, one colour per configuration.
+function groupTraces(data, metric) {
+  const traces = [];
+  data.groups.forEach((group, i) => {
+    const agg = group.metrics[metric], color = PALETTE[i % PALETTE.length];
+    if (!agg || !agg.x.length) return;
+    const iqm = agg.iqm.some(v => v !== null);
+    const mid = iqm ? agg.iqm : agg.mean, lo = iqm ? agg.ci_low : agg.min, hi = iqm ? agg.ci_high : agg.max;
+    const fill = "rgba(" + [1, 3, 5].map(k => parseInt(color.slice(k, k + 2), 16)).join(",") + ",0.15)";
+    traces.push(band(agg.x, lo, hi, group.label + (iqm ? " (IQM 95 % CI)" : " (min-max)"), fill, "group-band"),
+                line(agg.x, mid, group.label + " (" + group.samples + " runs, " + (iqm ? "IQM" : "mean") + ")", color,
+                     {mode: agg.x.length < 3 ? "lines+markers" : "lines", line: {color, width: 2.5}, meta: "group"}));
+  });
+  return traces;
+}
+
 function drawCompareCharts(data) {
   const agg = data.aggregate.metrics, unit = data.across === "runs" ? "runs" : "learners";
-  plotCurves("chart-return", runTraces(data, "return", false).concat(aggregateTraces(agg.return, unit)), data, "episodic return");
-  plotCurves("chart-success", runTraces(data, "success", false).concat(aggregateTraces(agg.success, unit)), data,
-             "success rate", [-0.02, 1.02]);
-  plotCurves("chart-eval-return", runTraces(data, "return", true).concat(aggregateTraces(agg.eval_return, unit)), data,
-             "evaluation return", undefined, true);
-  plotCurves("chart-eval-success", runTraces(data, "success", true).concat(aggregateTraces(agg.eval_success, unit)), data,
-             "evaluation success rate", [-0.02, 1.02], true);
+  const grouped = data.groups && data.groups.length;
+  const traces = (metric, key, evaluation) => grouped ? groupTraces(data, key)
+    : runTraces(data, metric, evaluation).concat(aggregateTraces(agg[key], unit));
+  plotCurves("chart-return", traces("return", "return", false), data, "episodic return");
+  plotCurves("chart-success", traces("success", "success", false), data, "success rate", [-0.02, 1.02]);
+  plotCurves("chart-eval-return", traces("return", "eval_return", true), data, "evaluation return", undefined, true);
+  plotCurves("chart-eval-success", traces("success", "eval_success", true), data, "evaluation success rate", [-0.02, 1.02], true);
   document.getElementById("live").hidden = !data.live && !data.waiting;
   const links = data.runs.map(r => el("a", {href: "/run/" + encodeURIComponent(r.run)}, r.run));
   const what = document.getElementById("compare-what");
@@ -71,7 +88,12 @@ async function poll(panel) {
 function start() {
   document.getElementById("compare-title").textContent = PARAMS.has("sweep") ? "sweep " + PARAMS.get("sweep") : "compare runs";
   document.title = "bdi-rl " + document.getElementById("compare-title").textContent;
+  const byGroup = document.getElementById("by-configuration");
   const panel = new CurvePanel(QUERY + "&across=runs", drawCompareCharts);
+  byGroup.addEventListener("change", () => {
+    panel.query = QUERY + "&across=runs" + (byGroup.checked ? "&by=configuration" : "");
+    panel.refresh();
+  });
   const groups = PARAMS.has("sweep") ? showGroups(PARAMS.get("sweep")) : Promise.resolve();
   Promise.all([poll(panel), groups]).then(() => { document.body.dataset.ready = "1"; });
 }

@@ -96,6 +96,7 @@ export async function showGroups(sweepId) {
   }
   if (!data.axes.length) { section.hidden = true; return; }
   section.hidden = false;
+  document.getElementById("by-configuration-box").hidden = false;
   document.getElementById("groups-what").textContent = data.rows.length + " configurations of " + data.axes.join(", ") +
     " over their seeds: final evaluation " + data.metric + "; IQM with its 95 % CI from " + data.iqm_min_runs +
     " runs; reached: runs whose training " + data.metric + " reached " + data.threshold + " (censored: never did)";
