@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spade.agent import Agent
 from spade.message import Message
@@ -44,7 +44,9 @@ from bdi_rl.xmpp.jids import bare_jid
 from bdi_rl.xmpp.mindhost import AgentHost, BdiLoop
 from bdi_rl.xmpp.shipping import TraceShipper
 from bdi_rl.xmpp.society import Society
-from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
+
+if TYPE_CHECKING:
+    from bdi_rl.xmpp.worldlink import WorldWire
 
 #: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
 #: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
@@ -86,8 +88,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.done = asyncio.Event()
         self.failure: str | None = None
         self.finished = False
-        self.world_bounced: Callable[[], None] | None = None
-        """a request to this agent's world (in another process) came back undelivered"""
+        self.world_wire: WorldWire | None = None
+        """its shared-world messages, with a world or a seat in another process (bdi_rl.xmpp.worldlink)"""
         self.client_handlers: list[tuple[str, Callable[..., None]]] = []
         """(event, handler) pairs for the XMPP client, which exists only once the agent starts"""
         self.society: Society | None = None
@@ -171,6 +173,11 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.submit(self.bdi_loop.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
+        # Shared-world messages (and their bounces) are taken here, straight from the client:
+        # no SPADE Message, template or behaviour per call (bdi_rl.xmpp.worldlink).
+        wire = self.world_wire
+        if wire is not None and wire.take(msg):
+            return []
         # A message to an agent that is offline comes back as an error stanza that carries
         # our own metadata: a BDI one would read as the peer's tell, and a trace batch would
         # reach no behaviour (SPADE then logs the whole ~190 KB body, once per batch).
@@ -179,9 +186,6 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         bounced = Message.from_node(msg)
         if bounced.get_metadata("ontology") == BATCH_METADATA["ontology"]:
             self.shipper.on_bounce()
-            return []
-        if bounced.get_metadata("ontology") == WORLD_ONTOLOGY and self.world_bounced is not None:
-            self.world_bounced()  # the world agent is not online (yet): ask again
             return []
         if bounced.get_metadata("performative") == "BDI":
             self.inbox.bounced(bare_jid(msg["from"]))
