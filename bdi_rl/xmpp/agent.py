@@ -150,6 +150,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.client.add_event_handler("reconnected", self._on_reconnected)
         for event, handler in self.client_handlers:
             self.client.add_event_handler(event, handler)
+        if self.world_wire is not None:  # taken before slixmpp's handlers and SPADE's Message
+            self.client.add_filter("in", self.world_wire.filter)
 
     def _on_reconnected(self, down_seconds: float) -> None:
         self.tracer.emit(XMPP_RECONNECT, {"down_s": round(down_seconds, 2)})
@@ -173,11 +175,6 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.submit(self.bdi_loop.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
-        # Shared-world messages (and their bounces) are taken here, straight from the client:
-        # no SPADE Message, template or behaviour per call (bdi_rl.xmpp.worldlink).
-        wire = self.world_wire
-        if wire is not None and wire.take(msg):
-            return []
         # A message to an agent that is offline comes back as an error stanza that carries
         # our own metadata: a BDI one would read as the peer's tell, and a trace batch would
         # reach no behaviour (SPADE then logs the whole ~190 KB body, once per batch).

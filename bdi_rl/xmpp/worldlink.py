@@ -12,9 +12,10 @@ JSON list in the body, marked by a ``<world xmlns="urn:bdi-rl:world"/>`` child (
 ``then``: the agent's next call will be ``.rl_reset`` if this step ends its episode), and
 back the transition together with, when the episode ended, the next episode's first
 observation (the world took the reset with the choice: no reset round trip). The message is
-written to the stream as text and taken straight from the XMPP client's message event (no
-SPADE ``Message``, template or behaviour per call): per stanza what remains is slixmpp's
-parse and handler matching, and the server (BENCHMARKS.md, issue 33).
+written to the stream as text (a world's answers to all its agents in one write) and taken
+by an incoming filter of the XMPP client, before slixmpp matches it against its handlers
+(no SPADE ``Message``, template or behaviour per call): per stanza what remains is
+slixmpp's parse into a stanza object, and the server (BENCHMARKS.md, issue 33).
 
 Trust: the world takes a seat's requests only from the JID bound to that seat, and an agent
 takes the world's answers only from the world's JID; anything else is dropped and logged
@@ -131,20 +132,31 @@ class WorldWire:
         self.outbox[to] = [op]
 
     def flush(self) -> None:
-        """Send what was gathered: written to the stream now when the session is up, else
-        queued by the client until it is (slixmpp sends stanzas queued so at session start)."""
+        """Send what was gathered, every peer's message in one write (one wake-up of the
+        server, not one per agent of a world), when the session is up; else each is queued by
+        the client until it is (slixmpp sends stanzas queued so at session start)."""
         outbox, self.outbox = self.outbox, {}
         client = self.agent.client
-        for to, ops in outbox.items():
-            stanza = world_stanza(to, ops)
-            if getattr(client, "in_session", False) and client.transport is not None:
-                client.send_raw(stanza)
-            else:
+        stanzas = [world_stanza(to, ops) for to, ops in outbox.items()]
+        if getattr(client, "in_session", False) and client.transport is not None:
+            client.send_raw("".join(stanzas))
+        else:
+            for stanza in stanzas:
                 client.send(stanza)
 
     def announce(self, to: str) -> None:
         """Directed presence to ``to``: the server will tell it when this session ends."""
         self.agent.client.send_presence(pto=to)
+
+    def filter(self, stanza: Any) -> Any:
+        """The client's incoming filter (installed when the agent starts): a shared-world
+        message is handled here and goes no further (None), before slixmpp matches it against
+        every handler of the client and SPADE makes a ``Message`` of it; any other goes on."""
+        try:
+            return None if self.take(stanza) else stanza
+        except Exception:  # a bug must not break the client's read loop
+            log.exception("%s: a shared-world message could not be handled", self.agent.jid)
+            return None
 
     def take(self, stanza: Any) -> bool:
         """Handle ``stanza`` if it is a shared-world message (True), else leave it (False)."""
