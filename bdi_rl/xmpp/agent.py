@@ -237,6 +237,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         pass without an acknowledgement. A long backlog (a learner that finished while the
         server was away) keeps draining as long as acknowledgements keep coming."""
         acked, since = self.tracer.acked, time.monotonic()
+        if not self.tracer.all_acked and self.tracer.closed:
+            self.shipper.finishing()
         while not self.tracer.all_acked:
             now = time.monotonic()
             if self.tracer.acked != acked:
