@@ -111,16 +111,16 @@ class WorldWire:
     next episode's start), and the messages that come in are handed to ``handle`` op by op,
     each with its sender's bare JID."""
 
-    def __init__(self, agent: Any, handle: Handler, on_bounce: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, agent: Any, handle: Handler, on_bounce: Callable[[str], None] = lambda jid: None) -> None:
         self.agent = agent
         self.handle = handle
         """(bare sender, op) -> None, or why the op is refused"""
         self.on_bounce = on_bounce
-        """a message of ours came back undelivered (the peer is not online)"""
+        """a message of ours came back undelivered from this bare JID (the peer is not online)"""
         self.outbox: dict[str, list[dict[str, Any]]] = {}
         self.refused: set[str] = set()
         self.received = 0
-        """messages taken (the agent's progress mark)"""
+        """messages taken"""
 
     def send(self, to: str, op: dict[str, Any]) -> None:
         box = self.outbox.get(to)
@@ -163,11 +163,11 @@ class WorldWire:
         xml = stanza.xml
         if xml.find(_MARK) is None:
             return False
+        sender = (xml.get("from") or "").split("/", 1)[0].lower()
         if xml.get("type") == "error":
-            self.on_bounce()
+            self.on_bounce(sender)
             return True
         self.received += 1
-        sender = (xml.get("from") or "").split("/", 1)[0].lower()
         body = xml.find(_BODY)
         text = body.text if body is not None and body.text else ""
         try:
@@ -213,9 +213,11 @@ class RemoteWorld:
         self.last = body
         self.wire.send(self.world_jid, body)
 
-    def bounced(self) -> None:
-        """The world agent was not online: try the last request again in a moment."""
-        if self.last is not None and not self.gone:
+    def bounced(self, sender: str) -> None:
+        """The world agent was not online: try the last request again in a moment (a bounce
+        comes from the world's JID, stamped by the server; anyone else's is ignored, or a
+        stranger could make an agent repeat its last choice)."""
+        if sender == self.world_jid.lower() and self.last is not None and not self.gone:
             last = self.last
             asyncio.get_running_loop().call_later(RETRY_SECONDS, lambda: self._request(last))
 
