@@ -349,3 +349,38 @@ def test_asks_answers_and_told_plans_cross_processes_through_ejabberd(tmp_path, 
     assert answers["r4"] == ("untell", "double(4, 9)")  # (x * 2 would be NaN, as in Jason: no failure)
     [ask] = [m for m in seen if m["ilf"] == "askOne"]
     assert ask["body"] == "secret(S)" and ask["reply_with"].startswith("bob@localhost#")
+
+
+def test_a_lost_last_acknowledgement_is_asked_again_within_a_second(tmp_path, monkeypatch):
+    """The acknowledgement of an agent's last batch (its ``agent.stop``) is lost once, as
+    when telemetry stops on a loaded machine as it sends it: the agent, waiting for it,
+    sends the batch again within TraceShipper.FINAL_RESEND_AFTER, so its flush succeeds
+    well inside a stall bound shorter than the ordinary RESEND_AFTER, and a finished run
+    is not reported failed for want of an acknowledgement."""
+    from bdi_rl.xmpp.shipping import TraceShipper
+    from bdi_rl.xmpp.telemetry import TraceReceiver
+
+    drop: list[bool] = [False]
+    dropped: list[str] = []
+    send = TraceReceiver.send
+
+    async def lossy_send(self, msg):  # the fault: one acknowledgement never leaves
+        if drop[0]:
+            drop[0] = False
+            dropped.append(msg.body)
+            return
+        await send(self, msg)
+
+    monkeypatch.setattr(TraceReceiver, "send", lossy_send)
+
+    async def body(agents):
+        agent = agents["a"]
+        assert await agent.flush_trace(stall_seconds=10)
+        drop[0] = True
+        agent.close_trace()
+        assert await agent.flush_trace(stall_seconds=TraceShipper.RESEND_AFTER - 1)
+        assert dropped and agent.tracer.all_acked
+
+    _run(_with_agents(tmp_path, {"a": "!start.\n+!start <- .print(hi).\n"}, body))
+    stops = [e for e in read_trace(tmp_path / "trace.jsonl") if e["kind"] == "agent.stop"]
+    assert len(stops) == 1  # sent twice, written once

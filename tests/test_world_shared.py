@@ -41,8 +41,12 @@ class Recorded:
     def begun(self, obs: int) -> None:
         self.heard.append(("begun", obs))
 
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
+    def stepped(
+        self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool, ahead: bool = False
+    ) -> None:
         self.heard.append(("stepped", (a, s2, r, terminated, truncated, defaulted)))
+        if ahead:
+            self.heard.append(("reset taken", None))
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
         self.heard.append(("evaluated", result))
@@ -119,6 +123,48 @@ def test_the_world_steps_once_every_agent_has_chosen() -> None:
             "done": True,
         }
     ]
+
+
+def test_a_choice_that_ends_the_episode_carries_the_next_reset() -> None:
+    """Across processes an agent's choice says its next call is .rl_reset (should the step end
+    its episode): the world begins the next episode at once, and the step's answer and the
+    new episode's first observation go together, with no reset round trip and no deadline."""
+    shared, ends, _, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    shared.ask_reset("player_1")
+    shared.choose("player_0", 1, then_reset=True)
+    shared.choose("player_1", 2, then_reset=True)
+    for end in ends.values():
+        assert end.heard[1:] == [("stepped", end.heard[1][1]), ("reset taken", None), ("begun", 0)]
+    assert shared.episodes == 2 and shared.steps == 1 and not shared.deadline_armed
+    shared.choose("player_0", 0)  # no reset with this one (an evaluation is due, say)
+    shared.choose("player_1", 0, then_reset=True)
+    assert ends["player_1"].heard[-2:] == [("stepped", (0, 0, 11.0, True, False, False)), ("reset taken", None)]
+    assert shared.episodes == 2  # the next episode waits for player-1's .rl_reset
+    shared.ask_reset("player_0")
+    assert shared.episodes == 3 and [e.heard[-1] for e in ends.values()] == [("begun", 0), ("begun", 0)]
+    assert not [entry for entry in timers.pending if entry[2]]
+
+
+@pytest.mark.parametrize("leaves", ["finish", "evaluate"])
+def test_an_agent_that_leaves_an_episode_begun_ahead_for_it_is_not_waited_for(leaves: str) -> None:
+    """An agent whose .rl_reset the world took with its choice, but whose plan then finishes
+    (or evaluates) instead: it sits the episode begun for it out (its seat plays the default
+    action) and the other agent's choice steps the world at once, not at a deadline."""
+    shared, ends, tracer, timers = _world("climbing_game_v0")
+    shared.ask_reset("player_0")
+    shared.ask_reset("player_1")
+    shared.choose("player_0", 1, then_reset=True)
+    shared.choose("player_1", 1, then_reset=True)
+    assert shared.episodes == 2
+    if leaves == "finish":
+        shared.finish("player_0")
+    else:
+        shared.ask_evaluation("player_0", [0])
+    shared.choose("player_1", 2)
+    assert shared.steps == 2 and _world_steps(tracer)[-1]["defaulted"] == ["player-1"]
+    assert ends["player_1"].heard[-1] == ("stepped", (2, 0, 0.0, True, False, False))
+    assert not _late(tracer)
 
 
 def test_a_missed_deadline_plays_the_default_action_and_says_who() -> None:
@@ -624,6 +670,76 @@ def test_a_shared_world_across_processes_over_ejabberd(ejabberd, tmp_path) -> No
 
 
 @pytest.mark.slow
+def test_shared_world_messages_from_a_stranger_are_dropped(ejabberd, tmp_path) -> None:
+    """A client that is no agent of the run sends the world agent a choice for player-1's seat
+    and player-1 a forged transition and episode start, mid-run: the world and the player each
+    drop them with one warning naming the sender, and the run ends as if they were never sent
+    (every joint step the world took is one both learners took, no deadline missed)."""
+    import asyncio
+    import subprocess
+
+    from spade.agent import Agent
+
+    from bdi_rl.xmpp.worldlink import world_stanza
+    from tests.test_processes import _kill_running, _start
+
+    text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 1500")
+    text = text.replace('trace = "step"', 'trace = "episode"')
+    text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "coordinated-learner.asl"}"')
+    spec = tmp_path / "climbing.toml"
+    spec.write_text(text)
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
+    world = _start("agent", str(spec), "--name", "world", *common, env=env)
+    players = _start("agent", str(spec), "--name", "player", *common, env=env)  # both seats in one process
+    telemetry = _start("telemetry", str(spec), *common, env=env)
+
+    async def forge() -> None:
+        stranger = Agent("stranger@localhost", "pw", port=ejabberd.port, verify_security=False)
+        await stranger.start(auto_register=True)
+        try:
+            send = stranger.client.send_raw
+            send(world_stanza("world@localhost", [{"op": "act", "seat": "player_0", "a": 2, "then": 1}]))
+            send(world_stanza("world@localhost", [{"op": "finish", "seat": "player_1", "why": "forged"}]))
+            forged = [{"op": "stepped", "a": 0, "s2": 0, "r": 11.0, "term": True, "trunc": False}]
+            send(world_stanza("player-1@localhost", [*forged, {"op": "begun", "s": 0}]))
+            await asyncio.sleep(1.0)  # delivered before the session ends
+        finally:
+            await stranger.stop()
+
+    try:
+        deadline = time.monotonic() + 120
+        started = False
+        while not started and time.monotonic() < deadline:  # the players are well into training
+            traces = list((tmp_path / "runs").glob("*/trace.jsonl"))
+            lines = traces[0].read_bytes().splitlines() if traces else []
+            started = sum(b'"kind":"episode.end"' in line for line in lines) >= 100
+            time.sleep(0.1)
+        assert started, "the players did not get going"
+        asyncio.run(forge())
+        _, world_err = world.communicate(timeout=240)
+        _, players_err = players.communicate(timeout=60)
+        assert world.returncode == 0 and players.returncode == 0, world_err + players_err
+        out, err = telemetry.communicate(timeout=60)
+        assert telemetry.returncode == 0, err
+    finally:
+        _kill_running(world, players, telemetry)
+        try:
+            telemetry.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    refused = "refused a shared-world message from stranger@localhost"
+    assert world_err.count(refused) == 1 and "does not play the seat 'player_0'" in world_err, world_err
+    assert players_err.count(refused) == 1 and "is not this agent's world" in players_err, players_err
+    summary = _summary(Path(out.strip().splitlines()[-1]))
+    assert summary["agents"]["world"] == {"role": "world", "episodes": 1500, "joint_steps": 1500}
+    for name in ("player-1", "player-2"):
+        assert summary["agents"][name]["episodes"] == 1500 and "failure" not in summary["agents"][name]
+    events = read_trace(Path(out.strip().splitlines()[-1]) / "trace.jsonl")
+    assert not [e for e in events if e["kind"] == WORLD_LATE]
+
+
+@pytest.mark.slow
 def test_a_world_goes_on_when_an_agent_process_dies(ejabberd, tmp_path) -> None:
     """player-2's process is killed mid-run (SIGKILL: no goodbye). The server ends its session,
     the world hears it went offline (the directed presence the agent sent it), waits
@@ -828,6 +944,7 @@ def _check_foraging_trace(events: list[dict]) -> None:
         assert [e["after_episodes"] for e in evals] == [10, 20] and all(e["episodes"] == 5 for e in evals)
         ends = [e for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "episode.end"]
         assert len(ends) == 20
+    _check_learners_episodes_are_the_worlds(events, ["forager-1", "forager-2"])
     # both foragers perceived where the food and the partner were, each from its own side
     seen = {
         e["agent"]: e["data"]["belief"]
@@ -835,6 +952,24 @@ def _check_foraging_trace(events: list[dict]) -> None:
         if e["kind"] == "belief.add" and e["data"]["belief"].startswith("partner(")
     }
     assert set(seen) == {"forager-1@localhost", "forager-2@localhost"}
+
+
+def _check_learners_episodes_are_the_worlds(events: list[dict], names: list[str]) -> None:
+    """Episode boundaries: each learner's episodes are the world's joint episodes, step for
+    step (same number, length and return), and no barrier waited for a deadline."""
+    world: dict[int, list[dict]] = {}
+    for e in events:
+        if e["kind"] == WORLD_STEP:
+            world.setdefault(e["data"]["episode"], []).append(e["data"])
+    assert world and all(steps[-1]["done"] for steps in world.values())
+    for i, name in enumerate(names):
+        ends = [e for e in events if e["agent"] == f"{name}@localhost" and e["kind"] == "episode.end"]
+        assert [e["episode"] for e in ends] == sorted(world)
+        for end in ends:
+            steps = world[end["episode"]]
+            assert end["data"]["length"] == len(steps)
+            assert end["data"]["return"] == pytest.approx(sum(step["rewards"][i] for step in steps))
+    assert not [e for e in events if e["kind"] == WORLD_LATE]
 
 
 @pytest.mark.slow

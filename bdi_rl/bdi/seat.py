@@ -59,9 +59,16 @@ class SeatClient:
         """why the world will answer no call of this agent any more (None: it will)"""
         self._row: list[float] | None = None
         self._defaulted = False
+        self._ahead = False
+        """the world took this agent's next .rl_reset with its last choice"""
+        self._early: int | None = None
+        """the first observation of an episode begun before this agent called .rl_reset"""
 
     # -- SeatEnd: the world's answers ----------------------------------------------------------
     def begun(self, obs: int) -> None:
+        if self._ahead and self._waiting != RESET:  # before its .rl_reset: answered then
+            self._early = obs
+            return
         self._defaulted = False
         self.session.begin_episode(obs)
         self._perceive_facts(obs)
@@ -79,8 +86,11 @@ class SeatClient:
             else:
                 percepts.perceive(name, *value)
 
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
+    def stepped(
+        self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool, ahead: bool = False
+    ) -> None:
         session = self.session
+        self._ahead = ahead
         row, self._row = self._row, None
         self._defaulted = defaulted
         session.apply_step(a, s2, r, terminated, truncated, row=None if defaulted else row)
@@ -106,6 +116,7 @@ class SeatClient:
 
     def _give_up(self, why: str) -> None:
         self.lost = why
+        self._ahead, self._early = False, None
         self._resume, self._waiting = None, ""
         if self._in_call:
             self._refused = why
@@ -158,6 +169,13 @@ class SeatClient:
         return False
 
     def reset(self, ag: Any, it: Any) -> bool:
+        if self._ahead and self.lost is None:  # the world has it: no request
+            self._ahead = False
+            early, self._early = self._early, None
+            if early is not None and self._resume is None:
+                self.begun(early)
+                return True
+            return self._call(ag, it, RESET, lambda port: None)  # until the world's begun
         session = self.session
         n = session.learner.episodes
         due = self.eval_every and 0 < n < session.episodes_target and n % self.eval_every == 0
@@ -175,9 +193,22 @@ class SeatClient:
         action = session.checked_action(a)
         if session.tracer.level >= TraceLevel.STEP:
             self._row = session.learner.q[session.state].tolist()
-        return self._call(ag, it, ACT, lambda port: port.choose(self.seat, action))
+        then_reset = self._resets_next()
+        return self._call(ag, it, ACT, lambda port: port.choose(self.seat, action, then_reset))
+
+    def _resets_next(self) -> bool:
+        """Whether, should this step end the episode, this agent's next call is ``.rl_reset``
+        with no policy (it goes on training, no evaluation due): told to a ``pipelined`` port
+        so the next episode can begin without a round trip. A plan that calls something else
+        then is served all the same (``SharedWorld`` takes it out of the episode begun)."""
+        if not getattr(self.port, "pipelined", False):
+            return False
+        session = self.session
+        n, target = session.learner.episodes + 1, session.episodes_target
+        return n < target and not (self.eval_every and n % self.eval_every == 0)
 
     def evaluate(self, ag: Any, it: Any) -> bool:
+        self._ahead, self._early = False, None
         policy = self.session.learner.greedy_policy()
         return self._call(ag, it, EVAL, lambda port: port.ask_evaluation(self.seat, policy))
 

@@ -126,6 +126,13 @@ class _Seat:
     """the world has heard from its agent (a remote one: a call, or its presence)"""
     offline: bool = False
     """its agent's XMPP session is offline (across processes, within the grace period)"""
+    then_reset: bool = False
+    """its choice came with its next .rl_reset, should the step end its episode"""
+    reset_ahead: bool = False
+    """its .rl_reset was taken with its choice (``reset_asked`` without a call)"""
+    ahead: bool = False
+    """it plays the current episode on a .rl_reset taken with its last choice, and has not
+    called since (a call other than .rl_act takes it out of the episode)"""
     warned_at: float = -math.inf
 
 
@@ -223,6 +230,7 @@ class SharedWorld:
         st = self._called(seat)
         if st is None:
             return
+        self._not_ahead(st)
         st.reset_asked = True
         if policy is not None:
             st.reset_policy = policy
@@ -247,11 +255,13 @@ class SharedWorld:
         if training:
             self._begin(training)
 
-    def choose(self, seat: str, action: int) -> None:
+    def choose(self, seat: str, action: int, then_reset: bool = False) -> None:
         st = self._called(seat)
         if st is None or not self._in_episode or not st.playing or seat not in self.world.live:
             return  # late for a step that ended its episode (its agent was told: defaulted)
         st.action = action
+        st.then_reset = then_reset
+        st.ahead = False
         self._arm(ACT)
         self._step_if_all()
 
@@ -282,10 +292,23 @@ class SharedWorld:
         st = self._called(seat)
         if st is None:
             return
+        self._not_ahead(st)
         st.policy = policy
         self._arm(EVAL)
         self._evaluate_if_all()
         self._reset_if_all()  # an episode no longer waits for it
+
+    def _not_ahead(self, st: _Seat) -> None:
+        """A call other than .rl_act from an agent whose .rl_reset the world took ahead (its
+        plan did not reset after all): it sits out the episode begun for it, as it would had
+        the world waited for its call (its seat plays the default action)."""
+        if st.reset_ahead:  # the episode has not begun yet
+            st.reset_ahead = st.reset_asked = False
+        if st.ahead:
+            st.ahead = False
+            if st.playing and st.action is None:
+                st.playing = False
+                self._step_if_all()
 
     def _evaluate_if_all(self) -> None:
         if self._open() and all(st.policy is not None for st in self._open()):
@@ -303,6 +326,7 @@ class SharedWorld:
         at joint ``episode`` (default: the current one)."""
         st.finished, st.why, st.playing = True, why, False
         st.reset_asked, st.reset_policy, st.policy, st.action = False, None, None, None
+        st.then_reset = st.reset_ahead = st.ahead = False
         if why is not None:
             self.left.append(st.name)
             log.warning(
@@ -433,6 +457,8 @@ class SharedWorld:
             st.action = None
             st.obs = obs.get(agent, 0)
             st.playing = id(st) in playing and not st.finished
+            st.ahead = st.playing and st.reset_ahead
+            st.reset_ahead = False
             if st.playing:
                 st.reset_asked = False
         for st in players:
@@ -462,9 +488,21 @@ class SharedWorld:
             st = self.seats.get(agent)
             if st is None:
                 continue
-            st.action = None
+            chose, st.action = st.action is not None, None
             st.obs = step.obs.get(agent, st.obs)
             if st.playing and not st.finished:
+                then_reset = st.then_reset and chose
+                if chose:
+                    st.then_reset = False
+                if then_reset and (step.terminations[agent] or step.truncations[agent]):
+                    # its episode ended: its .rl_reset was taken with its choice
+                    st.reset_ahead = True
+                    self._calls += 1
+                    st.last_call = self._calls
+                    st.reset_asked = True
+                    end = (step.terminations[agent], step.truncations[agent])
+                    st.end.stepped(actions[agent], st.obs, step.rewards[agent], *end, False, ahead=True)
+                    continue
                 st.end.stepped(
                     actions[agent],
                     st.obs,

@@ -22,9 +22,13 @@ class SeatEnd(Protocol):
     def begun(self, obs: int) -> None:
         """An episode began: the agent's first observation."""
 
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
+    def stepped(
+        self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool, ahead: bool = False
+    ) -> None:
         """The world stepped: the agent's action (the default one if ``defaulted``), its
-        next observation and reward, and whether its episode ended."""
+        next observation and reward, and whether its episode ended; ``ahead``: it ended, and
+        the world took the agent's next ``.rl_reset`` with its choice (``WorldPort.choose``),
+        so the next episode's ``begun`` comes without one (passed only when True)."""
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
         """Greedy joint episodes ended: the agent's result."""
@@ -39,8 +43,10 @@ class WorldPort(Protocol):
     def ask_reset(self, seat: str, policy: list[int] | None = None) -> None:
         """A new episode, please (``policy``: my greedy policy, for an evaluation first)."""
 
-    def choose(self, seat: str, action: int) -> None:
-        """My action for the coming step."""
+    def choose(self, seat: str, action: int, then_reset: bool = False) -> None:
+        """My action for the coming step; ``then_reset``: should this step end my episode,
+        take it as my ``.rl_reset`` too (no policy with it), so that the next episode can
+        begin without a round trip (a port across processes is asked so: ``pipelined``)."""
 
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         """Evaluate our greedy policies (mine is ``policy``)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spade.agent import Agent
 from spade.message import Message
@@ -44,7 +44,9 @@ from bdi_rl.xmpp.jids import bare_jid
 from bdi_rl.xmpp.mindhost import AgentHost, BdiLoop
 from bdi_rl.xmpp.shipping import TraceShipper
 from bdi_rl.xmpp.society import Society
-from bdi_rl.xmpp.worldlink import WORLD_ONTOLOGY
+
+if TYPE_CHECKING:
+    from bdi_rl.xmpp.worldlink import WorldWire
 
 #: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
 #: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
@@ -86,8 +88,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.done = asyncio.Event()
         self.failure: str | None = None
         self.finished = False
-        self.world_bounced: Callable[[], None] | None = None
-        """a request to this agent's world (in another process) came back undelivered"""
+        self.world_wire: WorldWire | None = None
+        """its shared-world messages, with a world or a seat in another process (bdi_rl.xmpp.worldlink)"""
         self.client_handlers: list[tuple[str, Callable[..., None]]] = []
         """(event, handler) pairs for the XMPP client, which exists only once the agent starts"""
         self.society: Society | None = None
@@ -148,6 +150,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.client.add_event_handler("reconnected", self._on_reconnected)
         for event, handler in self.client_handlers:
             self.client.add_event_handler(event, handler)
+        if self.world_wire is not None:  # taken before slixmpp's handlers and SPADE's Message
+            self.client.add_filter("in", self.world_wire.filter)
 
     def _on_reconnected(self, down_seconds: float) -> None:
         self.tracer.emit(XMPP_RECONNECT, {"down_s": round(down_seconds, 2)})
@@ -179,9 +183,6 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         bounced = Message.from_node(msg)
         if bounced.get_metadata("ontology") == BATCH_METADATA["ontology"]:
             self.shipper.on_bounce()
-            return []
-        if bounced.get_metadata("ontology") == WORLD_ONTOLOGY and self.world_bounced is not None:
-            self.world_bounced()  # the world agent is not online (yet): ask again
             return []
         if bounced.get_metadata("performative") == "BDI":
             self.inbox.bounced(bare_jid(msg["from"]))
@@ -236,6 +237,8 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         pass without an acknowledgement. A long backlog (a learner that finished while the
         server was away) keeps draining as long as acknowledgements keep coming."""
         acked, since = self.tracer.acked, time.monotonic()
+        if not self.tracer.all_acked and self.tracer.closed:
+            self.shipper.finishing()
         while not self.tracer.all_acked:
             now = time.monotonic()
             if self.tracer.acked != acked:

@@ -142,6 +142,14 @@ async def serve_telemetry(
             summary["interrupted"] = True
         save_summary(run_dir, summary)
         writer.release()  # after the summary: a reader never finds neither a writer nor a summary
+        if not stopped_early and trace_failure is None:
+            try:
+                await telemetry.linger()  # an agent's last acknowledgement lost: it asks again
+            except asyncio.CancelledError:  # a stop while leaving: the summary is written
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                stop_asked = True
     finally:
         if ready_file is not None:
             ready_file.unlink(missing_ok=True)

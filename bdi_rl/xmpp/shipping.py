@@ -55,6 +55,9 @@ class TraceShipper(Wakeable):
     WINDOW = 64
     #: Seconds without any acknowledgement before everything unacked is sent again.
     RESEND_AFTER = 5.0
+    #: The same for the last events of an agent that has stopped (:meth:`finishing`): telemetry
+    #: may be about to stop too, and an acknowledgement lost now is not worth a long wait.
+    FINAL_RESEND_AFTER = 1.0
 
     def __init__(self, telemetry: str, flush_seconds: float) -> None:
         super().__init__()
@@ -67,6 +70,7 @@ class TraceShipper(Wakeable):
         self.bounced = 0  # batches bounced since telemetry last answered
         self.bounced_since = 0.0
         self.answered_at = -math.inf  # when telemetry last answered after an outage
+        self.resend_after = self.RESEND_AFTER
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -80,7 +84,7 @@ class TraceShipper(Wakeable):
         else:  # all sent: until an ack, the next event, or the deadline to resend the unacked
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
             # never comes, while a duplicate's does)
-            timeout = self.IDLE_WAIT if tracer.all_acked else self.RESEND_AFTER
+            timeout = self.IDLE_WAIT if tracer.all_acked else self.resend_after
             if tracer.level >= TraceLevel.STEP:  # step records fill without waking the shipper:
                 timeout = min(timeout, self.RECORD_WAIT)  # look again soon, for the live viewer
             tracer.on_emit = self.wake
@@ -150,6 +154,13 @@ class TraceShipper(Wakeable):
         self.in_flight = 0
         self.rewound_to = upto
 
+    def finishing(self) -> None:
+        """The agent's trace is closed and waits for its last acknowledgement: what is not
+        acknowledged within FINAL_RESEND_AFTER is sent again (and again), so that one lost
+        acknowledgement costs a second, not the agent's whole flush."""
+        self.resend_after = self.FINAL_RESEND_AFTER
+        self.wake()
+
     def reconnected(self) -> None:
         """What was in flight when the connection dropped may be lost: send it again now."""
         self._rewind(self.agent.tracer.acked)
@@ -161,7 +172,7 @@ class TraceShipper(Wakeable):
         if not tracer.run:
             return  # not joined to a run yet (agents in their own process ask telemetry first)
         now = time.monotonic()
-        if self.sent and now - self.last_progress > self.RESEND_AFTER:
+        if self.sent and now - self.last_progress > self.resend_after:
             self._rewind(tracer.acked)
             self.last_progress = now
         # Compress only what crosses the network: SPADE hands messages between agents of

@@ -8,6 +8,7 @@ back to its oldest unacknowledged event. Acks are cumulative (``upto`` = next se
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -207,6 +208,7 @@ class TraceReceiver(CyclicBehaviour):  # type: ignore[misc]  # spade ships no ty
 
     async def _handle(self, msg: Message) -> None:
         agent: TelemetryAgent = self.agent
+        agent.last_batch_at = time.monotonic()
         sender = bare_jid(msg.sender)
         if agent.senders is not None and sender not in agent.senders:
             agent.trace_log.rejected += 1
@@ -283,6 +285,22 @@ class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
         self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
         self.on_trace_failure: Callable[[TraceWriteError], None] = self._log_trace_failure
         """called once when the trace cannot be written any more (the run cannot go on)"""
+        self.last_batch_at = time.monotonic()
+        """when the last trace batch came in (``linger``)"""
+
+    #: Seconds without a batch after which a telemetry agent that has every agent's last event
+    #: may stop (:meth:`linger`), and the most it waits for such a quiet.
+    LINGER_QUIET = 1.5
+    LINGER_MAX = 6.0
+
+    async def linger(self) -> None:
+        """Stay a moment after the run's last event: an agent whose last acknowledgement was
+        lost (sent as this agent stopped, on a loaded machine) sends its last batch again
+        within ``TraceShipper.FINAL_RESEND_AFTER`` and is answered, instead of failing a
+        finished run for want of an acknowledgement."""
+        until = time.monotonic() + self.LINGER_MAX
+        while time.monotonic() < until and time.monotonic() - self.last_batch_at < self.LINGER_QUIET:
+            await asyncio.sleep(0.1)
 
     def accept_sender(self, jid: str) -> None:
         """Write the trace batches of ``jid`` too (an agent a plan created during the run)."""

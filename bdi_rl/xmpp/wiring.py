@@ -244,8 +244,7 @@ def connect_world(wiring: Wiring, every_setup: list[AgentSetup], agents: list[Tr
         for agent in agents:
             learner = learner_of(agent)
             if learner is not None and learner.seat is not None:
-                port = connect_seat(agent, learner.seat, world_jid, spec.world.offline_grace_ms / 1000.0)
-                agent.world_bounced = port.bounced
+                connect_seat(agent, learner.seat, world_jid, spec.world.offline_grace_ms / 1000.0)
         return
     seat_jids = {
         setup.seat.agent: wiring.jid(setup.name)

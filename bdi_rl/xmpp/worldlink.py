@@ -2,9 +2,20 @@
 
 An agent whose world runs in another process reaches it through a :class:`RemoteWorld` (its
 ``WorldPort``); the world agent reaches that agent through a :class:`RemoteSeat` (its
-``SeatEnd``). Each call is one message, ontology ``bdi-rl.world``, its body one JSON object
-(``op`` and the call's arguments). Nothing else connects them: the world spans hosts as the
-trace and the BDI messages do.
+``SeatEnd``). Nothing else connects them: the world spans hosts as the trace and the BDI
+messages do.
+
+**At message speed.** Calls are ops (one JSON object each: ``op`` and the call's arguments);
+the ops a process makes to one peer within one turn of its event loop go as one message, a
+JSON list in the body, marked by a ``<world xmlns="urn:bdi-rl:world"/>`` child (a
+:class:`WorldWire`). A joint step is one message each way per agent: the choice out (with
+``then``: the agent's next call will be ``.rl_reset`` if this step ends its episode), and
+back the transition together with, when the episode ended, the next episode's first
+observation (the world took the reset with the choice: no reset round trip). The message is
+written to the stream as text (a world's answers to all its agents in one write) and taken
+by an incoming filter of the XMPP client, before slixmpp matches it against its handlers
+(no SPADE ``Message``, template or behaviour per call): per stanza what remains is
+slixmpp's parse into a stanza object, and the server (BENCHMARKS.md, issue 33).
 
 Trust: the world takes a seat's requests only from the JID bound to that seat, and an agent
 takes the world's answers only from the world's JID; anything else is dropped and logged
@@ -27,31 +38,39 @@ session's presence when that session ends, a crashed process included):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from spade.behaviour import CyclicBehaviour
-from spade.message import Message
-from spade.template import Template
+import orjson
 
 from bdi_rl.bdi.world import SeatClient, SeatEnd, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 
-__all__ = ["WORLD_ONTOLOGY", "RemoteSeat", "RemoteWorld", "SeatWatch", "WorldInbox", "WorldWatch", "world_template"]
+__all__ = [
+    "WORLD_NS",
+    "RemoteSeat",
+    "RemoteWorld",
+    "SeatWatch",
+    "WorldWatch",
+    "WorldWire",
+    "connect_seat",
+    "host_remote_seats",
+]
 
 log = logging.getLogger("bdi_rl.xmpp.worldlink")
 
-WORLD_ONTOLOGY = "bdi-rl.world"
-REQUEST = {"performative": "request", "ontology": WORLD_ONTOLOGY}
-ANSWER = {"performative": "inform", "ontology": WORLD_ONTOLOGY}
+#: The namespace of the empty element that marks a shared-world message.
+WORLD_NS = "urn:bdi-rl:world"
+_MARK = f"{{{WORLD_NS}}}world"
+_BODY = "{jabber:client}body"
 #: Seconds between two tries of a request that bounced.
 RETRY_SECONDS = 0.5
+#: The largest body taken (a joint step's ops are ~100 bytes; a policy of a 25,000-state table
+#: ~25 KB): a stranger's huge message is dropped unread.
+MAX_BODY = 4_000_000
 
-
-def world_template(metadata: dict[str, str]) -> Template:
-    return Template(metadata=metadata)
+Handler = Callable[[str, dict[str, Any]], "str | None"]
 
 
 def _policy_text(policy: list[int] | None) -> str | None:
@@ -74,27 +93,108 @@ def _policy(text: Any) -> list[int] | None:
     return [int(c) for c in text]
 
 
-class _Sender:
-    """Sends through an agent's behaviour (SPADE sends from a behaviour), in order."""
+def _xml_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
-    def __init__(self, agent: Any, behaviour: CyclicBehaviour) -> None:
+
+def world_stanza(to: str, ops: list[dict[str, Any]]) -> str:
+    """The message carrying ``ops`` to ``to``, as the text written to the stream (the server
+    stamps ``from``)."""
+    to_attr = _xml_text(to).replace('"', "&quot;")
+    body = _xml_text(orjson.dumps(ops).decode())
+    return f'<message to="{to_attr}" type="chat"><body>{body}</body><world xmlns="{WORLD_NS}"/></message>'
+
+
+class WorldWire:
+    """One agent's shared-world messages: the ops for each peer made within one turn of the
+    event loop go out as one message (a world's answers to one agent, the transition and the
+    next episode's start), and the messages that come in are handed to ``handle`` op by op,
+    each with its sender's bare JID."""
+
+    def __init__(self, agent: Any, handle: Handler, on_bounce: Callable[[str], None] = lambda jid: None) -> None:
         self.agent = agent
-        self.behaviour = behaviour
+        self.handle = handle
+        """(bare sender, op) -> None, or why the op is refused"""
+        self.on_bounce = on_bounce
+        """a message of ours came back undelivered from this bare JID (the peer is not online)"""
+        self.outbox: dict[str, list[dict[str, Any]]] = {}
+        self.refused: set[str] = set()
+        self.received = 0
+        """messages taken"""
 
-    def send(self, to: str, metadata: dict[str, str], body: dict[str, Any]) -> None:
-        msg = Message(to=to, body=json.dumps(body, separators=(",", ":")), metadata=metadata)
-        self.agent.submit(self.behaviour.send(msg))
+    def send(self, to: str, op: dict[str, Any]) -> None:
+        box = self.outbox.get(to)
+        if box is not None:
+            box.append(op)
+            return
+        if not self.outbox:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.outbox[to] = [op]
+
+    def flush(self) -> None:
+        """Send what was gathered, every peer's message in one write (one wake-up of the
+        server, not one per agent of a world), when the session is up; else each is queued by
+        the client until it is (slixmpp sends stanzas queued so at session start)."""
+        outbox, self.outbox = self.outbox, {}
+        client = self.agent.client
+        stanzas = [world_stanza(to, ops) for to, ops in outbox.items()]
+        if getattr(client, "in_session", False) and client.transport is not None:
+            client.send_raw("".join(stanzas))
+        else:
+            for stanza in stanzas:
+                client.send(stanza)
 
     def announce(self, to: str) -> None:
         """Directed presence to ``to``: the server will tell it when this session ends."""
         self.agent.client.send_presence(pto=to)
 
+    def filter(self, stanza: Any) -> Any:
+        """The client's incoming filter (installed when the agent starts): a shared-world
+        message is handled here and goes no further (None), before slixmpp matches it against
+        every handler of the client and SPADE makes a ``Message`` of it; any other goes on."""
+        try:
+            return None if self.take(stanza) else stanza
+        except Exception:  # a bug must not break the client's read loop
+            log.exception("%s: a shared-world message could not be handled", self.agent.jid)
+            return None
+
+    def take(self, stanza: Any) -> bool:
+        """Handle ``stanza`` if it is a shared-world message (True), else leave it (False)."""
+        xml = stanza.xml
+        if xml.find(_MARK) is None:
+            return False
+        sender = (xml.get("from") or "").split("/", 1)[0].lower()
+        if xml.get("type") == "error":
+            self.on_bounce(sender)
+            return True
+        self.received += 1
+        body = xml.find(_BODY)
+        text = body.text if body is not None and body.text else ""
+        try:
+            if len(text) > MAX_BODY:
+                raise ValueError(f"a body of {len(text)} characters")
+            ops = orjson.loads(text)
+            if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+                raise ValueError("not a JSON list of objects")
+            why = None
+            for op in ops:
+                why = self.handle(sender, op) or why
+        except (ValueError, TypeError, KeyError) as exc:
+            why = f"malformed: {exc}"
+        if why is not None and sender not in self.refused:
+            self.refused.add(sender)
+            log.warning("%s: refused a shared-world message from %s (%s)", self.agent.jid, sender, why)
+        return True
+
 
 class RemoteWorld:
     """An agent's ``WorldPort`` to a world agent in another process."""
 
-    def __init__(self, sender: _Sender, world_jid: str) -> None:
-        self.sender = sender
+    pipelined = True
+    """its choice says whether the agent's next call is ``.rl_reset`` (SeatClient.act)"""
+
+    def __init__(self, wire: WorldWire, world_jid: str) -> None:
+        self.wire = wire
         self.world_jid = world_jid
         self.last: dict[str, Any] | None = None
         """the last request, sent again if it bounces"""
@@ -105,25 +205,30 @@ class RemoteWorld:
     def announce(self) -> None:
         """Let the world see this agent's session (again, after a reconnect)."""
         self.announced = True
-        self.sender.announce(self.world_jid)
+        self.wire.announce(self.world_jid)
 
     def _request(self, body: dict[str, Any]) -> None:
         if not self.announced:
             self.announce()
         self.last = body
-        self.sender.send(self.world_jid, REQUEST, body)
+        self.wire.send(self.world_jid, body)
 
-    def bounced(self) -> None:
-        """The world agent was not online: try the last request again in a moment."""
-        if self.last is not None and not self.gone:
+    def bounced(self, sender: str) -> None:
+        """The world agent was not online: try the last request again in a moment (a bounce
+        comes from the world's JID, stamped by the server; anyone else's is ignored, or a
+        stranger could make an agent repeat its last choice)."""
+        if sender == self.world_jid.lower() and self.last is not None and not self.gone:
             last = self.last
             asyncio.get_running_loop().call_later(RETRY_SECONDS, lambda: self._request(last))
 
     def ask_reset(self, seat: str, policy: list[int] | None = None) -> None:
         self._request({"op": "reset", "seat": seat, "policy": _policy_text(policy)})
 
-    def choose(self, seat: str, action: int) -> None:
-        self._request({"op": "act", "seat": seat, "a": action})
+    def choose(self, seat: str, action: int, then_reset: bool = False) -> None:
+        body: dict[str, Any] = {"op": "act", "seat": seat, "a": action}
+        if then_reset:
+            body["then"] = 1
+        self._request(body)
 
     def ask_evaluation(self, seat: str, policy: list[int]) -> None:
         self._request({"op": "eval", "seat": seat, "policy": _policy_text(policy)})
@@ -135,16 +240,22 @@ class RemoteWorld:
 class RemoteSeat:
     """The world's ``SeatEnd`` of an agent in another process."""
 
-    def __init__(self, sender: _Sender, agent_jid: str) -> None:
-        self.sender = sender
+    def __init__(self, wire: WorldWire, agent_jid: str) -> None:
+        self.wire = wire
         self.agent_jid = agent_jid
 
     def begun(self, obs: int) -> None:
-        self.sender.send(self.agent_jid, ANSWER, {"op": "begun", "s": obs})
+        self.wire.send(self.agent_jid, {"op": "begun", "s": obs})
 
-    def stepped(self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool) -> None:
-        body = {"op": "stepped", "a": a, "s2": s2, "r": r, "term": terminated, "trunc": truncated, "dflt": defaulted}
-        self.sender.send(self.agent_jid, ANSWER, body)
+    def stepped(
+        self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool, ahead: bool = False
+    ) -> None:
+        body: dict[str, Any] = {"op": "stepped", "a": a, "s2": s2, "r": r, "term": terminated, "trunc": truncated}
+        if defaulted:
+            body["dflt"] = True
+        if ahead:
+            body["ahead"] = True
+        self.wire.send(self.agent_jid, body)
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
         body = {
@@ -155,42 +266,15 @@ class RemoteSeat:
             "mean_length": result.mean_length,
             "seconds": seconds,
         }
-        self.sender.send(self.agent_jid, ANSWER, body)
+        self.wire.send(self.agent_jid, body)
 
     def refused(self, why: str) -> None:
-        self.sender.send(self.agent_jid, ANSWER, {"op": "refused", "why": why})
-
-
-class WorldInbox(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hints
-    """Takes ``bdi-rl.world`` messages: requests at the world agent (``world``), answers at
-    a seated agent (``seat``), each from the one sender allowed."""
-
-    def __init__(self, handle: Callable[[str, dict[str, Any]], str | None]) -> None:
-        super().__init__()
-        self.handle = handle
-        """(bare sender, body) -> None, or why the message is refused"""
-        self.refused: set[str] = set()
-
-    async def run(self) -> None:
-        msg = await self.receive(timeout=30)
-        if msg is None:
-            return
-        sender = str(msg.sender).split("/", 1)[0].lower()
-        try:
-            body = json.loads(msg.body or "")
-            if not isinstance(body, dict):
-                raise ValueError("not a JSON object")
-            why = self.handle(sender, body)
-        except (ValueError, TypeError, KeyError) as exc:
-            why = f"malformed: {exc}"
-        if why is not None and sender not in self.refused:
-            self.refused.add(sender)
-            log.warning("%s: refused a shared-world message from %s (%s)", self.agent.jid, sender, why)
+        self.wire.send(self.agent_jid, {"op": "refused", "why": why})
 
 
 def serve_world(
     shared: SharedWorld, seat_jids: dict[str, str], heard_from: Callable[[str], None] = lambda jid: None
-) -> Callable[[str, dict[str, Any]], str | None]:
+) -> Handler:
     """The world agent's handler: each request from the JID bound to its seat, as a call
     (``heard_from``: told the sender's JID first)."""
 
@@ -206,7 +290,7 @@ def serve_world(
                 return f"not an action: {action!r}"
             if action >= shared.world.seats[seat].n_actions:
                 return f"not an action of {seat}: {action!r}"
-            shared.choose(seat, action)
+            shared.choose(seat, action, bool(body.get("then")))
         elif op == "reset":
             shared.ask_reset(seat, _checked_policy(shared, seat, body.get("policy")))
         elif op == "eval":
@@ -236,7 +320,7 @@ def _checked_policy(shared: SharedWorld, seat: str, text: Any) -> list[int] | No
     return policy
 
 
-def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, Any]], str | None]:
+def serve_seat(client: SeatClient, world_jid: str) -> Handler:
     """A seated agent's handler: the world's answers, from the world's JID only."""
 
     def handle(sender: str, body: dict[str, Any]) -> str | None:
@@ -252,7 +336,8 @@ def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, A
                 float(body["r"]),
                 bool(body["term"]),
                 bool(body["trunc"]),
-                bool(body["dflt"]),
+                bool(body.get("dflt")),
+                ahead=bool(body.get("ahead")),
             )
         elif op == "evaluated":
             result = EvalResult(
@@ -277,9 +362,10 @@ def serve_seat(client: SeatClient, world_jid: str) -> Callable[[str, dict[str, A
 def connect_seat(agent: Any, client: SeatClient, world_jid: str, grace_s: float) -> RemoteWorld:
     """Wire a seated agent to a world agent in another process (before the agent starts);
     ``grace_s``: how long the world agent may be offline before the agent's calls fail."""
-    inbox = WorldInbox(serve_seat(client, world_jid.lower()))
-    agent.add_behaviour(inbox, world_template(ANSWER))
-    port = RemoteWorld(_Sender(agent, inbox), world_jid)
+    wire = WorldWire(agent, serve_seat(client, world_jid.lower()))
+    port = RemoteWorld(wire, world_jid)
+    wire.on_bounce = port.bounced
+    agent.world_wire = wire
     client.port = port
     watch = WorldWatch(client, port, str(agent.jid), grace_s)
     agent.client_handlers += [
@@ -422,12 +508,11 @@ def host_remote_seats(
     agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it);
     ``grace_s``: how long one of them may be offline before its seat is finished."""
     bound = {seat: jid.lower() for seat, jid in seat_jids.items()}
-    inbox = WorldInbox(serve_world(shared, bound, lambda jid: watch.heard_from(jid)))
-    agent.add_behaviour(inbox, world_template(REQUEST))
-    sender = _Sender(agent, inbox)
-    watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s, sender.announce)
+    wire = WorldWire(agent, serve_world(shared, bound, lambda jid: watch.heard_from(jid)))
+    agent.world_wire = wire
+    watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s, wire.announce)
     for seat, jid in remote.items():
-        end: SeatEnd = RemoteSeat(sender, jid)
+        end: SeatEnd = RemoteSeat(wire, jid)
         shared.seat(seat, jid.split("@", 1)[0], end, heard=False)  # its process may still be starting
     agent.client_handlers += [
         ("presence_unavailable", watch.unavailable),
