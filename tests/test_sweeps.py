@@ -314,3 +314,20 @@ def test_a_stopped_sweep_is_continued_and_nothing_is_run_twice(tmp_path: Path) -
         assert spec["learning"]["alpha"] == sweep.configurations[sweep.configuration[k]]["learning.alpha"]
     again = run_cli("sweep", "--continue", str(record))
     assert again.returncode == 0 and "4 run(s) finished already, 0 to go" in again.stderr
+
+
+def test_workers_are_replaced_after_their_runs_and_no_run_is_lost(tmp_path: Path) -> None:
+    """A worker ends after BDI_RL_RUNS_PER_WORKER runs (a long-lived process's memory only
+    grows) and says so with its last result: the queue gives it nothing more and starts a
+    fresh one, so 5 runs on one worker slot of 2 runs each all finish."""
+    path = _sweep(tmp_path, 'spec = "tiny.toml"\n[axes]\nseed = [1, 2, 3, 4, 5]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "bdi_rl", "sweep", str(path), "--runs", str(tmp_path / "runs"), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "BDI_RL_RUNS_PER_WORKER": "2"},
+    )
+    assert done.returncode == 0, done.stderr
+    sweep = msgspec.json.decode(Path(done.stdout.strip().splitlines()[-1]).read_bytes(), type=Sweep)
+    assert None not in sweep.runs and sweep.failed == [] and "5/5 done" in done.stderr

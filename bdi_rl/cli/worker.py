@@ -14,13 +14,17 @@ once per process (library patches, imports). The protocol, one JSON object per l
   "stopped", "error": LINE}`` when it is over.
 
 SIGINT or SIGTERM stop the run in hand as they stop ``bdi-rl run`` (tables and summary
-saved), report it stopped, and end the worker. End of input ends it too.
+saved), report it stopped, and end the worker. End of input ends it too, and so does its
+:data:`RUNS_PER_WORKER`-th run: a process that ran runs without end grew ~7.5 MB a climbing
+run (measured; not found to be held by any live object, so freed memory the allocator keeps),
+so the queue starts a fresh worker, and start-up is still paid once per that many runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,11 +32,23 @@ from typing import Any
 from bdi_rl.cli.errors import EXIT_OK, is_user_error, say_user_error
 from bdi_rl.cli.process import until_signalled
 
+#: Runs one worker process makes before it ends and a fresh one takes over
+#: (``$BDI_RL_RUNS_PER_WORKER`` sets another).
+RUNS_PER_WORKER = 25
 
-def _say(status: str, error: str | None = None) -> None:
+
+def _runs_per_worker() -> int:
+    try:
+        return max(1, int(os.environ.get("BDI_RL_RUNS_PER_WORKER", RUNS_PER_WORKER)))
+    except ValueError:
+        return RUNS_PER_WORKER
+
+
+def _say(status: str, error: str | None = None, retiring: bool = False) -> None:
+    """The run's result; ``retiring``: this worker takes no more runs (it ends now)."""
     from bdi_rl.control.workers import WORKER_RESULT
 
-    print(WORKER_RESULT + json.dumps({"status": status, "error": error}), flush=True)
+    print(WORKER_RESULT + json.dumps({"status": status, "error": error, "retiring": retiring}), flush=True)
 
 
 def cmd_sweep_worker(_args: argparse.Namespace) -> int:
@@ -41,14 +57,18 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
     from bdi_rl.xmpp.runtime import event_loop
 
     loop = event_loop()
+    done, last = 0, _runs_per_worker()
     for line in sys.stdin:
         if not line.strip():
             continue
+        done += 1
         try:
             request = json.loads(line)
             work = _prepared(request)
         except Exception as exc:  # noqa: BLE001 - a bad request is this run's failure, not the worker's
-            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc))
+            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc), done >= last)
+            if done >= last:
+                return EXIT_OK
             continue
         try:
             result = until_signalled(loop, work(announce_run_dir))
@@ -56,13 +76,18 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
             _say("stopped")
             return 130
         except Exception as exc:  # noqa: BLE001 - the run failed; the next one starts afresh
-            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc))
+            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc), done >= last)
+            if done >= last:
+                return EXIT_OK
             continue
         if result.summary.get("interrupted"):
             _say("stopped")
             return 130
-        failures = {a: r for a, r in result.failures.items()}
-        _say("failed" if failures else "finished", "; ".join(f"{a}: {r}" for a, r in failures.items()) or None)
+        failures = dict(result.failures)
+        said = "; ".join(f"{a}: {r}" for a, r in failures.items()) or None
+        _say("failed" if failures else "finished", said, done >= last)
+        if done >= last:
+            return EXIT_OK
     return EXIT_OK
 
 

@@ -44,6 +44,8 @@ class _Worker:
     proc: asyncio.subprocess.Process
     job: Job | None = None
     last_error: list[str] = field(default_factory=list)
+    retiring: bool = False
+    """it said its last run was its last (``cli.worker.RUNS_PER_WORKER``): given no more"""
 
 
 class WorkerQueue(JobQueue):
@@ -56,9 +58,10 @@ class WorkerQueue(JobQueue):
 
     def _schedule(self) -> None:
         while self._pending and not self._closed:
-            idle = next((w for w in self._workers if w.job is None), None)
+            idle = next((w for w in self._workers if w.job is None and not w.retiring), None)
             if idle is None:
-                if len(self._workers) + self._starting >= self.max_running:
+                serving = sum(not w.retiring for w in self._workers)
+                if serving + self._starting >= self.max_running:
                     return
                 self._starting += 1
                 task = asyncio.get_running_loop().create_task(self._start_worker())
@@ -135,6 +138,7 @@ class WorkerQueue(JobQueue):
                 except ValueError:
                     result = {"status": "failed", "error": "an unreadable result"}
                 worker.job = None
+                worker.retiring = bool(result.get("retiring"))
                 self._finish(job, str(result.get("status")), result.get("error"))
                 self._schedule()
 
