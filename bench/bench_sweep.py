@@ -1,6 +1,8 @@
-"""A seed sweep of the climbing game (coordination plans) three ways, interleaved (issue 30,
-start-up amortised): N sequential ``bdi-rl run climbing --seed k`` processes, the same as
-``bdi-rl sweep`` on one worker process (start-up paid once), and on two (both cores).
+"""A seed sweep of the climbing game (coordination plans, trace at ``episode`` level, as the
+climbing benchmark of BENCHMARKS.md "Shared worlds: BDI coordination plans") three ways,
+interleaved (issue 30, start-up amortised): N sequential ``bdi-rl run climbing --seed k
+--trace episode`` processes, the same as ``bdi-rl sweep`` on one worker process (start-up
+paid once per 25 runs), and on two (both cores).
 
     python bench/bench_sweep.py --seeds 200 --rounds 1
 
@@ -29,7 +31,7 @@ def _env() -> dict[str, str]:
 def _sequential(seeds: int, runs: Path) -> float:
     began = time.perf_counter()
     for seed in range(seeds):
-        command = ["run", "climbing", "--seed", str(seed), "--runs", str(runs), "--no-progress"]
+        command = ["run", "climbing", "--seed", str(seed), "--trace", "episode", "--runs", str(runs), "--no-progress"]
         subprocess.run(
             [sys.executable, "-m", "bdi_rl", *command], cwd=ROOT, env=_env(), check=True, capture_output=True
         )
@@ -38,7 +40,7 @@ def _sequential(seeds: int, runs: Path) -> float:
 
 def _sweep(seeds: int, workers: int, runs: Path, tmp: Path) -> float:
     sweep = tmp / f"climbing-{seeds}.toml"
-    sweep.write_text(f'spec = "climbing"\n[axes]\nseed = {{ from = 0, count = {seeds} }}\n')
+    sweep.write_text(f'spec = "climbing"\n[axes]\ntrace = ["episode"]\nseed = {{ from = 0, count = {seeds} }}\n')
     began = time.perf_counter()
     command = ["sweep", str(sweep), "--workers", str(workers), "--runs", str(runs), "--no-progress"]
     subprocess.run([sys.executable, "-m", "bdi_rl", *command], cwd=ROOT, env=_env(), check=True, capture_output=True)

@@ -240,6 +240,7 @@ class Doomed(gym.Env[int, int]):
         return 1, 1.0, True, False, {}
 
 
+@pytest.mark.slow  # whole sweeps of real runs
 def test_a_worker_that_dies_takes_only_its_run_with_it(tmp_path: Path) -> None:
     """Runs share worker processes; one killed (here by its env) fails its run with what it
     said, and the sweep's other runs, before and after it, finish on the workers left."""
@@ -264,6 +265,7 @@ def test_a_worker_that_dies_takes_only_its_run_with_it(tmp_path: Path) -> None:
     assert "4/6 done, 0 running, 2 failed" in done.stderr
 
 
+@pytest.mark.slow  # whole sweeps of real runs
 def test_a_stopped_sweep_is_continued_and_nothing_is_run_twice(tmp_path: Path) -> None:
     """Ctrl-C stops a sweep (the running run saves what it learned, the queued ones never
     start); --continue resumes the interrupted run from its checkpoints and starts the rest:
@@ -316,6 +318,7 @@ def test_a_stopped_sweep_is_continued_and_nothing_is_run_twice(tmp_path: Path) -
     assert again.returncode == 0 and "4 run(s) finished already, 0 to go" in again.stderr
 
 
+@pytest.mark.slow  # whole sweeps of real runs
 def test_workers_are_replaced_after_their_runs_and_no_run_is_lost(tmp_path: Path) -> None:
     """A worker ends after BDI_RL_RUNS_PER_WORKER runs (a long-lived process's memory only
     grows) and says so with its last result: the queue gives it nothing more and starts a
