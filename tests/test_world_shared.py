@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -694,8 +695,10 @@ def test_shared_world_messages_from_a_stranger_are_dropped(ejabberd, tmp_path) -
     players = _start("agent", str(spec), "--name", "player", *common, env=env)  # both seats in one process
     telemetry = _start("telemetry", str(spec), *common, env=env)
 
+    stranger_name = f"stranger-{uuid.uuid4().hex[:8]}"  # the session's ejabberd has other tests' accounts
+
     async def forge() -> None:
-        stranger = Agent("stranger@localhost", "pw", port=ejabberd.port, verify_security=False)
+        stranger = Agent(f"{stranger_name}@localhost", "pw", port=ejabberd.port, verify_security=False)
         await stranger.start(auto_register=True)
         try:
             send = stranger.client.send_raw
@@ -728,7 +731,7 @@ def test_shared_world_messages_from_a_stranger_are_dropped(ejabberd, tmp_path) -
             telemetry.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-    refused = "refused a shared-world message from stranger@localhost"
+    refused = f"refused a shared-world message from {stranger_name}@localhost"
     assert world_err.count(refused) == 1 and "does not play the seat 'player_0'" in world_err, world_err
     assert players_err.count(refused) == 1 and "is not this agent's world" in players_err, players_err
     summary = _summary(Path(out.strip().splitlines()[-1]))

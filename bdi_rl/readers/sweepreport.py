@@ -168,9 +168,16 @@ def _reached(run_dir: Path, metric: str, threshold: float, window: int) -> tuple
 
 
 def report(
-    what: str, runs: Path, metric: str = "success", threshold: float = 0.7, window: int = 100
+    what: str,
+    runs: Path,
+    metric: str = "success",
+    threshold: float = 0.7,
+    window: int = 100,
+    allow_empty: bool = False,
 ) -> tuple[Sweep, list[dict[str, Any]]]:
-    """The sweep's groups as rows (:data:`CSV_COLUMNS`), best IQM (else mean) first."""
+    """The sweep's groups as rows (:data:`CSV_COLUMNS`), best IQM (else mean) first; with
+    none of its runs finished, SweepReportError unless ``allow_empty`` (the page, following a
+    sweep that has just started)."""
     if metric not in METRICS:
         raise SweepReportError(f"--metric {metric!r}: one of {', '.join(METRICS)}")
     if window < 1 or not math.isfinite(threshold):
@@ -194,7 +201,7 @@ def report(
         group.results.append(RunResult(run, final, reached_at, episodes))
     rows = [group.row(threshold) for group in groups]
     rows.sort(key=_rank)
-    if not any(r["finished"] for r in rows):
+    if not any(r["finished"] for r in rows) and not allow_empty:
         raise SweepReportError(f"{sweep.id}: no run of it has finished yet: nothing to report")
     return sweep, rows
 

@@ -295,11 +295,14 @@ async def api_sweep_groups(request: web.Request) -> web.Response:
         threshold = float(request.query.get("threshold", "0.7"))
     except ValueError:
         raise bad_request("threshold: not a number") from None
-    if read_sweep(request.app[RUNS_DIR], sweep_id) is None:
+    recorded = read_sweep(request.app[RUNS_DIR], sweep_id)
+    if recorded is None:
         raise not_found("no such sweep")
+    if not recorded.axes:  # a sweep of seeds: one group, which the curves page shows already
+        return json_response({"sweep": recorded.id, "spec": recorded.spec, "axes": [], "rows": []})
     try:
         sweep, rows = await asyncio.to_thread(
-            sweepreport.report, sweep_id, request.app[RUNS_DIR], metric, threshold, window
+            sweepreport.report, sweep_id, request.app[RUNS_DIR], metric, threshold, window, True
         )
     except sweepreport.SweepReportError as exc:
         raise bad_request(str(exc)) from None

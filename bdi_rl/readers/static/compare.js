@@ -9,6 +9,8 @@ const PARAMS = new URLSearchParams(location.search);
 const QUERY = PARAMS.has("sweep") ? "sweep=" + encodeURIComponent(PARAMS.get("sweep"))
   : "runs=" + encodeURIComponent(PARAMS.get("runs") || "");
 const POLL_MS = 2000;
+const GROUPS_MS = 10000;
+let groupsAt = Date.now();
 
 // Short names for the legend: "seed N" for runs of one env and experiment with distinct
 // seeds (a sweep), else the parts of the run ids (env__experiment__seed__time) that differ.
@@ -83,6 +85,11 @@ async function poll(panel) {
   }
   // null: a newer request won; waiting: a sweep's seeds still queued or starting
   if (data === null || data.live || data.waiting) setTimeout(() => poll(panel), POLL_MS);
+  // a sweep's table by configuration grows as its runs finish: read again now and then
+  if (PARAMS.has("sweep") && data !== null && Date.now() - groupsAt > GROUPS_MS) {
+    groupsAt = Date.now();
+    showGroups(PARAMS.get("sweep"));
+  }
 }
 
 function start() {

@@ -94,7 +94,7 @@ export async function showGroups(sweepId) {
     section.hidden = true;  // no run of it has finished yet: the curves say so
     return;
   }
-  if (!data.axes.length) { section.hidden = true; return; }
+  if (!data.axes.length || !data.rows.length) { section.hidden = true; return; }
   section.hidden = false;
   document.getElementById("by-configuration-box").hidden = false;
   document.getElementById("groups-what").textContent = data.rows.length + " configurations of " + data.axes.join(", ") +
