@@ -543,3 +543,44 @@ def test_backlog_spills_to_disk_and_comes_back_in_order():
     assert tracer.spilled == 0
     tracer.emit("episode.end", end_data(601))  # back to memory once drained
     assert tracer.pending[0]["seq"] == 601 and tracer.spilled == 0
+
+
+_COUNT_BATCHES = """
+import collections, sys
+import orjson
+from bdi_rl.xmpp import telemetry
+from bdi_rl.cli import main
+
+batches = collections.Counter()
+decode = telemetry.decode_batch
+def counted(body):
+    batch = decode(body)
+    batches[batch.agent] += 1
+    return batch
+telemetry.decode_batch = counted
+status = main(sys.argv[1:])
+print(orjson.dumps(batches).decode())
+sys.exit(status)
+"""
+
+
+def test_a_busy_agent_ships_its_trace_every_flush_not_every_acknowledgement(tmp_path):
+    """Two coordinating agents in one process, 1000 episodes at step level: each ships its
+    trace a few times a second (``telemetry.flush_seconds``), not once per acknowledgement
+    (that was ~260 batches of ~8 events each, and as many acks, for a ~1 s run)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    command = [sys.executable, "-c", _COUNT_BATCHES, "run", "climbing", "--runs", str(tmp_path), "--no-progress"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    batches = orjson.loads(result.stdout.strip().splitlines()[-1])
+    (run,) = tmp_path.iterdir()
+    summary = orjson.loads((run / "summary.json").read_bytes())
+    due = summary["wall_seconds"] / 0.2 + 3  # one per flush, and the last ones as it stops
+    events = {e["agent"] for e in read_trace(run / "trace.jsonl")}
+    assert {"player-1@localhost", "player-2@localhost"} <= events
+    for agent in ("player-1@localhost", "player-2@localhost"):
+        assert 1 <= batches[agent] <= due, (agent, batches[agent], due)

@@ -43,8 +43,11 @@ class ShippingAgent(Protocol):
 class TraceShipper(Wakeable):
     """Sends the tracer's unacknowledged events to telemetry and resends what is not acked.
 
-    While events keep coming it ships every ``flush_seconds``; with nothing left to send it
-    sleeps until an acknowledgement or the tracer's next event wakes it. While telemetry is
+    While events keep coming it ships every ``flush_seconds``, whatever wakes it in between (an
+    acknowledgement shipped the next batch at once before: a batch of ~8 events per
+    acknowledgement, ~500 messages and their acks a second for two busy agents in one
+    process); once the trace is closed, at once. With nothing left to send it sleeps until an
+    acknowledgement or the tracer's next event wakes it. While telemetry is
     offline (the server bounces batches back) it sends one batch per resend as a probe, and
     logs the outage once when it starts and once, with the count, when telemetry answers."""
 
@@ -71,6 +74,7 @@ class TraceShipper(Wakeable):
         self.bounced_since = 0.0
         self.answered_at = -math.inf  # when telemetry last answered after an outage
         self.resend_after = self.RESEND_AFTER
+        self.ship_at = -math.inf  # when the next batch may go (flush_seconds after the last)
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -80,7 +84,7 @@ class TraceShipper(Wakeable):
     async def run(self) -> None:
         tracer: Tracer = self.agent.tracer
         if self.sent < len(tracer.pending) or not tracer.run or len(tracer.record):
-            timeout = self.flush_seconds
+            timeout = max(0.0, min(self.flush_seconds, self.ship_at - time.monotonic()))
         else:  # all sent: until an ack, the next event, or the deadline to resend the unacked
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
             # never comes, while a duplicate's does)
@@ -97,7 +101,7 @@ class TraceShipper(Wakeable):
             else:
                 self._on_ack(msg)
             msg = await self.receive(timeout=0)
-        if not woken:
+        if not woken and (time.monotonic() >= self.ship_at or tracer.closed):
             tracer.flush_record()  # step records close at events; between them, every flush
             await self._ship()
 
@@ -181,6 +185,7 @@ class TraceShipper(Wakeable):
         if remote and not self.agent.client.in_session:
             return  # the server is away: keep the events until the client reconnects
         window = 1 if self.bounced else self.WINDOW  # offline telemetry: one batch probes
+        self.ship_at = now + self.flush_seconds
         while self.sent < len(tracer.pending) and self.in_flight < window:
             count, body = tracer.next_batch(self.sent, compress=remote)
             await self.send(Message(to=self.telemetry, body=body, metadata=BATCH_METADATA))
