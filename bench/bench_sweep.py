@@ -2,7 +2,7 @@
 climbing benchmark of BENCHMARKS.md "Shared worlds: BDI coordination plans") three ways,
 interleaved (issue 30, start-up amortised): N sequential ``bdi-rl run climbing --seed k
 --trace episode`` processes, the same as ``bdi-rl sweep`` on one worker process (start-up
-paid once per 25 runs), and on two (both cores).
+paid once per 200 runs), and on two (both cores).
 
     python bench/bench_sweep.py --seeds 200 --rounds 1
 

@@ -15,9 +15,10 @@ once per process (library patches, imports). The protocol, one JSON object per l
 
 SIGINT or SIGTERM stop the run in hand as they stop ``bdi-rl run`` (tables and summary
 saved), report it stopped, and end the worker. End of input ends it too, and so does its
-:data:`RUNS_PER_WORKER`-th run: a process that ran runs without end grew ~7.5 MB a climbing
-run (measured; not found to be held by any live object, so freed memory the allocator keeps),
-so the queue starts a fresh worker, and start-up is still paid once per that many runs.
+:data:`RUNS_PER_WORKER`-th run, then the queue starts a fresh worker: a bound on what a
+long-lived process may gather that no run holds (its memory stays flat once the heap is
+frozen once per process, ``xmpp.runner.start_agents``; frozen at every run it grew ~2.8 MB
+a climbing run), so start-up is still paid once per that many runs.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from bdi_rl.cli.process import until_signalled
 
 #: Runs one worker process makes before it ends and a fresh one takes over
 #: (``$BDI_RL_RUNS_PER_WORKER`` sets another).
-RUNS_PER_WORKER = 25
+RUNS_PER_WORKER = 200
 
 
 def _runs_per_worker() -> int:

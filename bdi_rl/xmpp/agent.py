@@ -20,6 +20,7 @@ It announces presence (a message to a bare JID reaches available sessions only; 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
@@ -239,13 +240,16 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         acked, since = self.tracer.acked, time.monotonic()
         if not self.tracer.all_acked and self.tracer.closed:
             self.shipper.finishing()
+        answered = self.shipper.answered
         while not self.tracer.all_acked:
             now = time.monotonic()
             if self.tracer.acked != acked:
                 acked, since = self.tracer.acked, now
             elif now - since > stall_seconds:
                 return False
-            await asyncio.sleep(0.02)
+            answered.clear()  # woken by the next acknowledgement (polled every 20 ms before)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answered.wait(), timeout=0.25)
         return True
 
     def stop_event(self) -> dict[str, Any]:

@@ -243,8 +243,12 @@ async def start_agents(
         wiring.domain, spec_names(spec), live.agents, reserved=[spec.telemetry.name], make=make, start=start
     )
     await asyncio.gather(*(agent.start(auto_register=wiring.register) for agent in live.agents))
-    gc.freeze()  # the start-up heap (libraries, agents, connections) is never garbage:
-    # the collector then scans only what the run allocates (BENCHMARKS.md, "Trace v2")
+    if not gc.get_freeze_count():
+        # The start-up heap (libraries, agents, connections) is never garbage: the collector
+        # then scans only what the run allocates (BENCHMARKS.md, "Trace v2"). Once per
+        # process: a sweep worker that froze at every run kept each run's garbage for good
+        # (+2.8 MB a climbing run, BENCHMARKS.md "Sweeps: start-up amortised").
+        gc.freeze()
 
 
 async def wait_for_agents(

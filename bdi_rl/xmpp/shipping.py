@@ -75,6 +75,8 @@ class TraceShipper(Wakeable):
         self.answered_at = -math.inf  # when telemetry last answered after an outage
         self.resend_after = self.RESEND_AFTER
         self.ship_at = -math.inf  # when the next batch may go (flush_seconds after the last)
+        self.answered = asyncio.Event()
+        """set by each acknowledgement: what ``flush_trace`` waits on"""
 
     #: Longest sleep with nothing to send (nothing in flight either).
     IDLE_WAIT = 30.0
@@ -83,7 +85,10 @@ class TraceShipper(Wakeable):
 
     async def run(self) -> None:
         tracer: Tracer = self.agent.tracer
-        if self.sent < len(tracer.pending) or not tracer.run or len(tracer.record):
+        last_words = tracer.closed and self._can_ship()
+        if last_words:  # the agent has stopped and waits for them: no company will come
+            timeout = 0.0
+        elif self.sent < len(tracer.pending) or not tracer.run or len(tracer.record):
             timeout = max(0.0, min(self.flush_seconds, self.ship_at - time.monotonic()))
         else:  # all sent: until an ack, the next event, or the deadline to resend the unacked
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
@@ -101,7 +106,7 @@ class TraceShipper(Wakeable):
             else:
                 self._on_ack(msg)
             msg = await self.receive(timeout=0)
-        if not woken and (time.monotonic() >= self.ship_at or tracer.closed):
+        if tracer.closed or (not woken and time.monotonic() >= self.ship_at):
             tracer.flush_record()  # step records close at events; between them, every flush
             await self._ship()
 
@@ -116,6 +121,7 @@ class TraceShipper(Wakeable):
         # What the ack drops from the head; not the change in length: a refill from the
         # spill file may grow the tail in the same call.
         dropped = tracer.ack(upto)
+        self.answered.set()
         if self.bounced:
             log.warning(
                 "%s: the telemetry agent %s answers again after %.1f s; %d trace batches "
@@ -171,6 +177,24 @@ class TraceShipper(Wakeable):
         self.last_progress = time.monotonic()
         self.wake()
 
+    def _remote(self) -> bool:
+        """Whether telemetry is in another process (SPADE hands messages between agents of
+        one process over directly: only what crosses the network is compressed)."""
+        return not self.agent.container.has_agent(self.telemetry)
+
+    def _window(self) -> int:
+        return 1 if self.bounced else self.WINDOW  # offline telemetry: one batch probes
+
+    def _can_ship(self) -> bool:
+        """Whether a batch could go now: events not sent, room in the window, a way there."""
+        tracer: Tracer = self.agent.tracer
+        return bool(
+            tracer.run
+            and self.sent < len(tracer.pending)
+            and self.in_flight < self._window()
+            and (self.agent.client.in_session or not self._remote())
+        )
+
     async def _ship(self) -> None:
         tracer: Tracer = self.agent.tracer
         if not tracer.run:
@@ -179,12 +203,10 @@ class TraceShipper(Wakeable):
         if self.sent and now - self.last_progress > self.resend_after:
             self._rewind(tracer.acked)
             self.last_progress = now
-        # Compress only what crosses the network: SPADE hands messages between agents of
-        # one process over directly.
-        remote = not self.agent.container.has_agent(self.telemetry)
+        remote = self._remote()
         if remote and not self.agent.client.in_session:
             return  # the server is away: keep the events until the client reconnects
-        window = 1 if self.bounced else self.WINDOW  # offline telemetry: one batch probes
+        window = self._window()
         self.ship_at = now + self.flush_seconds
         while self.sent < len(tracer.pending) and self.in_flight < window:
             count, body = tracer.next_batch(self.sent, compress=remote)
