@@ -389,8 +389,18 @@ class QueryCompiler:
                             undo(trail, mark)
                 rules = ag.rules.get(key)
                 if rules:
-                    for _ in rule_answers(ag, rules, env, trail):
-                        if k is None or k(ag, env, trail):
+                    if annots:
+                        for _ in rule_answers(ag, rules, env, trail):
+                            if k is None or k(ag, env, trail):
+                                return True
+                        return False
+                    values = [b(env) for b in builds]
+
+                    def answered(ag: Any, trail: Trail) -> bool:  # a rule's answer: go on here
+                        return k is None or k(ag, env, trail)
+
+                    for rule in rules:
+                        if rule.call(ag, values, trail, answered):
                             return True
                 return False
 
@@ -455,8 +465,20 @@ class QueryCompiler:
 
 
 # -- rules: compiled clauses and their backtracking solutions ---------------------------
+Answered: TypeAlias = Callable[[Any, Trail], bool]
+"""What a caller does with a rule's answer (its own ``k`` in its own env): True ends the search."""
+
+
+def _answered(ag: Any, renv: Env, trail: Trail) -> bool:
+    """The last step of a rule body called by :meth:`CompiledRule.call`: the caller's
+    continuation, kept in the rule's env past its variables (one env per call, so recursion
+    keeps each call's own)."""
+    answered: Answered = renv[-1]
+    return answered(ag, trail)
+
+
 class CompiledRule:
-    __slots__ = ("head", "body", "size", "file", "line", "annots")
+    __slots__ = ("head", "body", "size", "file", "line", "annots", "_body_then")
 
     def __init__(
         self, head: list[Code], body: Query, size: int, file: str, line: int, annots: Annots = ANNOTS_SELF
@@ -468,6 +490,24 @@ class CompiledRule:
         """the annotations its answers carry: a rule is a belief of the agent's (Jason)"""
         self.file = file
         self.line = line
+        self._body_then = body.then(_answered)
+
+    def call(self, ag: Any, values: list[Any], trail: Trail, answered: Answered) -> bool:
+        """The rule called with ``values``, each answer handed to ``answered`` in turn until
+        it returns True (then True, the bindings kept); False with nothing bound. The body
+        runs as a ``first`` with its continuation, no generator per conjunct (a plan
+        context's rules, ``leading :- .my_name(Me) & world_agents([Me | _])``, are solved so)."""
+        renv: Env = [UNBOUND] * self.size
+        renv.append(answered)
+        mark = len(trail)
+        for code, value in zip(self.head, values, strict=False):
+            if not code.match(value, renv, trail):
+                undo(trail, mark)
+                return False
+        if self._body_then(ag, renv, trail):
+            return True
+        undo(trail, mark)
+        return False
 
 
 def solve_rules(ag: Any, rules: Iterable[CompiledRule], values: list[Any], trail: Trail) -> Iterator[Any]:
