@@ -342,13 +342,47 @@ class QueryCompiler:
         def then(k: First | None) -> First:
             """``first`` trying ``k`` on each belief matched (``k`` None: the first match)."""
 
-            def first_k(ag: Any, env: Env, trail: Trail) -> bool:
-                bb = ag.beliefs
-                if bb.order and key in bb.order:
-                    for _ in in_order(ag, bb.order[key], env, trail):
+            def answering(ag: Any, rule: CompiledRule, env: Env, trail: Trail) -> bool:
+                """A rule's answers, each tried with ``k``: as a continuation (no generator)
+                unless the literal has annotations or the calls continued are deep already."""
+                if annots or continued[0] >= CONTINUED_CALLS:
+                    for _ in rule_answers(ag, (rule,), env, trail):
                         if k is None or k(ag, env, trail):
                             return True
                     return False
+
+                def answered(ag: Any, trail: Trail) -> bool:  # a rule's answer: go on here
+                    return k is None or k(ag, env, trail)
+
+                return rule.call(ag, [b(env) for b in builds], trail, answered)
+
+            def first_in_order(ag: Any, order: list[Any], env: Env, trail: Trail) -> bool:
+                """``in_order`` as a ``first`` with ``k``: facts and rules in the belief base's order."""
+                group = ag.beliefs.groups.get(key) or {}
+                for item in tuple(order):
+                    if type(item) is not tuple:
+                        if answering(ag, item, env, trail):
+                            return True
+                        continue
+                    bannots = group.get(item)
+                    if bannots is None:
+                        continue
+                    mark = len(trail)
+                    if match_args(item, env, trail):
+                        if simple_annots:
+                            if const_annots <= bannots and (k is None or k(ag, env, trail)):
+                                return True
+                        else:
+                            for _ in solve_annots(annots, bannots, env, trail):
+                                if k is None or k(ag, env, trail):
+                                    return True
+                    undo(trail, mark)
+                return False
+
+            def first_k(ag: Any, env: Env, trail: Trail) -> bool:
+                bb = ag.beliefs
+                if bb.order and key in bb.order:
+                    return first_in_order(ag, bb.order[key], env, trail)
                 group = bb.groups.get(key)
                 if group:
                     if ground:
@@ -389,18 +423,8 @@ class QueryCompiler:
                             undo(trail, mark)
                 rules = ag.rules.get(key)
                 if rules:
-                    if annots:
-                        for _ in rule_answers(ag, rules, env, trail):
-                            if k is None or k(ag, env, trail):
-                                return True
-                        return False
-                    values = [b(env) for b in builds]
-
-                    def answered(ag: Any, trail: Trail) -> bool:  # a rule's answer: go on here
-                        return k is None or k(ag, env, trail)
-
                     for rule in rules:
-                        if rule.call(ag, values, trail, answered):
+                        if answering(ag, rule, env, trail):
                             return True
                 return False
 
@@ -465,6 +489,15 @@ class QueryCompiler:
 
 
 # -- rules: compiled clauses and their backtracking solutions ---------------------------
+#: Rule calls made as continuations (:meth:`CompiledRule.call`) nest at most this deep;
+#: deeper ones hand their answers back through a generator, so that the caller goes on at
+#: its own depth. A continuation runs on top of the call that answered it: all the way down,
+#: a proof's Python stack grew with its size, not its depth (``fib(12)`` by a rule hit the
+#: recursion limit).
+CONTINUED_CALLS = 8
+continued = [0]
+"""rule calls now running as continuations, one inside the other (one agent reasons at a time)"""
+
 Answered: TypeAlias = Callable[[Any, Trail], bool]
 """What a caller does with a rule's answer (its own ``k`` in its own env): True ends the search."""
 
@@ -504,8 +537,12 @@ class CompiledRule:
             if not code.match(value, renv, trail):
                 undo(trail, mark)
                 return False
-        if self._body_then(ag, renv, trail):
-            return True
+        continued[0] += 1
+        try:
+            if self._body_then(ag, renv, trail):
+                return True
+        finally:
+            continued[0] -= 1
         undo(trail, mark)
         return False
 
