@@ -68,6 +68,12 @@ FORMAT: dict[str, tuple[str, set[str], set[str]]] = {
         {"defaulted", "positions", "items"},
     ),
     "world.late": ("episode", {"call", "agents"}, {"stuck"}),
+    "plan.choice": ("step", {"goal", "state", "options", "values", "chosen", "exploring", "epsilon"}, set()),
+    "plan.value": (
+        "step",
+        {"goal", "state", "plan", "outcome", "reward", "steps", "next_state", "before", "after"},
+        set(),
+    ),
 }
 #: The op code of each kind a step record holds.
 RECORD_OPS = [

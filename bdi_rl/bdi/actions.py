@@ -86,9 +86,11 @@ from typing import Any
 from bdi_rl.bdi.args import ActionArgError
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats
+from bdi_rl.bdi.options import LearnedOptions, has_learned_plans
 from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
+from bdi_rl.rl.options import OptionValues
 
 __all__ = [
     "ACTIONS",
@@ -142,6 +144,13 @@ class RlBridge:
         percepts before its first reasoning cycle."""
         session = self.session
         session.percepts.mind = mind
+        if has_learned_plans(mind):  # plans chosen by learned value (bdi.options)
+            learner = session.learner
+            chooser = LearnedOptions(
+                OptionValues(learner.config.alpha, learner.config.gamma), learner, session.tracer, session.seed
+            )
+            chooser.mind = mind
+            mind.options = session.options = chooser
         session.static_percepts(mode)
         self.checkpoints.announce_warm_start()
         session.announce_done()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bdi_rl.bdi.args import index_arg, number_arg
+from bdi_rl.bdi.options import LearnedOptions
 from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, StepHook, evaluate, run_episode
@@ -117,6 +118,8 @@ class EpisodeSession:
         """called after every training episode (benchmarks judge progress with it; it may
         lower ``episodes_target`` to end training early)"""
         self.on_transition: TransitionObserver | None = None
+        self.options: LearnedOptions | None = None
+        """its mind's learned plan choices, paid every env step's reward (bdi.options)"""
         self._state = 0
         self._return = 0.0
         self._length = 0
@@ -233,6 +236,8 @@ class EpisodeSession:
         s = self._state
         learner = self.learner
         tracer = self.tracer
+        if self.options is not None:
+            self.options.on_step(r)
         if row is None and tracer.level >= TraceLevel.STEP:
             row = learner.q[s].tolist()
         q_before, q_after = learner.update(s, a, r, s2, terminated)
@@ -267,6 +272,8 @@ class EpisodeSession:
         """Book-keeping, trace and percepts once the learner has counted an episode."""
         learner = self.learner
         stats = self.stats
+        if self.options is not None:
+            self.options.on_episode_end(truncated=self.outcome == "timeout")
         stats.episodes = learner.episodes
         stats.env_steps += self._length
         stats.returns.append(self._return)

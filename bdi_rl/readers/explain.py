@@ -54,3 +54,31 @@ def explain_step(rl: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
 def _second(q: list[float]) -> float:
     ordered = sorted(q, reverse=True)
     return ordered[1] if len(ordered) > 1 else ordered[0]
+
+
+def explain_choice(choice: dict[str, Any]) -> str:
+    """A learned plan choice (a ``plan.choice`` event's data) in words: "chose @hug_edge for
+    +!cross in pos(0, 3): value -13 against @high_road -17 (greedy)"."""
+    options, values, chosen = choice["options"], choice["values"], choice["chosen"]
+    mine = values[options.index(chosen)] if chosen in options else None
+    others = ", ".join(f"@{o} {v:.4g}" for o, v in zip(options, values, strict=False) if o != chosen)
+    state = choice["state"] or "no state"
+    how = f"exploring, epsilon {choice['epsilon']:.2g}" if choice["exploring"] else "greedy"
+    value = "" if mine is None else f": value {mine:.4g}"
+    against = f" against {others}" if others else " (its only option)"
+    return f"chose @{chosen} for {choice['goal']} in {state}{value}{against} ({how})"
+
+
+def choices_behind(
+    choices: list[dict[str, Any]], intentions: list[dict[str, Any]], position: int
+) -> list[dict[str, Any]]:
+    """Why each running plan that was chosen by learned value runs: the latest choice of it
+    up to ``position``, with its sentence (``why``), in the intentions' order."""
+    made = [c for c in choices if c["position"] <= position]
+    found = []
+    for intention in intentions:
+        plan = intention.get("plan")
+        latest = next((c for c in reversed(made) if c["chosen"] == plan), None)
+        if latest is not None:
+            found.append({**latest, "why": explain_choice(latest)})
+    return found

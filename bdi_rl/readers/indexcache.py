@@ -40,7 +40,7 @@ log = logging.getLogger("bdi_rl.readers.indexcache")
 # 3: episodes carry success, agents their env kind; 4: beliefs their sources; 5: every line
 # checked (a cache of 4 may hold lines 5 would refuse), the check's state kept; 6: agents
 # their warm start's episodes
-FORMAT = "bdi-rl.index/6"
+FORMAT = "bdi-rl.index/7"
 #: Runs whose trace is smaller than this are indexed in well under 0.1 s: not cached.
 MIN_CACHED_BYTES = 8 << 20
 #: Bytes fingerprinted at the start of the trace and before the indexed end.
@@ -168,6 +168,7 @@ def _agent_meta(agent: AgentIndex) -> dict[str, Any]:
         "episodes": agent.episodes,
         "evals": agent.evals,
         "messages": agent.messages,
+        "choices": agent.choices,
         "stopped": agent.stopped,
         "actions": agent.action_names,
         "env_family": agent.env_family,
@@ -210,6 +211,7 @@ def _read(path: Path, run_dir: Path) -> RunIndex:
             agent.episodes = agent_meta["episodes"]
             agent.evals = agent_meta["evals"]
             agent.messages = agent_meta["messages"]
+            agent.choices = agent_meta["choices"]
             agent.snapshots = [s if isinstance(s, int) else _mind_from(s) for s in agent_meta["snapshots"]]
             agent.state = _mind_from(agent_meta["state"])
             agent.stopped = bool(agent_meta["stopped"])
@@ -244,7 +246,7 @@ def _check(agent: AgentIndex, indexed: int) -> None:
     for snapshot in agent.snapshots:
         if isinstance(snapshot, int) and snapshot not in agent.record_life:
             raise ValueError(f"agent {agent.name}: a keyframe snapshot names no record")
-    for series in (agent.episodes, agent.evals, agent.messages):
+    for series in (agent.episodes, agent.evals, agent.messages, agent.choices):
         if not isinstance(series, list) or not all(isinstance(row, dict) for row in series):
             raise ValueError(f"agent {agent.name}: a series is not a list of records")
 

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from bdi_rl.readers.explain import explain_step
+from bdi_rl.readers.explain import choices_behind, explain_step
 from bdi_rl.readers.indexcache import default_cache_dir, open_index
 from bdi_rl.readers.mindnotes import mind_notes
 from bdi_rl.readers.runindex import OnDamage, RunIndex
@@ -82,6 +82,7 @@ def inspect_mind(
         "cycle": state.cycle,
         "rl": state.rl,
         "choice": explain_step(state.rl, index.agents[jid].action_names) if state.rl else None,
+        "plan_choices": choices_behind(index.agents[jid].choices, state.intentions, position),
         "messages": messages,
         "notes": _damage_notes(index) + mind_notes(index.trace_level, state.beliefs, current[0]),
     }
@@ -124,6 +125,9 @@ def print_mind(view: dict[str, Any], file: Any = None) -> None:
         for i in view["intentions"]:
             intentions.add_row(escape(f"@{i['plan']}"), escape(str(i["trigger"])), escape(str(i["source"])))
         parts.append(Panel(intentions, title=f"intentions ({len(view['intentions'])})"))
+    if view.get("plan_choices"):
+        why = [escape(c["why"]) for c in view["plan_choices"]]
+        parts.append(Panel("\n".join(why), title="why these plans (learned choices)"))
     if view.get("cycle") is not None:
         parts.append(_cycle_panel(view["cycle"]))
     if view.get("options") is not None:

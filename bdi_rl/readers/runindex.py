@@ -49,6 +49,7 @@ from bdi_rl.trace.kinds import (
     MSG_RECV,
     MSG_SEND,
     OPTIONS,
+    PLAN_CHOICE,
     QTABLE_LOAD,
     RL_STEP,
     RUN_RESUME,
@@ -86,6 +87,8 @@ class AgentIndex:
     episodes: list[dict[str, Any]] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
+    choices: list[dict[str, Any]] = field(default_factory=list)
+    """learned plan choices (``plan.choice``), each with its position: why a plan runs"""
     latest: dict[str, array[int]] = field(default_factory=lambda: {kind: array("q") for kind in LATEST_KINDS})
     """positions of each kind whose latest occurrence the mind shows (``rl.step`` lines of
     format 1 are located, not parsed)"""
@@ -149,7 +152,7 @@ MAX_DAMAGED_LINES = 1000
 #: the budget of a refresh as this many times fewer bytes indexed.
 _SKIP_COST = 32
 #: Kinds whose data the index keeps (as dicts): the series, the messages, the mind of format 1.
-_PARSED_KINDS = frozenset({EPISODE_END, EVAL, MSG_SEND, MSG_RECV, AGENT_START, QTABLE_LOAD})
+_PARSED_KINDS = frozenset({EPISODE_END, EVAL, MSG_SEND, MSG_RECV, AGENT_START, QTABLE_LOAD, PLAN_CHOICE})
 _FOLDED_KINDS = frozenset(
     {AGENT_START, CYCLE, OPTIONS, INTENTIONS, BELIEF_ADD, BELIEF_DEL, INTENTION_START, INTENTION_END, INTENTION_FAIL}
 )
@@ -341,6 +344,8 @@ class RunIndex:
             agent.messages.append(
                 {"kind": kind, "ts": event.ts, "position": position, "episode": event.episode, **data}
             )
+        elif kind == PLAN_CHOICE:
+            agent.choices.append({**data, "ts": event.ts, "position": position, "episode": event.episode})
         elif kind == QTABLE_LOAD:  # a warm start: the episodes behind the table it starts from
             episodes = data.get("episodes")
             if type(episodes) is int and episodes >= 0 and not agent.episodes:

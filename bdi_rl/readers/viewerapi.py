@@ -19,7 +19,7 @@ import orjson
 from aiohttp import web
 
 from bdi_rl.readers import curves, joint, render, sweepreport, world
-from bdi_rl.readers.explain import explain_step
+from bdi_rl.readers.explain import choices_behind, explain_step
 from bdi_rl.readers.indexer import Indexer
 from bdi_rl.readers.library import Library
 from bdi_rl.readers.mindnotes import mind_notes
@@ -43,6 +43,8 @@ from bdi_rl.trace.kinds import (
     MSG_RECV,
     MSG_SEND,
     OPTIONS,
+    PLAN_CHOICE,
+    PLAN_VALUE,
     RL_STEP,
     STEPS,
     WORLD_STEP,
@@ -79,6 +81,8 @@ KIND_VIEWS = {
     INTENTIONS: "intention-stacks",
     STEPS: "data",  # readers expand step records into their events: never shown as such
     WORLD_STEP: "joint-step",
+    PLAN_CHOICE: "plan-choice",
+    PLAN_VALUE: "plan-value",
 }
 
 
@@ -376,6 +380,7 @@ async def api_mind(request: web.Request, index: RunIndex) -> web.Response:
             "cycle": state.cycle,
             "rl": state.rl,
             "choice": explain_step(state.rl, agent.action_names) if state.rl else None,
+            "plan_choices": choices_behind(agent.choices, state.intentions, position),
             "changes": changes[-200:],
             "messages": [m for m in agent.messages if previous < m["position"] <= position][-50:],
             "notes": mind_notes(index.trace_level, state.beliefs, current),

@@ -74,6 +74,8 @@ INTENTIONS: Final = "intentions"
 STEPS: Final = "steps"
 WORLD_STEP: Final = "world.step"
 WORLD_LATE: Final = "world.late"
+PLAN_CHOICE: Final = "plan.choice"
+PLAN_VALUE: Final = "plan.value"
 
 #: The kinds format 2 keeps in step records (``bdi_rl.trace.steps``), by op code: the code is
 #: the index, so never reorder, only append. Format 1 wrote each as a line of its own.
@@ -119,6 +121,8 @@ KIND_LEVEL: dict[str, TraceLevel] = {
     STEPS: TraceLevel.STEP,
     WORLD_STEP: TraceLevel.STEP,
     WORLD_LATE: TraceLevel.EPISODE,
+    PLAN_CHOICE: TraceLevel.STEP,
+    PLAN_VALUE: TraceLevel.STEP,
 }
 
 
@@ -381,6 +385,37 @@ class OptionsData(TypedDict):
     selected: str | None
 
 
+class PlanChoiceData(TypedDict):
+    """A learned choice among a goal's applicable plans (``bdi_rl.bdi.options``): the goal,
+    its abstract state, each option with its value then (source order), the plan chosen, and
+    whether it was chosen to explore (with probability ``epsilon``) or as the best."""
+
+    goal: str
+    state: str
+    options: list[str]
+    values: list[float]
+    chosen: str
+    exploring: bool
+    epsilon: float
+
+
+class PlanValueData(TypedDict):
+    """A chosen plan ended and its value learned (SMDP Q-learning): how it ended
+    (``achieved``, ``failed``, or cut by the ``episode_end``), the discounted reward the env
+    paid while it ran over ``steps`` env steps, the state it ended in, and its value in the
+    state it was chosen in, before and after."""
+
+    goal: str
+    state: str
+    plan: str
+    outcome: str
+    reward: float
+    steps: int
+    next_state: str
+    before: float
+    after: float
+
+
 class IntendedMeans(TypedDict):
     """One frame of an intention: the plan pushed for ``trigger``, and where it is."""
 
@@ -477,6 +512,8 @@ KIND_DATA: dict[str, Any] = {
     RL_STEP: RlStepData,
     CYCLE: CycleData,
     OPTIONS: OptionsData,
+    PLAN_CHOICE: PlanChoiceData,
+    PLAN_VALUE: PlanValueData,
     INTENTIONS: IntentionsData,
     STEPS: StepsData,
     WORLD_STEP: WorldStepData,

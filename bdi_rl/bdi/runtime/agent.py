@@ -91,6 +91,7 @@ class Agent(AgentState):
         self.actions = actions if actions is not None else Actions()
         self.host = host if host is not None else Host()
         self.listener = None
+        self.options = None
         self.beliefs = BeliefBase()
         self.rules = {}
         self.plans = {}

@@ -10,6 +10,7 @@ from bdi_rl.bdi.runtime import syntax as s
 from bdi_rl.bdi.runtime.body import BodyCompiler
 from bdi_rl.bdi.runtime.instructions import Instruction
 from bdi_rl.bdi.runtime.listener import Recording
+from bdi_rl.bdi.runtime.options import Indicator, learned_state
 from bdi_rl.bdi.runtime.queries import ActionCell, ActionTable, CompiledRule, Query, QueryCompiler
 from bdi_rl.bdi.runtime.sourcetext import lit_text
 from bdi_rl.bdi.runtime.terms import UNBOUND, Struct, Trail
@@ -52,6 +53,7 @@ class CompiledPlan:
         "match_trigger",
         "ast",
         "added",
+        "learned",
     )
     ttype: int
     functor: str
@@ -80,11 +82,14 @@ class CompiledPlan:
     """the plan as parsed (its term: ``.relevant_plans``, ``.plan_label``, askHow)"""
     added: bool
     """added at run time (``.add_plan``, tellHow): its label names no file (Jason's)"""
+    learned: tuple[Indicator, ...] | None
+    """the abstract state of a learned choice among the goal's plans (options.py), or None"""
 
     def __init__(self) -> None:
         self.label = None
         self.atomic = False
         self.added = False
+        self.learned = None
 
     def __repr__(self) -> str:
         return f"<plan {self.name}>"
@@ -145,6 +150,7 @@ class Compiler(QueryCompiler):
             cp.atomic = any(isinstance(a, s.Lit) and a.functor == "atomic" and not a.args for a in plan.label.annots)
         else:
             cp.name = f"p__{index}"  # Jason's name for a plan without a label
+        cp.learned = learned_state(plan)
         body = BodyCompiler(self, tc, self.fuse)
         body.statements(plan.body)
         compiled = body.finish()

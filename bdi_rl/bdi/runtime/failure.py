@@ -201,6 +201,8 @@ def _fail(ag: AgentState, it: Intention, frame: Frame, pc: int, exc: PlanFailure
     target = None
     if top.ttype in GOALS:
         target = find_failure_target(ag, it, top.ttype, top.event, len(stack) - 1)
+    if ag.options is not None:  # the learned plans among the frames that fail: an outcome
+        ag.options.failed(it, 0 if target is None else target)
     if target is not None:
         event = failure_literal(stack, target, annots)
         if ag._handle_failure(it, DELETION[stack[target].ttype], event, target):
@@ -218,6 +220,8 @@ def _fail_goal_event(
     else:
         annots = failure_annots(exc, None, 0, None, goal)
     target = find_failure_target(ag, it, ttype, goal, len(it.stack))
+    if ag.options is not None:
+        ag.options.failed(it, 0 if target is None else target)
     if target is not None:
         if target == len(it.stack):
             event = Struct(goal.functor, goal.args, goal.annots | annots)

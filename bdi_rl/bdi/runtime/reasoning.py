@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from bdi_rl.bdi.runtime.errors import NoPlan, PlanFailure
 from bdi_rl.bdi.runtime.instructions import PUSHED, SUSPENDED, YIELD
 from bdi_rl.bdi.runtime.intention import Frame, Intention, endless, free_vars, is_tail_call, join, rename, spins
+from bdi_rl.bdi.runtime.options import applicable_learned, bind_option
 from bdi_rl.bdi.runtime.terms import ANNOTS_SELF, UNBOUND, LVar, PartialList, Struct, Trail, term_str, undo
 from bdi_rl.bdi.runtime.triggers import ADD_ACH, ADD_TEST, TRIGGER_TEXT
 from bdi_rl.bdi.runtime.unify import Env
@@ -103,11 +104,14 @@ def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, En
             ttype,
         )
     trail: Trail = []
-    for plan in plans:
+    for index, plan in enumerate(plans):
         env = plan.blank[:]
         if plan.match_trigger(value, env, trail):
             context = plan.context
             if context is None or context.first(ag, env, trail):
+                if plan.learned is not None and ag.options is not None:
+                    undo(trail, 0)
+                    return _learned_choice(ag, plans, index, ttype, value)
                 return plan, env
         if trail:
             undo(trail, 0)
@@ -117,6 +121,25 @@ def _select(ag: AgentState, ttype: int, value: Struct) -> tuple[CompiledPlan, En
         value,
         ttype,
     )
+
+
+def _learned_choice(
+    ag: AgentState, plans: list[CompiledPlan], first: int, ttype: int, value: Struct
+) -> tuple[CompiledPlan, Env]:
+    """The first applicable plan is learned: the agent's chooser picks among every
+    applicable learned plan (runtime/options.py)."""
+    assert ag.options is not None
+    options = applicable_learned(ag, plans, first, value)
+    chosen = options[ag.options.choose(ag, ttype, value, options)]  # one alone is learned too
+    env = bind_option(ag, chosen, value)
+    if env is None and chosen is not options[0]:  # its context answered otherwise this time
+        chosen = options[0]
+        env = bind_option(ag, chosen, value)
+    if env is None:
+        text = f"Found a goal for which there is no applicable plan: {TRIGGER_TEXT[ttype]}{term_str(value)}"
+        raise NoPlan("no_applicable", text, value, ttype)
+    ag.options.started(chosen, env)
+    return chosen, env
 
 
 def applicable_plans(ag: AgentState, ttype: int, value: Struct) -> list[CompiledPlan]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from bdi_rl.bdi.runtime.compiler import CompiledPlan, Compiler
     from bdi_rl.bdi.runtime.intention import Frame, Intention
     from bdi_rl.bdi.runtime.listener import Listener
+    from bdi_rl.bdi.runtime.options import OptionChooser
     from bdi_rl.bdi.runtime.queries import ActionCell, CompiledRule
     from bdi_rl.bdi.runtime.unify import Match
 
@@ -65,6 +66,9 @@ class AgentState(Protocol):
     """the stream ``.random`` draws from (a host seeds it for runs that repeat)"""
     listener: Listener | None
     """who sees what the mind does (tracing.py wraps the methods it watches)"""
+    options: OptionChooser | None
+    """chooses among the applicable plans of a learned choice (options.py); None: the
+    first applicable plan, always"""
 
     # -- beliefs and plans ---------------------------------------------------------------
     beliefs: BeliefBase

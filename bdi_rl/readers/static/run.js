@@ -74,6 +74,9 @@ function renderMind(mind) {
   const ev = mind.event;
   document.getElementById("event").textContent = ev.kind + "\n" + tidyJSON(ev.data, 1);
   renderIntentions(mind);
+  // Why each running plan chosen by learned value runs (a plan.choice in words: readers/explain.py).
+  document.getElementById("plan-why").replaceChildren(...(mind.plan_choices || []).map(c =>
+    el("p", {class: "plan-why" + (c.exploring ? " explored" : "")}, c.why)));
   renderReasoning(mind.cycle);
   renderOptions(mind.options);
   document.getElementById("belief-count").textContent = "(" + mind.beliefs.length + ")";
@@ -197,6 +200,11 @@ const VIEWS = {
   "joint-step": d => "episode " + d.episode + " step " + d.step + ": " +
     d.agents.map((a, i) => a + " a" + d.actions[i] + " → " + fmt(d.rewards[i])).join(", ") +
     (d.defaulted ? " (defaulted: " + d.defaulted.join(", ") + ")" : "") + (d.done ? " · done" : ""),
+  "plan-choice": d => d.goal + " in " + (d.state || "no state") + ": " +
+    d.options.map((p, i) => (p === d.chosen ? "→ " : "") + "@" + p + " " + fmt(d.values[i])).join(", ") +
+    (d.exploring ? " (exploring)" : " (greedy)"),
+  "plan-value": d => "@" + d.plan + " " + d.outcome + " after " + d.steps + " steps, reward " + fmt(d.reward) +
+    ": value " + fmt(d.before) + " → " + fmt(d.after) + " in " + (d.state || "no state"),
   "data": d => tidyJSON(d).slice(0, 200),
 };
 

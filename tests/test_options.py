@@ -1,0 +1,186 @@
+"""Learned option selection (issue 31): plans whose label says ``learned(...)`` are chosen by
+the value the agent learned for each in its abstract state (SMDP Q-learning over the env steps
+each chosen plan ran), with every choice and every value learned in the trace. A program
+without the annotation selects as it always did (the Jason corpus holds that too)."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+
+from bdi_rl.bdi.actions import RlBridge
+from bdi_rl.bdi.checkpointing import CheckpointSchedule
+from bdi_rl.bdi.episode import EpisodeSession, Percepts
+from bdi_rl.bdi.mind import AslError, load_mind
+from bdi_rl.bdi.policycache import PolicyCache
+from bdi_rl.bdi.runtime import Actions
+from bdi_rl.readers.explain import explain_choice
+from bdi_rl.readers.viewer import create_app
+from bdi_rl.rl.envs import make_env
+from bdi_rl.rl.options import OptionValues
+from bdi_rl.rl.qlearning import LearningConfig, QLearner
+from bdi_rl.trace.batch import decode_batch
+from bdi_rl.trace.kinds import PLAN_CHOICE, PLAN_VALUE, TraceLevel
+from bdi_rl.trace.reading import read_trace
+from bdi_rl.trace.tracer import Tracer
+from tests.conftest import ASL, run_cli
+
+ROUTES = (ASL / "routes.asl").read_text()
+START = "pos(0, 3)"
+
+
+def _run(tmp_path: Path, text: str, episodes: int, cycle: str = "jason") -> tuple[list[dict], list[float], object]:
+    """``text`` as an agent's plans on CliffWalking, trained ``episodes`` episodes in this
+    process with the real .rl_* actions, traced at step level: its events (checked as
+    telemetry checks them), its returns, and its mind."""
+    (tmp_path / "plans.asl").write_text(text)
+    env = make_env("CliffWalking-v1", {}, max_episode_steps=300)
+    config = LearningConfig(alpha=0.2, gamma=1.0, epsilon_start=1.0, epsilon_end=0.0, epsilon_decay_episodes=150)
+    learner = QLearner(env.n_states, env.n_actions, config, seed=1)
+    tracer = Tracer("run", "learner@localhost", TraceLevel.STEP)
+    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=0, seed=1)
+    finished: list[str] = []
+    bridge = RlBridge(
+        session,
+        CheckpointSchedule(session, tmp_path / "learner.npz", {}),
+        PolicyCache(session, None, None, "learner"),
+        lambda: finished.append("learner"),
+    )
+    actions = Actions()
+    bridge.register(actions)
+    mind = load_mind(
+        tmp_path / "plans.asl", actions, "learner", tracer, prepare=lambda m: bridge.start(m, "step"), cycle=cycle
+    )
+    mind.run()
+    assert finished == ["learner"]
+    tracer.flush_record()
+    events = []
+    while tracer.pending:
+        count, body = tracer.next_batch()
+        events.extend(decode_batch(body).events)  # every line as telemetry checks it
+        tracer.ack(tracer.pending[count - 1]["seq"] + 1 if count else tracer.seq)
+    return events, session.stats.returns, mind
+
+
+@pytest.mark.parametrize("cycle", ["jason", "fast"])
+def test_the_agent_comes_to_choose_the_route_that_pays_more(tmp_path: Path, cycle: str) -> None:
+    """Hugging the cliff's edge pays -13 from the start, the high road -17: explored at first
+    (epsilon 1), then chosen greedily by the values learned, which are the routes' returns."""
+    events, returns, _ = _run(tmp_path, ROUTES, 250, cycle)
+    choices = [e["data"] for e in events if e["kind"] == PLAN_CHOICE]
+    assert len(choices) == 250  # one choice an episode: each route goes all the way
+    assert {c["goal"] for c in choices} == {"+!cross"} and {c["state"] for c in choices} == {START}
+    early = collections.Counter(c["chosen"] for c in choices[:60])
+    assert early["hug_edge"] and early["high_road"] and sum(c["exploring"] for c in choices[:60]) > 30
+    last = choices[-20:]
+    assert all(c["chosen"] == "hug_edge" and not c["exploring"] for c in last)
+    assert last[-1]["options"] == ["hug_edge", "high_road"]
+    edge, high = last[-1]["values"]
+    assert edge == pytest.approx(-13, abs=0.1) and high == pytest.approx(-17, abs=0.5)
+    assert returns[-20:] == [-13.0] * 20
+
+
+def test_every_chosen_plan_is_learned_from_when_it_ends(tmp_path: Path) -> None:
+    """Each choice is followed by its value learned: the route's steps and discounted reward,
+    the state it ended in, its value before and after (gamma 1: the return itself)."""
+    events, _, _ = _run(tmp_path, ROUTES, 30)
+    kinds = [e["kind"] for e in events if e["kind"] in (PLAN_CHOICE, PLAN_VALUE)]
+    assert kinds == [PLAN_CHOICE, PLAN_VALUE] * 30
+    values = [e["data"] for e in events if e["kind"] == PLAN_VALUE]
+    for value in values:
+        steps = 13 if value["plan"] == "hug_edge" else 17
+        assert (value["outcome"], value["steps"], value["reward"], value["next_state"]) == (
+            "achieved",
+            steps,
+            -steps,
+            "pos(11, 3)",
+        )
+        assert value["after"] == pytest.approx(value["before"] + 0.2 * (-steps - value["before"]))
+
+
+def test_without_the_annotation_the_first_applicable_plan_is_taken_as_before(tmp_path: Path) -> None:
+    events, returns, mind = _run(tmp_path, ROUTES.replace("[learned(pos)]", ""), 20)
+    assert mind.options is None
+    assert not [e for e in events if e["kind"] in (PLAN_CHOICE, PLAN_VALUE)]
+    assert returns == [-13.0] * 20  # hug_edge, the first, every time
+
+
+def test_a_plan_that_fails_is_an_outcome_learned_from(tmp_path: Path) -> None:
+    """A route that walks into the wall and gives up fails: it is learned as failed, with the
+    step it took and the state it failed in (the goal goes on from there: its failure plan
+    chooses again), so it comes to be worth a step less than the best route, and is dropped."""
+    text = (
+        ROUTES.replace(
+            "@hug_edge[learned(pos)]",
+            "@give_up[learned(pos)]\n+!cross <- .rl_act(3); .fail.\n\n@hug_edge[learned(pos)]",
+        )
+        + "\n@try_again\n-!cross <- !cross.\n"
+    )
+    events, returns, _ = _run(tmp_path, text, 200)
+    values = [e["data"] for e in events if e["kind"] == PLAN_VALUE]
+    failed = [v for v in values if v["outcome"] == "failed"]
+    assert failed and all(v["plan"] == "give_up" for v in failed)
+    assert all((v["steps"], v["reward"], v["next_state"]) == (1, -1, START) for v in failed)
+    assert all(v["outcome"] == "achieved" for v in values if v["plan"] != "give_up")
+    last = [e["data"] for e in events if e["kind"] == PLAN_CHOICE][-10:]
+    assert all(c["chosen"] == "hug_edge" for c in last)
+    give_up, edge, _high = last[-1]["values"]
+    assert edge == pytest.approx(-13, abs=0.1) and give_up < edge
+    assert returns[-10:] == [-13.0] * 10
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    ["learned(pos(1))", "learned(1)", 'learned("pos")', "learned(pos, state)", "learned([pos, 2])"],
+)
+def test_a_learned_annotation_of_another_shape_is_refused_naming_its_line(tmp_path: Path, annotation: str) -> None:
+    (tmp_path / "bad.asl").write_text(f"!go.\n\n@a[{annotation}]\n+!go <- true.\n")
+    with pytest.raises(AslError) as caught:
+        load_mind(tmp_path / "bad.asl", Actions(), "bad")
+    assert "bad.asl:3" in str(caught.value) and "learned annotation" in str(caught.value)
+
+
+def test_a_plan_value_moves_towards_the_reward_and_the_best_value_where_it_ended() -> None:
+    values = OptionValues(alpha=0.5, gamma=0.9)
+    values.choose("+!g", "s2", ["a", "b"], 0.0, __import__("random").Random(0))
+    values.table["+!g"] = {"s2": {"a": 10.0, "b": 4.0}}
+    assert values.update("+!g", "s1", "b", reward=-2.0, steps=2, next_state="s2", done=False) == (
+        0.0,
+        pytest.approx(0.5 * (-2.0 + 0.81 * 10.0)),
+    )
+    assert values.update("+!g", "s1", "a", reward=5.0, steps=1, next_state="s2", done=True) == (0.0, 2.5)
+
+
+# -- "why this plan?" from the run's files: inspect and the viewer ------------------------------
+@pytest.fixture(scope="module")
+def routes_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped routes spec, as `bdi-rl run` runs it (its agent over the embedded server)."""
+    runs = tmp_path_factory.mktemp("routes")
+    result = run_cli("run", "routes", "--episodes", "40", "--runs", str(runs), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+def test_inspect_says_why_the_running_plan_was_chosen(routes_run: Path) -> None:
+    result = run_cli("inspect", str(routes_run), "--agent", "learner", "--episode", "39", "--step", "5")
+    assert result.returncode == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert "why these plans (learned choices)" in out
+    chosen = [e for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_CHOICE][-1]["data"]
+    assert explain_choice(chosen) in out
+    assert f"chose @{chosen['chosen']} for +!cross in pos(0, 3): value " in out
+
+
+async def test_the_viewer_shows_the_choice_beside_the_intention_it_started(aiohttp_client, routes_run: Path) -> None:
+    client = await aiohttp_client(create_app(routes_run.parent))
+    run = await (await client.get(f"/api/runs/{routes_run.name}")).json()
+    assert run["agents"]["learner@localhost"]["events"] > 0
+    mind = await (await client.get(f"/api/runs/{routes_run.name}/agents/learner/mind?episode=39&step=5")).json()
+    plans = [i["plan"] for i in mind["intentions"]]
+    (why,) = mind["plan_choices"]
+    assert why["chosen"] in plans and why["goal"] == "+!cross" and why["state"] == START
+    assert why["why"].startswith(f"chose @{why['chosen']} for +!cross in {START}: value ")
+    kinds = await (await client.get("/api/kinds")).json()
+    assert kinds["kinds"][PLAN_CHOICE]["view"] == "plan-choice" and kinds["kinds"][PLAN_VALUE]["view"] == "plan-value"
