@@ -18,6 +18,7 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
 from bdi_rl.readers.explain import explain_choice
 from bdi_rl.readers.viewer import create_app
+from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.options import OptionValues
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
@@ -184,3 +185,70 @@ async def test_the_viewer_shows_the_choice_beside_the_intention_it_started(aioht
     assert why["why"].startswith(f"chose @{why['chosen']} for +!cross in {START}: value ")
     kinds = await (await client.get("/api/kinds")).json()
     assert kinds["kinds"][PLAN_CHOICE]["view"] == "plan-choice" and kinds["kinds"][PLAN_VALUE]["view"] == "plan-value"
+
+
+# -- plan values are kept with the Q-table: resumed and warm-started ------------------------
+def test_the_checkpoint_keeps_the_plan_values_and_a_warm_start_goes_on_from_them(routes_run: Path) -> None:
+    checkpoint = load_checkpoint(routes_run / "qtables" / "learner.npz")
+    choices = [e["data"] for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_CHOICE]
+    values = [e["data"] for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_VALUE]
+    saved = checkpoint.plan_values["+!cross"][START]
+    assert set(saved) == set(choices[-1]["options"])
+    last = {v["plan"]: v["after"] for v in values}  # each plan's latest value learned
+    assert saved == pytest.approx(last)
+    warm = run_cli(
+        "run", "routes", "--episodes", "3", "--warm-start", str(routes_run), "--runs", str(routes_run.parent)
+    )
+    assert warm.returncode == 0, warm.stderr
+    run = Path(warm.stdout.strip().splitlines()[-1])
+    first = next(e["data"] for e in read_trace(run / "trace.jsonl") if e["kind"] == PLAN_CHOICE)
+    assert dict(zip(first["options"], first["values"], strict=True)) == pytest.approx(saved)
+
+
+@pytest.mark.parametrize(
+    "bad, said", [("NaN", "plan_values"), ('"high"', "plan_values"), ("1e400", "plan_values"), ("[1]", "plan_values")]
+)
+def test_a_checkpoint_whose_plan_values_are_not_numbers_is_refused_naming_them(
+    routes_run: Path, tmp_path: Path, bad: str, said: str
+) -> None:
+    import io
+    import json
+
+    import numpy as np
+
+    from bdi_rl.rl.checkpoint import CheckpointError
+
+    with np.load(routes_run / "qtables" / "learner.npz") as npz:
+        q, meta = npz["q"], json.loads(npz["meta"].tobytes())
+    meta["plan_values"] = {"+!cross": {START: {"hug_edge": "@BAD@"}}}
+    text = json.dumps(meta).replace('"@BAD@"', bad)
+    buffer = io.BytesIO()
+    np.savez(buffer, q=q, meta=np.frombuffer(text.encode(), dtype=np.uint8))
+    path = tmp_path / "learner.npz"
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    assert str(path) in str(caught.value) and said in str(caught.value)
+
+
+def test_a_resumed_learner_goes_on_from_its_own_values_before_any_warm_start(routes_run: Path, tmp_path: Path) -> None:
+    """``run --resume`` puts the run's own checkpoint in ``resumed``: its values win over the
+    warm start the run began from (which the resumed table has long moved on from)."""
+    import dataclasses
+
+    import msgspec
+
+    from bdi_rl.bdi.checkpointing import CheckpointSchedule
+
+    own = load_checkpoint(routes_run / "qtables" / "learner.npz")
+    stale = dataclasses.replace(own, header=msgspec.structs.replace(own.header, plan_values={"+!cross": {}}))
+    env = make_env("CliffWalking-v1", {}, max_episode_steps=300)
+    learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=1)
+    session = EpisodeSession(
+        env, learner, Tracer("r", "a@x", TraceLevel.EPISODE), Percepts(), episodes=1, eval_episodes=0, seed=1
+    )
+    path = tmp_path / "learner.npz"
+    assert own.plan_values and stale.plan_values != own.plan_values
+    assert CheckpointSchedule(session, path, {}, warm_start=stale, resumed=own).plan_values() == own.plan_values
+    assert CheckpointSchedule(session, path, {}, warm_start=own).plan_values() == own.plan_values
+    assert CheckpointSchedule(session, path, {}).plan_values() == {}

@@ -147,7 +147,10 @@ class RlBridge:
         if has_learned_plans(mind):  # plans chosen by learned value (bdi.options)
             learner = session.learner
             chooser = LearnedOptions(
-                OptionValues(learner.config.alpha, learner.config.gamma), learner, session.tracer, session.seed
+                OptionValues(learner.config.alpha, learner.config.gamma, self.checkpoints.plan_values()),
+                learner,
+                session.tracer,
+                session.seed,
             )
             chooser.mind = mind
             mind.options = session.options = chooser

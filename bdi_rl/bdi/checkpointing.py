@@ -33,6 +33,7 @@ class CheckpointSchedule:
         prior_episodes: int = 0,
         after_trace: bool = False,
         task_change: str | None = None,
+        resumed: Checkpoint | None = None,
     ) -> None:
         self.session = session
         self.path = path
@@ -45,6 +46,8 @@ class CheckpointSchedule:
         self.prior_episodes = prior_episodes
         """training episodes behind the table before this run (warm starts)"""
         self.task_change = task_change
+        self.resumed = resumed
+        """the run's own checkpoint this learner resumed from, if any"""
         self.after_trace = after_trace
         self._pending: list[tuple[int, np.ndarray, dict[str, Any]]] = []
         """taken, not yet written: (seq telemetry must have acknowledged, table, metadata)"""
@@ -74,6 +77,12 @@ class CheckpointSchedule:
         session.tracer.emit(QTABLE_LOAD, loaded)
         session.percepts.perceive("warm_started", warm.episodes)
 
+    def plan_values(self) -> dict[str, dict[str, dict[str, float]]]:
+        """The learned plan values this learner starts from: its resumed checkpoint's, else
+        its warm start's (empty: none)."""
+        start = self.resumed or self.warm_start
+        return {} if start is None else start.plan_values
+
     def save(self) -> None:
         """Checkpoint the table with its progress (atomically: see ``bdi_rl.rl.checkpoint``)."""
         session = self.session
@@ -88,6 +97,8 @@ class CheckpointSchedule:
             "epsilon": learner.epsilon,
             "alpha": learner.alpha,
         }
+        if session.options is not None:  # taken now: the file is written once the trace is safe
+            meta["plan_values"] = session.options.values.snapshot()
         session.stats.qtable = f"{self.path.parent.name}/{self.path.name}"
         session.tracer.emit(QTABLE_SAVE, {"path": session.stats.qtable, "episodes": learner.episodes})
         self._pending.append((session.tracer.seq, learner.q.copy(), meta))

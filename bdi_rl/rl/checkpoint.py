@@ -62,6 +62,8 @@ Size = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 """finite: NaN fails both bounds"""
 Rate = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]
+PlanValue = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]
+"""finite: NaN and the infinities fail the bounds"""
 Checksum = Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
 Timestamp = Annotated[float, msgspec.Meta(ge=0.0, le=253402128000.0)]
 """unix seconds up to the end of year 9999, less two days (what ``datetime`` can show in
@@ -130,6 +132,9 @@ class CheckpointMeta(msgspec.Struct, frozen=True):
     """the learner's hyper-parameters (``LearningConfig``)"""
     spec_hash: str = ""
     warm_start: WarmStartOrigin | None = None
+    plan_values: dict[str, dict[str, dict[str, PlanValue]]] | UnsetType = UNSET
+    """learned plan selection's values, goal -> abstract state -> plan label -> value
+    (``bdi_rl.rl.options``; only a learner with learned plans saves them)"""
 
 
 @dataclass
@@ -159,6 +164,12 @@ class Checkpoint:
     @property
     def checksum(self) -> str | None:
         return None if self.header.checksum is UNSET else self.header.checksum
+
+    @property
+    def plan_values(self) -> dict[str, dict[str, dict[str, float]]]:
+        """The learned plan values saved with the table (empty: none)."""
+        values = self.header.plan_values
+        return {} if values is UNSET else values
 
     @property
     def alpha(self) -> float | None:

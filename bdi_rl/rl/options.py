@@ -29,13 +29,23 @@ class Choice:
 class OptionValues:
     """Plan values by goal and abstract state, and the SMDP update of one plan's run."""
 
-    def __init__(self, alpha: float, gamma: float) -> None:
+    def __init__(self, alpha: float, gamma: float, table: dict[str, dict[str, dict[str, float]]] | None = None) -> None:
+        """``table``: values to go on from (a checkpoint's), copied."""
         self.alpha = alpha
         self.gamma = gamma
         self.table: dict[str, dict[str, dict[str, float]]] = {}
         """goal -> state -> plan -> value"""
         self.plans: dict[str, list[str]] = {}
         """goal -> every plan offered for it so far (what a bootstrap maximises over)"""
+        for goal, states in (table or {}).items():
+            self.table[goal] = {state: dict(row) for state, row in states.items()}
+            known = self.plans[goal] = []
+            for row in states.values():
+                known.extend(plan for plan in row if plan not in known)
+
+    def snapshot(self) -> dict[str, dict[str, dict[str, float]]]:
+        """A copy of the values, as a checkpoint keeps them."""
+        return {goal: {state: dict(row) for state, row in states.items()} for goal, states in self.table.items()}
 
     def values(self, goal: str, state: str, plans: Sequence[str]) -> list[float]:
         row = self.table.get(goal, {}).get(state, {})

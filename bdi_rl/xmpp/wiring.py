@@ -144,6 +144,7 @@ def make_agent(setup: AgentSetup, wiring: Wiring, shared: SharedWorld | None = N
         prior_episodes=setup.prior_episodes,
         after_trace=True,
         task_change=setup.task_change,
+        resumed=setup.resumed,
     )
     bridge = RlBridge(
         session, checkpoints, PolicyCache(session, setup.policies, policy_file(wiring.run_dir, setup.name), setup.name)
