@@ -14,10 +14,21 @@
 !start.
 
 @start
-+!start <- !train; .rl_save_qtable; .rl_finish.
++!start <- !train; !evaluate; .rl_save_qtable; .rl_finish.
 
 @train
 +!train <- while (not training_done) { !episode }.
+
+// -- evaluation through the plans: greedy choices, nothing learned (.rl_evaluate would play
+// the Q-table of single steps, which these plans never choose from) ----------------------------
+@evaluate
++!evaluate : eval_episodes(N) & N > 0 <-
+    .rl_begin_eval;
+    for (.range(_, 1, N)) { !episode };
+    .rl_end_eval.
+
+@no_evaluation
++!evaluate <- true.
 
 @episode
 +!episode <-

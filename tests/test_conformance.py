@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bdi_rl.bdi.actions import register_signatures
 from bdi_rl.bdi.runtime import Actions, Agent, Host, Listener, load_agent
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_file, parse_text
@@ -105,42 +106,15 @@ def test_python_agentspeak_agrees(path: Path) -> None:
 
 # -- every shipped plan library ------------------------------------------------------------
 SHIPPED = sorted(ASL.glob("*.asl"))
-RL_ACTIONS = [
-    ".rl_reset",
-    ".rl_perceive",
-    ".rl_act",
-    ".rl_end_episode",
-    ".rl_run_episode",
-    ".rl_set_epsilon",
-    ".rl_evaluate",
-    ".rl_save_qtable",
-    ".rl_finish",
-    ".rl_record_experience",
-    ".rl_replay",
-    ".rl_hazard",
-    ".rl_goal",
-    ".rl_follow",
-    ".rl_cache_policy",
-    ".rl_drop_policy",
-    ".finish",
-]
-RL_FUNCTIONS = [
-    ".rl_choose",
-    ".rl_experience",
-    ".rl_policy",
-    ".rl_adopt_policy",
-    ".rl_greedy_plan",
-    ".rl_plan_confidence",
-    ".world_info",
-]
 
 
 def _stub_actions() -> Actions:
+    """Every internal action a shipped plan file may call, doing nothing: the .rl_* table's own
+    signatures (bdi.actions), and what the world and coordinator roles add."""
     actions = Actions()
-    for name in RL_ACTIONS:
-        actions.add_procedure(name, lambda *args: None)
-    for name in RL_FUNCTIONS:
-        actions.add_function(name, lambda *args: 0)
+    register_signatures(actions)
+    actions.add_procedure(".finish", lambda *args: None)
+    actions.add_function(".world_info", lambda *args: 0)
     return actions
 
 

@@ -32,7 +32,9 @@ ROUTES = (ASL / "routes.asl").read_text()
 START = "pos(0, 3)"
 
 
-def _run(tmp_path: Path, text: str, episodes: int, cycle: str = "jason") -> tuple[list[dict], list[float], object]:
+def _run(
+    tmp_path: Path, text: str, episodes: int, cycle: str = "jason", eval_episodes: int = 0
+) -> tuple[list[dict], list[float], object]:
     """``text`` as an agent's plans on CliffWalking, trained ``episodes`` episodes in this
     process with the real .rl_* actions, traced at step level: its events (checked as
     telemetry checks them), its returns, and its mind."""
@@ -41,7 +43,7 @@ def _run(tmp_path: Path, text: str, episodes: int, cycle: str = "jason") -> tupl
     config = LearningConfig(alpha=0.2, gamma=1.0, epsilon_start=1.0, epsilon_end=0.0, epsilon_decay_episodes=150)
     learner = QLearner(env.n_states, env.n_actions, config, seed=1)
     tracer = Tracer("run", "learner@localhost", TraceLevel.STEP)
-    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=0, seed=1)
+    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=episodes, eval_episodes=eval_episodes, seed=1)
     finished: list[str] = []
     bridge = RlBridge(
         session,
@@ -169,7 +171,9 @@ def test_inspect_says_why_the_running_plan_was_chosen(routes_run: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = " ".join(result.stdout.split())
     assert "why these plans (learned choices)" in out
-    chosen = [e for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_CHOICE][-1]["data"]
+    (chosen,) = [
+        e["data"] for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_CHOICE and e["episode"] == 39
+    ]
     assert explain_choice(chosen) in out
     assert f"chose @{chosen['chosen']} for +!cross in pos(0, 3): value " in out
 
@@ -252,3 +256,49 @@ def test_a_resumed_learner_goes_on_from_its_own_values_before_any_warm_start(rou
     assert CheckpointSchedule(session, path, {}, warm_start=stale, resumed=own).plan_values() == own.plan_values
     assert CheckpointSchedule(session, path, {}, warm_start=own).plan_values() == own.plan_values
     assert CheckpointSchedule(session, path, {}).plan_values() == {}
+
+
+# -- a greedy evaluation through the plans ------------------------------------------------------
+def test_an_evaluation_through_the_plans_plays_their_greedy_choices_and_learns_nothing(tmp_path: Path) -> None:
+    events, returns, mind = _run(tmp_path, ROUTES, 200, eval_episodes=10)  # routes.asl: !evaluate after !train
+    session = mind.options  # the chooser: learning again after the evaluation
+    assert session is not None and session.learning
+    (evaluation,) = [e for e in events if e["kind"] == "eval"]
+    assert evaluation["data"]["episodes"] == 10 and evaluation["data"]["mean_return"] == -13.0
+    assert evaluation["data"]["success_rate"] == 1.0 and evaluation["data"]["after_episodes"] == 200
+    assert len(returns) == 200  # the evaluation's episodes are not training episodes
+    kinds = [e["kind"] for e in events]
+    choices = [k for k, kind in enumerate(kinds) if kind == PLAN_CHOICE]
+    during = choices[-10:]  # the evaluation's: greedy, and no value learned from them
+    assert all(not events[k]["data"]["exploring"] and events[k]["data"]["epsilon"] == 0.0 for k in during)
+    assert all(events[k]["data"]["chosen"] == "hug_edge" for k in during)
+    last_value = max(k for k, kind in enumerate(kinds) if kind == PLAN_VALUE)
+    assert last_value < during[0] and during[-1] < kinds.index("eval")
+
+
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        (".rl_begin_eval; .rl_begin_eval", ".rl_begin_eval: already evaluating"),
+        (".rl_end_eval", ".rl_end_eval without .rl_begin_eval"),
+        (".rl_reset; .rl_begin_eval", ".rl_begin_eval in the middle of an episode"),
+        (".rl_begin_eval; .rl_end_eval", ".rl_end_eval: no episode was played"),
+    ],
+)
+def test_an_evaluation_bracketed_wrongly_fails_the_plan_saying_why(tmp_path: Path, body: str, said: str) -> None:
+    text = f"!go.\n+!go <- {body}; .rl_finish.\n-!go[error_msg(M)] <- .print(M); .rl_finish.\n"
+    printed: list[str] = []
+    (tmp_path / "plans.asl").write_text(text)
+    env = make_env("CliffWalking-v1", {}, max_episode_steps=300)
+    learner = QLearner(env.n_states, env.n_actions, LearningConfig(), seed=1)
+    tracer = Tracer("run", "learner@localhost", TraceLevel.EPISODE)
+    session = EpisodeSession(env, learner, tracer, Percepts(), episodes=1, eval_episodes=1, seed=1)
+    bridge = RlBridge(
+        session, CheckpointSchedule(session, tmp_path / "l.npz", {}), PolicyCache(session, None, None, "l")
+    )
+    actions = Actions()
+    bridge.register(actions)
+    mind = load_mind(tmp_path / "plans.asl", actions, "l", prepare=lambda m: bridge.start(m, "step"))
+    mind.host.print = lambda agent, line: printed.append(line)  # what .print says, kept
+    mind.run()
+    assert any(said in line for line in printed), printed

@@ -24,6 +24,10 @@ action                 effect
                        ``epsilon_end`` (an E at or below it stays until set again;
                        ``LearningConfig.epsilon_from``)
 ``.rl_evaluate``       greedy evaluation (no learning); percept ``eval(MeanReturn, Success)``
+``.rl_begin_eval``     greedy episodes through the plans from now (each ``.rl_reset`` ...
+                       ``.rl_end_episode`` on the learner's eval env: no Q-update, no plan
+                       value learned, no exploration, no training episode counted) until
+``.rl_end_eval``       which reports them as ``.rl_evaluate`` does (``eval`` event, percept)
 ``.rl_save_qtable``    checkpoint the Q-table into the run directory (also done every
                       ``checkpoint_every`` episodes)
 ``.rl_finish``         tell the runner this learner is done
@@ -179,6 +183,8 @@ ACTIONS: dict[str, tuple[int, bool, Callable[[RlBridge], Callable[..., Any]]]] =
     ".rl_run_episode": (0, False, lambda b: b.session.run_episode),
     ".rl_set_epsilon": (1, False, lambda b: b.session.set_epsilon),
     ".rl_evaluate": (0, False, lambda b: b.session.evaluate),
+    ".rl_begin_eval": (0, False, lambda b: b.session.begin_eval),
+    ".rl_end_eval": (0, False, lambda b: b.session.end_eval),
     ".rl_save_qtable": (0, False, lambda b: b.checkpoints.save),
     ".rl_finish": (0, False, lambda b: b.finish),
     ".rl_record_experience": (0, False, lambda b: b.team.record_experience),

@@ -76,6 +76,36 @@ def training_speed(stats: Sequence[LearnerStats], now: float) -> float:
     return steps_per_second(sum(s.trained_env_steps for s in stats), training_seconds(spans, now))
 
 
+@dataclass
+class PlayedEpisodes:
+    """Each played episode's return, success and length, in order (a play's, or a greedy
+    evaluation through the plans)."""
+
+    returns: list[float] = field(default_factory=list)
+    successes: list[bool] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    def add(self, ret: float, success: bool, length: int) -> None:
+        self.returns.append(ret)
+        self.successes.append(success)
+        self.lengths.append(length)
+
+    def result(self) -> EvalResult:
+        n = len(self.returns)
+        return EvalResult(n, sum(self.returns) / n, sum(self.successes) / n, sum(self.lengths) / n)
+
+
+@dataclass
+class PlanEvaluation:
+    """Greedy episodes through the plans (``.rl_begin_eval`` ... ``.rl_end_eval``), while
+    they run: when it began, what the episodes did, the training env to go back to."""
+
+    started: float
+    train_env: EnvAdapter
+    played: PlayedEpisodes = field(default_factory=PlayedEpisodes)
+    seeded: bool = False
+
+
 class EpisodeSession:
     """A learner's env, Q-learner and trace, stepped by its plans."""
 
@@ -119,6 +149,9 @@ class EpisodeSession:
         lower ``episodes_target`` to end training early)"""
         self.on_transition: TransitionObserver | None = None
         self.options: LearnedOptions | None = None
+        self.evaluation: PlanEvaluation | None = None
+        """greedy episodes through the plans going on (``begin_eval``), else None"""
+        self._episode_open = False
         """its mind's learned plan choices, paid every env step's reward (bdi.options)"""
         self._state = 0
         self._return = 0.0
@@ -182,6 +215,13 @@ class EpisodeSession:
 
     # -- steps and episodes ----------------------------------------------------------
     def reset(self) -> None:
+        evaluation = self.evaluation
+        if evaluation is not None:  # its own env, seeded as .rl_evaluate's: the same episodes each time
+            state = self.env.reset(seed=None if evaluation.seeded else self.seed + 10_000)
+            evaluation.seeded = True
+            self.tracer.stamp(self.learner.episodes, 0)  # after the training episodes it evaluates
+            self._open_episode(state)
+            return
         self.begin_episode(self.env.reset(seed=self.reset_seed()))
 
     def reset_seed(self) -> int | None:
@@ -194,19 +234,24 @@ class EpisodeSession:
         self._mark_training_start()
         self.tracer.stamp(self.learner.episodes, 0)
         self._reset_seeded = True
+        self._open_episode(state)
+        self.percepts.perceive("episode", self.learner.episodes)
+
+    def _open_episode(self, state: int) -> None:
+        self._episode_open = True
         self._state = state
         self._return = 0.0
         self._length = 0
         self.outcome = None
         self.percepts.forget("outcome", 1)
-        self.percepts.perceive("episode", self.learner.episodes)
         self._perceive_state(self._state)
 
     def perceive_now(self) -> None:
         self._perceive_state(self._state)
 
     def choose(self, s: Any) -> int:
-        return self.learner.act(index_arg(s, self.learner.n_states, "state", ".rl_choose"))
+        state = index_arg(s, self.learner.n_states, "state", ".rl_choose")
+        return self.learner.act(state) if self.evaluation is None else self.learner.greedy(state)
 
     def checked_action(self, a: Any) -> int:
         """``a`` as an action of this env, in a running episode (ActionArgError, RuntimeError)."""
@@ -238,14 +283,14 @@ class EpisodeSession:
         tracer = self.tracer
         if self.options is not None:
             self.options.on_step(r)
+        if self.evaluation is not None:  # greedy, through the plans: nothing learned or counted
+            self._step_to(s2, r, terminated, truncated)
+            return
         if row is None and tracer.level >= TraceLevel.STEP:
             row = learner.q[s].tolist()
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
-        self._state = s2
-        self._return += r
-        length = self._length = self._length + 1
-        tracer.step = length
+        length = tracer.step = self._length + 1
         if row is not None:  # Q[s] as the action was chosen from it: row[a] is q_before
             if tracer.record.rl_step(
                 s, a, r, s2, terminated or truncated, q_after, learner.epsilon, row, tracer.episode, length
@@ -253,6 +298,13 @@ class EpisodeSession:
                 tracer.flush_record()
         if self.on_transition is not None:
             self.on_transition(s, a, r, s2, terminated)
+        self._step_to(s2, r, terminated, truncated)
+
+    def _step_to(self, s2: int, r: float, terminated: bool, truncated: bool) -> None:
+        """The episode moves to ``s2`` with reward ``r``: percepts, and its outcome at the end."""
+        self._state = s2
+        self._return += r
+        self._length = self.tracer.step = self._length + 1
         self._perceive_state(s2)
         outcome = self.env.outcome(r, terminated, truncated)
         if outcome is not None:
@@ -264,9 +316,51 @@ class EpisodeSession:
         self.percepts.perceive("outcome", atom(outcome))
 
     def end_episode(self) -> None:
+        self._episode_open = False
+        evaluation = self.evaluation
+        if evaluation is not None:
+            evaluation.played.add(self._return, self.env.success(self.outcome, self._return), self._length)
+            if self.options is not None:
+                self.options.on_episode_end(truncated=self.outcome == "timeout")
+            self.percepts.perceive("last_return", self._return)
+            return
         epsilon = self.learner.epsilon
         self.learner.end_episode()
         self._episode_closed(epsilon)
+
+    # -- a greedy evaluation through the plans ---------------------------------------------------
+    def begin_eval(self) -> None:
+        """Greedy episodes through the plans from now until :meth:`end_eval` (what a plan's
+        learned choices and its ``.rl_choose`` come to, where ``.rl_evaluate`` plays the
+        Q-table alone): on this learner's own eval env, seeded as ``.rl_evaluate``'s; no
+        Q-update, no plan value learned, no exploration, no training episode counted."""
+        if self.evaluation is not None:
+            raise RuntimeError(".rl_begin_eval: already evaluating; end it first (.rl_end_eval)")
+        if self._episode_open:
+            raise RuntimeError(".rl_begin_eval in the middle of an episode; end it first (.rl_end_episode)")
+        if self._eval_env is None:
+            env = self.env
+            self._eval_env = make_env(env.env_id, env.kwargs, env.max_episode_steps)
+        self.evaluation = PlanEvaluation(time.perf_counter(), self.env)
+        self.env = self._eval_env
+        if self.options is not None:
+            self.options.learning = False
+
+    def end_eval(self) -> None:
+        """The greedy episodes since :meth:`begin_eval`, reported as an evaluation (the
+        ``eval`` event and percept); training goes on where it was."""
+        evaluation = self.evaluation
+        if evaluation is None:
+            raise RuntimeError(".rl_end_eval without .rl_begin_eval")
+        if self._episode_open:
+            raise RuntimeError(".rl_end_eval in the middle of an episode; end it first (.rl_end_episode)")
+        self.evaluation = None
+        self.env = evaluation.train_env
+        if self.options is not None:
+            self.options.learning = True
+        if not evaluation.played.returns:
+            raise RuntimeError(".rl_end_eval: no episode was played since .rl_begin_eval")
+        self.record_eval(evaluation.played.result(), time.perf_counter() - evaluation.started)
 
     def _episode_closed(self, epsilon: float) -> None:
         """Book-keeping, trace and percepts once the learner has counted an episode."""

@@ -59,6 +59,8 @@ class LearnedOptions:
         self.mind: Any = None
         """the runtime agent it chooses for (set when its plan library is loaded)"""
         self.runs: list[_Run] = []
+        self.learning = True
+        """False during a greedy evaluation through the plans: the best plan, nothing learned"""
 
     # -- the runtime's side: choices, the frames they start, failures -----------------------
     def choose(self, ag: Any, ttype: int, event: Struct, options: Sequence[LearnedPlan]) -> int:
@@ -67,7 +69,7 @@ class LearnedOptions:
         goal = TRIGGER_TEXT[ttype] + goal_text(event)
         state = state_text(ag, learned)
         names = [plan.name for plan in options]
-        epsilon = self.learner.epsilon
+        epsilon = self.learner.epsilon if self.learning else 0.0
         choice = self.values.choose(goal, state, names, epsilon, self.rng)
         self.runs.append(_Run(goal, state, names[choice.index], learned))
         data: PlanChoiceData = {
@@ -142,6 +144,8 @@ class LearnedOptions:
         run.env = None  # gone before it was looked for: it ended
 
     def _learn(self, run: _Run, outcome: str, done: bool) -> None:
+        if not self.learning:
+            return
         next_state = state_text(self.mind, run.learned)
         before, after = self.values.update(run.goal, run.state, run.plan, run.reward, run.steps, next_state, done)
         data: PlanValueData = {

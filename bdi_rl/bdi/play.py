@@ -11,35 +11,15 @@ can be watched); :class:`PlayedTable` announces the table played, as a warm star
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from bdi_rl.bdi.args import number_arg
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
-from bdi_rl.bdi.episode import EpisodeSession
+from bdi_rl.bdi.episode import EpisodeSession, PlayedEpisodes
 from bdi_rl.rl.checkpoint import Checkpoint
 from bdi_rl.rl.evalstats import RETURN_METHOD, SUCCESS_METHOD, evaluation_summary
-from bdi_rl.rl.qlearning import EvalResult
 
 __all__ = ["PlaySession", "PlayedEpisodes", "PlayedTable", "evaluation"]
-
-
-@dataclass
-class PlayedEpisodes:
-    """Each played episode's return, success and length, in order."""
-
-    returns: list[float] = field(default_factory=list)
-    successes: list[bool] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-
-    def add(self, ret: float, success: bool, length: int) -> None:
-        self.returns.append(ret)
-        self.successes.append(success)
-        self.lengths.append(length)
-
-    def result(self) -> EvalResult:
-        n = len(self.returns)
-        return EvalResult(n, sum(self.returns) / n, sum(self.successes) / n, sum(self.lengths) / n)
 
 
 class PlaySession(EpisodeSession):

@@ -229,9 +229,18 @@ class SeatClient:
         actions.add_builtin(RESET, _suspending(RESET, self.reset, 0))
         actions.add_builtin(ACT, _suspending(ACT, self.act, 1))
         actions.add_builtin(EVAL, _suspending(EVAL, self.evaluate, 0))
+        for name in (".rl_begin_eval", ".rl_end_eval"):  # the world's episodes are joint
+            actions.add_procedure(name, (), _not_in_a_world(name))
 
 
 Builtin = Callable[[QueryCompiler, s.Lit, TermCompiler], Query]
+
+
+def _not_in_a_world(name: str) -> Callable[[], None]:
+    def refuse() -> None:
+        raise RuntimeError(f"{name}: not in a shared world (.rl_evaluate plays the world's greedy joint episodes)")
+
+    return refuse
 
 
 def _suspending(name: str, call: Callable[..., bool], arity: int) -> Builtin:
