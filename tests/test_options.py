@@ -302,3 +302,43 @@ def test_an_evaluation_bracketed_wrongly_fails_the_plan_saying_why(tmp_path: Pat
     mind.host.print = lambda agent, line: printed.append(line)  # what .print says, kept
     mind.run()
     assert any(said in line for line in printed), printed
+
+
+async def test_the_run_gives_the_plan_values_over_training(aiohttp_client, routes_run: Path) -> None:
+    """Each option's value where it was chosen among, by episode: the run page's chart."""
+    client = await aiohttp_client(create_app(routes_run.parent))
+    run = await (await client.get(f"/api/runs/{routes_run.name}")).json()
+    series = run["agents"]["learner@localhost"]["plan_values"]
+    assert {(s["goal"], s["state"], s["plan"]) for s in series} == {
+        ("+!cross", START, "hug_edge"),
+        ("+!cross", START, "high_road"),
+    }
+    choices = [e for e in read_trace(routes_run / "trace.jsonl") if e["kind"] == PLAN_CHOICE]
+    for s in series:
+        assert s["episodes"] == sorted({c["episode"] for c in choices})  # one point an episode
+        last = next(c["data"] for c in reversed(choices) if c["episode"] == s["episodes"][-1])
+        assert s["values"][-1] == last["values"][last["options"].index(s["plan"])]
+
+
+def test_the_run_page_draws_the_plan_values_and_says_why_in_a_browser(browser, routes_run: Path) -> None:
+    from tests.test_viewer_browser import Viewer
+
+    viewer = Viewer(routes_run.parent)
+    try:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{viewer.url}/run/{routes_run.name}")
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_function("() => Number(document.getElementById('chart-plan-values').dataset.traces) === 2")
+        assert page.is_visible("#plan-values")
+        mind = f"/api/runs/{routes_run.name}/agents/learner/mind?episode=39&step=5"  # on the route chosen
+        position = page.evaluate(f"async () => (await (await fetch('{mind}')).json()).position")
+        page.select_option("#agent", "learner@localhost")
+        page.fill("#position", str(position))
+        page.dispatch_event("#position", "change")
+        page.wait_for_function("() => document.getElementById('plan-why').textContent.includes('chose @')")
+        assert "for +!cross in pos(0, 3): value" in page.text_content("#plan-why")
+        assert errors == []
+    finally:
+        viewer.stop()

@@ -349,3 +349,35 @@ def _aggregates(
         else max((len(owners) for _, owners in aligned.values()), default=0)
     )
     return summary, samples
+
+
+#: The plan-value chart: the goals' abstract states chosen in most often, and points a line.
+PLAN_VALUE_STATES = 4
+PLAN_VALUE_POINTS = 400
+
+
+def plan_value_series(choices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Plan-level values over training: for the (goal, state) pairs an agent chose in most
+    often (``plan.choice``, as the run index keeps them), each option's value at each choice
+    there, by episode (the last choice of an episode stands for it). One series per option:
+    ``{"goal", "state", "plan", "episodes", "values"}``, at most PLAN_VALUE_POINTS points."""
+    by_place: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for choice in choices:
+        by_place.setdefault((choice["goal"], choice["state"]), {})[int(choice["episode"] or 0)] = choice
+    busiest = sorted(by_place, key=lambda place: -len(by_place[place]))[:PLAN_VALUE_STATES]
+    series = []
+    for goal, state in busiest:
+        episodes = sorted(by_place[(goal, state)])
+        kept = [episodes[k] for k in thin(len(episodes), PLAN_VALUE_POINTS)]
+        plans: list[str] = []
+        for episode in kept:
+            plans.extend(p for p in by_place[(goal, state)][episode]["options"] if p not in plans)
+        for plan in plans:
+            xs, ys = [], []
+            for episode in kept:
+                choice = by_place[(goal, state)][episode]
+                if plan in choice["options"]:
+                    xs.append(episode)
+                    ys.append(choice["values"][choice["options"].index(plan)])
+            series.append({"goal": goal, "state": state, "plan": plan, "episodes": xs, "values": ys})
+    return series

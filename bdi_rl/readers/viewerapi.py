@@ -211,6 +211,7 @@ async def api_run(request: web.Request, index: RunIndex) -> web.Response:
             "episodes": agent.episodes,
             "evals": agent.evals,
             "stopped": agent.stopped,
+            "plan_values": curves.plan_value_series(agent.choices),
         }
     return json_response({**run_overview(index), "agents": agents})
 

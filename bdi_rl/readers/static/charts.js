@@ -125,6 +125,18 @@ export function drawRunCharts(data) {
              data, "return across learners");
 }
 
+// Learned plan selection (plan.choice): each option's value in the abstract states the agent
+// chose in most often, over training (/api/runs/<id>: plan_values). Hidden without choices.
+export function drawPlanValues(run) {
+  const traces = [];
+  Object.entries(run.agents).forEach(([jid, a], i) => (a.plan_values || []).forEach((s, k) => {
+    const name = shortName(jid) + ": @" + s.plan + " for " + s.goal + " in " + (s.state || "no state");
+    traces.push(line(s.episodes, s.values, name, PALETTE[(i + k) % PALETTE.length], {mode: "lines+markers", marker: {size: 4}}));
+  }));
+  document.getElementById("plan-values").hidden = !traces.length;
+  if (traces.length) plotCurves("chart-plan-values", traces, {x: "episodes", smooth: 1}, "plan value", undefined, true);
+}
+
 // Viridis-like ramp from dark blue (low) to yellow (high).
 function ramp(t) {
   const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];

@@ -2,7 +2,7 @@
 // Inspector, the Q-table and the message flow; it starts the panels of world.js (which follows
 // the inspector and drives it), search.js (whose hits move the inspector) and joint.js.
 import {damageText, el, fmt, getJSON, messageText, playedText, shortName, tidyJSON} from "./common.js";
-import {CurvePanel, drawQGrid, drawRunCharts, drawSequence} from "./charts.js";
+import {CurvePanel, drawPlanValues, drawQGrid, drawRunCharts, drawSequence} from "./charts.js";
 import {startJoint} from "./joint.js";
 import {API, RUN} from "./runapi.js";
 import {startSearch} from "./search.js";
@@ -324,6 +324,7 @@ async function refresh() {
   const run = state.run = await getJSON(API);
   renderSummary(run); renderAgents(run);
   await renderCharts();
+  drawPlanValues(run);
   renderMessages(await getJSON(messagesURL()));
   return run;
 }
