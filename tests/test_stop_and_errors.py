@@ -377,3 +377,39 @@ def test_a_command_that_inherited_an_ignored_sigint_still_stops_on_it(tmp_path):
         proc.kill()
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
+
+
+_MIND_BUG = """
+import sys
+from bdi_rl.bdi import options
+from bdi_rl.cli import main
+
+def broken(self, *args):
+    raise RuntimeError("injected: a bug under the mind")
+options.LearnedOptions.choose = broken  # a plan's failure, then ...
+options.LearnedOptions.failed = broken  # ... its handling raises, out of the reasoning cycle
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_bug_under_the_mind_fails_its_agent_at_once_and_keeps_the_traceback(tmp_path: Path) -> None:
+    """An exception out of the reasoning cycle (a fault injected into the runtime's learned
+    plan choice) ended the agent's reasoning loop unseen while its intentions still looked
+    alive: the run hung until Ctrl-C. Now the agent fails at once: one line, the traceback
+    in the run's crash.log, the summary written."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", _MIND_BUG, "run", "routes", "--runs", str(tmp_path), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert time.monotonic() - started < 60
+    (run,) = tmp_path.iterdir()
+    line = "bdi-rl: agent learner@localhost failed: its mind crashed: RuntimeError: injected: a bug under the mind"
+    assert f"{line} (traceback in {run / CRASH_LOG})" in result.stderr.splitlines()
+    assert "Traceback" not in result.stderr
+    assert "injected: a bug under the mind" in (run / CRASH_LOG).read_text()
+    summary = json.loads((run / "summary.json").read_text())
+    assert "its mind crashed" in summary["agents"]["learner"]["failure"]

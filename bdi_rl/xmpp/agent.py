@@ -35,6 +35,7 @@ from bdi_rl.bdi.runtime import Actions
 from bdi_rl.bdi.runtime import Agent as Mind
 from bdi_rl.bdi.runtime.terms import Struct
 from bdi_rl.bdi.text import term_text
+from bdi_rl.crashlog import one_line, write_crash_log
 from bdi_rl.trace.batch import ACK_METADATA, BATCH_METADATA
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, MSG_SEND, XMPP_RECONNECT
 from bdi_rl.trace.tracer import Tracer
@@ -201,6 +202,16 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
 
     def mark_finished(self) -> None:
         self.finished = True
+        self.done.set()
+
+    def mind_crashed(self, exc: Exception) -> None:
+        """The mind's cycle raised: a bug in the runtime or a library under it (a plan's own
+        failure is handled in the mind). The agent fails now with one line and the traceback
+        in the run's ``crash.log``, instead of its reasoning loop dying while its intentions
+        still look alive to the stall watch (the run then hung until Ctrl-C)."""
+        self.reasoning = False
+        path = write_crash_log(exc)
+        self.failure = f"its mind crashed: {one_line(exc)} (traceback in {path})"
         self.done.set()
 
     # -- liveness (bdi_rl.xmpp.liveness) ---------------------------------------------------------

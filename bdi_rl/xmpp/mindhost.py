@@ -49,6 +49,8 @@ class MindOwner(Protocol):
 
     def mark_finished(self) -> None: ...
 
+    def mind_crashed(self, exc: Exception) -> None: ...
+
 
 class BdiLoop(Wakeable):
     """Runs reasoning cycles in bursts and sleeps on the mailbox when the mind is idle (until
@@ -91,12 +93,17 @@ class BdiLoop(Wakeable):
         clock = time.perf_counter
         until = clock() + self.BURST_SECONDS
         self.busy = False
-        while mind.cycle():
-            if clock() >= until:
-                self.busy = True
-                break
-        else:
-            self.idle_cycles += 1
+        try:
+            while mind.cycle():
+                if clock() >= until:
+                    self.busy = True
+                    break
+            else:
+                self.idle_cycles += 1
+        except Exception as exc:  # noqa: BLE001 - a bug under the mind (plans' failures are handled in it)
+            self.busy = False
+            agent.mind_crashed(exc)  # the agent fails, saying so: this loop would have died unseen
+            return
         agent.after_burst()
 
     def _idle_wait(self, mind: Mind) -> float:
