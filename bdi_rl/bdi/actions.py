@@ -24,6 +24,10 @@ action                 effect
                        ``epsilon_end`` (an E at or below it stays until set again;
                        ``LearningConfig.epsilon_from``)
 ``.rl_evaluate``       greedy evaluation (no learning); percept ``eval(MeanReturn, Success)``
+``.rl_choose_in(T, S, A)``  A = epsilon-greedy action in sub-goal T's own Q-table at abstract
+                       state S (a hierarchy's moves learned per sub-goal: bdi.subtasks)
+``.rl_update_in(T, S, A, S2, Done)``  T's Q[S, A] towards the env's last reward and, unless
+                       Done (true: T's sub-goal reached), the best of S2's row
 ``.rl_begin_eval``     greedy episodes through the plans from now (each ``.rl_reset`` ...
                        ``.rl_end_episode`` on the learner's eval env: no Q-update, no plan
                        value learned, no exploration, no training episode counted) until
@@ -93,6 +97,7 @@ from bdi_rl.bdi.episode import PERCEPT, EpisodeSession, LearnerStats
 from bdi_rl.bdi.options import LearnedOptions, has_learned_plans
 from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.bdi.runtime import Actions
+from bdi_rl.bdi.subtasks import SubtaskLearning
 from bdi_rl.bdi.team import EXPERIENCE_CHARS, TeamLearning
 from bdi_rl.rl.options import OptionValues
 
@@ -136,6 +141,7 @@ class RlBridge:
         self.session = session
         self.checkpoints = checkpoints
         self.team = TeamLearning(session)
+        self.subtasks = SubtaskLearning(session)
         self.policy_cache = policy_cache
         self.on_finish = on_finish
 
@@ -178,6 +184,8 @@ ACTIONS: dict[str, tuple[int, bool, Callable[[RlBridge], Callable[..., Any]]]] =
     ".rl_reset": (0, False, lambda b: b.session.reset),
     ".rl_perceive": (0, False, lambda b: b.session.perceive_now),
     ".rl_choose": (1, True, lambda b: b.session.choose),
+    ".rl_choose_in": (2, True, lambda b: b.subtasks.choose_in),
+    ".rl_update_in": (5, False, lambda b: b.subtasks.update_in),
     ".rl_act": (1, False, lambda b: b.session.act),
     ".rl_end_episode": (0, False, lambda b: b.session.end_episode),
     ".rl_run_episode": (0, False, lambda b: b.session.run_episode),

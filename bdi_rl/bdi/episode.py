@@ -154,6 +154,8 @@ class EpisodeSession:
         self._episode_open = False
         """its mind's learned plan choices, paid every env step's reward (bdi.options)"""
         self._state = 0
+        self.last_reward = 0.0
+        """the env's reward for the last step (sub-goal tables learn from it: bdi.subtasks)"""
         self._return = 0.0
         self._length = 0
         self.outcome: str | None = None
@@ -167,9 +169,13 @@ class EpisodeSession:
     def _perceive_state(self, s: int) -> None:
         perceive = self.percepts.perceive
         perceive("state", s)
-        pos = self.env.position(s)
+        env = self.env
+        pos = env.position(s)
         if pos is not None:
             perceive("pos", *pos)
+        if env.has_state_facts:  # what the state is made of (Taxi: taxi/2, passenger/1, destination/1)
+            for functor, args in env.facts(s).items():
+                perceive(functor, *args)
 
     def _select_goal(self) -> None:
         """Moving goals: the goal of the coming episode (and its env), perceived as goal(X,Y)
@@ -304,6 +310,7 @@ class EpisodeSession:
         """The episode moves to ``s2`` with reward ``r``: percepts, and its outcome at the end."""
         self._state = s2
         self._return += r
+        self.last_reward = r
         self._length = self.tracer.step = self._length + 1
         self._perceive_state(s2)
         outcome = self.env.outcome(r, terminated, truncated)

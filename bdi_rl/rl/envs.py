@@ -132,6 +132,8 @@ class EnvAdapter:
         self._t = 0
         self._arrivals: dict[int, list[tuple[int, int, float]]] | None = None
         self._shape = self.family.grid_shape(base)
+        self.has_state_facts: bool = self.family.has_facts
+        """whether a state decodes into percepts (:meth:`facts`; read at every step)"""
 
     # -- episode -------------------------------------------------------------------
 
@@ -171,6 +173,10 @@ class EnvAdapter:
     def grid_shape(self) -> tuple[int, int] | None:
         """(rows, cols) for grid worlds (FrozenLake, CliffWalking), else None."""
         return self._shape
+
+    def facts(self, s: int) -> dict[str, tuple[int, ...]]:
+        """What state ``s`` is made of, as percepts (its family's: ``Family.facts``)."""
+        return self.family.facts(s) if self.family.has_facts else {}
 
     def position(self, s: int) -> tuple[int, int] | None:
         """(x, y) = (col, row) of state ``s`` in a grid world, else None."""

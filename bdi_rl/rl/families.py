@@ -102,6 +102,14 @@ class Family:
         """The map the trace records (``trace.kinds.WorldData``); None: nothing to draw."""
         return None
 
+    #: Whether a state decodes into facts a learner perceives (:meth:`facts`).
+    has_facts: ClassVar[bool] = False
+
+    def facts(self, s: int) -> dict[str, tuple[int, ...]]:
+        """What state ``s`` is made of, as percepts (functor -> arguments): plans that
+        abstract the state read them (Taxi's hierarchy navigates on ``taxi(Row, Col)``)."""
+        return {}
+
     def state_space_kwargs(self, base: Any) -> dict[str, Any] | None:
         """The kwargs a saved Q-table must match when the env itself tells them; None: they
         come from the env id's kwargs (``rl.envs``)."""
@@ -214,6 +222,14 @@ class Taxi(Family):
 
     def is_success(self, outcome: str | None, episode_return: float | None) -> bool:
         return outcome == "goal" and episode_return is not None and episode_return > 0
+
+    has_facts = True
+
+    def facts(self, s: int) -> dict[str, tuple[int, ...]]:
+        """``taxi(Row, Col)``, ``passenger(P)`` (a station 0-3, 4: in the taxi) and
+        ``destination(D)`` (a station 0-3; ``taxi_decode``)."""
+        row, col, passenger, destination = taxi_decode(s)
+        return {"taxi": (row, col), "passenger": (passenger,), "destination": (destination,)}
 
     def cell(self, world: dict[str, Any], s: int) -> dict[str, Any]:
         """Also the passenger location and destination, decoded (a cell is many states)."""

@@ -123,6 +123,8 @@ class Seat:
     """the env's name of this agent (``player_0``)"""
     n_states: int
     n_actions: int
+    #: A seat's facts are its world's (``facts``, perceived by ``bdi.seat``), not a state's.
+    has_state_facts = False
 
     @property
     def env_id(self) -> str:
