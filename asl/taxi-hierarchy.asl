@@ -5,8 +5,8 @@
 // taxi's cell alone (25 abstract states, where the flat learner's table has all 500 states), so
 // what it learns going to a station serves every passenger and destination.
 //
-// Percepts: those of learner.asl, and Taxi's state decoded: taxi(Row, Col), passenger(P) (a
-// station 0-3, or 4: in the taxi), destination(D) (a station 0-3). Actions: 0 south, 1 north,
+// Percepts: those of learner.asl, and Taxi's state decoded (the spec's state_facts = true):
+// taxi(Row, Col), passenger(P) (a station 0-3, or 4: in the taxi), destination(D) (0-3). Actions: 0 south, 1 north,
 // 2 east, 3 west, 4 pickup, 5 dropoff.
 
 station(0, 0, 0).  // R

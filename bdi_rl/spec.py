@@ -104,6 +104,10 @@ class AgentGroup(_Table):
     intentions in turn) or ``fast`` (an intention runs until it blocks: docs/AGENTSPEAK.md
     says which programs can tell). Default: ``fast`` for learners, ``jason`` for
     coordinators."""
+    state_facts: bool = False
+    """Perceive what the env's state is made of, at every step (Taxi: ``taxi(Row, Col)``,
+    ``passenger(P)``, ``destination(D)``): for plans that abstract the state (a hierarchy's
+    sub-goals, asl/taxi-hierarchy.asl). Off by default: they are beliefs to trace each step."""
     episodes: Count | None = None
     """Training episodes for this group (default: the experiment's ``episodes``)."""
     learning: dict[str, Any] = {}

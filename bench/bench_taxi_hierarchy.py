@@ -123,6 +123,7 @@ def _solve(
         eval_episodes=eval_episodes,
         eval_every=every if flat else 0,  # the flat learner: its Q-table, in Python
         seed=seed,
+        state_facts=not flat,  # the hierarchy's spec perceives Taxi's state decoded
     )
     solved: list[int] = []
     record = session.record_eval

@@ -125,6 +125,7 @@ class EpisodeSession:
         eval_every: int = 0,
         goals: list[tuple[tuple[int, int], EnvAdapter]] | None = None,
         goal_every: int = 0,
+        state_facts: bool = False,
     ) -> None:
         self.env = env
         self.learner = learner
@@ -138,6 +139,8 @@ class EpisodeSession:
         self.goals = goals or []
         """moving goals: (cell, env) per goal; the env in use is the current goal's"""
         self.goal_every = goal_every
+        self.state_facts = state_facts
+        """perceive what each state is made of (``spec`` group's ``state_facts``; Taxi's decoded)"""
         self._goal_index: int | None = None
         self.stats = LearnerStats(
             episodes=learner.episodes, env_steps=learner.env_steps, resumed_env_steps=learner.env_steps
@@ -173,7 +176,7 @@ class EpisodeSession:
         pos = env.position(s)
         if pos is not None:
             perceive("pos", *pos)
-        if env.has_state_facts:  # what the state is made of (Taxi: taxi/2, passenger/1, destination/1)
+        if self.state_facts and env.has_state_facts:  # what it is made of (Taxi: taxi/2, passenger/1 ...)
             for functor, args in env.facts(s).items():
                 perceive(functor, *args)
 
@@ -240,16 +243,18 @@ class EpisodeSession:
         self._mark_training_start()
         self.tracer.stamp(self.learner.episodes, 0)
         self._reset_seeded = True
-        self._open_episode(state)
-        self.percepts.perceive("episode", self.learner.episodes)
+        self._open_episode(state, self.learner.episodes)
 
-    def _open_episode(self, state: int) -> None:
+    def _open_episode(self, state: int, episode: int | None = None) -> None:
+        """An episode in ``state`` (``episode``: its number, perceived before the state)."""
         self._episode_open = True
         self._state = state
         self._return = 0.0
         self._length = 0
         self.outcome = None
         self.percepts.forget("outcome", 1)
+        if episode is not None:
+            self.percepts.perceive("episode", episode)
         self._perceive_state(self._state)
 
     def perceive_now(self) -> None:

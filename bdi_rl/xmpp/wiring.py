@@ -134,6 +134,7 @@ def make_agent(setup: AgentSetup, wiring: Wiring, shared: SharedWorld | None = N
         seed=setup.seed,
         goals=setup.goals,
         goal_every=spec.env.goal_every,
+        state_facts=setup.group.state_facts,
     )
     checkpoints = (PlayedTable if playing else CheckpointSchedule)(
         session,
