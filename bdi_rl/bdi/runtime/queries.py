@@ -356,6 +356,15 @@ class QueryCompiler:
 
                 return rule.call(ag, [b(env) for b in builds], trail, answered)
 
+            def accepted(ag: Any, bannots: Annots, env: Env, trail: Trail) -> bool:
+                """A fact whose arguments matched: its annotations hold and ``k`` goes on."""
+                if const_annots is not None:  # simple_annots
+                    return const_annots <= bannots and (k is None or k(ag, env, trail))
+                for _ in solve_annots(annots, bannots, env, trail):
+                    if k is None or k(ag, env, trail):
+                        return True
+                return False
+
             def first_in_order(ag: Any, order: list[Any], env: Env, trail: Trail) -> bool:
                 """``in_order`` as a ``first`` with ``k``: facts and rules in the belief base's order."""
                 group = ag.beliefs.groups.get(key) or {}
@@ -368,14 +377,8 @@ class QueryCompiler:
                     if bannots is None:
                         continue
                     mark = len(trail)
-                    if match_args(item, env, trail):
-                        if simple_annots:
-                            if const_annots <= bannots and (k is None or k(ag, env, trail)):
-                                return True
-                        else:
-                            for _ in solve_annots(annots, bannots, env, trail):
-                                if k is None or k(ag, env, trail):
-                                    return True
+                    if match_args(item, env, trail) and accepted(ag, bannots, env, trail):
+                        return True
                     undo(trail, mark)
                 return False
 
@@ -387,14 +390,8 @@ class QueryCompiler:
                 if group:
                     if ground:
                         bannots = group.get(const_args)
-                        if bannots is not None:
-                            if simple_annots:
-                                if const_annots <= bannots and (k is None or k(ag, env, trail)):
-                                    return True
-                            else:
-                                for _ in solve_annots(annots, bannots, env, trail):
-                                    if k is None or k(ag, env, trail):
-                                        return True
+                        if bannots is not None and accepted(ag, bannots, env, trail):
+                            return True
                     elif simple_annots:
                         if len(group) == 1:  # the usual percept: state(S)
                             [(bargs, bannots)] = group.items()
