@@ -152,10 +152,10 @@ class EpisodeSession:
         lower ``episodes_target`` to end training early)"""
         self.on_transition: TransitionObserver | None = None
         self.options: LearnedOptions | None = None
+        """its mind's learned plan choices, paid every env step's reward (bdi.options)"""
         self.evaluation: PlanEvaluation | None = None
         """greedy episodes through the plans going on (``begin_eval``), else None"""
         self._episode_open = False
-        """its mind's learned plan choices, paid every env step's reward (bdi.options)"""
         self._state = 0
         self.last_reward = 0.0
         """the env's reward for the last step (sub-goal tables learn from it: bdi.subtasks)"""

@@ -130,12 +130,12 @@ def _text(functor: str, args: tuple[Any, ...]) -> str:
 
 
 def applicable_learned(ag: Any, plans: Sequence[Plan], start: int, value: Struct) -> list[Plan]:
-    """Every plan from ``plans[start]`` on that is learned and applicable to the event, in
-    source order, each one's bindings undone once it is found applicable (the chosen one's
-    are made again by :func:`bind_option`)."""
-    found: list[Plan] = []
+    """``plans[start]`` (learned, and found applicable by the caller) and every plan after it
+    that is learned and applicable to the event, in source order, each one's bindings undone
+    once it is found applicable (the chosen one's are made again by :func:`bind_option`)."""
+    found: list[Plan] = [plans[start]]
     trail: Trail = []
-    for plan in plans[start:]:
+    for plan in plans[start + 1 :]:
         if plan.learned is None:
             continue
         env = plan.blank[:]
