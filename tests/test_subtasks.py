@@ -4,12 +4,14 @@ hierarchy solving Taxi."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bdi_rl.rl.checkpoint import CheckpointError, load_checkpoint
 from bdi_rl.rl.envs import make_env
 from bdi_rl.rl.families import taxi_decode
 from bdi_rl.rl.qlearning import LearningConfig
@@ -61,6 +63,57 @@ def test_the_hierarchy_learns_on_fewer_env_steps_than_the_episodes_the_flat_lear
     assert len(episodes) == 400
     late = episodes[-50:]
     assert all(e["outcome"] == "goal" for e in late) and sum(e["length"] for e in late) / 50 < 20
+
+
+# -- the sub-goal tables are kept with the Q-table: warm-started and resumed ---------------------
+def test_the_checkpoint_keeps_each_sub_goal_s_table(hierarchy_run: Path) -> None:
+    """The four navigation tables, each over the taxi's cells (at most 25 states), a value per action."""
+    tables = load_checkpoint(hierarchy_run / "qtables" / "learner.npz").subtask_tables
+    assert set(tables) == {"nav(0)", "nav(1)", "nav(2)", "nav(3)"}
+    assert all(0 < len(rows) <= 25 and all(len(row) == 6 for row in rows.values()) for rows in tables.values())
+
+
+def test_a_warm_start_drives_on_the_navigation_it_learned(hierarchy_run: Path) -> None:
+    """One training episode from the saved tables, then 100 greedy ones through the plans: every
+    passenger delivered at the optimum's level (a cold start's one episode delivers few)."""
+    warm = run_cli(
+        "run",
+        "taxi-hierarchy",
+        "--episodes",
+        "1",
+        "--warm-start",
+        str(hierarchy_run),
+        "--runs",
+        str(hierarchy_run.parent),
+    )
+    assert warm.returncode == 0, warm.stderr
+    summary = json.loads((Path(warm.stdout.strip().splitlines()[-1]) / "summary.json").read_text())
+    evaluation = summary["agents"]["learner"]["eval"]
+    assert evaluation["success_rate"] == 1.0 and evaluation["mean_return"] >= 7.9
+
+
+@pytest.mark.parametrize(
+    "rows, said",
+    [
+        ({"x": [0.0] * 6}, "subtask_tables.nav(0).x: an abstract state must be a whole number"),
+        ({"-1": [0.0] * 6}, "subtask_tables.nav(0).-1: an abstract state must be a whole number"),
+        ({"3": [0.0] * 5}, "subtask_tables.nav(0).3: 5 action values, the table has 6 actions"),
+        ({"3": [0.0] * 5 + ["far"]}, "subtask_tables"),
+    ],
+)
+def test_a_checkpoint_whose_sub_goal_tables_do_not_fit_is_refused_naming_the_row(
+    hierarchy_run: Path, tmp_path: Path, rows: dict, said: str
+) -> None:
+    with np.load(hierarchy_run / "qtables" / "learner.npz") as npz:
+        q, meta = npz["q"], json.loads(npz["meta"].tobytes())
+    meta["subtask_tables"] = {"nav(0)": rows}
+    buffer = io.BytesIO()
+    np.savez(buffer, q=q, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+    path = tmp_path / "learner.npz"
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    assert str(path) in str(caught.value) and said in str(caught.value)
 
 
 @pytest.mark.parametrize(

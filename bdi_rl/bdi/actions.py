@@ -141,7 +141,8 @@ class RlBridge:
         self.session = session
         self.checkpoints = checkpoints
         self.team = TeamLearning(session)
-        self.subtasks = SubtaskLearning(session)
+        self.subtasks = SubtaskLearning(session, checkpoints.subtask_tables())
+        checkpoints.subtasks = self.subtasks.tables
         self.policy_cache = policy_cache
         self.on_finish = on_finish
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.rl.checkpoint import Checkpoint, save_checkpoint
+from bdi_rl.rl.subtasks import SubtaskTables
 from bdi_rl.trace.kinds import QTABLE_LOAD, QTABLE_SAVE, QtableLoadData
 
 
@@ -49,6 +50,8 @@ class CheckpointSchedule:
         self.resumed = resumed
         """the run's own checkpoint this learner resumed from, if any"""
         self.after_trace = after_trace
+        self.subtasks: SubtaskTables | None = None
+        """the learner's sub-goal tables, checkpointed with its Q-table once any is made"""
         self._pending: list[tuple[int, np.ndarray, dict[str, Any]]] = []
         """taken, not yet written: (seq telemetry must have acknowledged, table, metadata)"""
         if after_trace:
@@ -83,6 +86,11 @@ class CheckpointSchedule:
         start = self.resumed or self.warm_start
         return {} if start is None else start.plan_values
 
+    def subtask_tables(self) -> dict[str, dict[int, list[float]]]:
+        """The sub-goal tables this learner starts from, as :meth:`plan_values`."""
+        start = self.resumed or self.warm_start
+        return {} if start is None else start.subtask_tables
+
     def save(self) -> None:
         """Checkpoint the table with its progress (atomically: see ``bdi_rl.rl.checkpoint``)."""
         session = self.session
@@ -99,6 +107,8 @@ class CheckpointSchedule:
         }
         if session.options is not None:  # taken now: the file is written once the trace is safe
             meta["plan_values"] = session.options.values.snapshot()
+        if self.subtasks is not None and self.subtasks.tables:
+            meta["subtask_tables"] = self.subtasks.snapshot()
         session.stats.qtable = f"{self.path.parent.name}/{self.path.name}"
         session.tracer.emit(QTABLE_SAVE, {"path": session.stats.qtable, "episodes": learner.episodes})
         self._pending.append((session.tracer.seq, learner.q.copy(), meta))

@@ -18,10 +18,11 @@ MAX_SUBTASK_STATES = 1 << 20
 class SubtaskLearning:
     """``.rl_choose_in(Task, S, A)`` and ``.rl_update_in(Task, S, A, S2, Done)``."""
 
-    def __init__(self, session: EpisodeSession) -> None:
+    def __init__(self, session: EpisodeSession, start: dict[str, dict[int, list[float]]] | None = None) -> None:
         self.session = session
         learner = session.learner
-        self.tables = SubtaskTables(learner.n_actions, learner.config, session.seed)
+        self.tables = SubtaskTables(learner.n_actions, learner.config, session.seed, start)
+        """the tables (``start``: a resumed or warm-start checkpoint's)"""
 
     def choose_in(self, task: Any, s: Any) -> int:
         """``A``: epsilon-greedy in ``Task``'s table at abstract state ``S`` (greedy while the

@@ -135,6 +135,10 @@ class CheckpointMeta(msgspec.Struct, frozen=True):
     plan_values: dict[str, dict[str, dict[str, PlanValue]]] | UnsetType = UNSET
     """learned plan selection's values, goal -> abstract state -> plan label -> value
     (``bdi_rl.rl.options``; only a learner with learned plans saves them)"""
+    subtask_tables: dict[str, dict[str, list[PlanValue]]] | UnsetType = UNSET
+    """the sub-goal tables of a hierarchy of plans, sub-goal -> abstract state (a whole
+    number, as text) -> its actions' values (``bdi_rl.rl.subtasks``; only a learner whose
+    plans use them saves them)"""
 
 
 @dataclass
@@ -170,6 +174,14 @@ class Checkpoint:
         """The learned plan values saved with the table (empty: none)."""
         values = self.header.plan_values
         return {} if values is UNSET else values
+
+    @property
+    def subtask_tables(self) -> dict[str, dict[int, list[float]]]:
+        """The sub-goal tables saved with the table (empty: none; their states checked at load)."""
+        tables = self.header.subtask_tables
+        if tables is UNSET:
+            return {}
+        return {task: {int(state): row for state, row in rows.items()} for task, rows in tables.items()}
 
     @property
     def alpha(self) -> float | None:
@@ -253,6 +265,7 @@ def load_checkpoint(path: Path) -> Checkpoint:
     except msgspec.ValidationError as exc:
         raise CheckpointError(f"{path}: {field_error(str(exc))}") from None
     table = _check_table(path, q, header)
+    _check_subtask_tables(path, header)
     return Checkpoint(path, table, header, meta)
 
 
@@ -404,6 +417,21 @@ def _check_table(path: Path, q: np.ndarray, header: CheckpointMeta) -> np.ndarra
     if not np.isfinite(table).all():
         raise CheckpointError(f"{path}: the table holds NaN or infinite values")
     return table
+
+
+def _check_subtask_tables(path: Path, header: CheckpointMeta) -> None:
+    """Each sub-goal table's states are whole numbers and its rows as wide as the Q-table."""
+    tables = header.subtask_tables
+    if tables is UNSET:
+        return
+    actions = header.shape[1]
+    for task, rows in tables.items():
+        for state, row in rows.items():
+            where = f"{path}: metadata field subtask_tables.{_clip(task)}.{_clip(state)}"
+            if not state.isascii() or not state.isdigit() or len(state) > 9:
+                raise CheckpointError(f"{where}: an abstract state must be a whole number")
+            if len(row) != actions:
+                raise CheckpointError(f"{where}: {len(row)} action values, the table has {actions} actions")
 
 
 def _shape(shape: Any) -> str:

@@ -19,14 +19,24 @@ from bdi_rl.rl.qlearning import LearningConfig
 class SubtaskTables:
     """Each sub-goal's Q-table, epsilon-greedy choice and Q-learning update."""
 
-    def __init__(self, n_actions: int, config: LearningConfig, seed: int) -> None:
+    def __init__(
+        self, n_actions: int, config: LearningConfig, seed: int, start: dict[str, dict[int, list[float]]] | None = None
+    ) -> None:
         self.n_actions = n_actions
         self.alpha = config.alpha
         self.gamma = config.gamma
         self.q_init = config.q_init
         self.rng = np.random.default_rng(seed)
-        self.tables: dict[str, dict[int, np.ndarray]] = {}
-        """sub-goal -> abstract state -> the row of its actions' values"""
+        self.tables: dict[str, dict[int, np.ndarray]] = {
+            task: {s: np.array(row, dtype=np.float64) for s, row in rows.items()}
+            for task, rows in (start or {}).items()
+        }
+        """sub-goal -> abstract state -> the row of its actions' values (``start``: a
+        checkpoint's, resumed or warm-started)"""
+
+    def snapshot(self) -> dict[str, dict[str, list[float]]]:
+        """A copy of the tables, as a checkpoint keeps them (states as text: JSON's keys)."""
+        return {task: {str(s): row.tolist() for s, row in rows.items()} for task, rows in self.tables.items()}
 
     def row(self, task: str, s: int) -> np.ndarray:
         table = self.tables.setdefault(task, {})
