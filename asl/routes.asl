@@ -1,12 +1,11 @@
 // routes.asl: crossing CliffWalking by hand-written routes, the choice among them learned.
 //
-// Three plans answer !cross; their labels carry learned(pos), so when more than one
+// Two plans answer !cross; their labels carry learned(pos), so when more than one
 // applies the agent chooses by the value it has learned for each in the position it is in
 // (pos(X, Y): column X, row Y), exploring by its epsilon, instead of taking the first in
-// source order. What a route is worth depends on where the agent is and on the ground: on
-// the plain grid hugging the cliff's edge pays -13 from the start and the high road -17; on
-// slippery ground (agents/routes-slippery.toml) every step may slide sideways, and the edge
-// costs falls (-100, back to the start). The trace shows each choice and each value learned
+// source order. From the start hugging the cliff's edge pays -13 and the high road -17.
+// (asl/taxi-routes.asl is a choice whose best answer depends on where the agent is and where it
+// is going.) The trace shows each choice and each value learned
 // (plan.choice, plan.value); `bdi-rl inspect RUN --kind plan.choice` prints them.
 //
 // Percepts: those of learner.asl. Actions: 0 up, 1 right, 2 down, 3 left.

@@ -633,7 +633,7 @@ def test_the_console_script_says_the_same_one_line(tmp_path):
     assert result.stderr.strip() == (
         f"bdi-rl: error: {tmp_path / 'absent.toml'}: no such spec file (shipped specs: "
         "cliffwalking, climbing, foraging, frozenlake-4x4, frozenlake-8x8, frozenlake-team, penalty, routes, "
-        "taxi, taxi-hierarchy, taxi-team)"
+        "taxi, taxi-hierarchy, taxi-routes, taxi-team)"
     )
     assert not (tmp_path / "runs").exists()
 

@@ -6,6 +6,7 @@ without the annotation selects as it always did (the Jason corpus holds that too
 from __future__ import annotations
 
 import collections
+import json
 from pathlib import Path
 
 import pytest
@@ -342,3 +343,52 @@ def test_the_run_page_draws_the_plan_values_and_says_why_in_a_browser(browser, r
         assert errors == []
     finally:
         viewer.stop()
+
+
+@pytest.fixture(scope="module")
+def taxi_routes_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The shipped taxi-routes spec (learned route choice) and the same plans without the
+    annotation (Jason's selection: the first applicable route in source order), each as
+    `bdi-rl run` runs it, traced at step level, the same seed."""
+    folder = tmp_path_factory.mktemp("taxi-routes")
+    plans = folder / "source-order.asl"
+    plans.write_text((ASL / "taxi-routes.asl").read_text().replace("[learned(taxi)]", ""))
+    spec = folder / "source-order.toml"
+    spec.write_text((ASL.parent / "agents" / "taxi-routes.toml").read_text().replace('"taxi-routes.asl"', f'"{plans}"'))
+    runs = {}
+    for name, target in (("learned", "taxi-routes"), ("source order", str(spec))):
+        result = run_cli("run", target, "--trace", "step", "--runs", str(folder / "runs"), "--no-progress")
+        assert result.returncode == 0, result.stderr
+        runs[name] = Path(result.stdout.strip().splitlines()[-1])
+    return runs
+
+
+def _evaluation(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())["agents"]["learner"]["eval"]
+
+
+def test_the_taxi_that_learns_its_routes_drives_shorter_than_source_order(taxi_routes_runs: dict[str, Path]) -> None:
+    """The middle row is never blocked but often a detour: taking it always (source order)
+    delivers every passenger, a step or so later than choosing the route by where the taxi
+    is and where it goes (bench/bench_plan_choice.py: optimal from every start, ~25k env steps)."""
+    learned, fixed = _evaluation(taxi_routes_runs["learned"]), _evaluation(taxi_routes_runs["source order"])
+    assert learned["success_rate"] == fixed["success_rate"] == 1.0
+    assert learned["mean_return"] > fixed["mean_return"] + 0.2
+
+
+def test_which_route_is_best_depends_on_the_taxi_s_cell_and_a_wall_fails_the_route_it_blocks(
+    taxi_routes_runs: dict[str, Path],
+) -> None:
+    """Only the top and bottom rows have walls: a route along one fails where a wall stops
+    it and is learned as failed; late in training every route is the greedy choice somewhere
+    (from some cell, for some station); without the annotation no choice is made at all."""
+    events = read_trace(taxi_routes_runs["learned"] / "trace.jsonl")
+    values = [e["data"] for e in events if e["kind"] == PLAN_VALUE]
+    failed = collections.Counter(v["plan"] for v in values if v["outcome"] == "failed")
+    assert set(failed) == {"via_top", "via_bottom"}
+    late = [e["data"] for e in events if e["kind"] == PLAN_CHOICE and e["episode"] >= 1500]
+    greedy = {c["chosen"] for c in late if not c["exploring"]}
+    assert greedy == {"via_middle", "via_top", "via_bottom"}
+    assert all(c["state"].startswith("taxi(") and c["goal"].startswith("+!navigate(") for c in late)
+    fixed = read_trace(taxi_routes_runs["source order"] / "trace.jsonl")
+    assert not [e for e in fixed if e["kind"] in (PLAN_CHOICE, PLAN_VALUE)]
