@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bdi_rl.bdi.actions import RlBridge
+from bdi_rl.bdi.actions import EXPERIENCE_CHARS, ActionArgError, RlBridge
 from bdi_rl.bdi.checkpointing import CheckpointSchedule
 from bdi_rl.bdi.episode import EpisodeSession, Percepts
 from bdi_rl.bdi.mind import AslError, load_mind
@@ -21,7 +21,7 @@ from bdi_rl.readers.explain import explain_choice
 from bdi_rl.readers.viewer import create_app
 from bdi_rl.rl.checkpoint import load_checkpoint
 from bdi_rl.rl.envs import make_env
-from bdi_rl.rl.options import OptionValues
+from bdi_rl.rl.options import OptionValues, PlanOutcome
 from bdi_rl.rl.qlearning import LearningConfig, QLearner
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import PLAN_CHOICE, PLAN_VALUE, TraceLevel
@@ -33,12 +33,13 @@ ROUTES = (ASL / "routes.asl").read_text()
 START = "pos(0, 3)"
 
 
-def _run(
+def _learner(
     tmp_path: Path, text: str, episodes: int, cycle: str = "jason", eval_episodes: int = 0
-) -> tuple[list[dict], list[float], object]:
-    """``text`` as an agent's plans on CliffWalking, trained ``episodes`` episodes in this
-    process with the real .rl_* actions, traced at step level: its events (checked as
-    telemetry checks them), its returns, and its mind."""
+) -> tuple[RlBridge, object, Tracer, list[str]]:
+    """``text`` as an agent's plans on CliffWalking, to be trained ``episodes`` episodes in
+    this process with the real .rl_* actions, traced at step level: its actions, its mind (not
+    yet run), its tracer, and who finished."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "plans.asl").write_text(text)
     env = make_env("CliffWalking-v1", {}, max_episode_steps=300)
     config = LearningConfig(alpha=0.2, gamma=1.0, epsilon_start=1.0, epsilon_end=0.0, epsilon_decay_episodes=150)
@@ -57,7 +58,16 @@ def _run(
     mind = load_mind(
         tmp_path / "plans.asl", actions, "learner", tracer, prepare=lambda m: bridge.start(m, "step"), cycle=cycle
     )
-    mind.run()
+    return bridge, mind, tracer, finished
+
+
+def _run(
+    tmp_path: Path, text: str, episodes: int, cycle: str = "jason", eval_episodes: int = 0
+) -> tuple[list[dict], list[float], object]:
+    """``text`` trained as :func:`_learner` makes it: its events (checked as telemetry checks
+    them), its returns, and its mind."""
+    bridge, mind, tracer, finished = _learner(tmp_path, text, episodes, cycle, eval_episodes)
+    mind.run()  # type: ignore[attr-defined]
     assert finished == ["learner"]
     tracer.flush_record()
     events = []
@@ -65,7 +75,7 @@ def _run(
         count, body = tracer.next_batch()
         events.extend(decode_batch(body).events)  # every line as telemetry checks it
         tracer.ack(tracer.pending[count - 1]["seq"] + 1 if count else tracer.seq)
-    return events, session.stats.returns, mind
+    return events, bridge.session.stats.returns, mind
 
 
 @pytest.mark.parametrize("cycle", ["jason", "fast"])
@@ -150,11 +160,55 @@ def test_a_plan_value_moves_towards_the_reward_and_the_best_value_where_it_ended
     values = OptionValues(alpha=0.5, gamma=0.9)
     values.choose("+!g", "s2", ["a", "b"], 0.0, __import__("random").Random(0))
     values.table["+!g"] = {"s2": {"a": 10.0, "b": 4.0}}
-    assert values.update("+!g", "s1", "b", reward=-2.0, steps=2, next_state="s2", done=False) == (
+    assert values.learn(PlanOutcome("+!g", "s1", "b", reward=-2.0, steps=2, next_state="s2", done=False)) == (
         0.0,
         pytest.approx(0.5 * (-2.0 + 0.81 * 10.0)),
     )
-    assert values.update("+!g", "s1", "a", reward=5.0, steps=1, next_state="s2", done=True) == (0.0, 2.5)
+    assert values.learn(PlanOutcome("+!g", "s1", "a", reward=5.0, steps=1, next_state="s2", done=True)) == (0.0, 2.5)
+
+
+# -- shared by a team, as experience is --------------------------------------------------------
+def test_a_teammate_told_my_plan_runs_learns_my_plan_values_exactly(tmp_path: Path) -> None:
+    """A team learner keeps its chosen plans' runs with its transitions (.rl_record_experience);
+    .rl_experience gives them as batches of their own, each fit for one message, and a
+    teammate's .rl_replay of them makes the same SMDP updates: its values become mine."""
+    sharer, mind, _, _ = _learner(tmp_path / "sharer", ROUTES, 60)
+    sharer.team.record_experience()
+    mind.run()  # type: ignore[attr-defined]
+    batches = sharer.team.take_experience()
+    runs = [b for b in batches if b.startswith("plans:")]
+    assert runs and all(len(b) <= EXPERIENCE_CHARS for b in batches)
+    assert sharer.team.take_experience() == ()  # taken once
+    receiver, _, _, _ = _learner(tmp_path / "receiver", ROUTES, 1)
+    for batch in runs:
+        receiver.team.replay(batch)
+    mine = sharer.session.options
+    theirs = receiver.session.options
+    assert mine is not None and theirs is not None
+    assert theirs.values.snapshot() == mine.values.snapshot() != {}
+    assert receiver.session.stats.env_steps == 0  # told, not lived
+
+
+@pytest.mark.parametrize(
+    "batch, said",
+    [
+        (
+            'plans:[["+!cross","pos(0, 3)","hug_edge",-13.0,13,"",true],["+!cross"]]',
+            "plan runs: Expected `array` of length 7",
+        ),
+        ('plans:[["+!cross","pos(0, 3)","hug_edge",1e999,13,"",true]]', "plan runs: Number out of range"),
+        ('plans:[["+!cross","pos(0, 3)","hug_edge",-13.0,-1,"",true]]', "plan runs: Expected `int` >= 0"),
+        ('plans:[["+!cross","pos(0, 3)","hug_edge",-13.0,13,"","yes"]]', "plan runs: Expected `bool`"),
+        ("plans:[[", "plan runs: Input data was truncated"),
+    ],
+)
+def test_malformed_plan_runs_are_refused_whole(tmp_path: Path, batch: str, said: str) -> None:
+    receiver, _, _, _ = _learner(tmp_path, ROUTES, 1)
+    with pytest.raises(ActionArgError) as caught:
+        receiver.team.replay(batch)
+    assert str(caught.value).startswith(f".rl_replay: {said}")
+    options = receiver.session.options
+    assert options is not None and options.values.snapshot() == {}  # not half-applied
 
 
 # -- "why this plan?" from the run's files: inspect and the viewer ------------------------------

@@ -40,12 +40,15 @@ action                 effect
 Team learning (``asl/team-learner.asl``): what one learner discovers, its teammates use.
 
 ==========================  ================================================================
-``.rl_record_experience``   from now on keep every training transition for sharing
+``.rl_record_experience``   from now on keep every training transition (and every run of a
+                            learned plan choice) for sharing
 ``.rl_experience(Batches)`` ``Batches`` = the transitions kept since the last call, as a list
                             of compact strings (``"s,a,r,s2,done;..."``), each small enough
-                            for one message; ``[]`` when there are none
+                            for one message, then the plan runs (``"plans:[...]"``); ``[]``
+                            when there are none
 ``.rl_replay(E)``           Q-updates from a peer's transitions ``E`` (one such string); they
-                            count as replayed, not as this learner's env steps
+                            count as replayed, not as this learner's env steps; a batch of
+                            plan runs updates this learner's plan values (if it has any)
 ``.rl_hazard(X, Y)``        prior: (X, Y) ends the episode with nothing, so every move that
                             may land there is worth at most ``(1 - p) * max(Q)``
 ``.rl_goal(X, Y, R)``       prior: reaching (X, Y) pays ``R``, so every move that may land

@@ -13,7 +13,7 @@ no env step comes in between, so the state it ended in is the one seen then.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from bdi_rl.bdi.runtime.options import Indicator, LearnedPlan, state_text
 from bdi_rl.bdi.runtime.terms import LVar, PartialList, Struct, deref, term_str
 from bdi_rl.bdi.runtime.triggers import TRIGGER_TEXT
 from bdi_rl.bdi.runtime.unify import Env
-from bdi_rl.rl.options import OptionValues
+from bdi_rl.rl.options import OptionValues, PlanOutcome
 from bdi_rl.rl.qlearning import QLearner
 from bdi_rl.trace.kinds import PLAN_CHOICE, PLAN_VALUE, PlanChoiceData, PlanValueData
 from bdi_rl.trace.tracer import Tracer
@@ -61,6 +61,8 @@ class LearnedOptions:
         self.runs: list[_Run] = []
         self.learning = True
         """False during a greedy evaluation through the plans: the best plan, nothing learned"""
+        self.on_learned: Callable[[PlanOutcome], None] | None = None
+        """told each plan run learned from (a team learner keeps them for its teammates)"""
 
     # -- the runtime's side: choices, the frames they start, failures -----------------------
     def choose(self, ag: Any, ttype: int, event: Struct, options: Sequence[LearnedPlan]) -> int:
@@ -147,7 +149,10 @@ class LearnedOptions:
         if not self.learning:
             return
         next_state = state_text(self.mind, run.learned)
-        before, after = self.values.update(run.goal, run.state, run.plan, run.reward, run.steps, next_state, done)
+        outcome_run = PlanOutcome(run.goal, run.state, run.plan, run.reward, run.steps, next_state, done)
+        before, after = self.values.learn(outcome_run)
+        if self.on_learned is not None:
+            self.on_learned(outcome_run)
         data: PlanValueData = {
             "goal": run.goal,
             "state": run.state,

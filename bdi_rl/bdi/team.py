@@ -1,7 +1,9 @@
 """Team learning (``asl/team-learner.asl``): what one learner discovers, its teammates use.
 
 Experience travels as compact strings (``"s,a,r,s2,done;..."``), each small enough for one
-message; priors (``.rl_hazard``, ``.rl_goal``) read only where moves land (the env's
+message, and so do the runs of a learner's chosen plans (learned plan selection,
+``bdi.options``: ``"plans:"`` and a JSON list of runs), which teammates learn their plan
+values from as from their own; priors (``.rl_hazard``, ``.rl_goal``) read only where moves land (the env's
 transition table: ``EnvAdapter.arrivals``), and what is *at* a cell comes from the belief,
 i.e. from the teammate who found it. Anything a teammate sent is checked whole before any
 Q-value changes.
@@ -9,13 +11,17 @@ Q-value changes.
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from bdi_rl.bdi.args import cell_state, decoded, number_arg, text_arg
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.bdi.policycache import decode
+from bdi_rl.rl.options import PlanOutcome
 
 #: Longest experience string in one message (the wire accepts 16384 characters per body).
 EXPERIENCE_CHARS = 12_000
@@ -30,13 +36,28 @@ class TeamLearning:
     def __init__(self, session: EpisodeSession) -> None:
         self.session = session
         self._experience: list[str] | None = None  # encoded transitions, when recording
+        self._plan_runs: list[str] = []  # encoded runs of chosen plans, when recording
 
     # -- shared experience ----------------------------------------------------------
     def record_experience(self) -> None:
-        """From now on keep every training transition for sharing."""
+        """From now on keep every training transition, and every run of a learned plan
+        choice, for sharing."""
         if self._experience is None:
             self._experience = []
             self.session.on_transition = self._record
+            if self.session.options is not None:
+                self.session.options.on_learned = self._record_plan_run
+
+    def _record_plan_run(self, run: PlanOutcome) -> None:
+        item = json.dumps(
+            [run.goal, run.state, run.plan, run.reward, run.steps, run.next_state, run.done], separators=(",", ":")
+        )
+        if len(item) + len(PLAN_RUNS) + 2 > EXPERIENCE_CHARS:
+            return  # a state too long to travel: it stays this learner's own
+        kept = self._plan_runs
+        kept.append(item)
+        if len(kept) > EXPERIENCE_LIMIT:
+            del kept[: EXPERIENCE_LIMIT // 10]
 
     def _record(self, s: int, a: int, r: float, s2: int, terminated: bool) -> None:
         r_text = repr(r)
@@ -62,16 +83,35 @@ class TeamLearning:
             batches.append(";".join(kept[start:]))
         if self._experience is not None:
             self._experience = []
+        runs, self._plan_runs = self._plan_runs, []
+        start = 0
+        size = len(PLAN_RUNS) + 2
+        for i, item in enumerate(runs):
+            if size + len(item) + 1 > EXPERIENCE_CHARS and i > start:
+                batches.append(f"{PLAN_RUNS}[{','.join(runs[start:i])}]")
+                start, size = i, len(PLAN_RUNS) + 2
+            size += len(item) + 1
+        if start < len(runs):
+            batches.append(f"{PLAN_RUNS}[{','.join(runs[start:])}]")
         return tuple(batches)
 
     def replay(self, text: Any) -> None:
-        """Learn from a teammate's transitions; a malformed string fails the plan, whole
-        (checked before the first update: no Q-value changes)."""
+        """Learn from a teammate's transitions, or the runs of its chosen plans; a malformed
+        string fails the plan, whole (checked before the first update: no value changes).
+        Plan runs teach a learner with learned plans; one without has nothing to learn them into."""
         learner = self.session.learner
+        body = text_arg(text, "the experience", ".rl_replay")
+        if body.startswith(PLAN_RUNS):
+            runs = decoded(".rl_replay", decode_plan_runs, body)
+            options = self.session.options
+            if options is not None:
+                for run in runs:
+                    options.values.learn(run)
+            return
         transitions = decoded(
             ".rl_replay",
             decode_experience,
-            text_arg(text, "the experience", ".rl_replay"),
+            body,
             learner.n_states,
             learner.n_actions,
         )
@@ -120,3 +160,27 @@ def decode_experience(text: str, n_states: int, n_actions: int) -> list[tuple[in
             raise ValueError(f"experience: transition {item[:40]!r} is outside this Q-table")
         transitions.append(t)
     return transitions
+
+
+#: A batch of runs of chosen plans, as opposed to one of transitions: this, then a JSON list.
+PLAN_RUNS = "plans:"
+_Text = Annotated[str, msgspec.Meta(max_length=EXPERIENCE_CHARS)]
+_PlanRun = tuple[
+    _Text,
+    _Text,
+    _Text,
+    Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)],
+    Annotated[int, msgspec.Meta(ge=0, le=10**9)],
+    _Text,
+    bool,
+]
+
+
+def decode_plan_runs(text: str) -> list[PlanOutcome]:
+    """``"plans:[[goal, state, plan, reward, steps, next_state, done], ...]"`` -> runs, each
+    checked (a finite reward, whole steps, done true or false)."""
+    try:
+        items = msgspec.json.decode(text[len(PLAN_RUNS) :], type=list[_PlanRun])
+    except msgspec.DecodeError as exc:  # ValidationError is one
+        raise ValueError(f"plan runs: {exc}") from None
+    return [PlanOutcome(*item) for item in items]

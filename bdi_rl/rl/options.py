@@ -18,6 +18,24 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class PlanOutcome:
+    """One run of a chosen plan, as its value learns from it (and a teammate, told it)."""
+
+    goal: str
+    state: str
+    """the abstract state it was chosen in"""
+    plan: str
+    reward: float
+    """the discounted reward the env paid while it ran"""
+    steps: int
+    """env steps it ran"""
+    next_state: str
+    """the abstract state it ended in"""
+    done: bool
+    """the episode ended with it: nothing follows"""
+
+
+@dataclass(frozen=True)
 class Choice:
     """A choice made: the option's index, the options' values then, whether it explored."""
 
@@ -66,13 +84,14 @@ class OptionValues:
         plans = self.plans.get(goal)
         return max(self.values(goal, state, plans)) if plans else 0.0
 
-    def update(
-        self, goal: str, state: str, plan: str, reward: float, steps: int, next_state: str, done: bool
-    ) -> tuple[float, float]:
-        """One SMDP Q-update for a run of ``plan`` chosen in ``state``; returns its value
-        before and after."""
-        row = self.table.setdefault(goal, {}).setdefault(state, {})
-        before = row.get(plan, 0.0)
-        target = reward if done else reward + self.gamma**steps * self.best(goal, next_state)
-        after = row[plan] = before + self.alpha * (target - before)
+    def learn(self, run: PlanOutcome) -> tuple[float, float]:
+        """One SMDP Q-update for a run of a plan; returns its value before and after."""
+        goal = run.goal
+        known = self.plans.setdefault(goal, [])
+        if run.plan not in known:  # a teammate's plan this agent was never offered yet
+            known.append(run.plan)
+        row = self.table.setdefault(goal, {}).setdefault(run.state, {})
+        before = row.get(run.plan, 0.0)
+        target = run.reward if run.done else run.reward + self.gamma**run.steps * self.best(goal, run.next_state)
+        after = row[run.plan] = before + self.alpha * (target - before)
         return before, after
