@@ -1,5 +1,7 @@
 """Start-up (issue 33): how long ``bdi-rl run`` takes to its first env step, and to exit on a
-run that does nearly nothing else, for one or more checkouts of bdi-rl, interleaved.
+run that does nearly nothing else, for one or more checkouts of bdi-rl, interleaved; and how
+long the readers take to be ready: ``view`` and ``serve`` until their port takes a connection,
+``inspect`` (of a 200-episode FrozenLake run) until it has printed and exited.
 
 The first env step is read from the run's own trace: the time stamp of its first ``steps``
 record (the step-level trace of the first episode, written by the learner as the episode
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +37,56 @@ COMMANDS = {
 }
 
 
+#: name -> arguments after ``python -m bdi_rl`` of a reader; ``{run}``: the run it reads
+READERS = {
+    "bdi-rl view (listening)": ["view", "--runs", "{runs}"],
+    "bdi-rl serve (listening)": ["serve", "--runs", "{runs}"],
+    "bdi-rl inspect RUN --agent learner": ["inspect", "{run}", "--agent", "learner"],
+}
+
+
+def _env(checkout: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(checkout) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ready(checkout: Path, args: list[str]) -> float:
+    """Seconds from start to a server's port taking a connection, or to a command's exit."""
+    began = time.perf_counter()
+    if args[0] not in ("view", "serve"):
+        subprocess.run(
+            [sys.executable, "-m", "bdi_rl", *args], cwd=checkout, env=_env(checkout), check=True, capture_output=True
+        )
+        return time.perf_counter() - began
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bdi_rl", *args, "--port", str(port)],
+        cwd=checkout,
+        env=_env(checkout),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.05).close()
+                return time.perf_counter() - began
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{args[0]} exited before it listened") from None
+                time.sleep(0.002)
+    finally:
+        process.terminate()
+        process.wait()
+
+
 def _first_step(runs: Path, started: float) -> float | None:
     """Seconds from ``started`` (epoch) to the run's first ``steps`` record."""
     for trace in runs.glob("*/trace.jsonl"):
@@ -46,8 +99,7 @@ def _first_step(runs: Path, started: float) -> float | None:
 
 
 def _once(checkout: Path, args: list[str], runs: Path) -> tuple[float, float | None]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(checkout) + os.pathsep + env.get("PYTHONPATH", "")
+    env = _env(checkout)
     started_epoch = time.time()
     began = time.perf_counter()
     subprocess.run(
@@ -72,8 +124,33 @@ def main() -> None:
         checkouts[name] = Path(path).resolve()
     walls: dict[tuple[str, str], list[float]] = {}
     firsts: dict[tuple[str, str], list[float]] = {}
+    readies: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        read = Path(tmp) / "read"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bdi_rl",
+                "run",
+                "agents/frozenlake-4x4.toml",
+                "--episodes",
+                "200",
+                "--runs",
+                str(read),
+                "--no-progress",
+            ],
+            cwd=ROOT,
+            env=_env(ROOT),
+            check=True,
+            capture_output=True,
+        )
+        [run] = read.iterdir()
         for round_ in range(args.rounds):
+            for command, command_args in READERS.items():
+                for name, checkout in checkouts.items():
+                    filled = [a.format(runs=read, run=run) for a in command_args]
+                    readies.setdefault((command, name), []).append(_ready(checkout, filled))
             for command, command_args in COMMANDS.items():
                 for name, checkout in checkouts.items():
                     runs = Path(tmp) / f"{round_}-{command[:5]}-{name[:5]}".replace(" ", "_")
@@ -85,9 +162,14 @@ def main() -> None:
     print("| command | checkout | first env step, s: median (min-max) | whole process, s: median (min-max) |")
     print("|---|---|---:|---:|")
     for (command, name), times in walls.items():
-        first = firsts.get((command, name), [])
-        shown = f"{statistics.median(first):.3f} ({min(first):.3f}-{max(first):.3f})" if first else "-"
+        steps = firsts.get((command, name), [])
+        shown = f"{statistics.median(steps):.3f} ({min(steps):.3f}-{max(steps):.3f})" if steps else "-"
         print(f"| {command} | {name} | {shown} | {statistics.median(times):.2f} ({min(times):.2f}-{max(times):.2f}) |")
+    print()
+    print("| reader | checkout | ready, s: median (min-max) |")
+    print("|---|---|---:|")
+    for (command, name), times in readies.items():
+        print(f"| {command} | {name} | {statistics.median(times):.3f} ({min(times):.3f}-{max(times):.3f}) |")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ the line ``--warm-start`` gives.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import secrets
 import sys
@@ -41,7 +42,6 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from msgspec import Meta
 
-from bdi_rl.bdi.mind import AslError
 from bdi_rl.control.jobs import Job, JobQueue
 from bdi_rl.control.plans import StagedPlans
 from bdi_rl.control.specs import (
@@ -68,8 +68,6 @@ from bdi_rl.rl.policyfile import PolicyFileError
 from bdi_rl.spec import MAX_EPISODES, MAX_SEED, ExperimentSpec, SpecError
 from bdi_rl.store import SPEC_FILE, Sweep, new_sweep_id, run_dir_named, write_sweep
 from bdi_rl.sweepfile import SweepPlan, configuration_spec, plan_from_table
-from bdi_rl.xmpp.play import PlayError, PlayRequest, prepare_play
-from bdi_rl.xmpp.setup import learner_setups, prepare_experiment
 
 TOKEN_HEADER = "X-BDI-RL-Token"
 #: Largest request body (an uploaded spec, JSON-escaped, and a few numbers).
@@ -124,9 +122,16 @@ class PlayBody(msgspec.Struct, forbid_unknown_fields=True):
     map_name: Literal["4x4", "8x8"] | None = None
 
 
-#: Errors of a spec, a checkpoint, an env or a play that the CLI would report as bad input:
-#: a request that meets one is a 400 with that one line.
-USER_ERRORS = (RequestError, SpecError, CheckpointError, EnvError, AslError, PolicyFileError, PlayError)
+@functools.cache
+def user_errors() -> tuple[type[Exception], ...]:
+    """Errors of a spec, a checkpoint, an env or a play that the CLI would report as bad input:
+    a request that meets one is a 400 with that one line. Imported when one is first caught,
+    with what checks runs and plays (``xmpp.setup``, ``xmpp.play``): the AgentSpeak runtime
+    and the play module would cost the server's start-up ~0.2 s."""
+    from bdi_rl.bdi.mind import AslError
+    from bdi_rl.xmpp.play import PlayError
+
+    return (RequestError, SpecError, CheckpointError, EnvError, AslError, PolicyFileError, PlayError)
 
 
 def same_origin(origin: str, host: str) -> bool:
@@ -260,7 +265,7 @@ async def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path
             await asyncio.to_thread(_check_learners, spec)
             path, label = save_spec(spec, runs), f"{label}; warm start {', '.join(warm)}"
         return label, path, spec
-    except USER_ERRORS as exc:
+    except user_errors() as exc:
         raise bad_request(_in_runs(str(exc), runs)) from None
     except OSError as exc:
         raise web.HTTPInternalServerError(
@@ -271,6 +276,8 @@ async def _spec_of(start: StartRequest, request: web.Request) -> tuple[str, Path
 
 def _check_learners(spec: ExperimentSpec) -> None:
     """Every learner's env and warm start, as ``bdi-rl run`` checks them before it starts."""
+    from bdi_rl.xmpp.setup import learner_setups
+
     learner_setups(spec)
 
 
@@ -401,12 +408,14 @@ async def _sweep_plan(
         plan = plan_from_table({"axes": table, **options}, spec_path.parent / "axes", spec_path)
         if len(plan.runs()) > MAX_SWEEP_RUNS:
             raise SpecError(f"axes: {len(plan.runs())} runs: a sweep from this page has at most {MAX_SWEEP_RUNS}")
+        from bdi_rl.xmpp.setup import prepare_experiment
+
         for configuration in plan.configurations:
             try:
                 await asyncio.to_thread(prepare_experiment, configuration_spec(plan, configuration))
-            except USER_ERRORS as exc:
+            except user_errors() as exc:
                 raise SpecError(f"axes: configuration ({configuration.label()}): {exc}") from None
-    except USER_ERRORS as exc:
+    except user_errors() as exc:
         raise bad_request(_in_runs(str(exc), runs)) from None
     return plan
 
@@ -439,10 +448,12 @@ async def api_play(request: web.Request) -> web.Response:
         raise not_found("no such run")
     env = {k: v for k, v in (("is_slippery", body.is_slippery), ("map_name", body.map_name)) if v is not None}
     goal = (body.goal[0], body.goal[1]) if body.goal is not None else None
+    from bdi_rl.xmpp.play import PlayRequest, prepare_play
+
     play = PlayRequest(run_dir, body.agent, body.episodes, body.seed, env, goal, body.policy_only)
     try:
         await asyncio.to_thread(prepare_play, play)
-    except USER_ERRORS as exc:
+    except user_errors() as exc:
         raise bad_request(_in_runs(str(exc), queue.runs)) from None
     args = ["play", str(run_dir), "--runs", str(queue.runs), "--episodes", str(body.episodes)]
     if body.agent is not None:
