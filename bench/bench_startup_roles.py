@@ -1,0 +1,121 @@
+"""Start-up of the one-role-per-process commands (issue 33): ``bdi-rl telemetry`` until it is
+ready for agents (its ``--ready-file``), and ``bdi-rl agent`` until its first env step, against
+a private ejabberd on loopback (Debian's, configured by compose/ejabberd.yml, as the tests
+start it).
+
+Each round starts telemetry, waits for its ready file, then starts the learner of a one-episode
+FrozenLake 4x4 spec traced at step level; the agent's first env step is the time stamp of its
+first ``steps`` record in the trace telemetry wrote, less the moment the agent process started.
+
+    python bench/bench_startup_roles.py --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.ejabberd import remove, start_ejabberd  # noqa: E402
+
+SPEC = """name = "startup"
+seed = 1
+episodes = 1
+eval_episodes = 1
+trace = "step"
+
+[env]
+id = "FrozenLake-v1"
+kwargs = { map_name = "4x4", is_slippery = true }
+
+[learning]
+alpha = 0.1
+
+[[agents]]
+name = "learner"
+asl = "learner.asl"
+mode = "step"
+"""
+
+
+def _first_step(runs: Path, started: float) -> float:
+    for trace in runs.glob("*/trace.jsonl"):
+        with trace.open() as f:
+            for line in f:
+                record = json.loads(line)
+                if record.get("kind") == "steps":
+                    return float(record["ts"]) - started
+    raise RuntimeError(f"no steps record in {runs}")
+
+
+def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
+    """Telemetry ready, agent's first env step, agent's whole process (s)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["BDI_RL_XMPP_PASSWORD"] = "bench-startup-password"
+    runs, ready = folder / "runs", folder / "ready"
+    command = [sys.executable, "-m", "bdi_rl"]
+    began = time.perf_counter()
+    telemetry = subprocess.Popen(
+        [*command, "telemetry", str(spec), "--xmpp", xmpp, "--runs", str(runs), "--ready-file", str(ready)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while not ready.exists():
+        if telemetry.poll() is not None:
+            raise RuntimeError("telemetry exited before it was ready")
+        time.sleep(0.002)
+    telemetry_ready = time.perf_counter() - began
+    started_epoch, began = time.time(), time.perf_counter()
+    subprocess.run(
+        [*command, "agent", str(spec), "--name", "learner", "--xmpp", xmpp, "--runs", str(runs)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    whole = time.perf_counter() - began
+    if telemetry.wait(timeout=60) != 0:
+        raise RuntimeError("telemetry failed")
+    return telemetry_ready, _first_step(runs, started_epoch), whole
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    server = start_ejabberd()
+    results: list[tuple[float, float, float]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = Path(tmp) / "startup.toml"
+            spec.write_text(SPEC)
+            for round_ in range(args.rounds):
+                folder = Path(tmp) / str(round_)
+                folder.mkdir()
+                results.append(_round(spec, f"localhost:{server.port}", folder))
+                shutil.rmtree(folder)
+    finally:
+        remove(server)
+    print("| command | ready, s: median (min-max) |")
+    print("|---|---:|")
+    names = (
+        "bdi-rl telemetry (ready file)",
+        "bdi-rl agent (first env step)",
+        "bdi-rl agent (whole process, 1 episode)",
+    )
+    for name, values in zip(names, zip(*results, strict=True), strict=True):
+        print(f"| {name} | {statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f}) |")
+
+
+if __name__ == "__main__":
+    main()
