@@ -32,7 +32,7 @@ class Ejabberd:
     directory: Path
     node: str
 
-    def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [
                 "ejabberdctl",
@@ -70,11 +70,33 @@ class Ejabberd:
         return "\n".join(logs)
 
 
+#: Tries at a fresh port when the one picked was taken before ejabberd bound it.
+PORT_TRIES = 3
+
+
 def start_ejabberd(domain: str = "localhost", internal_nets: str = "['127.0.0.0/8', '::1/128']") -> Ejabberd:
     """Start a private ejabberd on a free loopback port with compose/ejabberd.yml;
-    ``internal_nets``: where in-band registration is allowed from."""
+    ``internal_nets``: where in-band registration is allowed from.
+
+    The port is free when it is picked, but it is in the machine's ephemeral range: a client
+    socket of a test running alongside may take it before ejabberd binds it (CI met
+    ``eaddrinuse``). Then ejabberd is started again on another port."""
     if shutil.which("ejabberdctl") is None:
         raise EjabberdUnavailable("ejabberd is not installed (apt-get install ejabberd; .ci/run does)")
+    for attempt in range(PORT_TRIES):
+        try:
+            return _start_on_a_free_port(domain, internal_nets)
+        except PortTaken:
+            if attempt == PORT_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+class PortTaken(EjabberdUnavailable):
+    """The listener's port was taken between picking it and ejabberd binding it."""
+
+
+def _start_on_a_free_port(domain: str, internal_nets: str) -> Ejabberd:
     # Not under pytest's tmp dir: ejabberd runs as its own user and must reach the files.
     directory = Path(tempfile.mkdtemp(prefix="bdi-rl-ejabberd-"))
     directory.chmod(0o755)
@@ -108,6 +130,12 @@ def start_ejabberd(domain: str = "localhost", internal_nets: str = "['127.0.0.0/
     server = Ejabberd(domain, port, directory, node)
     try:
         server.start()
+    except EjabberdUnavailable as exc:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+        if "eaddrinuse" in str(exc):
+            raise PortTaken(str(exc)) from None
+        raise
     except BaseException:
         server.stop()
         shutil.rmtree(directory, ignore_errors=True)
