@@ -267,7 +267,9 @@ class EpisodeSession:
     def checked_action(self, a: Any) -> int:
         """``a`` as an action of this env, in a running episode (ActionArgError, RuntimeError)."""
         action = index_arg(a, self.env.n_actions, "action", ".rl_act")
-        if not self._reset_seeded:
+        evaluation = self.evaluation
+        reset = self._reset_seeded if evaluation is None else evaluation.seeded  # the env acted on
+        if not reset:
             raise RuntimeError(".rl_act before any .rl_reset: start an episode first")
         if self.outcome is not None:
             raise RuntimeError(".rl_act after the episode ended: call .rl_reset first")
