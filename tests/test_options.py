@@ -189,6 +189,61 @@ def test_a_teammate_told_my_plan_runs_learns_my_plan_values_exactly(tmp_path: Pa
     assert receiver.session.stats.env_steps == 0  # told, not lived
 
 
+#: A teacher: routes.asl that records its experience, and once trained tells it all to its teammates.
+_TEACHER = ROUTES.replace(
+    "+!start <- !train; !evaluate; .rl_save_qtable; .rl_finish.",
+    "+!start <- .rl_record_experience; !train; !teach; .rl_save_qtable; .rl_finish.\n\n"
+    "+!teach : teammates(Ts) <-\n"
+    "    .rl_experience(Bs); .length(Bs, N);\n"
+    "    for (.member(E, Bs)) { .send(Ts, tell, experience(E)) };\n"
+    "    .send(Ts, tell, taught(N)).",
+)
+#: A student: the same routes, no training of its own; it learns what it is told, then
+#: evaluates through the plans.
+_STUDENT = ROUTES.replace("!start.\n", "replayed(0).\n").replace(
+    "@start\n+!start <- !train; !evaluate; .rl_save_qtable; .rl_finish.",
+    "@replay[atomic]  // counted in the body: every told batch's context reads the count before any runs\n"
+    "+experience(E)[source(P)] : trusted(P) <-\n"
+    "    .rl_replay(E); ?replayed(K); -+replayed(K + 1); -experience(E)[source(P)].\n\n"
+    "+taught(N)[source(P)] : trusted(P) <- !after(N).\n"
+    "+!after(N) : replayed(K) & K >= N <- !evaluate; .rl_save_qtable; .rl_finish.\n"
+    "+!after(N) <- .wait(20); !after(N).",
+)
+
+
+def test_a_student_that_never_explored_takes_the_best_route_from_what_its_teammate_told_it(
+    tmp_path: Path, write_spec
+) -> None:
+    """Two agents of one run over the embedded XMPP server: the teacher learns the routes'
+    values and tells its experience (plan runs included) as team-learner.asl does; the
+    student trains no episode, replays what it was told, and its greedy evaluation through
+    the plans hugs the cliff's edge (-13)."""
+    assert _TEACHER != ROUTES and "@replay[atomic]" in _STUDENT
+    (tmp_path / "teacher.asl").write_text(_TEACHER)
+    (tmp_path / "student.asl").write_text(_STUDENT)
+    spec = write_spec(
+        (ASL.parent / "agents" / "routes.toml")
+        .read_text()
+        .replace('name = "learner"\nasl = "routes.asl"', f'name = "teacher"\nasl = "{tmp_path / "teacher.asl"}"')
+        + f'\n[[agents]]\nname = "student"\nasl = "{tmp_path / "student.asl"}"\nmode = "step"\nepisodes = 1\n'
+    )
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
+    assert result.returncode == 0, result.stderr
+    run = Path(result.stdout.strip().splitlines()[-1])
+    agents = json.loads((run / "summary.json").read_text())["agents"]
+    student = agents["student"]
+    assert student["env_steps"] == student["episodes"] == 0
+    assert student["eval"]["mean_return"] == -13.0
+    told = [
+        e["data"]["content"]
+        for e in read_trace(run / "trace.jsonl")
+        if e["kind"] == "msg.recv" and e["agent"].startswith("student@")
+    ]
+    assert any(content.startswith('experience("plans:') for content in told)
+    values = load_checkpoint(run / "qtables" / "student.npz").plan_values
+    assert values["+!cross"][START]["hug_edge"] > values["+!cross"][START]["high_road"]
+
+
 @pytest.mark.parametrize(
     "batch, said",
     [
