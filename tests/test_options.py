@@ -227,7 +227,8 @@ def test_a_student_that_never_explored_takes_the_best_route_from_what_its_teamma
         .replace('name = "learner"\nasl = "routes.asl"', f'name = "teacher"\nasl = "{tmp_path / "teacher.asl"}"')
         + f'\n[[agents]]\nname = "student"\nasl = "{tmp_path / "student.asl"}"\nmode = "step"\nepisodes = 1\n'
     )
-    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=300)
+    # ~3 s; a student left waiting for batches it never counted would wait for ever
+    result = run_cli("run", str(spec), "--runs", str(tmp_path / "runs"), "--no-progress", timeout=90)
     assert result.returncode == 0, result.stderr
     run = Path(result.stdout.strip().splitlines()[-1])
     agents = json.loads((run / "summary.json").read_text())["agents"]
