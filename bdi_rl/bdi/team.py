@@ -21,6 +21,7 @@ import msgspec
 from bdi_rl.bdi.args import cell_state, decoded, number_arg, text_arg
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.bdi.policycache import decode
+from bdi_rl.rl.checkpoint import PlanValue
 from bdi_rl.rl.options import PlanOutcome
 
 #: Longest experience string in one message (the wire accepts 16384 characters per body).
@@ -70,30 +71,17 @@ class TeamLearning:
             del experience[: EXPERIENCE_LIMIT // 10]
 
     def take_experience(self) -> tuple[str, ...]:
-        """The transitions kept since the last call, in batches of at most EXPERIENCE_CHARS."""
-        kept = self._experience or []
-        batches: list[str] = []
-        start = size = 0
-        for i, item in enumerate(kept):
-            if size + len(item) + 1 > EXPERIENCE_CHARS and i > start:
-                batches.append(";".join(kept[start:i]))
-                start, size = i, 0
-            size += len(item) + 1
-        if start < len(kept):
-            batches.append(";".join(kept[start:]))
+        """The transitions kept since the last call, then the plan runs, in batches of at most
+        EXPERIENCE_CHARS."""
+        transitions = _packed(self._experience or [], 0)
         if self._experience is not None:
             self._experience = []
-        runs, self._plan_runs = self._plan_runs, []
-        start = 0
-        size = len(PLAN_RUNS) + 2
-        for i, item in enumerate(runs):
-            if size + len(item) + 1 > EXPERIENCE_CHARS and i > start:
-                batches.append(f"{PLAN_RUNS}[{','.join(runs[start:i])}]")
-                start, size = i, len(PLAN_RUNS) + 2
-            size += len(item) + 1
-        if start < len(runs):
-            batches.append(f"{PLAN_RUNS}[{','.join(runs[start:])}]")
-        return tuple(batches)
+        runs = _packed(self._plan_runs, len(PLAN_RUNS) + 2)
+        self._plan_runs = []
+        return (
+            *(";".join(group) for group in transitions),
+            *(f"{PLAN_RUNS}[{','.join(group)}]" for group in runs),
+        )
 
     def replay(self, text: Any) -> None:
         """Learn from a teammate's transitions, or the runs of its chosen plans; a malformed
@@ -162,6 +150,21 @@ def decode_experience(text: str, n_states: int, n_actions: int) -> list[tuple[in
     return transitions
 
 
+def _packed(items: list[str], overhead: int) -> list[list[str]]:
+    """``items`` in groups that each fit a message once joined by one character between items,
+    with ``overhead`` characters around them (an item too long for one goes alone)."""
+    groups: list[list[str]] = []
+    start, size = 0, overhead
+    for i, item in enumerate(items):
+        if size + len(item) + 1 > EXPERIENCE_CHARS and i > start:
+            groups.append(items[start:i])
+            start, size = i, overhead
+        size += len(item) + 1
+    if start < len(items):
+        groups.append(items[start:])
+    return groups
+
+
 #: A batch of runs of chosen plans, as opposed to one of transitions: this, then a JSON list.
 PLAN_RUNS = "plans:"
 _Text = Annotated[str, msgspec.Meta(max_length=EXPERIENCE_CHARS)]
@@ -169,7 +172,7 @@ _PlanRun = tuple[
     _Text,
     _Text,
     _Text,
-    Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)],
+    PlanValue,
     Annotated[int, msgspec.Meta(ge=0, le=10**9)],
     _Text,
     bool,
