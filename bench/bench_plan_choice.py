@@ -31,7 +31,6 @@ import numpy as np
 from bench_taxi_hierarchy import ROOT, evaluating_plans, solve
 
 from bdi_rl.readers.curves import iqm, iqm_ci
-from bdi_rl.rl.qlearning import LearningConfig
 from bdi_rl.spec import load_spec
 
 ROUTES = ROOT / "asl" / "taxi-routes.asl"
@@ -71,14 +70,7 @@ def main() -> None:
         "--regret", type=float, default=0.0, help="solved: mean return at most this below the optimum's"
     )
     args = parser.parse_args()
-    learning = load_spec(ROOT / "agents" / "taxi-routes.toml").learning
-    config = LearningConfig(
-        alpha=learning.alpha,
-        gamma=learning.gamma,
-        epsilon_start=learning.epsilon_start,
-        epsilon_end=learning.epsilon_end,
-        epsilon_decay_episodes=learning.epsilon_decay_episodes,
-    )
+    config = load_spec(ROOT / "agents" / "taxi-routes.toml").learning  # the spec's [learning], whole
     learns = {"learned": True, "source order": False, "random": False}
     steps: dict[str, list[float]] = {name: [] for name in learns}
     censored = dict.fromkeys(learns, 0)

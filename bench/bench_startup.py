@@ -45,7 +45,8 @@ READERS = {
 }
 
 
-def _env(checkout: Path) -> dict[str, str]:
+def process_env(checkout: Path) -> dict[str, str]:
+    """The environment of a timed command: bdi-rl's modules from ``checkout``, bytecode cached."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(checkout) + os.pathsep + env.get("PYTHONPATH", "")
     return env
@@ -62,14 +63,18 @@ def _ready(checkout: Path, args: list[str]) -> float:
     began = time.perf_counter()
     if args[0] not in ("view", "serve"):
         subprocess.run(
-            [sys.executable, "-m", "bdi_rl", *args], cwd=checkout, env=_env(checkout), check=True, capture_output=True
+            [sys.executable, "-m", "bdi_rl", *args],
+            cwd=checkout,
+            env=process_env(checkout),
+            check=True,
+            capture_output=True,
         )
         return time.perf_counter() - began
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "bdi_rl", *args, "--port", str(port)],
         cwd=checkout,
-        env=_env(checkout),
+        env=process_env(checkout),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -87,7 +92,7 @@ def _ready(checkout: Path, args: list[str]) -> float:
         process.wait()
 
 
-def _first_step(runs: Path, started: float) -> float | None:
+def first_step(runs: Path, started: float) -> float | None:
     """Seconds from ``started`` (epoch) to the run's first ``steps`` record."""
     for trace in runs.glob("*/trace.jsonl"):
         with trace.open() as f:
@@ -99,7 +104,7 @@ def _first_step(runs: Path, started: float) -> float | None:
 
 
 def _once(checkout: Path, args: list[str], runs: Path) -> tuple[float, float | None]:
-    env = _env(checkout)
+    env = process_env(checkout)
     started_epoch = time.time()
     began = time.perf_counter()
     subprocess.run(
@@ -110,7 +115,7 @@ def _once(checkout: Path, args: list[str], runs: Path) -> tuple[float, float | N
         capture_output=True,
     )
     wall = time.perf_counter() - began
-    return wall, _first_step(runs, started_epoch)
+    return wall, first_step(runs, started_epoch)
 
 
 def main() -> None:
@@ -141,7 +146,7 @@ def main() -> None:
                 "--no-progress",
             ],
             cwd=ROOT,
-            env=_env(ROOT),
+            env=process_env(ROOT),
             check=True,
             capture_output=True,
         )

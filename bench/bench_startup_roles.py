@@ -13,8 +13,6 @@ first ``steps`` record in the trace telemetry wrote, less the moment the agent p
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -25,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_startup import first_step, process_env  # noqa: E402
 
 from tests.ejabberd import remove, start_ejabberd  # noqa: E402
 
@@ -48,20 +48,9 @@ mode = "step"
 """
 
 
-def _first_step(runs: Path, started: float) -> float:
-    for trace in runs.glob("*/trace.jsonl"):
-        with trace.open() as f:
-            for line in f:
-                record = json.loads(line)
-                if record.get("kind") == "steps":
-                    return float(record["ts"]) - started
-    raise RuntimeError(f"no steps record in {runs}")
-
-
 def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
     """Telemetry ready, agent's first env step, agent's whole process (s)."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["BDI_RL_XMPP_PASSWORD"] = "bench-startup-password"
+    env = {**process_env(ROOT), "BDI_RL_XMPP_PASSWORD": "bench-startup-password"}
     runs, ready = folder / "runs", folder / "ready"
     command = [sys.executable, "-m", "bdi_rl"]
     began = time.perf_counter()
@@ -86,7 +75,10 @@ def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
     whole = time.perf_counter() - began
     if telemetry.wait(timeout=60) != 0:
         raise RuntimeError("telemetry failed")
-    return telemetry_ready, _first_step(runs, started_epoch), whole
+    first = first_step(runs, started_epoch)
+    if first is None:
+        raise RuntimeError(f"no steps record in {runs}")
+    return telemetry_ready, first, whole
 
 
 def main() -> None:

@@ -216,15 +216,7 @@ def main() -> None:
         "--regret", type=float, default=0.0, help="solved: mean regret per episode at most this (0: optimal everywhere)"
     )
     args = parser.parse_args()
-    spec = load_spec(ROOT / "agents" / "taxi-hierarchy.toml")
-    learning = spec.learning
-    config = LearningConfig(
-        alpha=learning.alpha,
-        gamma=learning.gamma,
-        epsilon_start=learning.epsilon_start,
-        epsilon_end=learning.epsilon_end,
-        epsilon_decay_episodes=learning.epsilon_decay_episodes,
-    )
+    config = load_spec(ROOT / "agents" / "taxi-hierarchy.toml").learning  # the spec's [learning], whole
     with tempfile.TemporaryDirectory() as tmp_name:
         shipped = ROOT / "asl" / "taxi-hierarchy.asl"
         hierarchy = evaluating_plans(shipped, shipped.read_text(), Path(tmp_name), args.every)
