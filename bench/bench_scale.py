@@ -112,10 +112,9 @@ def idle_child(n: int, seconds: float) -> dict[str, float]:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", accounts=accounts)
         await server.start()
         (tmp / "idle-run").mkdir()
-        telemetry = TelemetryAgent(
-            f"telemetry@{server.domain}", "pw", tmp / "idle-run" / "trace.jsonl", port=server.port
-        )
+        telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", port=server.port)
         await telemetry.start(auto_register=False)
+        telemetry.open_trace(tmp / "idle-run" / "trace.jsonl")
         agents = [
             TracedBdiAgent(
                 f"idle-{i}@{server.domain}",

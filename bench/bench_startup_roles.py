@@ -7,7 +7,10 @@ Each round starts telemetry, waits for its ready file, then starts the learner o
 FrozenLake 4x4 spec traced at step level; the agent's first env step is the time stamp of its
 first ``steps`` record in the trace telemetry wrote, less the moment the agent process started.
 
-    python bench/bench_startup_roles.py --rounds 5
+    python bench/bench_startup_roles.py --rounds 5 [--checkout NAME=PATH ...]
+
+``--checkout`` adds another worktree of bdi-rl (e.g. the commit before a change), run in
+turn with this one in every round (A B A B...), as bench_startup.py does.
 """
 
 from __future__ import annotations
@@ -48,14 +51,15 @@ mode = "step"
 """
 
 
-def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
+def _round(checkout: Path, spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
     """Telemetry ready, agent's first env step, agent's whole process (s)."""
-    env = {**process_env(ROOT), "BDI_RL_XMPP_PASSWORD": "bench-startup-password"}
+    env = {**process_env(checkout), "BDI_RL_XMPP_PASSWORD": "bench-startup-password"}
     runs, ready = folder / "runs", folder / "ready"
     command = [sys.executable, "-m", "bdi_rl"]
     began = time.perf_counter()
     telemetry = subprocess.Popen(
         [*command, "telemetry", str(spec), "--xmpp", xmpp, "--runs", str(runs), "--ready-file", str(ready)],
+        cwd=checkout,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -68,6 +72,7 @@ def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
     started_epoch, began = time.time(), time.perf_counter()
     subprocess.run(
         [*command, "agent", str(spec), "--name", "learner", "--xmpp", xmpp, "--runs", str(runs)],
+        cwd=checkout,
         env=env,
         check=True,
         capture_output=True,
@@ -84,29 +89,37 @@ def _round(spec: Path, xmpp: str, folder: Path) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH")
     args = parser.parse_args()
+    checkouts = {"this checkout": ROOT}
+    for item in args.checkout:
+        name, _, path = item.partition("=")
+        checkouts[name] = Path(path).resolve()
     server = start_ejabberd()
-    results: list[tuple[float, float, float]] = []
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in checkouts}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             spec = Path(tmp) / "startup.toml"
             spec.write_text(SPEC)
             for round_ in range(args.rounds):
-                folder = Path(tmp) / str(round_)
-                folder.mkdir()
-                results.append(_round(spec, f"localhost:{server.port}", folder))
-                shutil.rmtree(folder)
+                for index, (name, checkout) in enumerate(checkouts.items()):
+                    folder = Path(tmp) / f"{round_}-{index}"
+                    folder.mkdir()
+                    results[name].append(_round(checkout, spec, f"localhost:{server.port}", folder))
+                    shutil.rmtree(folder)
     finally:
         remove(server)
-    print("| command | ready, s: median (min-max) |")
-    print("|---|---:|")
+    print("| command | checkout | ready, s: median (min-max) |")
+    print("|---|---|---:|")
     names = (
         "bdi-rl telemetry (ready file)",
         "bdi-rl agent (first env step)",
         "bdi-rl agent (whole process, 1 episode)",
     )
-    for name, values in zip(names, zip(*results, strict=True), strict=True):
-        print(f"| {name} | {statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f}) |")
+    for index, command in enumerate(names):
+        for name, rounds in results.items():
+            values = [result[index] for result in rounds]
+            print(f"| {command} | {name} | {statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f}) |")
 
 
 if __name__ == "__main__":

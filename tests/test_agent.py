@@ -30,10 +30,11 @@ async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=N
     server = ejabberd or EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
     if ejabberd is None:
         await server.start()
-    telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", tmp_path / "trace.jsonl", port=server.port)
+    telemetry = TelemetryAgent(f"telemetry@{server.domain}", "pw", port=server.port)
     agents = {}
     try:
         await telemetry.start()
+        telemetry.open_trace(tmp_path / "trace.jsonl")
         for name, source in sources.items():
             path = tmp_path / f"{name}.asl"
             path.write_text(source)

@@ -739,7 +739,7 @@ async def _bob_listening(tmp: Path, level: TraceLevel) -> AsyncIterator[tuple[Tr
     server, with a telemetry agent writing tmp/trace.jsonl; yields bob and the server's port."""
     server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
     await server.start()
-    telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp / "trace.jsonl", port=server.port)
+    telemetry = TelemetryAgent("telemetry@localhost", "pw", port=server.port)
     bob = TracedBdiAgent(
         "bob@localhost",
         "pw",
@@ -751,6 +751,7 @@ async def _bob_listening(tmp: Path, level: TraceLevel) -> AsyncIterator[tuple[Tr
     )
     try:
         await telemetry.start()
+        telemetry.open_trace(tmp / "trace.jsonl")
         await bob.start()
         yield bob, server.port
     finally:
@@ -946,9 +947,7 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp / "xmpp", open_registration=True)
         await server.start()
         (tmp / RUN).mkdir()
-        telemetry = TelemetryAgent(
-            "telemetry@localhost", "pw", tmp / RUN / "trace.jsonl", port=server.port, senders=[MEMBER, "peer@localhost"]
-        )
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", port=server.port, senders=[MEMBER, "peer@localhost"])
         senders: dict[str, Agent] = {}
         acks: asyncio.Queue[dict] = asyncio.Queue()
 
@@ -970,6 +969,7 @@ def batches_received(tmp_path_factory) -> TelemetryRecord:
         outcomes: dict[str, Outcome] = {}
         try:
             await telemetry.start()
+            telemetry.open_trace(tmp / RUN / "trace.jsonl")
             senders = await _start_plain_agents(("member", "stranger"), server.port)
             senders["member"].add_behaviour(Acks(), Template(metadata=ACK_METADATA))
             assert await send("member", encode_batch(RUN, MEMBER, [_event(0)])) == {"upto": 1}

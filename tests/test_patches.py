@@ -61,9 +61,8 @@ def test_an_agent_built_before_start_up_says_what_to_call():
     result = _python("""
 from bdi_rl.xmpp.agent import TracedBdiAgent
 from bdi_rl.xmpp.telemetry import TelemetryAgent
-from pathlib import Path
 for build in (lambda: TracedBdiAgent("a@localhost", "pw", "a.asl", tracer=None, telemetry="t@localhost"),
-              lambda: TelemetryAgent("t@localhost", "pw", Path("x/trace.jsonl"))):
+              lambda: TelemetryAgent("t@localhost", "pw")):
     try:
         build()
     except RuntimeError as exc:

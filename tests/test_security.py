@@ -52,14 +52,13 @@ def test_telemetry_writes_trace_batches_only_from_the_runs_agents(tmp_path: Path
     async def scenario() -> TelemetryAgent:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
         await server.start()
-        telemetry = TelemetryAgent(
-            "telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port, senders=["member@localhost"]
-        )
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", port=server.port, senders=["member@localhost"])
         senders = [
             Agent(f"{name}@localhost", "pw", port=server.port, verify_security=False) for name in ("member", "stranger")
         ]
         try:
             await telemetry.start()
+            telemetry.open_trace(run_dir / "trace.jsonl")
             for agent in senders:
                 await agent.start()
             for agent in senders:
@@ -107,10 +106,11 @@ def test_agents_execute_achieve_requests_only_from_their_experiment(tmp_path: Pa
     async def scenario() -> dict[str, TracedBdiAgent]:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
         await server.start()
-        telemetry = TelemetryAgent("telemetry@localhost", "pw", tmp_path / "trace.jsonl", port=server.port)
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", port=server.port)
         agents: dict[str, TracedBdiAgent] = {}
         try:
             await telemetry.start()
+            telemetry.open_trace(tmp_path / "trace.jsonl")
             for name, source in plans.items():
                 path = tmp_path / f"{name}.asl"
                 path.write_text(source)
@@ -382,12 +382,11 @@ def test_a_forged_trace_batch_is_not_written(tmp_path: Path, caplog: pytest.LogC
     async def scenario() -> tuple[list[dict], bool]:
         server = EmbeddedXmppServer(port=free_port(), data_dir=tmp_path / "xmpp", open_registration=True)
         await server.start()
-        telemetry = TelemetryAgent(
-            "telemetry@localhost", "pw", run_dir / "trace.jsonl", port=server.port, senders=["learner-2@localhost"]
-        )
+        telemetry = TelemetryAgent("telemetry@localhost", "pw", port=server.port, senders=["learner-2@localhost"])
         clients: list[RawXmppClient] = []
         try:
             await telemetry.start()
+            telemetry.open_trace(run_dir / "trace.jsonl")
             eve = await _session(server.port, "eve", register=True)
             clients.append(eve)
             eve.send(batch_message(666.0, f" from='{FORGED}'"))

@@ -32,7 +32,7 @@ from bdi_rl.store import (
 from bdi_rl.trace.errors import TraceFileError
 from bdi_rl.trace.kinds import RUN_START, RUN_STOP, TELEMETRY_RESTART
 from bdi_rl.trace.reading import check_trace
-from bdi_rl.xmpp.connect import check_login, wait_for_server
+from bdi_rl.xmpp.connect import wait_for_server
 from bdi_rl.xmpp.setup import AgentSetup, agent_setups, check_plan_files
 from bdi_rl.xmpp.society import Society
 from bdi_rl.xmpp.summary import stop_reason, summary_from_trace
@@ -94,21 +94,18 @@ async def serve_telemetry(
     agents can join: from then until telemetry stops."""
     from bdi_rl.xmpp.telemetry import TelemetryAgent
 
-    jid = f"{spec.telemetry.name}@{domain}"
     await wait_for_server(domain, port)
-    await check_login(jid, password, port)  # a wrong password is found before the run exists
-    if resume is None:
-        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl telemetry")
-        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
-    else:
-        run_dir, writer = resume
-        writer.announce()  # every check passed: the run goes on
-    note_run_dir(run_dir)
     expected = spec_jids(spec, domain)
-    telemetry = TelemetryAgent(jid, password, run_dir / TRACE_FILE, port=port, senders=expected)
+    telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, port=port, senders=expected)
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
+    try:
+        await telemetry.start(auto_register=True)  # its login finds a wrong password before the run exists
+        run_dir, writer = _open_run(spec, runs_dir, resume)
+        telemetry.open_trace(run_dir / TRACE_FILE)
+    except BaseException:
+        await telemetry.stop()
+        raise
     started = time.time()
-    await telemetry.start(auto_register=True)
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     stats = telemetry.trace_log.stats
     stopped_early = stop_asked = False
@@ -167,6 +164,19 @@ async def serve_telemetry(
     if trace_failure is not None:
         raise trace_failure  # one line (the CLI): the trace is whole up to there
     return TelemetryResult(run_dir, summary, stop_asked)
+
+
+def _open_run(spec: ExperimentSpec, runs_dir: Path, resume: tuple[Path, RunWriter] | None) -> tuple[Path, RunWriter]:
+    """Every check passed, the login too: a new run directory with its ``spec.toml`` (its
+    writer lock held), or the resumed one announced as going on."""
+    if resume is None:
+        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl telemetry")
+        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+    else:
+        run_dir, writer = resume
+        writer.announce()
+    note_run_dir(run_dir)
+    return run_dir, writer
 
 
 @dataclass(frozen=True)

@@ -208,11 +208,10 @@ async def start_telemetry(
 
     register = spec.xmpp.server != "embedded"
     telemetry_jid = f"{spec.telemetry.name}@{domain}"
-    telemetry = live.telemetry = TelemetryAgent(
-        telemetry_jid, password, run_dir / TRACE_FILE, port=port, senders=spec_jids(spec, domain)
-    )
+    telemetry = live.telemetry = TelemetryAgent(telemetry_jid, password, port=port, senders=spec_jids(spec, domain))
     telemetry.on_trace_failure = lambda _: None  # the run stops and reports it (run_learners' halt)
     await telemetry.start(auto_register=register)
+    telemetry.open_trace(run_dir / TRACE_FILE)
     if resumed_at is None:
         telemetry.record_run_event(
             RUN_START, {"spec": spec.name, "env": spec.env.id, "agents": [s.name for s in setups]}

@@ -266,27 +266,43 @@ class JoinResponder(CyclicBehaviour):  # type: ignore[misc]  # spade ships no ty
 
 
 class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
-    """Owns the run's ``trace.jsonl``; every other agent ships its events here."""
+    """Owns the run's ``trace.jsonl``; every other agent ships its events here.
 
-    def __init__(
-        self, jid: str, password: str, trace_path: Path, *, port: int = 5222, senders: Collection[str] | None = None
-    ) -> None:
+    Started before its run directory exists and given its trace once that is made
+    (:meth:`open_trace`): its one login is the check of the password, so a wrong one is
+    found before anything of the run is created, and the process logs in once."""
+
+    run: str
+    """the run's id (its directory's name), from :meth:`open_trace`"""
+    trace_log: TraceLog
+    tracer: Tracer
+    """telemetry's own events (run.start, run.stop), numbered after those the trace holds"""
+
+    def __init__(self, jid: str, password: str, *, port: int = 5222, senders: Collection[str] | None = None) -> None:
         xmpp_patches.require()  # patched at start-up: bdi_rl.patches.apply_all
         super().__init__(jid, password, port=port, verify_security=False)
         self.senders = None if senders is None else frozenset(j.lower() for j in senders)
         """bare JIDs whose trace batches are written: the run's agents (None: anyone's)"""
         self.refused_senders: set[str] = set()
-        self.run = trace_path.parent.name
         self.groups: dict[str, list[str]] = {}  # claimable agent names by group
         self.claims: dict[str, str] = {}  # agent name -> JID of the process that claimed it
-        self.trace_log = TraceLog(trace_path, self.run)
         self.traces = TraceStore(size=SPADE_MESSAGE_LOG)
-        self.tracer = Tracer(trace_path.parent.name, bare_jid(jid), TraceLevel.EPISODE)
-        self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
         self.on_trace_failure: Callable[[TraceWriteError], None] = self._log_trace_failure
         """called once when the trace cannot be written any more (the run cannot go on)"""
         self.last_batch_at = time.monotonic()
         """when the last trace batch came in (``linger``)"""
+
+    def open_trace(self, trace_path: Path) -> None:
+        """Write the run whose trace is ``trace_path`` (a new one, or one to continue), and
+        from now on take trace batches and join requests. Called on the started agent with
+        no await before it, so no request comes in between."""
+        self.run = trace_path.parent.name
+        self.trace_log = TraceLog(trace_path, self.run)
+        self.tracer = Tracer(self.run, bare_jid(str(self.jid)), TraceLevel.EPISODE)
+        self.tracer.seq = self.tracer.acked = self.trace_log.next_seq.get(self.tracer.agent, 0)
+        self.add_behaviour(TraceReceiver(), Template(metadata=BATCH_METADATA))
+        self.add_behaviour(JoinResponder(), Template(metadata=JOIN_REQUEST_METADATA))
+        self.presence.set_available()
 
     #: Seconds without a batch after which a telemetry agent that has every agent's last event
     #: may stop (:meth:`linger`), and the most it waits for such a quiet.
@@ -338,12 +354,8 @@ class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
             self.trace_log.accept(decode_batch(encode_batch(tracer.run, tracer.agent, list(tracer.pending))))
         tracer.ack(tracer.seq)
 
-    async def setup(self) -> None:
-        self.presence.set_available()
-        self.add_behaviour(TraceReceiver(), Template(metadata=BATCH_METADATA))
-        self.add_behaviour(JoinResponder(), Template(metadata=JOIN_REQUEST_METADATA))
-
     async def stop(self) -> None:
         await super().stop()
         self.container.unregister(str(self.jid))  # see TracedBdiAgent.stop
-        self.trace_log.close()
+        if hasattr(self, "trace_log"):  # (stopped before its run existed: a failed check)
+            self.trace_log.close()
