@@ -71,9 +71,10 @@ def test_a_game_refuses_a_wrong_step() -> None:
     env.reset()
     with pytest.raises(ValueError, match="one action from each"):
         env.step({P0: 0})
-    with pytest.raises(ValueError, match="player_1's action 3 is not in Discrete"):
-        env.step({P0: 0, P1: 3})
-    env.step({P0: 0, P1: 0})
+    for wrong in (3, -1, 1.0, "1"):
+        with pytest.raises(ValueError, match=f"player_1's action {wrong!r} is not in Discrete"):
+            env.step({P0: 0, P1: wrong})
+    assert env.step({P0: np.int64(0), P1: 0})[1] == {P0: 11.0, P1: 11.0}  # a numpy integer is an action
     with pytest.raises(RuntimeError, match="call reset"):
         env.step({P0: 0, P1: 0})
 

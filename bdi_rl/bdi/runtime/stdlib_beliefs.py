@@ -9,7 +9,7 @@ as ``+b``/``+>b`` (``.asserta`` adds ``source(self)`` when the literal names no 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bdi_rl.bdi.runtime import syntax as s
@@ -20,7 +20,6 @@ from bdi_rl.bdi.runtime.terms import (
     ANNOTS_SELF,
     LVar,
     Struct,
-    Term,
     Trail,
     deref,
     has_source,
@@ -32,24 +31,41 @@ from bdi_rl.bdi.runtime.terms import (
 from bdi_rl.bdi.runtime.unify import Env, TermCompiler
 
 
-def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[Any, Any, Any]:
-    template = tc.term(node.args[0]).build
-    solve = compiler.query(node.args[1], tc).solve
-    out = tc.term(node.args[2]).match
+def _each_solution(query: Query, value: Callable[[Env], Any]) -> Callable[[Any, Env, Trail], list[Any]]:
+    """A function giving ``value(env)`` at each solution of ``query``, in order, its
+    bindings undone after. The solutions come as continuations (``Query.then``), not one
+    generator step each."""
+    gathering: list[list[Any]] = []  # one list per call under way (a rule may call it again)
 
-    def found(ag: Any, env: Env, trail: Trail) -> list[Term]:
+    def gather(ag: Any, env: Env, trail: Trail) -> bool:
+        gathering[-1].append(value(env))
+        return False  # and on to the next solution
+
+    each = query.then(gather)
+
+    def found(ag: Any, env: Env, trail: Trail) -> list[Any]:
         mark = len(trail)
-        answers = [resolve(template(env)) for _ in solve(ag, env, trail)]
+        gathering.append([])
+        try:
+            each(ag, env, trail)
+        finally:
+            answers = gathering.pop()
         undo(trail, mark)
         return answers
 
-    return found, out, solve
+    return found
+
+
+def _collect(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> tuple[Any, Any]:
+    template = tc.term(node.args[0]).build
+    found = _each_solution(compiler.query(node.args[1], tc), lambda env: resolve(template(env)))
+    return found, tc.term(node.args[2]).match
 
 
 @standard(".findall", 3)
 def _findall(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.findall(T, Formula, L)``: T for each solution, in order."""
-    found, out, _ = _collect(compiler, node, tc)
+    found, out = _collect(compiler, node, tc)
     return Query(lambda ag, env, trail: out(tuple(found(ag, env, trail)), env, trail))
 
 
@@ -57,23 +73,16 @@ def _findall(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 def _setof(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.setof(T, Formula, L)``: as ``.findall``, sorted in the standard order, without
     duplicates (Jason's ``TreeSet``)."""
-    found, out, _ = _collect(compiler, node, tc)
+    found, out = _collect(compiler, node, tc)
     return Query(lambda ag, env, trail: out(sorted_set(found(ag, env, trail)), env, trail))
 
 
 @standard(".count", 2)
 def _count(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     """``.count(Formula, N)``: its number of solutions."""
-    solve = compiler.query(node.args[0], tc).solve
+    found = _each_solution(compiler.query(node.args[0], tc), lambda env: None)
     out = tc.term(node.args[1]).match
-
-    def first(ag: Any, env: Env, trail: Trail) -> bool:
-        mark = len(trail)
-        n = sum(1 for _ in solve(ag, env, trail))
-        undo(trail, mark)
-        return out(n, env, trail)
-
-    return Query(first)
+    return Query(lambda ag, env, trail: out(len(found(ag, env, trail)), env, trail))
 
 
 def matching_beliefs(ag: Any, pattern: Any) -> list[Struct]:
