@@ -584,27 +584,33 @@ def _resolve_existing(name: str, spec_dir: Path, key: str) -> Path:
     return path.resolve()
 
 
+def read_toml_file(path: Path, what: str) -> dict[str, Any]:
+    """The table of a TOML file the user named (``what``: "spec", "sweep"), or one
+    SpecError line naming the file and what is wrong with it."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such {what} file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text file (a {what} file is UTF-8 TOML)") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a directory, not a {what} file") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
+
+
 def load_spec(
     path: str | Path, overrides: dict[str, Any] | None = None, settings: dict[str, Any] | None = None
 ) -> ExperimentSpec:
     """Read, check and resolve a spec file; ``overrides`` are top-level keys from the CLI,
     ``settings`` values by path (``bdi_rl.settings``: ``--set``, a sweep's configuration)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such spec file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not a text file (a spec is UTF-8 TOML)") from None
-    except IsADirectoryError:
-        raise SpecError(f"{path}: is a directory, not a spec file") from None
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
-    except RecursionError:  # tomllib recurses per nested array or inline table
-        raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
+    data = read_toml_file(path, "spec")
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         if settings:

@@ -26,13 +26,12 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bdi_rl.settings import check_path
-from bdi_rl.spec import MAX_SEED, ExperimentSpec, SpecError, load_spec, resolve_spec_path
+from bdi_rl.spec import MAX_SEED, ExperimentSpec, SpecError, load_spec, read_toml_file, resolve_spec_path
 
 #: Most runs in one sweep (a typo in ``count`` must not queue a million runs).
 MAX_RUNS = 10_000
@@ -78,22 +77,6 @@ def _shown(value: Any) -> str:
 
 def _bad(file: Path, where: str, what: str) -> SpecError:
     return SpecError(f"{file}: {where}: {what}")
-
-
-def _read(file: Path) -> dict[str, Any]:
-    try:
-        with open(file, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise SpecError(f"{file}: no such sweep file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{file}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{file}: not a text file (a sweep file is UTF-8 TOML)") from None
-    except IsADirectoryError:
-        raise SpecError(f"{file}: is a directory, not a sweep file") from None
-    except OSError as exc:
-        raise SpecError(f"{file}: cannot read: {exc.strerror}") from None
 
 
 def _seeds(file: Path, value: Any) -> list[int]:
@@ -172,7 +155,7 @@ def _resolve_plan_values(file: Path, spec_path: Path, path: str, values: list[An
 def load_sweep(file: str | Path) -> SweepPlan:
     """Read and check a sweep file whole: SpecError naming the file and the axis or key."""
     file = Path(file)
-    data = _read(file)
+    data = read_toml_file(file, "sweep")
     spec_name = data.get("spec")
     if not isinstance(spec_name, str) or not spec_name:
         raise _bad(file, "spec", "name the spec to sweep: a spec file or a shipped spec's name")

@@ -142,6 +142,7 @@ def test_a_random_draw_is_repeatable_and_within_its_distributions(tmp_path: Path
         ('"learning.alpha" = []', "axes.learning.alpha: no value to try"),
         ("seed = { from = 0, count = 0 }", "axes.seed: count must be at least 1"),
         ('"env.kwargs.map_name" = ["4x4"]\nseed = { from = 0, count = 20000 }', "a sweep has at most 10000"),
+        ('"learning.alpha" = ' + "[" * 3000 + "]" * 3000, "not valid TOML: nested too deeply"),
     ],
 )
 def test_a_bad_axis_is_named_before_anything_runs(tmp_path: Path, axes: str, said: str) -> None:
