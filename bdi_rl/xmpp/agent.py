@@ -174,7 +174,12 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
             metadata["in_reply_to"] = in_reply_to
         msg = Message(to=to, body=body, metadata=metadata)
         self.tracer.emit(MSG_SEND, {"to": to, "performative": ilf, **traced_content(body)})
-        self.submit(self.bdi_loop.send(msg))
+        peer = str(msg.to)
+        if self.container.has_agent(peer):  # in this process: its mailbox now, as SPADE's
+            msg.sender = str(self.jid)  # container would a task later (no XMPP either way)
+            self.container.get_agent(peer).dispatch(msg)
+        else:
+            self.submit(self.bdi_loop.send(msg))
 
     def _message_received(self, msg: Any) -> Any:
         # A message to an agent that is offline comes back as an error stanza that carries

@@ -5,6 +5,7 @@ at ~5.6 % of a core (BENCHMARKS.md)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from spade.behaviour import CyclicBehaviour
@@ -19,6 +20,23 @@ class Wakeable(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hi
 
     def wake(self) -> None:
         self.queue.put_nowait(WAKE)
+
+    async def receive(self, timeout: float | None = None) -> Any:
+        """SPADE's ``receive``: the next message, or None once ``timeout`` seconds pass (None
+        at once when it is 0 or None). SPADE waits through ``asyncio.wait_for``, a task per
+        wait; a mind waiting on its world waits twice an episode, so here the behaviour's
+        own task waits on the mailbox under ``asyncio.timeout``."""
+        queue = self.queue
+        if not timeout or not queue.empty():
+            try:
+                return queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return None
+        try:
+            async with asyncio.timeout(timeout):
+                return await queue.get()
+        except TimeoutError:
+            return None
 
     def kill(self, exit_code: Any = None) -> None:
         super().kill(exit_code)
