@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bdi_rl.bdi.plainliteral import read_plain
-from bdi_rl.bdi.wire import WireError, _parse_expr, parse_body
+from bdi_rl.bdi.runtime.terms import UNBOUND, Struct, resolve
+from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
+from bdi_rl.bdi.wire import WireError, _parse_expr, _plain_term, parse_body
 from tests.fuzzing import examples
 
 FUZZ = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -60,6 +62,21 @@ def test_a_plain_body_reads_as_the_parser_reads_it(body):
         assert fast is not None, body
     if fast is not None:
         assert fast == parsed
+        assert _plain_term(fast) == _compiled(parsed)  # the term a message carries, either way
+
+
+def _compiled(expr):
+    """The term the plan compiler builds of ``expr`` (what parse_body gave before plain
+    bodies were made directly)."""
+    scope = Scope()
+    return resolve(TermCompiler(scope, "<message>").term(expr).build([UNBOUND] * scope.size))
+
+
+def test_a_plain_body_is_the_term_compiling_it_builds():
+    body = 'p(1, -2.5, 1.0, "s", a, [], [b, [2]], f(g(-0.0)))'
+    term = parse_body("tell", body)
+    assert term == _compiled(_parse_expr(body))
+    assert [type(a) for a in term.args] == [int, float, float, str, Struct, tuple, tuple, Struct]
 
 
 @FUZZ
