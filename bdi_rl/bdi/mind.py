@@ -109,7 +109,7 @@ def belief_texts(mind: Agent, annots: bool = True) -> list[str]:
     return sorted(term_text(belief, annots) for belief in mind.beliefs)
 
 
-def _program(path: Path) -> Program:
+def load_program(path: Path) -> Program:
     """The program of ``path``; a file parsed before with the same text is not parsed again
     (every agent of a run loads its group's file: ~30 ms of lark per agent otherwise)."""
     try:
@@ -160,7 +160,7 @@ def load_mind(
     are the agent's own (``source(self)`` unless they name a source). ``prepare`` runs after
     the beliefs and before the initial goals are posted (percepts). ``cycle``: ``"jason"``
     (Jason's reasoning cycle) or ``"fast"`` (docs/AGENTSPEAK.md)."""
-    return _build(_program(Path(path)), actions, name, tracer, host, beliefs, prepare, start, cycle)
+    return _build(load_program(Path(path)), actions, name, tracer, host, beliefs, prepare, start, cycle)
 
 
 def _build(
@@ -201,7 +201,7 @@ def check_asl(path: str | Path, actions: Actions) -> Agent:
     """Load ``path`` once, untraced, to report its errors before a run starts: parse errors,
     unknown internal actions, an initial goal that no plan has a trigger for. The mind's
     initial goals are posted (its ``events``), not run."""
-    program = _program(Path(path))
+    program = load_program(Path(path))
     mind = _build(program, actions, "check", None, None, (), None, start=False)
     for lit in program.goals:
         if (ADD_ACH, lit.name, len(lit.args)) not in mind.plans:

@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from bdi_rl.bdi.mind import load_program
 from bdi_rl.bdi.runtime import PlanFailure
 from bdi_rl.bdi.runtime import syntax as s
-from bdi_rl.bdi.runtime.parser import parse_file
 from bdi_rl.spec import AGENT_NAME_RULE, is_agent_name
 
 log = logging.getLogger("bdi_rl.xmpp.society")
@@ -170,7 +170,7 @@ def created_plan_files(path: str | Path) -> list[Path]:
     string (``.create_agent(bob, "helper.asl")``), beside ``path``: checked before a run
     starts, as the experiment's own (a name built at run time is checked when it is used)."""
     found: list[Path] = []
-    for plan in parse_file(path).plans:
+    for plan in load_program(Path(path)).plans:  # (parsed once: the run's agents load it too)
         for lit in _statements(plan.body):
             if lit.functor == ".create_agent" and len(lit.args) > 1 and isinstance(lit.args[1], s.Const):
                 source = lit.args[1].value
