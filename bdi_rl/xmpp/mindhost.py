@@ -73,13 +73,23 @@ class BdiLoop(Wakeable):
         self.received = 0  # BDI messages handed to the mind
 
     async def run(self) -> None:
+        """Turns, one after another, until a burst ends with work left: SPADE's loop then
+        lets the event loop's other tasks run before the next (an idle turn waits on the
+        mailbox, which lets them run anyway; returning after each cost a mind on a shared
+        world an extra event-loop round per wake, two an episode), or until killed."""
+        while await self._turn() and not self.busy and not self.is_killed():
+            pass
+
+    async def _turn(self) -> bool:
+        """Wait for mail (not while busy), take it, run a burst of reasoning cycles; False
+        when the mind crashed (the agent is failing)."""
         agent = self.agent
         mind = agent.mind
         if not agent.reasoning:  # held or paused: resume_bdi wakes us
             msg = await self.receive(timeout=self.IDLE_WAIT)
             if msg is not None and msg is not WAKE:
                 self.paused_mail.append(msg)
-            return
+            return True
         for early in self.paused_mail:
             agent.inbox.accept(early, mind, agent.host)
             self.received += 1
@@ -103,8 +113,9 @@ class BdiLoop(Wakeable):
         except Exception as exc:  # noqa: BLE001 - a bug under the mind (plans' failures are handled in it)
             self.busy = False
             agent.mind_crashed(exc)  # the agent fails, saying so: this loop would have died unseen
-            return
+            return False
         agent.after_burst()
+        return True
 
     def _idle_wait(self, mind: Mind) -> float:
         deadline = mind.next_deadline()
