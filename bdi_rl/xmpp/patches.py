@@ -1,7 +1,7 @@
 """Fixes to SPADE 4.1 / slixmpp 1.12 internals, applied at start-up by
 :func:`bdi_rl.patches.apply_all`; an agent refuses to start before (:func:`require`). The
-first two keep the library's behaviour and remove a cost the profiles in BENCHMARKS.md pinned
-on it; the others add what SPADE lacks.
+first two and the mailboxes keep the library's behaviour and remove a cost the profiles in
+BENCHMARKS.md pinned on it; the others add what SPADE lacks.
 
 - **Message bodies are escaped in C.** slixmpp escapes XML text with a Python generator over
   every character: 43 % of a trace sender's CPU, ~27 µs per trace event. Same output here with
