@@ -212,17 +212,14 @@ def line_seqs(events: list[dict], agent: str) -> list[int]:
 
 def beliefs_after(events: list[dict], position: int) -> dict[str, list[str]]:
     """What the trace says the agent believed after its event ``position`` (folded from 0):
-    each belief's sources in the order they came, or as a keyframe restates them; it goes with
-    its last source."""
+    each belief's sources, sorted (a keyframe restates them from the mind's set, in no order
+    of their coming); it goes with its last source."""
     beliefs: dict[str, list[str]] = {}
     for event in events[: position + 1]:
         data = event["data"]
         named = data.get("sources") or [data.get("source")] if event["kind"] in (BELIEF_ADD, BELIEF_DEL) else []
-        if event["kind"] == BELIEF_ADD and data.get("sources"):  # a keyframe restates them all,
-            beliefs[data["belief"]] = list(named)  # in the order the mind holds them (Jason's)
-        elif event["kind"] == BELIEF_ADD:
-            held = beliefs.setdefault(data["belief"], [])
-            held.extend(s for s in named if s not in held)
+        if event["kind"] == BELIEF_ADD:
+            beliefs[data["belief"]] = sorted({*beliefs.get(data["belief"], []), *named})
         elif event["kind"] == BELIEF_DEL and data["belief"] in beliefs:
             beliefs[data["belief"]] = [s for s in beliefs[data["belief"]] if s not in named]
             if not beliefs[data["belief"]]:

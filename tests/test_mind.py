@@ -284,6 +284,29 @@ def test_a_plan_file_is_parsed_once_per_text(tmp_path):
     assert log == [1, 1, 5]
 
 
+def test_a_mind_folded_through_a_keyframe_shows_what_one_folded_from_it_shows():
+    """A keyframe restates a belief's sources from the mind's set (in any order); the viewer
+    folds from the keyframe before a position, or from further back. Both give the same
+    sources in the same (sorted) order: a real run's viewer test met the two orders."""
+    from bdi_rl.readers.mindstate import MindState
+    from bdi_rl.trace.kinds import BELIEF_ADD
+
+    def told(by: str) -> dict:
+        return {"kind": BELIEF_ADD, "data": {"belief": "hazard(3, 2)", "source": by}}
+
+    keyframe = {"kind": BELIEF_ADD, "data": {"belief": "hazard(3, 2)", "source": "l3", "sources": ["l3", "l2"]}}
+    events = [told("l2"), told("l3"), keyframe, told("l4")]
+    from_start, from_keyframe = MindState(), MindState()
+    for event in events:
+        from_start.apply(event)
+    for event in events[2:]:
+        from_keyframe.apply(event)
+    assert from_start.beliefs == from_keyframe.beliefs == {"hazard(3, 2)": ["l2", "l3", "l4"]}
+    several_at_once = {"kind": BELIEF_ADD, "data": {"belief": "hazard(3, 2)", "source": "l5", "sources": ["l5", "l6"]}}
+    from_start.apply(several_at_once)  # new sources besides those held: added, none dropped
+    assert from_start.beliefs["hazard(3, 2)"] == ["l2", "l3", "l4", "l5", "l6"]
+
+
 def test_a_belief_told_by_several_agents_keeps_every_source_in_the_trace(tmp_path):
     """Issue 18: a belief told by four learners showed one source. Folding the trace gives
     all of them, and the belief goes only when its last teller untells it (Jason)."""

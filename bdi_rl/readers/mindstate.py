@@ -65,8 +65,10 @@ class MindState:
         elif kind == INTENTIONS:
             self.stacks = data.get("intentions")
         elif kind == BELIEF_ADD:
-            held = self.beliefs.setdefault(data["belief"], [])
-            held.extend(s for s in belief_sources(data) if s not in held)
+            # sorted (belief_sources), so that a mind folded from a keyframe and one folded
+            # from further back show the same list
+            held = self.beliefs.get(data["belief"], [])
+            self.beliefs[data["belief"]] = sorted({*held, *belief_sources(data)})
         elif kind == BELIEF_DEL:
             known = self.beliefs.get(data["belief"])
             if known is not None:
@@ -87,6 +89,7 @@ class MindState:
 
 
 def belief_sources(data: dict[str, Any]) -> list[str]:
-    """A belief event's sources: all of them when it names several, else its one."""
+    """A belief event's sources: all of them when it names several (sorted: the mind holds
+    them as a set, a keyframe lists them in no order of their coming), else its one."""
     several = data.get("sources")
-    return [str(s) for s in several] if isinstance(several, list) and several else [data.get("source", "self")]
+    return sorted(str(s) for s in several) if isinstance(several, list) and several else [data.get("source", "self")]
