@@ -147,5 +147,13 @@ def text_of(v: Any) -> str:
     return v if type(v) is str else term_str(v)
 
 
+def list_value(v: Any) -> Any:
+    """``v`` dereferenced, and a list whose tail has been bound since it was built (a rule's
+    answer ``[N | L]``, ``L`` bound by its recursion) made whole: what a list action reads.
+    A list whose tail is still free stays a :class:`PartialList`."""
+    v = deref(v)
+    return resolve(v) if type(v) is PartialList else v
+
+
 def is_list(v: Any) -> bool:
     return type(v) is tuple or type(v) is PartialList

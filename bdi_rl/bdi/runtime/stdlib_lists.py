@@ -23,6 +23,7 @@ from bdi_rl.bdi.runtime.stdlib_core import (
     is_free,
     is_list,
     java_error,
+    list_value,
     standard,
     text_of,
     value,
@@ -71,7 +72,7 @@ def _member(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     items = tc.term(node.args[1]).build
 
     def values(env: Env) -> Terms:
-        found = deref(items(env))
+        found = list_value(items(env))
         if type(found) is not tuple:
             raise wrong_argument(".member", "second argument must be a list or a set")
         return found
@@ -108,7 +109,7 @@ def _length(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     out = tc.term(node.args[1]).match
 
     def first(ag: Any, env: Env, trail: Any) -> bool:
-        n = size(deref(arg(env)))
+        n = size(list_value(arg(env)))
         return n is not None and out(n, env, trail)
 
     return Query(first)
@@ -117,7 +118,7 @@ def _length(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 @standard(".empty", 1)
 def _empty(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
     arg = tc.term(node.args[0]).build
-    return Query(lambda ag, env, trail: size(deref(arg(env))) == 0)
+    return Query(lambda ag, env, trail: size(list_value(arg(env))) == 0)
 
 
 @standard(".nth", 3)
@@ -268,7 +269,7 @@ def _reverse(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
 
 def _list_in(action: str) -> Callable[[Term], Terms]:
     def check(v: Term) -> Terms:
-        v = deref(v)
+        v = list_value(v)
         if type(v) is not tuple:
             raise wrong_argument(action, "first argument must be a list")
         return v
