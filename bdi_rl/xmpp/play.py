@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from bdi_rl.bdi.actions import RlBridge
 from bdi_rl.bdi.episode import EpisodeSession, Percepts, training_speed
 from bdi_rl.bdi.play import PlayedTable, PlaySession
@@ -32,11 +30,12 @@ from bdi_rl.bdi.policycache import PolicyCache
 from bdi_rl.rl.checkpoint import CheckpointError, CheckpointMeta, find_checkpoint, load_checkpoint
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_table
-from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, atomic_write_bytes, new_run_dir, save_summary
+from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, save_summary
 from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.agentroles import LearnerRole
+from bdi_rl.xmpp.rundirs import new_spec_run_dir
 from bdi_rl.xmpp.runner import RunResult
 from bdi_rl.xmpp.setup import LearnerSetup, learner_setups, prepare_experiment
 from bdi_rl.xmpp.summary import agents_summary
@@ -273,13 +272,9 @@ def play_policy_only(
     learner's own tracer and written by telemetry's trace log, as a run's trace is (so the
     viewer, the world player and ``render`` read it). Ctrl-C stops it as it stops a run:
     what was played is kept, and the summary says ``interrupted``."""
-    from bdi_rl.crashlog import note_run_dir
-
     spec = prepared.spec
     (setup,) = [p for p in prepared.setups if isinstance(p, LearnerSetup)]
-    run_dir, writer = new_run_dir(runs, spec.env.id, spec.name, spec.seed, "bdi-rl play --policy-only")
-    atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
-    note_run_dir(run_dir)
+    run_dir, writer = new_spec_run_dir(runs, spec, "bdi-rl play --policy-only")
     if on_run_dir is not None:
         on_run_dir(run_dir)
     started = time.time()

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from bdi_rl.crashlog import note_run_dir
 from bdi_rl.spec import ExperimentSpec, SpecError, load_spec
 from bdi_rl.store import (
@@ -26,13 +24,13 @@ from bdi_rl.store import (
     TRACE_FILE,
     RunWriter,
     atomic_write_bytes,
-    new_run_dir,
     save_summary,
 )
 from bdi_rl.trace.errors import TraceFileError
 from bdi_rl.trace.kinds import RUN_START, RUN_STOP, TELEMETRY_RESTART
 from bdi_rl.trace.reading import check_trace
 from bdi_rl.xmpp.connect import wait_for_server
+from bdi_rl.xmpp.rundirs import new_spec_run_dir
 from bdi_rl.xmpp.setup import AgentSetup, agent_setups, check_plan_files
 from bdi_rl.xmpp.society import Society
 from bdi_rl.xmpp.summary import stop_reason, summary_from_trace
@@ -100,7 +98,12 @@ async def serve_telemetry(
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
     try:
         await telemetry.start(auto_register=True)  # its login finds a wrong password before the run exists
-        run_dir, writer = _open_run(spec, runs_dir, resume)
+        if resume is None:
+            run_dir, writer = new_spec_run_dir(runs_dir, spec, "bdi-rl telemetry")
+        else:
+            run_dir, writer = resume
+            writer.announce()  # every check passed: the run goes on
+            note_run_dir(run_dir)
         telemetry.open_trace(run_dir / TRACE_FILE)
     except BaseException:
         await telemetry.stop()
@@ -164,19 +167,6 @@ async def serve_telemetry(
     if trace_failure is not None:
         raise trace_failure  # one line (the CLI): the trace is whole up to there
     return TelemetryResult(run_dir, summary, stop_asked)
-
-
-def _open_run(spec: ExperimentSpec, runs_dir: Path, resume: tuple[Path, RunWriter] | None) -> tuple[Path, RunWriter]:
-    """Every check passed, the login too: a new run directory with its ``spec.toml`` (its
-    writer lock held), or the resumed one announced as going on."""
-    if resume is None:
-        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl telemetry")
-        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
-    else:
-        run_dir, writer = resume
-        writer.announce()
-    note_run_dir(run_dir)
-    return run_dir, writer
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomli_w
-
 from bdi_rl.bdi.episode import EpisodeSession
 from bdi_rl.spec import ExperimentSpec, parse_host_port
-from bdi_rl.store import SPEC_FILE, TRACE_FILE, RunWriter, atomic_write_bytes, new_run_dir, save_summary
+from bdi_rl.store import TRACE_FILE, RunWriter, save_summary
 from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP
 from bdi_rl.xmpp.agentroles import learner_of
 from bdi_rl.xmpp.connect import check_login, wait_for_server
+from bdi_rl.xmpp.rundirs import new_spec_run_dir
 from bdi_rl.xmpp.setup import AgentSetup, LearnerSetup, prepare_experiment
 from bdi_rl.xmpp.society import Society
 from bdi_rl.xmpp.summary import agents_summary, resumed_summary
@@ -121,19 +120,18 @@ def open_run_dir(
 
     resumed_at: dict[str, int] | None = None
     if resume is None:
-        run_dir, writer = new_run_dir(runs_dir, spec.env.id, spec.name, spec.seed, "bdi-rl run")
-        atomic_write_bytes(run_dir / SPEC_FILE, tomli_w.dumps(spec.to_dict()).encode())
+        run_dir, writer = new_spec_run_dir(runs_dir, spec, "bdi-rl run")
     else:
         run_dir = resume
         assert writer is not None
         writer.announce()  # every check passed: the run goes on
+        note_run_dir(run_dir)
         if (run_dir / TRACE_FILE).exists():  # none: stopped before it traced, it starts here
             resumed_at = {
                 setup.name: setup.learner.episodes if setup.resumed is not None else 0
                 for setup in setups
                 if isinstance(setup, LearnerSetup)
             }
-    note_run_dir(run_dir)
     if on_run_dir is not None:
         on_run_dir(run_dir)
     return run_dir, writer, resumed_at
