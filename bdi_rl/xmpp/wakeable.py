@@ -27,11 +27,10 @@ class Wakeable(CyclicBehaviour):  # type: ignore[misc]  # spade ships no type hi
         wait; a mind waiting on its world waits twice an episode, so here the behaviour's
         own task waits on the mailbox under ``asyncio.timeout``."""
         queue = self.queue
-        if not timeout or not queue.empty():
-            try:
-                return queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return None
+        if not queue.empty():
+            return queue.get_nowait()
+        if not timeout:
+            return None
         try:
             async with asyncio.timeout(timeout):
                 return await queue.get()
