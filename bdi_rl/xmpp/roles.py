@@ -9,6 +9,7 @@ Q-table checkpoints into the same run directory (a shared ``runs/`` volume in co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -96,7 +97,8 @@ async def serve_telemetry(
     expected = spec_jids(spec, domain)
     telemetry = TelemetryAgent(f"{spec.telemetry.name}@{domain}", password, port=port, senders=expected)
     telemetry.groups = {group.name: group.agent_names() for group in spec.agents}
-    try:
+    async with contextlib.AsyncExitStack() as on_failure:  # the agent stopped if any step fails
+        on_failure.push_async_callback(telemetry.stop)
         await telemetry.start(auto_register=True)  # its login finds a wrong password before the run exists
         if resume is None:
             run_dir, writer = new_spec_run_dir(runs_dir, spec, "bdi-rl telemetry")
@@ -105,9 +107,7 @@ async def serve_telemetry(
             writer.announce()  # every check passed: the run goes on
             note_run_dir(run_dir)
         telemetry.open_trace(run_dir / TRACE_FILE)
-    except BaseException:
-        await telemetry.stop()
-        raise
+        on_failure.pop_all()  # started, its run open: it stops at the end below
     started = time.time()
     log.warning("telemetry: run %s in %s, waiting for %d agents", run_dir.name, run_dir, len(expected))
     stats = telemetry.trace_log.stats
