@@ -185,3 +185,26 @@ def test_a_finished_run_or_a_non_run_is_not_resumed(tmp_path):
     assert result.returncode == 2 and "the run finished; nothing to resume" in result.stderr
     result = run_cli("run", "--resume", str(tmp_path))
     assert result.returncode == 2 and "not a run directory" in result.stderr
+
+
+def test_a_run_killed_before_it_traced_resumes_from_its_start(tmp_path):
+    """A process killed in its run's start-up (a sweep's worker, SIGKILLed as its next run
+    began) leaves a run directory with its spec and writer lock and no trace yet: resumed, the
+    run starts there and finishes, one trace from episode 0. A folder that merely holds a
+    spec.toml is still no run."""
+    from bdi_rl.spec import load_spec
+    from bdi_rl.xmpp.rundirs import new_spec_run_dir
+
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(SPEC.replace(f"episodes = {EPISODES}", "episodes = 3"))
+    run_dir, writer = new_spec_run_dir(tmp_path / "runs", load_spec(spec_file), "bdi-rl run")
+    writer.release()  # the process died here
+    assert not (run_dir / "trace.jsonl").exists()
+    result = run_cli("run", "--resume", str(run_dir), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    events = read_trace(run_dir / "trace.jsonl")
+    assert events[0]["kind"] == "run.start" and events[-1]["kind"] == "run.stop"
+    assert [e["episode"] for e in events if e["kind"] == "episode.end"] == [0, 1, 2]
+    assert run_state(run_dir).state == "finished"
+    result = run_cli("run", "--resume", str(tmp_path))
+    assert result.returncode == 2 and "not a run directory" in result.stderr

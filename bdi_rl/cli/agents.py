@@ -41,10 +41,11 @@ def resumable_run(run_dir: Path) -> tuple[Any, Any]:
     import json
 
     from bdi_rl.spec import load_spec
-    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, RunWriter
+    from bdi_rl.store import SPEC_FILE, SUMMARY_FILE, TRACE_FILE, WRITER_FILE, RunWriter
 
     if not (run_dir / SPEC_FILE).is_file():
         raise BadInput(f"--resume {run_dir}: not a run directory (no {SPEC_FILE})")
+    made_as_a_run = (run_dir / WRITER_FILE).is_file()  # (a run's first file, before its spec)
     writer = RunWriter.acquire(run_dir, "bdi-rl run --resume")
     try:
         try:
@@ -53,8 +54,11 @@ def resumable_run(run_dir: Path) -> tuple[Any, Any]:
             summary = None  # killed: no summary yet
         if isinstance(summary, dict) and not summary.get("interrupted"):
             raise BadInput(f"--resume {run_dir}: the run finished; nothing to resume")
+        # stopped, or killed, before it traced anything: it starts here (a sweep's worker
+        # killed while its next run started up leaves such a run to resume)
         stopped_in_startup = isinstance(summary, dict) and not summary.get("agents")
-        if not (run_dir / TRACE_FILE).is_file() and not stopped_in_startup:
+        killed_in_startup = summary is None and made_as_a_run
+        if not (run_dir / TRACE_FILE).is_file() and not (stopped_in_startup or killed_in_startup):
             raise BadInput(f"--resume {run_dir}: not a run directory (no {TRACE_FILE})")
         spec = load_spec(run_dir / SPEC_FILE)
         if spec.play is not None:
