@@ -11,7 +11,7 @@ from typing import Any
 
 from bdi_rl.cli.checks import cannot_listen, check_ready_file, check_runs
 from bdi_rl.cli.errors import EXIT_FAILED, EXIT_OK, BadInput
-from bdi_rl.cli.process import until_signalled
+from bdi_rl.cli.process import stop_asked, until_signalled
 
 
 def _spec_to_resume(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -262,7 +262,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         on_run_dir = announce_run_dir
     with progress_bar(enabled=not args.no_progress) as on_progress:
         if args.policy_only:
-            result = play_policy_only(prepared, args.runs, on_progress, on_run_dir)
+            with stop_asked() as stopping:
+                result = play_policy_only(prepared, args.runs, stopping, on_progress, on_run_dir)
         else:
             from bdi_rl.xmpp.runner import run_experiment
             from bdi_rl.xmpp.runtime import event_loop

@@ -4,9 +4,10 @@ patches, and signals (SIGTERM stops a role the way Ctrl-C does)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -59,3 +60,18 @@ def until_signalled(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T
         for sig in stops:
             loop.remove_signal_handler(sig)
         terminate_like_interrupt()  # asyncio leaves SIGTERM at its default (die at once)
+
+
+@contextlib.contextmanager
+def stop_asked() -> Iterator[Callable[[], bool]]:
+    """For work that runs no event loop (``play --policy-only``'s plain loop): SIGINT and
+    SIGTERM set a flag the work reads between its steps, as :func:`until_signalled` cancels a
+    task, instead of a KeyboardInterrupt raised wherever the loop is (once between numbering
+    a trace event and counting it, so the next event took the same seq)."""
+    asked: list[int] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, _frame: asked.append(signum))
+    try:
+        yield lambda: bool(asked)
+    finally:
+        terminate_like_interrupt()

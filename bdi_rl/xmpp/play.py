@@ -265,12 +265,14 @@ class _LoopAgent:
 def play_policy_only(
     prepared: PreparedPlay,
     runs: Path,
+    stopping: Callable[[], bool],
     on_progress: Callable[[Progress], None] | None = None,
     on_run_dir: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """Play the table alone: each episode greedy in Python, traced at the spec's level by the
     learner's own tracer and written by telemetry's trace log, as a run's trace is (so the
-    viewer, the world player and ``render`` read it). Ctrl-C stops it as it stops a run:
+    viewer, the world player and ``render`` read it). Once ``stopping()`` (Ctrl-C: the CLI's
+    ``stop_asked``) it stops between episodes as a run stops:
     what was played is kept, and the summary says ``interrupted``."""
     spec = prepared.spec
     (setup,) = [p for p in prepared.setups if isinstance(p, LearnerSetup)]
@@ -285,16 +287,17 @@ def play_policy_only(
     agent = _loop_agent(spec, setup, run, run_dir, domain)
     session = agent.role.bridge.session
     tracers = [telemetry, session.tracer]
-    try:
-        while session.learner.episodes < session.episodes_target:
-            session.run_episode()
-            if session.learner.episodes % _SHIP_EVERY == 0:
-                _ship(tracers, log)
-                if on_progress is not None:
-                    on_progress(_progress(session))
+    while session.learner.episodes < session.episodes_target:
+        if stopping():  # Ctrl-C, SIGTERM: between episodes, the trace whole
+            agent.failure = "interrupted"
+            break
+        session.run_episode()
+        if session.learner.episodes % _SHIP_EVERY == 0:
+            _ship(tracers, log)
+            if on_progress is not None:
+                on_progress(_progress(session))
+    else:
         session.evaluate()
-    except KeyboardInterrupt:
-        agent.failure = "interrupted"
     session.stop_training_clock()
     tracer = session.tracer
     tracer.flush_record()
