@@ -592,10 +592,11 @@ def _write_case(case: FileCase, directory: Path) -> None:
 
 
 def _digests(directory: Path) -> dict[str, str]:
+    """The user's files (not the bytecode Python may cache beside an env module it imported)."""
     return {
         str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and "__pycache__" not in p.relative_to(directory).parts
     }
 
 
@@ -622,7 +623,8 @@ def test_bad_file_is_one_clear_line_and_changes_nothing(name, tmp_path, capsys, 
     assert not lines[0].startswith("bdi-rl: error: bdi-rl:"), err  # the program named once
     assert case.expected in lines[0]
     assert not runs.exists(), "a run directory was made for bad input"
-    assert not any(inputs.rglob("*__*__*")), "a run directory was made for bad input"
+    made = [p for p in inputs.rglob("*__*__*") if "__pycache__" not in p.relative_to(inputs).parts]
+    assert not made, f"a run directory was made for bad input: {made}"
     assert _digests(inputs) == before, "an input file was changed"
 
 
