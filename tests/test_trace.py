@@ -205,6 +205,30 @@ def test_batches_are_bounded_and_round_trip(compress):
     assert decode_batch(later).first == count
 
 
+def test_a_local_batch_is_the_batch_a_body_decodes_to():
+    """A tracer's batch for a telemetry agent of its own process skips the body: what
+    telemetry appends from it is what it appends from the same events sent by XMPP, line
+    for line (step records, numpy values, non-ASCII text, events after an acknowledgement)."""
+    import numpy as np
+
+    tracer = Tracer("r", "a@x", TraceLevel.STEP)
+    for i in range(300):
+        tracer.stamp(i // 10, i % 10)
+        tracer.emit("belief.add", {"belief": f"near(été, {i})", "source": "percept"})
+        tracer.emit("rl.step", _step(i))
+        tracer.emit("msg.send", {"to": "b@x", "performative": "tell", "content": f"q({np.float32(i / 3)})"})
+        tracer.emit("episode.end", {**end_data(i), "return": np.float64(i / 7)})
+    tracer.flush_record()
+    tracer.ack(5)
+    for start in (0, 7):
+        local = tracer.next_local_batch(start)
+        _, body = tracer.next_batch(start)
+        sent = decode_batch(body)
+        assert (local.run, local.agent, local.first) == (sent.run, sent.agent, sent.first) == ("r", "a@x", 5 + start)
+        assert local.lines == sent.lines and local.kinds == sent.kinds and local.jsonl == sent.jsonl
+        assert set(local.kinds) == {"steps", "msg.send", "episode.end"}
+
+
 def test_a_batch_of_step_records_round_trips_whole():
     """Big records (thousands of entries each) travel one to a batch when they must."""
     tracer = Tracer("r", "a@x", TraceLevel.CYCLE)
@@ -552,12 +576,11 @@ from bdi_rl.xmpp import telemetry
 from bdi_rl.cli import main
 
 batches = collections.Counter()
-decode = telemetry.decode_batch
-def counted(body):
-    batch = decode(body)
+accept = telemetry.TraceLog.accept
+def counted(self, batch):
     batches[batch.agent] += 1
-    return batch
-telemetry.decode_batch = counted
+    return accept(self, batch)
+telemetry.TraceLog.accept = counted
 status = main(sys.argv[1:])
 print(orjson.dumps(batches).decode())
 sys.exit(status)

@@ -107,6 +107,18 @@ class Batch:
         return [orjson.loads(line) for line in self.lines]
 
 
+def local_batch(run: str, agent: str, events: list[dict[str, Any]]) -> Batch:
+    """``events`` as a batch for a TraceLog of this process: encoded once, as a body's lines
+    are, with nothing to decode and check again. Only for events bdi-rl's own tracer made in
+    this process (a body from anywhere else goes through :func:`decode_batch`): decoding and
+    checking a step-level run's records again was ~5 % of its process (BENCHMARKS.md)."""
+    jsonl = encode_lines(events)
+    lines = jsonl.split(b"\n")
+    lines.pop()  # after the last newline (orjson escapes any in a string)
+    first = events[0]["seq"] if events else 0
+    return Batch(run, agent, first, lines, [event["kind"] for event in events], jsonl)
+
+
 def decode_batch(body: str) -> Batch:
     """Parse and check a batch body; raise TraceFormatError with a one-line reason.
 

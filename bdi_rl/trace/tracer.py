@@ -12,7 +12,16 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from bdi_rl.trace.batch import MAX_BATCH_EVENTS, MAX_BODY_CHARS, MAX_PAYLOAD_BYTES, NUMPY, encode_body, encode_payload
+from bdi_rl.trace.batch import (
+    MAX_BATCH_EVENTS,
+    MAX_BODY_CHARS,
+    MAX_PAYLOAD_BYTES,
+    NUMPY,
+    Batch,
+    encode_body,
+    encode_payload,
+    local_batch,
+)
 from bdi_rl.trace.kinds import AGENT_START, KIND_LEVEL, RECORD_KINDS, RL_STEP, SCHEMA, STEPS, TraceLevel
 from bdi_rl.trace.steps import MAX_ENTRIES, StepRecord
 
@@ -208,6 +217,11 @@ class Tracer:
                 if len(events) == 1 or len(body) <= MAX_BODY_CHARS:
                     return len(events), body
             events = events[: len(events) // 2]
+
+    def next_local_batch(self, start: int = 0) -> Batch:
+        """The oldest unacknowledged events from index ``start`` of ``pending``, for a
+        telemetry agent or trace log of this process (``batch.local_batch``)."""
+        return local_batch(self.run, self.agent, list(islice(self.pending, start, start + MAX_BATCH_EVENTS)))
 
 
 #: Kinds that go to step records rather than being numbered one by one.

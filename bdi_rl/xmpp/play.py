@@ -31,7 +31,6 @@ from bdi_rl.rl.checkpoint import CheckpointError, CheckpointMeta, find_checkpoin
 from bdi_rl.rl.worldenv import is_world_id
 from bdi_rl.spec import MAX_NAME, ExperimentSpec, packaged_asl_dir, spec_from_table
 from bdi_rl.store import QTABLE_DIR, SPEC_FILE, TRACE_FILE, save_summary
-from bdi_rl.trace.batch import decode_batch
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, RUN_START, RUN_STOP, AgentStartData, TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.agentroles import LearnerRole
@@ -356,8 +355,7 @@ def _ship(tracers: list[Tracer], log: TraceLog) -> None:
     for tracer in tracers:
         tracer.flush_record()
         while tracer.pending:
-            _, body = tracer.next_batch()
-            upto, _ = log.accept(decode_batch(body))
+            upto, _ = log.accept(tracer.next_local_batch())
             tracer.ack(upto)
 
 

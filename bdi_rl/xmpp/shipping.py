@@ -17,12 +17,23 @@ from spade.behaviour import CyclicBehaviour
 from spade.message import Message
 from spade.template import Template
 
-from bdi_rl.trace.batch import BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA
+from bdi_rl.trace.batch import BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch
 from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.wakeable import WAKE, Wakeable
 
 log = logging.getLogger("bdi_rl.xmpp.agent")  # the agents' logger: what their operators filter on
+
+
+class LocalBatchMessage(Message):  # type: ignore[misc]  # spade ships no type hints
+    """A trace batch to a telemetry agent of this process, handed over as the checked
+    :class:`Batch` the tracer made (SPADE's container puts this very object in telemetry's
+    mailbox). A stanza from the network is always a plain ``Message``, so only an agent of
+    this process can send one."""
+
+    def __init__(self, to: str, batch: Batch) -> None:
+        super().__init__(to=to, body="", metadata=BATCH_METADATA)
+        self.batch = batch
 
 
 class ShippingAgent(Protocol):
@@ -209,8 +220,15 @@ class TraceShipper(Wakeable):
         window = self._window()
         self.ship_at = now + self.flush_seconds
         while self.sent < len(tracer.pending) and self.in_flight < window:
-            count, body = tracer.next_batch(self.sent, compress=remote)
-            await self.send(Message(to=self.telemetry, body=body, metadata=BATCH_METADATA))
+            if remote:
+                count, body = tracer.next_batch(self.sent, compress=True)
+                msg = Message(to=self.telemetry, body=body, metadata=BATCH_METADATA)
+            elif self._remote():  # telemetry left the process: its next resend goes by XMPP
+                return
+            else:
+                batch = tracer.next_local_batch(self.sent)
+                count, msg = len(batch.kinds), LocalBatchMessage(self.telemetry, batch)
+            await self.send(msg)
             self.sent += count
             self.in_flight += 1
 

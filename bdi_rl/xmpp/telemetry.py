@@ -33,7 +33,6 @@ from bdi_rl.trace.batch import (
     JOIN_REQUEST_METADATA,
     Batch,
     decode_batch,
-    encode_batch,
 )
 from bdi_rl.trace.errors import TraceFormatError
 from bdi_rl.trace.kinds import AGENT_START, AGENT_STOP, EPISODE_END, EVAL, QTABLE_SAVE, TraceLevel
@@ -42,6 +41,7 @@ from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp import patches as xmpp_patches
 from bdi_rl.xmpp.agent import SPADE_MESSAGE_LOG
 from bdi_rl.xmpp.jids import bare_jid
+from bdi_rl.xmpp.shipping import LocalBatchMessage
 
 log = logging.getLogger("bdi_rl.xmpp.telemetry")
 
@@ -217,7 +217,7 @@ class TraceReceiver(CyclicBehaviour):  # type: ignore[misc]  # spade ships no ty
                 log.warning("telemetry: refused trace batches from %s, not an agent of run %s", sender, agent.run)
             return
         try:
-            batch = decode_batch(msg.body or "")
+            batch = msg.batch if type(msg) is LocalBatchMessage else decode_batch(msg.body or "")
         except TraceFormatError as exc:
             agent.trace_log.rejected += 1
             log.warning("telemetry: rejected a trace batch from %s: %s", sender, exc)
@@ -351,7 +351,7 @@ class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
         tracer = self.tracer
         tracer.emit(kind, data)
         with contextlib.suppress(TraceWriteError):
-            self.trace_log.accept(decode_batch(encode_batch(tracer.run, tracer.agent, list(tracer.pending))))
+            self.trace_log.accept(tracer.next_local_batch())
         tracer.ack(tracer.seq)
 
     async def stop(self) -> None:
