@@ -28,8 +28,21 @@ sys.exit(code)
 """
 
 #: Libraries a run never uses: SPADE's own server (pyjabber and its database layer), SPADE's
-#: web pages and file upload (aiohttp, jinja2), PettingZoo for a Gym env.
-NEVER = ("pyjabber", "sqlalchemy", "alembic", "aiohttp", "jinja2", "aiohttp_jinja2", "pettingzoo", "aiosqlite")
+#: web pages and file upload (aiohttp, jinja2), PettingZoo for a Gym env, slixmpp's debug-log
+#: colours (pygments) and DNS resolver (aiodns, pycares).
+NEVER = (
+    "pyjabber",
+    "sqlalchemy",
+    "alembic",
+    "aiohttp",
+    "jinja2",
+    "aiohttp_jinja2",
+    "pettingzoo",
+    "aiosqlite",
+    "pygments",
+    "aiodns",
+    "pycares",
+)
 
 
 def _run_modules(tmp_path: Path, cache: Path) -> set[str]:

@@ -10,6 +10,15 @@ those modules' places: SPADE's references to them load the real thing if ever ca
 used, for ``aiohttp`` and ``loguru``, which SPADE imports whole), and the stand-ins leave
 ``sys.modules`` afterwards, so any later ``import`` of them is the real module.
 
+slixmpp also imports two optional libraries when they are installed, for what bdi-rl's
+clients never do, ~50-60 ms of every process's start together (measured, interleaved): pygments
+(``xmlstream.tostring``: colours the XML of its debug log lines) and aiodns with pycares
+(``xmlstream.resolver``: SRV and A lookups; SPADE's client connects to a host and port given,
+which slixmpp hands to the event loop's ``create_connection`` without a lookup of its own).
+They are kept out while SPADE is imported, so slixmpp takes its fallbacks for good (plain
+debug lines, the standard library's resolver); a later ``import`` of them, by aiohttp or rich,
+finds the real module.
+
 The agents' client does not register XEP-0363 (``patches.SharedTlsXmppClient``), which would
 import aiohttp's client again. Written for spade 4.1.4 and slixmpp-multiplatform 1.12.0
 (checked by :mod:`bdi_rl.patches`); ``tests/test_startup.py`` holds what is kept out.
@@ -33,6 +42,8 @@ _STAND_INS: dict[str, tuple[str, ...]] = {
 }
 #: modules SPADE imports whole (``import x``) and uses only on paths bdi-rl never takes
 _FORWARDED = ("aiohttp", "loguru")
+#: optional libraries slixmpp uses if it finds them, for what bdi-rl's clients never do
+_KEPT_OUT = ("pygments", "aiodns")
 
 
 def _deferred(module: str, name: str) -> Any:
@@ -64,6 +75,10 @@ def import_spade() -> None:
     if "spade.agent" in sys.modules:
         return
     placed: list[str] = []
+    for name in _KEPT_OUT:
+        if name not in sys.modules:
+            sys.modules[name] = None  # type: ignore[assignment]  # ``import name`` raises ImportError
+            placed.append(name)
     for name in _FORWARDED:
         if name not in sys.modules:
             sys.modules[name] = _Forwarding(name, "bdi_rl.xmpp.spadeimport: imported on first use")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +86,14 @@ def _median(v: Any) -> Any:
     """Jason's: every element a number (else no value), the mean of the middle two."""
     if type(v) is not tuple or not v or not all(type(x) is int or type(x) is float for x in v):
         raise AslTypeError(f"math.median needs a list of numbers: {v!r}")
+    import statistics  # here, not at start-up: it imports fractions and decimal (~3 ms)
+
     return statistics.median(v)
+
+
+def _mean(v: Any) -> Any:
+    values = _nonempty("math.mean", v)
+    return math.fsum(values) / len(values)
 
 
 FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
@@ -109,7 +115,7 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "math.e": ((0,), lambda: math.e),
     "math.random": ((0, 1), _random),
     "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
-    "math.mean": ((1,), lambda v: statistics.fmean(_nonempty("math.mean", v))),
+    "math.mean": ((1,), _mean),
     "math.median": ((1,), _median),
     "math.std_dev": ((1,), _std_dev),
     "math.time": ((0,), lambda: int(time.time() * 1000)),
