@@ -51,8 +51,10 @@ if TYPE_CHECKING:
     from bdi_rl.xmpp.worldlink import WorldWire
 
 #: SPADE keeps the last 1000 messages per agent for its web UI (and inserts at the head of a
-#: list); with ~190 KB trace batches that is ~190 MB per agent. The trace is ours: keep a few.
-SPADE_MESSAGE_LOG = 16
+#: list); with ~190 KB trace batches that is ~190 MB per agent. bdi-rl never starts that UI and
+#: nothing else reads them (the trace is ours): keep none. Sixteen kept a first command's
+#: last batches alive, ~8 MB of its peak (its trace handed over in-process as lines, BENCHMARKS.md).
+SPADE_MESSAGE_LOG = 0
 
 
 class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints: Agent is Any
