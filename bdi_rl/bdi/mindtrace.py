@@ -107,6 +107,10 @@ _SOURCES: dict[frozenset[Any], str] = {}
 #: ``trace.steps.data_size`` of a belief's definition without its two texts: the dict, its keys
 #: and the texts' quotes (a definition is made for every new belief, a few per episode).
 _BELIEF_SIZE = data_size({"belief": "", "source": ""})
+#: The same for a goal's and a plan start's definitions: a goal or trigger that carries the
+#: episode's number (``!announce(E, K, A)``) is new every episode, a few per step.
+_GOAL_SIZE = data_size({"goal": "", "source": ""})
+_START_SIZE = data_size({"trigger": "", "plan": "", "source": ""})
 
 
 def _action_value(value: Any) -> Any:
@@ -201,8 +205,9 @@ class TraceListener(Listener):
         except TypeError:
             ref = key = None
         if ref is None:
-            data: GoalAddData = {"goal": clip_text(term_text(goal, annots=False)), "source": _source(goal.annots)}
-            ref = self.record.define(key, data)
+            text, source = clip_text(term_text(goal, annots=False)), _source(goal.annots)
+            data: GoalAddData = {"goal": text, "source": source}
+            ref = self.record.define(key, data, _GOAL_SIZE + len(text) + len(source))
         self.op(OP_GOAL)
         self.ref(ref)
 
@@ -220,12 +225,10 @@ class TraceListener(Listener):
         except TypeError:
             ref = key = None
         if ref is None:
-            data: IntentionStartData = {
-                "trigger": clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False)),
-                "plan": self.label(agent, plan.name) or plan.name,
-                "source": _source(event.annots),
-            }
-            ref = self.record.define(key, data)
+            trigger = clip_text(TRIGGER_TEXT[ttype] + term_text(event, annots=False))
+            label, source = self.label(agent, plan.name) or plan.name, _source(event.annots)
+            data: IntentionStartData = {"trigger": trigger, "plan": label, "source": source}
+            ref = self.record.define(key, data, _START_SIZE + len(trigger) + len(label) + len(source))
         return ref
 
     def intention_ended(self, agent: Any, plan: str) -> None:
