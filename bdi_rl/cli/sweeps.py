@@ -10,7 +10,6 @@ progress (done, running, failed, ETA) while they run, and the sweep's record in
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import time
@@ -56,6 +55,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     args.runs.mkdir(parents=True, exist_ok=True)
+    import asyncio
+
     return asyncio.run(_new_sweep(plan, args, workers))
 
 
@@ -123,6 +124,8 @@ def _continue(args: argparse.Namespace) -> int:
         raise BadInput(f"--continue {sweep.id}: its spec file is not recorded or gone: start it anew")
     args.runs = runs_dir
     workers = args.workers or max(1, os.cpu_count() or 1)
+    import asyncio
+
     return asyncio.run(_continue_sweep(sweep, args, workers))
 
 
@@ -159,6 +162,8 @@ async def _continue_sweep(sweep: Sweep, args: argparse.Namespace, workers: int) 
 
 async def _follow(queue: JobQueue, sweep: Sweep, jobs: list[Job], progress: bool) -> int:
     """Run the jobs, saying how far they got; the record's path last, for scripts."""
+    import asyncio
+
     from bdi_rl.control.jobs import FAILED, FINISHED, QUEUED, RUNNING, STOPPED
     from bdi_rl.store import SWEEPS_DIR
 
