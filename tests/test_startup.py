@@ -97,3 +97,21 @@ def test_the_viewer_imports_no_statistics_or_env_library_until_asked() -> None:
     loaded = {name.split(".")[0] for name in json.loads(done.stdout.replace("'", '"'))}
     assert {"aiohttp"} <= loaded
     assert [name for name in ("scipy", "gymnasium", "spade", "pyjabber") if name in loaded] == []
+
+
+def test_inspect_imports_no_event_loop_agent_or_env_library(runs: Path) -> None:
+    """``bdi-rl inspect`` reads a trace and prints: no asyncio (~30 ms to import), no agent,
+    XMPP or env library."""
+    (run,) = [d for d in runs.iterdir() if "tiny" in d.name]
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST, "inspect", str(run), "--agent", "learner"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "learner" in done.stdout  # it did inspect the learner
+    line = next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))
+    loaded = {name.split(".")[0] for name in json.loads(line[len("MODULES ") :])}
+    assert [name for name in ("asyncio", "spade", "slixmpp", "gymnasium", "scipy") if name in loaded] == []
