@@ -26,10 +26,10 @@ log = logging.getLogger("bdi_rl.xmpp.agent")  # the agents' logger: what their o
 
 
 class LocalBatchMessage(Message):  # type: ignore[misc]  # spade ships no type hints
-    """A trace batch to a telemetry agent of this process, handed over as the checked
-    :class:`Batch` the tracer made (SPADE's container puts this very object in telemetry's
-    mailbox). A stanza from the network is always a plain ``Message``, so only an agent of
-    this process can send one."""
+    """A trace batch to a telemetry agent of this process, handed over as the :class:`Batch`
+    the tracer made (SPADE's container puts this very object in telemetry's mailbox), not a
+    body to decode and check. A stanza from the network is always a plain ``Message``, so only
+    an agent of this process can send one."""
 
     def __init__(self, to: str, batch: Batch) -> None:
         super().__init__(to=to, body="", metadata=BATCH_METADATA)
