@@ -8,13 +8,11 @@ import gc
 import sys
 
 #: Net new container objects (allocated and still alive) between two collections of the
-#: young generation; Python's default is 700. A command's start-up keeps nearly all it makes
-#: (modules, compiled plans, agents): ~140 collections found nothing to free and cost
-#: 40-100 ms of the ~0.45 s to a run's first env step. In a run, most objects are freed by
-#: their reference count when they die, and those never count; what lives on (trace records
-#: until acknowledged, new definitions) was scanned again at each collection: 65-80 ms of a
-#: climbing run, 170 ms of the README's first command (BENCHMARKS.md). Garbage in cycles waits
-#: for at most this many objects, a few MB, before it is collected.
+#: young generation while a command starts; Python's default is 700. Start-up keeps nearly
+#: all it makes (modules, compiled plans, agents): ~140 collections found nothing to free and
+#: cost 40-100 ms of the ~0.45 s to a run's first env step (BENCHMARKS.md). A run goes back
+#: to Python's default once its start-up heap is frozen (``xmpp.runner.start_agents``); the
+#: readers keep this one (garbage in cycles waits for at most this many objects, a few MB).
 YOUNG_COLLECTION_EVERY = 50_000
 
 

@@ -905,8 +905,9 @@ def test_a_stopped_player_is_finished_as_stuck_and_the_world_goes_on_at_full_spe
         procs["player-3"].send_signal(signal.SIGCONT)
         _, err = procs["player-3"].communicate(timeout=60)
         assert procs["player-3"].returncode == 1, err
-        [line] = [line for line in err.splitlines() if not line.startswith("WARNING")]
-        assert line.startswith("bdi-rl: agent player-3@localhost failed: ") and "stuck" in line, err
+        lines = [line for line in err.splitlines() if not line.startswith("WARNING")]
+        assert len(lines) == 1, err
+        assert lines[0].startswith("bdi-rl: agent player-3@localhost failed: ") and "stuck" in lines[0], err
         out, err = telemetry.communicate(timeout=60)
         # the run's exit status, as compose reports it: one agent failed, and telemetry names it
         assert telemetry.returncode == 1 and "agent player-3 failed:" in err and "stuck" in err, err

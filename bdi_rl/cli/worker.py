@@ -65,8 +65,7 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
             continue
         if done:
             # The run before is garbage now, much of it in cycles (agents, minds, the server):
-            # collected whole, ~4 ms. Left to the collector's thresholds (bdi_rl.__main__),
-            # a worker grew ~0.5 MB a climbing run; so it stays flat (66 MB over 40 runs).
+            # collected whole, ~4 ms, so a worker stays flat (66 MB over 40 climbing runs).
             gc.collect()
         done += 1
         try:

@@ -222,6 +222,10 @@ async def start_telemetry(
     return Wiring(spec, run_dir.name, run_dir, domain, port, password, register, first_seqs)
 
 
+#: Python's default thresholds: those of a run once its start-up heap is frozen.
+RUN_GC_THRESHOLD = (700, 10, 10)
+
+
 async def start_agents(
     wiring: Wiring,
     setups: list[AgentSetup],
@@ -246,6 +250,9 @@ async def start_agents(
         # process: a sweep worker that froze at every run kept each run's garbage for good
         # (+2.8 MB a climbing run, BENCHMARKS.md "Sweeps: start-up amortised").
         gc.freeze()
+        # The run collects as Python does by default; only start-up, which keeps what it
+        # makes, skips collections (bdi_rl.__main__).
+        gc.set_threshold(*RUN_GC_THRESHOLD)
 
 
 async def wait_for_agents(
