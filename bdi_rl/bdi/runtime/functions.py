@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bdi_rl.bdi.runtime.errors import AslTypeError
@@ -72,14 +72,24 @@ def _length(v: Any) -> int:
     raise AslTypeError(f"The argument {v!r} is not a list or a string")
 
 
+def _double_sum(values: Iterable[int | float]) -> float:
+    """The numbers added in order as doubles, as Jason adds them: not Python's exact int sum
+    (1e16 + 1 - 1e16 is 0 there) nor a compensated float sum (0.1 + 0.2 + 0.3 is
+    0.6000000000000001 there); tests/conformance/mean_median.asl holds it."""
+    total = 0.0
+    for x in values:
+        total += x
+    return total
+
+
 def _std_dev(v: Any) -> float:
     """Jason's: n - 1 in the denominator, NaN for fewer than two numbers."""
     values = _numbers("math.std_dev", v)
     n = len(values)
     if n < 2:
         return math.nan
-    mean = sum(values) / n
-    return math.sqrt(sum((x - mean) * (x - mean) for x in values) / (n - 1))
+    mean = _double_sum(values) / n
+    return math.sqrt(_double_sum((x - mean) * (x - mean) for x in values) / (n - 1))
 
 
 def _median(v: Any) -> Any:
@@ -93,7 +103,7 @@ def _median(v: Any) -> Any:
 
 def _mean(v: Any) -> Any:
     values = _nonempty("math.mean", v)
-    return math.fsum(values) / len(values)
+    return _double_sum(values) / len(values)
 
 
 FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
@@ -114,7 +124,7 @@ FUNCTIONS: dict[str, tuple[tuple[int, ...], Callable[..., Any]]] = {
     "math.pi": ((0,), lambda: math.pi),
     "math.e": ((0,), lambda: math.e),
     "math.random": ((0, 1), _random),
-    "math.sum": ((1,), lambda v: sum(_numbers("math.sum", v))),
+    "math.sum": ((1,), lambda v: _double_sum(_numbers("math.sum", v))),
     "math.mean": ((1,), _mean),
     "math.median": ((1,), _median),
     "math.std_dev": ((1,), _std_dev),
