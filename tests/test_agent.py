@@ -385,3 +385,65 @@ def test_a_lost_last_acknowledgement_is_asked_again_within_a_second(tmp_path, mo
     _run(_with_agents(tmp_path, {"a": "!start.\n+!start <- .print(hi).\n"}, body))
     stops = [e for e in read_trace(tmp_path / "trace.jsonl") if e["kind"] == "agent.stop"]
     assert len(stops) == 1  # sent twice, written once
+
+
+def test_a_message_that_comes_to_a_stopping_agent_is_dropped_without_a_warning(tmp_path, caplog):
+    """A trace batch sent twice (its acknowledgement was late) is acknowledged twice, and
+    the second may come after its agent, flushed, has begun to stop: its behaviours have
+    ended, so nothing takes it. SPADE warned with the message whole, three lines on the
+    terminal of a run that went well. A message no behaviour takes from a running agent
+    is still warned of."""
+    import logging
+
+    from spade.message import Message
+
+    from bdi_rl.trace.batch import ACK_METADATA
+
+    async def body(agents):
+        running, stopping = agents["running"], agents["stopping"]
+        assert await stopping.flush_trace(stall_seconds=10)
+        await stopping.stop()
+        with caplog.at_level(logging.DEBUG):
+            late = Message(to=str(stopping.jid), sender="telemetry@localhost", body='{"upto":1}', metadata=ACK_METADATA)
+            stopping.dispatch(late)  # as an in-process telemetry's acknowledgement comes
+            stray = Message(to=str(running.jid), sender="stranger@localhost", body="hello")
+            stray.set_metadata("ontology", "nobody-listens")
+            running.dispatch(stray)
+
+    _run(_with_agents(tmp_path, {"running": "+ping <- true.\n", "stopping": "+ping <- true.\n"}, body))
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "stranger@localhost" in warned[0] and "nobody-listens" in warned[0], warned
+    assert any(
+        "stopping@localhost is stopping: dropped a message from telemetry@localhost" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_an_acknowledgement_to_an_agent_that_has_gone_comes_back_to_telemetry_quietly(tmp_path, caplog, ejabberd):
+    """The same duplicate acknowledgement, sent after its agent has logged off: ejabberd
+    returns it to telemetry as an error carrying the acknowledgement's metadata, which no
+    behaviour of telemetry's takes. Telemetry drops it (the agent, were it still there,
+    would send its batch again) instead of SPADE's warning with the message whole."""
+    import logging
+
+    from spade.message import Message
+
+    from bdi_rl.trace.batch import ACK_METADATA
+
+    async def body(_agents):
+        telemetry = TelemetryAgent(f"telemetry2@{ejabberd.domain}", "pw", port=ejabberd.port)
+        await telemetry.start(auto_register=True)
+        try:
+            with caplog.at_level(logging.DEBUG):
+                ack = Message(to=f"gone@{ejabberd.domain}", body='{"upto":7}', metadata=ACK_METADATA)
+                ack.prepare(telemetry.client).send()  # as its TraceReceiver's send does
+                for _ in range(100):
+                    if any("came back" in r.getMessage() for r in caplog.records):
+                        break
+                    await asyncio.sleep(0.05)
+        finally:
+            await telemetry.stop()
+
+    _run(_with_agents(tmp_path, {}, body, ejabberd=ejabberd))
+    assert any(f"a message to gone@{ejabberd.domain} came back" in r.getMessage() for r in caplog.records)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

@@ -24,7 +24,9 @@ BENCHMARKS.md pinned on it; the others add what SPADE lacks.
   logger each time (18 lines per reconnection, harmless): those records are dropped.
 - **A message is put in the mailboxes it matches, not through tasks.** SPADE's dispatch made
   two asyncio tasks per matching behaviour and formatted the message for a debug line each
-  time, debug on or not: ~3 % of a climbing run's work. Same mailboxes, same order here.
+  time, debug on or not: ~3 % of a climbing run's work. Same mailboxes, same order here; a
+  message that comes to a stopping agent after its behaviours ended is dropped without
+  SPADE's warning.
 - **No web interface per agent.** SPADE builds every agent a jinja2 web app (its ``/spade``
   pages), which bdi-rl never starts: the first one imports ``arrow`` through
   ``jinja2_time`` (~60-90 ms of a process's start, measured with ``python -X importtime``),
@@ -203,7 +205,10 @@ def _dispatch_to_mailboxes(agent: spade.agent.Agent, msg: spade.message.Message)
     mailbox: SPADE made two tasks per behaviour (its ``enqueue``, then the queue's ``put``)
     and formatted the message for a debug line whether debug logging was on or not, ~3 of a
     climbing run's every 100 ms for its ~1,000 messages. The mailboxes are unbounded queues,
-    so the put never waits; SPADE's message log and its warning for an unmatched message stay."""
+    so the put never waits; SPADE's message log and its warning for an unmatched message stay,
+    but for an agent that is stopping: its behaviours end first, and what still comes (a
+    duplicate acknowledgement of a trace batch it sent twice, a peer's last word) is no
+    fault of anyone's. SPADE warned with the whole message, on the user's terminal."""
     matched = False
     for behaviour in agent.behaviours:
         if behaviour.match(msg):
@@ -211,7 +216,10 @@ def _dispatch_to_mailboxes(agent: spade.agent.Agent, msg: spade.message.Message)
             agent.traces.append(msg, category=str(behaviour))
             matched = True
     if not matched:
-        _spade_log.warning("No behaviour matched for message: %s", msg)
+        if getattr(getattr(agent, "client", None), "leaving", False):
+            log.debug("%s is stopping: dropped a message from %s", agent.jid, msg.sender)
+        else:
+            _spade_log.warning("No behaviour matched for message: %s", msg)
         agent.traces.append(msg)
     return []
 

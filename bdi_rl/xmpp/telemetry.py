@@ -292,6 +292,16 @@ class TelemetryAgent(Agent):  # type: ignore[misc]  # spade ships no type hints
         self.last_batch_at = time.monotonic()
         """when the last trace batch came in (``linger``)"""
 
+    def _message_received(self, msg: Any) -> Any:
+        # An acknowledgement or a join reply to an agent that has gone comes back from the
+        # server as an error carrying telemetry's own metadata (a resent batch is acked twice,
+        # the second after its agent stopped). Nothing here reads a bounce, and an agent that
+        # is still there sends its batch or request again: no warning with the message whole.
+        if msg["type"] == "error":
+            log.debug("telemetry: a message to %s came back (it is offline)", msg["from"])
+            return []
+        return super()._message_received(msg)
+
     def open_trace(self, trace_path: Path) -> None:
         """Write the run whose trace is ``trace_path`` (a new one, or one to continue), and
         from now on take trace batches and join requests. Called on the started agent with
