@@ -14,8 +14,6 @@ own imports only.
 
 from __future__ import annotations
 
-import atexit
-import gc
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +28,7 @@ from bdi_rl.cli.errors import (
 )
 from bdi_rl.cli.options import build_parser
 from bdi_rl.cli.process import patch_libraries, prepare_agent_process, quiet_libraries, terminate_like_interrupt
+from bdi_rl.garbage import no_collection_at_exit
 
 __all__ = ["main", "prepare_agent_process"]
 
@@ -66,11 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in AGENT_COMMANDS:  # libraries already quieted above
             patch_libraries()
-            # What a run holds is written by the time the interpreter exits; its teardown would
-            # then only collect the garbage of a large heap, 4-6 s of CPU for a team agent
-            # (measured): past compose's grace period when several containers stop at once.
-            atexit.unregister(gc.freeze)
-            atexit.register(gc.freeze)
+            no_collection_at_exit()
         return commands[args.command](args)
     except TimeoutError as exc:  # a role process waited for a peer that never answered
         print(f"bdi-rl: error: {exc or 'timed out waiting for the telemetry agent'}", file=sys.stderr)

@@ -24,7 +24,6 @@ a climbing run), so start-up is still paid once per that many runs.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -33,6 +32,7 @@ from typing import Any
 
 from bdi_rl.cli.errors import EXIT_OK, is_user_error, say_user_error
 from bdi_rl.cli.process import until_signalled
+from bdi_rl.garbage import between_runs
 
 #: Runs one worker process makes before it ends and a fresh one takes over
 #: (``$BDI_RL_RUNS_PER_WORKER`` sets another).
@@ -64,9 +64,7 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         if done:
-            # The run before is garbage now, much of it in cycles (agents, minds, the server):
-            # collected whole, ~4 ms, so a worker stays flat (66 MB over 40 climbing runs).
-            gc.collect()
+            between_runs()
         done += 1
         try:
             request = json.loads(line)

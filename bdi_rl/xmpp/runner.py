@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import secrets
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bdi_rl.bdi.episode import EpisodeSession
+from bdi_rl.garbage import heap_built
 from bdi_rl.spec import ExperimentSpec, parse_host_port
 from bdi_rl.store import TRACE_FILE, RunWriter, save_summary
 from bdi_rl.trace.kinds import RUN_RESUME, RUN_START, RUN_STOP
@@ -222,10 +222,6 @@ async def start_telemetry(
     return Wiring(spec, run_dir.name, run_dir, domain, port, password, register, first_seqs)
 
 
-#: Python's default thresholds: those of a run once its start-up heap is frozen.
-RUN_GC_THRESHOLD = (700, 10, 10)
-
-
 async def start_agents(
     wiring: Wiring,
     setups: list[AgentSetup],
@@ -244,15 +240,7 @@ async def start_agents(
         wiring.domain, spec_names(spec), live.agents, reserved=[spec.telemetry.name], make=make, start=start
     )
     await asyncio.gather(*(agent.start(auto_register=wiring.register) for agent in live.agents))
-    if not gc.get_freeze_count():
-        # The start-up heap (libraries, agents, connections) is never garbage: the collector
-        # then scans only what the run allocates (BENCHMARKS.md, "Trace v2"). Once per
-        # process: a sweep worker that froze at every run kept each run's garbage for good
-        # (+2.8 MB a climbing run, BENCHMARKS.md "Sweeps: start-up amortised").
-        gc.freeze()
-        # The run collects as Python does by default; only start-up, which keeps what it
-        # makes, skips collections (bdi_rl.__main__).
-        gc.set_threshold(*RUN_GC_THRESHOLD)
+    heap_built()  # the start-up heap (libraries, agents, connections) is never garbage
 
 
 async def wait_for_agents(
