@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 
 from spade.container import Container
+from spade.message import Message
 
+from bdi_rl.trace.batch import ACK_METADATA
 from bdi_rl.trace.kinds import TraceLevel
 from bdi_rl.trace.reading import read_trace
 from bdi_rl.trace.tracer import Tracer
@@ -393,11 +396,6 @@ def test_a_message_that_comes_to_a_stopping_agent_is_dropped_without_a_warning(t
     ended, so nothing takes it. SPADE warned with the message whole, three lines on the
     terminal of a run that went well. A message no behaviour takes from a running agent
     is still warned of."""
-    import logging
-
-    from spade.message import Message
-
-    from bdi_rl.trace.batch import ACK_METADATA
 
     async def body(agents):
         running, stopping = agents["running"], agents["stopping"]
@@ -424,11 +422,6 @@ def test_an_acknowledgement_to_an_agent_that_has_gone_comes_back_to_telemetry_qu
     returns it to telemetry as an error carrying the acknowledgement's metadata, which no
     behaviour of telemetry's takes. Telemetry drops it (the agent, were it still there,
     would send its batch again) instead of SPADE's warning with the message whole."""
-    import logging
-
-    from spade.message import Message
-
-    from bdi_rl.trace.batch import ACK_METADATA
 
     async def body(_agents):
         telemetry = TelemetryAgent(f"telemetry2@{ejabberd.domain}", "pw", port=ejabberd.port)
