@@ -46,7 +46,12 @@ def _open(browser, viewer, run: str, episode: int, problems: list[str]):
     page.fill("#jump-episode", str(episode))
     page.fill("#jump-step", "0")
     page.click("#jump button")
-    page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '0'")
+    # the jumped-to episode's first frame, not the first frame of the episode shown before it
+    page.wait_for_function(
+        "e => { const d = document.getElementById('world-canvas').dataset; "
+        "return d.episode === e && d.frame === '0'; }",
+        arg=str(episode),
+    )
     return page
 
 

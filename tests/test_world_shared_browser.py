@@ -84,7 +84,10 @@ def test_every_agent_and_the_food_on_the_lbforaging_map(browser, viewer, world_r
     page.fill("#jump-episode", "3")
     page.fill("#jump-step", "1")
     page.click("#jump button")
-    page.wait_for_function("() => document.getElementById('world-canvas').dataset.frame === '0'")
+    page.wait_for_function(  # joint episode 3's first frame, not that of the episode shown before
+        "() => { const d = document.getElementById('world-canvas').dataset; "
+        "return d.episode === '3' && d.frame === '0'; }"
+    )
     canvas = page.locator("#world-canvas")
     assert canvas.get_attribute("data-agents") == "2" and canvas.get_attribute("data-items") == "1"
     assert canvas.get_attribute("data-frames") == str(len(expected))

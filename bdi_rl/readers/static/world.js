@@ -106,7 +106,7 @@ function drawWorld() {
   document.getElementById("world-title").textContent = world.agent
     ? "of " + shortName(world.agent) + ", episode " + world.episode : "";
   if (!data) {
-    canvas.hidden = true; player.hidden = true; canvas.dataset.frame = "";
+    canvas.hidden = true; player.hidden = true; canvas.dataset.frame = ""; canvas.dataset.episode = "";
     note.textContent = world.error ? world.error.replace(/^\w+: /, "") : "";
     document.getElementById("world-beliefs").replaceChildren();
     return;
@@ -118,6 +118,7 @@ function drawWorld() {
   const w = data.world, size = Math.floor(Math.min(480 / w.cols, 360 / w.rows));
   canvas.width = w.cols * size; canvas.height = w.rows * size;
   canvas.dataset.family = w.family;
+  canvas.dataset.episode = String(data.episode);  // which episode is drawn (a jump replaces the one shown)
   const ctx = canvas.getContext("2d");
   drawMap(ctx, data, size);
   video.hidden = !hasFrames;  // a joint episode too: every agent on the map (bdi-rl render)
