@@ -88,3 +88,39 @@ assert "arrow" not in sys.modules and "jinja2_time" not in sys.modules, "the web
 print("ok")
 """)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_a_plain_template_matches_the_messages_spades_own_match_does():
+    """The mailboxes' template match (without SPADE's per-match debug line) takes exactly
+    the messages SPADE's ``Template.match`` takes, on every field a template can hold."""
+    from spade.message import Message
+    from spade.template import Template
+
+    from bdi_rl.xmpp.patches import _template_matches
+
+    templates = [
+        Template(),
+        Template(metadata={"performative": "BDI"}),
+        Template(metadata={"performative": "BDI", "ilf_type": "tell"}),
+        Template(to="bob@localhost"),
+        Template(to="bob@localhost/r1"),
+        Template(sender="alice@localhost"),
+        Template(body="hello"),
+        Template(thread="t-1"),
+        Template(sender="alice@localhost", metadata={"ontology": "bdi-rl.trace"}),
+    ]
+    messages = []
+    for to in ("bob@localhost", "bob@localhost/r1", "carol@localhost", None):
+        for sender in ("alice@localhost", "mallory@localhost", None):
+            for metadata in (
+                {},
+                {"performative": "BDI"},
+                {"performative": "BDI", "ilf_type": "tell"},
+                {"ontology": "bdi-rl.trace"},
+            ):
+                for body, thread in ((None, None), ("hello", "t-1"), ("bye", "t-2")):
+                    msg = Message(to=to, sender=sender, body=body, thread=thread, metadata=dict(metadata))
+                    messages.append(msg)
+    agreed = [(t.match(m), _template_matches(t, m)) for t in templates for m in messages]
+    assert all(spade == ours for spade, ours in agreed)
+    assert sum(spade for spade, _ in agreed) > len(messages)  # some match, not only the empty template's
