@@ -1031,3 +1031,21 @@ def test_a_world_that_cannot_be_made_is_one_line_naming_it(env_id, message) -> N
     with pytest.raises(EnvError) as info:
         make_world(env_id, {"size": 9} if env_id.startswith("lbf") else {})
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_plan_may_call_the_worlds_actions_from_more_than_one_place(tmp_path) -> None:
+    """Each line that calls .rl_reset or .rl_act is its own call site; the second one of a
+    plan failed with a TypeError (each site had its own record of the calling intention,
+    and the agent's traced cell read the first site's)."""
+    from bdi_rl.bdi.mind import describe_waits
+
+    mind, shared, _, _ = _seated_mind(
+        tmp_path, "!go.\n@go +!go <- .rl_reset; .rl_act(0); .rl_reset; .rl_act(1); +played_twice.\n"
+    )
+    for action in (2, 1):
+        shared.ask_reset("player_1")
+        mind.run(sleep=False)
+        assert describe_waits(mind) == ["waits for the world's .rl_act"]
+        shared.choose("player_1", action)
+        mind.run(sleep=False)
+    assert mind.believes("played_twice") and shared.steps == 2 and not mind.held

@@ -246,18 +246,21 @@ def _not_in_a_world(name: str) -> Callable[[], None]:
 def _suspending(name: str, call: Callable[..., bool], arity: int) -> Builtin:
     """A builtin ``name`` that runs ``call(ag, it, *args)`` and suspends the intention when it
     returns False, until the world answers. The call goes through the agent's traced cell
-    (an ``action`` event, as any host action)."""
+    (an ``action`` event, as any host action).
+
+    The agent's cell holds the first call site's ``traced``; every call site of the action in
+    the agent's plans shares it, so they share the one ``current`` (the calling intention)
+    it reads: a second ``.rl_reset`` in a plan failed with a TypeError when each had its own."""
+    current: list[Any] = [None]
+
+    def traced(*args: Any) -> bool:
+        ag, it = current[0]
+        return call(ag, it, *args)
 
     def compile_call(compiler: QueryCompiler, node: s.Lit, tc: TermCompiler) -> Query:
         if len(node.args) != arity:
             raise tc.error(node, f"{name} takes {arity} argument(s), got {len(node.args)}")
         builds = [tc.term(a).build for a in node.args]
-        current: list[Any] = [None]
-
-        def traced(*args: Any) -> bool:
-            ag, it = current[0]
-            return call(ag, it, *args)
-
         cell = compiler.cells.setdefault(name, [traced])
 
         def outside_a_body(ag: Any, env: list[Any], trail: Any) -> bool:
