@@ -1049,3 +1049,21 @@ def test_a_plan_may_call_the_worlds_actions_from_more_than_one_place(tmp_path) -
         shared.choose("player_1", action)
         mind.run(sleep=False)
     assert mind.believes("played_twice") and shared.steps == 2 and not mind.held
+
+
+def test_in_one_process_too_a_choice_that_ends_the_episode_carries_the_next_reset(tmp_path) -> None:
+    """An in-process agent's .rl_act says its next call is .rl_reset: once the step ends the
+    episode, its .rl_reset is answered at once (no barrier, its intention not held again)."""
+    from bdi_rl.bdi.mind import describe_waits
+
+    mind, shared, other, timers = _seated_mind(
+        tmp_path, "!go.\n@go +!go <- .rl_reset; .rl_act(0); .rl_reset; +second_episode.\n"
+    )
+    shared.ask_reset("player_1")
+    mind.run(sleep=False)
+    assert describe_waits(mind) == ["waits for the world's .rl_act"]
+    shared.choose("player_1", 0, then_reset=True)  # (0, 0) pays 11: the one-step episode ends
+    mind.run(sleep=False)
+    assert mind.believes("second_episode") and not mind.held
+    assert shared.episodes == 2 and other.heard[-1] == ("begun", 0)
+    assert not [entry for entry in timers.pending if entry[2]]  # no reset deadline was armed

@@ -7,7 +7,11 @@ a single learner's do, but in a world they *suspend* the calling intention (as `
 does) until every agent of the world has called them:
 
 - ``.rl_reset``: once every agent still training has asked, the world resets (the spec's
-  seed the first time) and each agent perceives its own first observation;
+  seed the first time) and each agent perceives its own first observation. An agent's
+  ``.rl_act`` says whether its next call will be ``.rl_reset`` (no evaluation due): when the
+  step ends the episode for all, the next begins then, and those ``.rl_reset`` calls are
+  answered at once (across processes that saves a round trip; in one process a barrier
+  and an intention held and woken, per agent and episode);
 - ``.rl_act(A)``: once every agent in the episode has chosen, the world steps once with
   the joint action; each agent's learner is updated from its *own* observation, action and
   reward, and it perceives its own ``state(S)``, ``reward(R)`` and, at the end,
@@ -76,7 +80,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from bdi_rl.bdi.seat import SeatClient
 from bdi_rl.bdi.worldcalls import ACT, EVAL, RESET, SeatEnd, WorldPort
@@ -139,6 +143,11 @@ class _Seat:
 @dataclass
 class SharedWorld:
     """A world stepped once every agent of it has chosen (module docstring)."""
+
+    pipelined: ClassVar[bool] = True
+    """an agent's choice says whether its next call is ``.rl_reset`` (SeatClient.act): a step
+    that ends the episode begins the next at once, and those agents' ``.rl_reset`` is
+    answered without a wait (no barrier, no hold and wake of the intention per episode)"""
 
     world: World
     tracer: Tracer
