@@ -58,6 +58,7 @@ _._food_spawned
 _.enable_direct_tls  # xmpp/patches.py, tests/test_trust.py: slixmpp reads it when it connects
 _.reschedule_connection_attempt  # xmpp/patches.py: slixmpp's, overridden
 _.is_started  # xmpp/patches.py: _NoWebInterface, SPADE's Agent.stop asks it
+_.on_end  # xmpp/wakeable.py: SPADE calls a behaviour's on_end when it ends
 _.WebApp  # xmpp/patches.py: the class SPADE's Agent.__init__ builds, replaced
 exc_type  # xmpp/server.py: __aexit__'s signature
 _.buffer_text  # xmpp/xmlstream.py: expat's parser settings and handlers, read by expat

@@ -440,3 +440,24 @@ def test_an_acknowledgement_to_an_agent_that_has_gone_comes_back_to_telemetry_qu
     _run(_with_agents(tmp_path, {}, body, ejabberd=ejabberd))
     assert any(f"a message to gone@{ejabberd.domain} came back" in r.getMessage() for r in caplog.records)
     assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_an_idle_mind_sleeps_under_one_net_timer_and_a_stopped_agent_keeps_none(tmp_path):
+    """An idle BDI loop sleeps on its mailbox with no timer per wait; a single net timer wakes
+    it now and then (a wake gone amiss costs a delay, not a hang), and the agent's stop cancels
+    it (nothing of a stopped agent is left scheduled in a process that runs many runs)."""
+    loops = []
+
+    async def body(agents):
+        loop = agents["idle"].bdi_loop
+        loop.NET_SECONDS = 0.2
+        loop._cut_net()  # the one armed at 30 s
+        loop.wake()  # the next idle wait arms the net at the new interval
+        await asyncio.sleep(0.1)
+        cycles = loop.idle_cycles
+        await asyncio.sleep(1.2)
+        assert loop.idle_cycles - cycles >= 2, "the net did not wake the idle loop"
+        loops.append(loop)
+
+    _run(_with_agents(tmp_path, {"idle": "+ping <- true.\n"}, body))
+    assert loops and loops[0]._net is None, "a stopped agent's net timer is still scheduled"

@@ -62,8 +62,6 @@ class BdiLoop(Wakeable):
     #: Seconds of reasoning per turn before the event loop gets control back (an episode-mode
     #: cycle runs a whole episode, so a count of cycles would not bound the turn).
     BURST_SECONDS = 0.005
-    #: Longest sleep while idle: messages, a resume and a kill wake the loop before that.
-    IDLE_WAIT = 30.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,15 +84,22 @@ class BdiLoop(Wakeable):
         agent = self.agent
         mind = agent.mind
         if not agent.reasoning:  # held or paused: resume_bdi wakes us
-            msg = await self.receive(timeout=self.IDLE_WAIT)
-            if msg is not None and msg is not WAKE:
+            msg = await self.sleep_on_mailbox()
+            if msg is not WAKE:
                 self.paused_mail.append(msg)
             return True
         for early in self.paused_mail:
             agent.inbox.accept(early, mind, agent.host)
             self.received += 1
         self.paused_mail.clear()
-        msg = await self.receive(timeout=0 if self.busy else self._idle_wait(mind))
+        if self.busy:
+            msg = await self.receive(timeout=0)
+        else:
+            deadline = mind.next_deadline()
+            if deadline is None:  # idle until a message, a wake or a kill
+                msg = await self.sleep_on_mailbox()
+            else:
+                msg = await self.receive(timeout=max(deadline - mind.host.now(), 0.001))
         while msg is not None:
             if msg is not WAKE:
                 agent.inbox.accept(msg, mind, agent.host)
@@ -116,12 +121,6 @@ class BdiLoop(Wakeable):
             return False
         agent.after_burst()
         return True
-
-    def _idle_wait(self, mind: Mind) -> float:
-        deadline = mind.next_deadline()
-        if deadline is None:
-            return self.IDLE_WAIT
-        return min(self.IDLE_WAIT, max(deadline - mind.host.now(), 0.001))
 
 
 class AgentHost(MindHost):
