@@ -31,7 +31,7 @@ from bdi_rl.bdi.plainliteral import read_plain
 from bdi_rl.bdi.runtime.errors import AslSyntaxError
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import PlanTerm
-from bdi_rl.bdi.runtime.syntax import Const, Expr, ListExpr, Lit
+from bdi_rl.bdi.runtime.syntax import Expr
 from bdi_rl.bdi.runtime.terms import INFIX, UNBOUND, LVar, Struct, atom, is_ground, resolve
 from bdi_rl.bdi.runtime.unify import Scope, TermCompiler
 from bdi_rl.bdi.text import term_text
@@ -215,7 +215,7 @@ def _term(body: str, ground: bool) -> Any:
     text = _text(body)
     plain = read_plain(text)
     if plain is not None:
-        return _plain_term(plain)
+        return plain
     expr = _parse_expr(text)
     scope = Scope()
     try:
@@ -232,18 +232,6 @@ def _term(body: str, ground: bool) -> Any:
     if ground and not is_ground(value):
         raise WireError("literal must be ground: it has unbound variables")
     return value
-
-
-def _plain_term(expr: Expr) -> Any:
-    """The term compiling a plain literal's AST would build (it has no variable, operator or
-    annotation: nothing to compile), a third of the time (``tests/test_plainliteral.py``
-    holds the two alike)."""
-    if isinstance(expr, Const):
-        return expr.value
-    if isinstance(expr, ListExpr):
-        return tuple(_plain_term(item) for item in expr.items)
-    assert isinstance(expr, Lit)
-    return Struct(expr.functor, tuple(_plain_term(arg) for arg in expr.args)) if expr.args else atom(expr.functor)
 
 
 def _plans(body: str) -> tuple[str, ...]:
