@@ -80,8 +80,9 @@ def format_body(performative: str, content: Any) -> str:
     if performative == "askHow" and type(content) is str:
         return content
     content = resolve(content)
-    _check_writable(content)
-    return term_text(_finite(content))
+    if _check_writable(content):
+        content = _finite(content)
+    return term_text(content)
 
 
 #: NaN and the infinities have no literal (Jason prints NaN, which reads as a variable): they
@@ -108,20 +109,37 @@ def format_literal(term: Struct) -> str:
     return format_body("tell", term)
 
 
-def _check_writable(term: Any) -> None:
+#: Functors seen to be written as atoms (a message's functors repeat: intends, accepted ...).
+_WRITABLE: set[str] = set()
+_WRITABLE_KEPT = 4096
+
+
+def _check_writable(term: Any) -> bool:
+    """WireError for a functor that would not read back as one; True when ``term`` holds a
+    NaN or an infinity (to be written as :func:`_finite` says)."""
     kind = type(term)
     if kind is Struct:
-        if not _ATOM.fullmatch(term.functor) and not _is_operator(term):
-            raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
-        if term.functor in _KEYWORDS and not _is_operator(term):
-            raise WireError(f"'{term.functor}' is a keyword, not an atom; send it as a string")
+        functor = term.functor
+        if functor not in _WRITABLE:
+            if _ATOM.fullmatch(functor) and functor not in _KEYWORDS:
+                if len(_WRITABLE) < _WRITABLE_KEPT:
+                    _WRITABLE.add(functor)
+            elif not _is_operator(term):
+                if functor in _KEYWORDS:
+                    raise WireError(f"'{functor}' is a keyword, not an atom; send it as a string")
+                raise WireError(f"{functor!r} is not an AgentSpeak atom; send it as a string")
+        non_finite = False
         for arg in term.args:
-            _check_writable(arg)
+            non_finite = _check_writable(arg) or non_finite
         for annot in term.annots:
-            _check_writable(annot)
-    elif kind is tuple:
+            non_finite = _check_writable(annot) or non_finite
+        return non_finite
+    if kind is tuple:
+        non_finite = False
         for item in term:
-            _check_writable(item)
+            non_finite = _check_writable(item) or non_finite
+        return non_finite
+    return kind is float and not math.isfinite(term)
 
 
 # -- reading -------------------------------------------------------------------------------
