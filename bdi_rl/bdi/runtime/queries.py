@@ -530,10 +530,11 @@ class CompiledRule:
         renv: Env = [UNBOUND] * self.size
         renv.append(answered)
         mark = len(trail)
-        for code, value in zip(self.head, values, strict=False):
-            if not code.match(value, renv, trail):
-                undo(trail, mark)
-                return False
+        if values:  # (a rule of no arguments, leading :- ...: nothing to match)
+            for code, value in zip(self.head, values):  # noqa: B905 - as many as the call's
+                if not code.match(value, renv, trail):
+                    undo(trail, mark)
+                    return False
         continued[0] += 1
         try:
             if self._body_then(ag, renv, trail):

@@ -71,6 +71,16 @@ def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Stru
             return True
 
         return bind1
+    if len(slots) == 2:  # +!choose(S, A), +!consider(J, R): unrolled, no zip per event
+        i0, i1 = slots
+
+        def bind2(value: Struct, env: Env, trail: Trail) -> bool:
+            v0, v1 = value.args
+            env[i0] = deref(v0) if type(v0) is LVar else v0
+            env[i1] = deref(v1) if type(v1) is LVar else v1
+            return True
+
+        return bind2
 
     def bind(value: Struct, env: Env, trail: Trail) -> bool:
         for i, v in zip(slots, value.args, strict=True):
