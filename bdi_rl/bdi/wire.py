@@ -109,25 +109,15 @@ def format_literal(term: Struct) -> str:
     return format_body("tell", term)
 
 
-#: Functors seen to be written as atoms (a message's functors repeat: intends, accepted ...).
-_WRITABLE: set[str] = set()
-_WRITABLE_KEPT = 4096
-
-
 def _check_writable(term: Any) -> bool:
     """WireError for a functor that would not read back as one; True when ``term`` holds a
     NaN or an infinity (to be written as :func:`_finite` says)."""
     kind = type(term)
     if kind is Struct:
-        functor = term.functor
-        if functor not in _WRITABLE:
-            if _ATOM.fullmatch(functor) and functor not in _KEYWORDS:
-                if len(_WRITABLE) < _WRITABLE_KEPT:
-                    _WRITABLE.add(functor)
-            elif not _is_operator(term):
-                if functor in _KEYWORDS:
-                    raise WireError(f"'{functor}' is a keyword, not an atom; send it as a string")
-                raise WireError(f"{functor!r} is not an AgentSpeak atom; send it as a string")
+        if not _ATOM.fullmatch(term.functor) and not _is_operator(term):
+            raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
+        if term.functor in _KEYWORDS and not _is_operator(term):
+            raise WireError(f"'{term.functor}' is a keyword, not an atom; send it as a string")
         non_finite = False
         for arg in term.args:
             non_finite = _check_writable(arg) or non_finite
