@@ -7,8 +7,10 @@ new embedded server, new agents and a new run directory, the same ``run_experime
 of one run is reused by the next but what is keyed by content (parsed plan files) or made
 once per process (library patches, imports). The protocol, one JSON object per line:
 
-- in: ``{"spec": PATH, "seed": S, "settings": {PATH: VALUE}, "runs": DIR}``, or ``{"resume":
-  RUN_DIR}`` (what ``run --resume`` continues: a run a stopped sweep left unfinished);
+- in: ``{"spec": PATH, "seed": S, "episodes": N, "trace": LEVEL, "settings": {PATH: VALUE},
+  "runs": DIR}`` (``episodes`` and ``trace`` may be null: the spec's, as ``run`` without
+  ``--episodes`` or ``--trace``), or ``{"resume": RUN_DIR}`` (what ``run --resume``
+  continues: a run a stopped sweep left unfinished);
 - out: ``bdi-rl run-dir: PATH`` as soon as the run directory exists (as ``run
   --announce-run-dir`` says it), then ``bdi-rl run-result: {"status": "finished" | "failed" |
   "stopped", "error": LINE}`` when it is over.
@@ -30,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bdi_rl.cli.errors import EXIT_OK, is_user_error, say_user_error
+from bdi_rl.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, is_user_error, say_user_error
 from bdi_rl.cli.process import until_signalled
 from bdi_rl.garbage import between_runs
 
@@ -46,16 +48,28 @@ def _runs_per_worker() -> int:
         return RUNS_PER_WORKER
 
 
-def _say(status: str, error: str | None = None, retiring: bool = False) -> None:
-    """The run's result; ``retiring``: this worker takes no more runs (it ends now)."""
+def _say(status: str, error: str | None = None, retiring: bool = False, exit_code: int = EXIT_OK) -> None:
+    """The run's result, with the exit status ``bdi-rl run`` would have had; ``retiring``:
+    this worker takes no more runs (it ends now)."""
     from bdi_rl.control.workers import WORKER_RESULT
 
-    print(WORKER_RESULT + json.dumps({"status": status, "error": error, "retiring": retiring}), flush=True)
+    said = {"status": status, "error": error, "retiring": retiring, "exit_code": exit_code}
+    print(WORKER_RESULT + json.dumps(said), flush=True)
+
+
+def _say_failed(exc: Exception, retiring: bool) -> None:
+    """A run that raised, said as ``bdi-rl run`` says it on stderr: bad input (exit status
+    2), or what failed (1)."""
+    from bdi_rl.crashlog import one_line
+
+    if is_user_error(exc):
+        _say("failed", f"bdi-rl: error: {say_user_error(exc)}", retiring, EXIT_BAD_INPUT)
+    else:
+        _say("failed", f"bdi-rl: error: run failed: {one_line(exc)}", retiring, EXIT_FAILED)
 
 
 def cmd_sweep_worker(_args: argparse.Namespace) -> int:
-    from bdi_rl.control.jobs import announce_run_dir
-    from bdi_rl.crashlog import one_line
+    from bdi_rl.control.jobs import EXIT_INTERRUPTED, announce_run_dir
     from bdi_rl.xmpp.runtime import event_loop
 
     loop = event_loop()
@@ -70,26 +84,26 @@ def cmd_sweep_worker(_args: argparse.Namespace) -> int:
             request = json.loads(line)
             work = _prepared(request)
         except Exception as exc:  # noqa: BLE001 - a bad request is this run's failure, not the worker's
-            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc), done >= last)
+            _say_failed(exc, done >= last)
             if done >= last:
                 return EXIT_OK
             continue
         try:
             result = until_signalled(loop, work(announce_run_dir))
         except KeyboardInterrupt:
-            _say("stopped")
-            return 130
+            _say("stopped", retiring=True, exit_code=EXIT_INTERRUPTED)
+            return EXIT_INTERRUPTED
         except Exception as exc:  # noqa: BLE001 - the run failed; the next one starts afresh
-            _say("failed", say_user_error(exc) if is_user_error(exc) else one_line(exc), done >= last)
+            _say_failed(exc, done >= last)
             if done >= last:
                 return EXIT_OK
             continue
         if result.summary.get("interrupted"):
-            _say("stopped")
-            return 130
+            _say("stopped", retiring=True, exit_code=EXIT_INTERRUPTED)
+            return EXIT_INTERRUPTED
         failures = dict(result.failures)
         said = "; ".join(f"{a}: {r}" for a, r in failures.items()) or None
-        _say("failed" if failures else "finished", said, done >= last)
+        _say("failed" if failures else "finished", said, done >= last, EXIT_FAILED if failures else EXIT_OK)
         if done >= last:
             return EXIT_OK
     return EXIT_OK
@@ -119,7 +133,8 @@ def _prepared(request: dict[str, Any]) -> Any:
             )
 
         return resume
-    spec = load_spec(Path(request["spec"]), {"seed": request.get("seed")}, request.get("settings") or {})
+    overrides = {key: request.get(key) for key in ("seed", "episodes", "trace")}  # as run's options
+    spec = load_spec(Path(request["spec"]), overrides, request.get("settings") or {})
     runs = Path(request["runs"])
     check_runs(runs)
     setups = prepare_experiment(spec)
