@@ -559,6 +559,43 @@ def test_a_sweep_of_three_seeds_with_one_job_slot(serve):
         assert response.status == 200  # the overlay page's data for it
 
 
+def _children_of(pid: int) -> set[tuple[int, str]]:
+    """The processes ``pid`` has started and that are alive now: (pid, command line)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:  # it has just ended
+                continue
+            found.add((int(child), command))
+    return found
+
+
+@pytest.mark.slow
+def test_a_sweep_from_the_page_runs_in_one_worker_process_per_slot(serve):
+    """Start-up is paid once per worker, not once per run (issue 30): the four runs of a sweep
+    started on one job slot are all made by the same ``bdi-rl sweep-worker`` process, and no
+    ``bdi-rl run`` child is started; each is still an ordinary run directory of its seed."""
+    status, started = serve.post("/api/control/sweeps", {"spec": "frozenlake-4x4", "seed": 20, "seeds": 4, **SMALL})
+    assert status == 201, started
+    seen: set[tuple[int, str]] = set()
+    deadline = time.monotonic() + 180
+    while True:
+        seen |= _children_of(serve.proc.pid)
+        jobs = serve.jobs()
+        if all(j["state"] not in ("queued", "running") for j in jobs):
+            break
+        assert time.monotonic() < deadline, jobs
+        time.sleep(0.05)
+    assert [(j["state"], j["exit_code"]) for j in jobs] == [("finished", 0)] * 4
+    workers = {pid for pid, command in seen if "bdi_rl sweep-worker" in command}
+    assert len(workers) == 1, seen
+    assert not [command for _, command in seen if "bdi_rl run " in command], seen
+    for job in jobs:
+        assert f"__{job['seed']}__" in job["run"] and _summary(serve.runs / job["run"])["seed"] == job["seed"]
+
+
 @pytest.mark.slow
 def test_stopping_a_running_job_leaves_an_interrupted_run(serve):
     status, started = serve.post(

@@ -249,6 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--jobs", type=_number(int, 1, 1024), help="most runs at once, the rest queued (default: the CPU count)"
     )
+    serve.add_argument(
+        "--process-per-run",
+        action="store_true",
+        help="each run in a process of its own (default: worker processes run one run after another)",
+    )
     sweep = sub.add_parser(
         "sweep", help="every run of a sweep file: axes over any spec setting x seeds, a grid or a random draw"
     )

@@ -40,7 +40,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     check_runs(args.runs)
     args.runs.mkdir(parents=True, exist_ok=True)
     try:
-        serve(args.runs, args.host, args.port, args.jobs or os.cpu_count() or 1, args.allow_host)
+        jobs = args.jobs or os.cpu_count() or 1
+        serve(args.runs, args.host, args.port, jobs, args.allow_host, args.process_per_run)
     except OSError as exc:
         raise BadInput(cannot_listen("--host/--port", args.host, args.port, exc)) from None
     return EXIT_OK

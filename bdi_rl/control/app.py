@@ -58,6 +58,7 @@ from bdi_rl.control.specs import (
     shipped_specs,
     uploaded_spec,
 )
+from bdi_rl.control.workers import WorkerQueue
 from bdi_rl.readers.runstate import run_state
 from bdi_rl.readers.viewer import STATIC, create_app, stop_signals
 from bdi_rl.readers.viewerapi import CONTROL, bad_request, json_response, not_found
@@ -499,16 +500,27 @@ def _is_play(run_dir: Path) -> bool:
 
 
 # -- serving -----------------------------------------------------------------------------
-def serve(runs: Path, host: str, port: int, max_running: int, allow_hosts: Sequence[str] = ()) -> None:
+def serve(
+    runs: Path,
+    host: str,
+    port: int,
+    max_running: int,
+    allow_hosts: Sequence[str] = (),
+    process_per_run: bool = False,
+) -> None:
     """``bdi-rl serve`` until Ctrl-C or SIGTERM, which stops running children as Stop does;
     its URL is printed once it listens. OSError, before anything is printed, if the address
-    cannot be bound."""
-    asyncio.run(_serve(runs, host, port, max_running, allow_hosts))
+    cannot be bound. Runs and resumes go to ``max_running`` worker processes that make one
+    run after another, as ``bdi-rl sweep``'s do (start-up paid once per worker, not per run);
+    ``process_per_run``: each in a ``bdi-rl run`` child of its own, as plays always are."""
+    asyncio.run(_serve(runs, host, port, max_running, allow_hosts, process_per_run))
 
 
-async def _serve(runs: Path, host: str, port: int, max_running: int, allow_hosts: Sequence[str]) -> None:
+async def _serve(
+    runs: Path, host: str, port: int, max_running: int, allow_hosts: Sequence[str], process_per_run: bool
+) -> None:
     token = secrets.token_urlsafe(32)
-    queue = JobQueue(runs, max_running)
+    queue = JobQueue(runs, max_running) if process_per_run else WorkerQueue(runs, max_running)
     runner = await start_app(create_control_app(runs, queue, token, host, allow_hosts), host, port)
     print(f"bdi-rl serve: {url_of(host, port)}control#token={token}", flush=True)
     print(

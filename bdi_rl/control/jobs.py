@@ -1,4 +1,6 @@
-"""The job queue of ``bdi-rl serve``: at most N ``bdi-rl run`` children at once, the rest FIFO.
+"""The job queue of ``bdi-rl serve`` and ``bdi-rl sweep``: at most N jobs at once, the rest
+FIFO; here each a ``bdi-rl run`` child (``--process-per-run``; by default their runs go to
+shared worker processes instead, :mod:`bdi_rl.control.workers`).
 
 Each job is ``python -m bdi_rl run SPEC --runs RUNS --seed S ... --no-progress
 --announce-run-dir`` (or ``run --resume RUN_DIR``, or ``play RUN_DIR --agent A ...``): the same
