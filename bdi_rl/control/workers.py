@@ -118,8 +118,6 @@ class WorkerQueue(JobQueue):
         )
         assert worker.proc.stdin is not None
         worker.proc.stdin.write((json.dumps(request) + "\n").encode())
-        if job.stop_requested:
-            self._interrupt(job)
 
     async def _start_worker(self, job: Job) -> None:
         """A new worker, its first run ``job`` (already running in the queue's eyes)."""
