@@ -444,6 +444,7 @@ PASSING = [
     "syntax/unterminated_string",
     "syntax/uppercase_functor",
     "syntax/wait_in_context",
+    "terms/aliased_variables",
     "terms/annot_actions",
     "terms/atom_types",
     "terms/atom_with_digits",

@@ -12,6 +12,7 @@ from bdi_rl.bdi.runtime.terms import (
     Struct,
     Terms,
     Trail,
+    applied,
     atom,
     compare,
     deref,
@@ -84,7 +85,13 @@ def relational(node: s.BinOp, tc: TermCompiler) -> Callable[..., bool]:
 
 
 def term_equal(a: Any, b: Any) -> bool:
-    a, b = valued(resolve(a)), valued(resolve(b))
+    """``a == b`` as Jason compares: each side applied (a free variable is itself, even when
+    aliased to another), arithmetic with values evaluated."""
+    a, b = applied(a), applied(b)
+    if type(a) is not LVar:
+        a = valued(a)
+    if type(b) is not LVar:
+        b = valued(b)
     ta, tb = type(a), type(b)
     if (ta is str) != (tb is str):
         return False

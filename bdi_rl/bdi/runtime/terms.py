@@ -238,6 +238,34 @@ def resolve(value: Term) -> Term:
     return value
 
 
+def applied(value: Term) -> Term:
+    """``value`` as Jason applies its unifier to it (``capply``), which ``==`` and ``\\==``
+    compare: a bound variable is its value, but one whose chain of aliases ends free stays
+    the variable written (Jason's ``Unifier.get`` finds no value for it). So after ``Y = Z``,
+    both free, ``Y == Z`` is false, as in Jason; :func:`resolve` would make both ``Z``."""
+    kind = type(value)
+    if kind is LVar:
+        end = deref(value)
+        return value if type(end) is LVar else applied(end)
+    if kind is Struct:
+        if not value.args and not value.annots:
+            return value
+        annots = frozenset(applied(a) for a in value.annots) if value.annots else value.annots
+        return Struct(value.functor, tuple(applied(a) for a in value.args), annots)
+    if kind is tuple:
+        return tuple(applied(a) for a in value)
+    if kind is PartialList:
+        items = applied(value.items)
+        if type(deref(value.tail)) is LVar:
+            return PartialList(items, value.tail)
+        rest = applied(value.tail)
+        if type(rest) is tuple:
+            return items + rest
+        if type(rest) is PartialList:
+            return PartialList(items + rest.items, rest.tail)
+    return value
+
+
 def is_ground(value: Term) -> bool:
     value = deref(value)
     kind = type(value)

@@ -14,7 +14,7 @@ from bdi_rl.bdi.runtime.errors import AslSyntaxError, PlanFailure
 from bdi_rl.bdi.runtime.parser import parse_text
 from bdi_rl.bdi.runtime.planterms import TriggerTerm
 from bdi_rl.bdi.runtime.terms import UNBOUND, LVar, Struct, Trail, deref, resolve, term_str
-from bdi_rl.bdi.runtime.unify import Code, Env, Scope, TermCompiler, match_annots
+from bdi_rl.bdi.runtime.unify import Code, Env, Scope, TermCompiler, alias, match_annots
 
 # trigger types: (op, kind) -> index
 ADD_BEL, DEL_BEL, ADD_ACH, DEL_ACH, ADD_TEST, DEL_TEST = range(6)
@@ -62,29 +62,31 @@ def plan_trigger_matcher(args: list[Code], annots: list[Code]) -> Callable[[Stru
         return trigger_matcher(args, annots)
     if not slots:
         return lambda value, env, trail: True
+    names = [c.name for c in args]  # a free variable of the event: the slot's own, aliased to it
     if len(slots) == 1:
-        i0 = slots[0]
+        i0, n0 = slots[0], names[0]
 
         def bind1(value: Struct, env: Env, trail: Trail) -> bool:
             v = value.args[0]
-            env[i0] = deref(v) if type(v) is LVar else v
+            env[i0] = alias(v, n0) if type(v) is LVar else v
             return True
 
         return bind1
     if len(slots) == 2:  # +!choose(S, A), +!consider(J, R): unrolled, no zip per event
         i0, i1 = slots
+        n0, n1 = names
 
         def bind2(value: Struct, env: Env, trail: Trail) -> bool:
             v0, v1 = value.args
-            env[i0] = deref(v0) if type(v0) is LVar else v0
-            env[i1] = deref(v1) if type(v1) is LVar else v1
+            env[i0] = alias(v0, n0) if type(v0) is LVar else v0
+            env[i1] = alias(v1, n1) if type(v1) is LVar else v1
             return True
 
         return bind2
 
     def bind(value: Struct, env: Env, trail: Trail) -> bool:
-        for i, v in zip(slots, value.args, strict=True):
-            env[i] = deref(v) if type(v) is LVar else v
+        for i, n, v in zip(slots, names, value.args, strict=True):
+            env[i] = alias(v, n) if type(v) is LVar else v
         return True
 
     return bind

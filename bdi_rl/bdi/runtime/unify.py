@@ -76,16 +76,24 @@ class Code:
     """A compiled term. ``slot`` is the variable's slot for a plain named variable, else -1;
     ``const`` the value of a ground term, else MISSING."""
 
-    __slots__ = ("build", "match", "const", "slot", "anonymous")
+    __slots__ = ("build", "match", "const", "slot", "anonymous", "name")
 
     def __init__(
-        self, build: Build, match: Match, const: Term = MISSING, slot: int = -1, anonymous: bool = False
+        self,
+        build: Build,
+        match: Match,
+        const: Term = MISSING,
+        slot: int = -1,
+        anonymous: bool = False,
+        name: str = "_",
     ) -> None:
         self.build = build
         self.match = match
         self.const = const
         self.slot = slot
         self.anonymous = anonymous
+        self.name = name
+        """a named variable's name (its slot's variable takes it)"""
 
 
 def const_code(value: Term) -> Code:
@@ -116,20 +124,26 @@ def _anon_code(name: str) -> Code:
 
 
 def slot_code(i: int, name: str) -> Code:
+    """A named variable. Bound to a free variable, its slot holds a variable of its own
+    aliased to that one (:func:`alias`), and while the two are free it builds as itself: two
+    variables unified stay two for ``==``, as in Jason, and a value for either is a value for
+    both."""
+
     def build(env: Env) -> Term:
         v = env[i]
         if v is UNBOUND:
             v = env[i] = LVar(name)
             return v
         if type(v) is LVar:
-            return deref(v)
+            value = deref(v)
+            return v if type(value) is LVar else value
         return v
 
     def match(value: Term, env: Env, trail: Trail | None) -> bool:
         v = env[i]
         if v is UNBOUND:
             if type(value) is LVar:
-                value = deref(value)
+                value = alias(value, name)
             env[i] = value
             if trail is not None:
                 trail.append(env)
@@ -137,7 +151,19 @@ def slot_code(i: int, name: str) -> Code:
             return True
         return unify(v, value, trail)
 
-    return Code(build, match, slot=i)
+    return Code(build, match, slot=i, name=name)
+
+
+def alias(value: LVar, name: str) -> Term:
+    """What a variable's slot takes when matched with ``value``: its value, or, when the
+    chain ends free, a new variable ``name`` bound to that free one (Jason's unifier keeps the
+    two variables apart: ``Y = Z`` leaves ``Y == Z`` false until one has a value)."""
+    value = deref(value)
+    if type(value) is LVar:
+        own = LVar(name)
+        own.ref = value
+        return own
+    return value
 
 
 def read_slot(env: Env, i: int) -> Term:
