@@ -13,7 +13,8 @@ once per process (library patches, imports). The protocol, one JSON object per l
   continues: a run a stopped sweep left unfinished);
 - out: ``bdi-rl run-dir: PATH`` as soon as the run directory exists (as ``run
   --announce-run-dir`` says it), then ``bdi-rl run-result: {"status": "finished" | "failed" |
-  "stopped", "error": LINE}`` when it is over.
+  "stopped", "error": LINE, "exit_code": N, "retiring": BOOL}`` when it is over: the error
+  line and exit status ``bdi-rl run`` would have had, and whether this worker ends now.
 
 SIGINT or SIGTERM stop the run in hand as they stop ``bdi-rl run`` (tables and summary
 saved), report it stopped, and end the worker. End of input ends it too, and so does its
