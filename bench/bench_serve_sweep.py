@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,19 +23,14 @@ import urllib.request
 from pathlib import Path
 
 from bdi_rl.control.app import TOKEN_HEADER
+from bdi_rl.xmpp.serverhost import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def sweep_seconds(runs: Path, seeds: int, extra: list[str]) -> float:
     """Wall time of one ``seeds``-run climbing sweep started through a fresh ``bdi-rl serve``."""
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     command = [sys.executable, "-m", "bdi_rl", "serve", "--runs", str(runs), "--port", str(port), "--jobs", "2"]
     serve = subprocess.Popen([*command, *extra], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
