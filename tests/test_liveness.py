@@ -247,7 +247,15 @@ def test_the_watch_reports_only_a_lasting_stillness_and_backs_off() -> None:
     )
     assert watch.snooze() == 4.0 and watch.check() is None
     now[0] = 5.9
-    assert watch.check() is not None and watch.snooze() == 8.0 and watch.snooze() == 8.0
+    assert watch.check() is not None and watch.snooze() == 8.0
+    now[0] = 10.0  # still since 1.9
+    assert watch.check() is not None and watch.snooze() == 16.0  # twice as long
+    now[0] = 18.0
+    assert watch.check() is not None and watch.snooze() == 24.0  # at most longest_s (8) later
+    now[0] = 18.1  # the next check: the next report is 8 s away, not at every check from now on
+    assert watch.check() is None
+    now[0] = 26.0
+    assert watch.check() is not None and watch.snooze() == 32.0
     b.able = True  # a timer, a running intention: nothing is stalled, whatever it looked like
     assert watch.check() is None and watch.quiet_s == 2.0
     b.able, a.done = False, asyncio.Event()

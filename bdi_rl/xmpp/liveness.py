@@ -16,8 +16,9 @@ What a stall means depends on what the process can see:
 - An agent process (``bdi-rl agent``) sees only its own agents; a message from another
   process (a coordinator's ``achieve``, a teammate's answer) may still wake them, so it
   never fails for it: it logs a warning naming each agent and what it waits for after
-  :data:`IDLE_WARNING_FIRST` seconds, and again after twice as long each time (at most
-  :data:`IDLE_WARNING_LONGEST`) while nothing changes.
+  :data:`IDLE_WARNING_FIRST` seconds, and again each time the stillness has lasted twice as
+  long (at most :data:`IDLE_WARNING_LONGEST` seconds after the last warning) while nothing
+  changes.
 
 The quiet period guards against false alarms: a message between two agents of the process
 is a task on the event loop for a moment, and a reasoning cycle that runs a whole episode
@@ -91,8 +92,11 @@ class StallWatch:
         return Stall({agent.name: agent.waits() for agent in waiting}, now - self._since)
 
     def snooze(self) -> float:
-        """Report the same stall again only after twice the wait; returns the new wait."""
-        self.quiet_s = min(self.quiet_s * 2, self.longest_s)
+        """Report the same stall again only once it has lasted twice as long, or
+        ``longest_s`` longer if that comes sooner; returns how long it will have lasted then.
+        (Capping the stall's length itself at ``longest_s`` reported it at every check from
+        then on: a warning every 0.1 s and a busy process, after 10 minutes idle.)"""
+        self.quiet_s = min(self.quiet_s * 2, self.quiet_s + self.longest_s)
         return self.quiet_s
 
     def _start_over(self) -> None:
