@@ -23,7 +23,13 @@ from bdi_rl.xmpp.telemetry import TelemetryAgent
 
 
 def _run(coro):
-    return Container().loop.run_until_complete(coro)
+    """Run ``coro`` on the loop of SPADE's container (a process-wide singleton): a new one
+    if a test before this one, in the same process, made the container inside
+    ``asyncio.run``, whose loop is closed now."""
+    container = Container()
+    if container.loop.is_closed():
+        container.loop = asyncio.new_event_loop()
+    return container.loop.run_until_complete(coro)
 
 
 async def _with_agents(tmp_path: Path, sources: dict[str, str], body, ejabberd=None):
