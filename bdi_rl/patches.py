@@ -42,7 +42,8 @@ PATCHES: tuple[Patch, ...] = (
         ("bdi_rl.xmpp.patches", "bdi_rl.xmpp.agent", "bdi_rl.xmpp.wakeable", "bdi_rl.xmpp.spadeimport"),
         "a reconnecting XMPP client with one shared TLS context, agents that stop without "
         "reconnecting, SPADE's log records clipped, a message put straight into the mailboxes it "
-        "matches (xmpp.patches); a waking behaviour's receive without a task per wait "
+        "matches (xmpp.patches); an agent's client handlers and filter added before it connects "
+        "(xmpp.agent: Agent._async_connect); a waking behaviour's receive without a task per wait "
         "(xmpp.wakeable); SPADE imported without its "
         "server, web pages and file upload (xmpp.spadeimport)",
         xmpp_patches.apply,

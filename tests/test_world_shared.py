@@ -743,6 +743,74 @@ def test_shared_world_messages_from_a_stranger_are_dropped(ejabberd, tmp_path) -
 
 
 @pytest.mark.slow
+def test_a_request_lost_on_its_way_to_the_world_is_sent_again(ejabberd, tmp_path) -> None:
+    """XMPP may lose a message without a bounce (a session ending as it reaches it). Here an
+    old session of the world's JID (a bare client, not bdi-rl's code, at a higher priority,
+    so the server gives it every message to the world's bare JID) swallows the players'
+    first ``.rl_reset`` requests, then ends. Before, the world never heard of them and
+    waited for them as for agents still starting, while they waited for the world: the run
+    hung for good. Now a request unanswered for 2 s goes again, and the run finishes, every
+    joint step once."""
+    import asyncio
+    import subprocess
+
+    from bdi_rl.xmpp.worldlink import WORLD_NS
+    from tests.rawxmpp import RawXmppClient
+    from tests.test_processes import _kill_running, _start
+
+    text = (ROOT / "agents" / "climbing.toml").read_text().replace("episodes = 1000", "episodes = 300")
+    text = text.replace('trace = "step"', 'trace = "episode"').replace("epsilon_decay_episodes = 800", "")
+    text = text.replace('asl = "coordinated-learner.asl"', f'asl = "{ROOT / "asl" / "learner.asl"}"')
+    text = text.replace('name = "climbing"', f'name = "lost-{uuid.uuid4().hex[:6]}"')
+    spec = tmp_path / "climbing.toml"
+    spec.write_text(text)
+    env = {**os.environ, "BDI_RL_XMPP_PASSWORD": "pw"}
+    common = ("--xmpp", f"localhost:{ejabberd.port}", "--runs", str(tmp_path / "runs"))
+    mark = f"{{{WORLD_NS}}}world"
+
+    async def run() -> tuple[int, list[Any]]:
+        old = RawXmppClient(ejabberd.port)
+        await old.connect()
+        await old.register("world", "pw")  # (a conflict when another test made the account)
+        await old.close()
+        old = RawXmppClient(ejabberd.port)
+        await old.connect()
+        if not await old.login("world", "pw"):
+            raise AssertionError("the old session could not log in as world@localhost")
+        old.send("<presence><priority>50</priority></presence>")
+        procs = [
+            _start("telemetry", str(spec), *common, env=env),
+            _start("agent", str(spec), "--name", "world", *common, env=env),
+            _start("agent", str(spec), "--name", "player", *common, env=env),  # both seats in one process
+        ]
+        swallowed = 0
+        try:
+            while swallowed < 2:  # each player's .rl_reset, never answered
+                element = await old.take("{jabber:client}message", timeout=60)
+                assert element is not None, "no request reached the old session"
+                swallowed += element.find(mark) is not None
+            await old.close()  # the old session ends; the requests are gone with it
+            loop = asyncio.get_running_loop()
+            outcomes = [await loop.run_in_executor(None, lambda p=p: p.communicate(timeout=90)) for p in procs]
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the run hung: the lost requests were never sent again") from None
+        finally:
+            _kill_running(*procs)
+        for proc, (_, err) in zip(procs, outcomes, strict=True):
+            assert proc.returncode == 0, err
+        return swallowed, outcomes
+
+    swallowed, outcomes = asyncio.run(run())
+    assert swallowed >= 2
+    run_dir = Path(outcomes[0][0].strip().splitlines()[-1])
+    summary = _summary(run_dir)
+    assert summary["agents"]["world"] == {"role": "world", "episodes": 300, "joint_steps": 300}
+    for name in ("player-1", "player-2"):
+        assert summary["agents"][name]["episodes"] == 300 and "failure" not in summary["agents"][name]
+    assert not [e for e in read_trace(run_dir / "trace.jsonl") if e["kind"] == WORLD_LATE]
+
+
+@pytest.mark.slow
 def test_a_world_goes_on_when_an_agent_process_dies(ejabberd, tmp_path) -> None:
     """player-2's process is killed mid-run (SIGKILL: no goodbye). The server ends its session,
     the world hears it went offline (the directed presence the agent sent it), waits

@@ -147,15 +147,21 @@ class TracedBdiAgent(Agent):  # type: ignore[misc]  # spade ships no type hints:
         self.hold = False
         self.resume_bdi()
 
-    async def setup(self) -> None:
-        self.presence.set_available()
-        self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
-        self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
+    async def _async_connect(self) -> None:
+        """The client's handlers and the shared world's filter go on before it connects: a
+        peer's message may come as soon as the session is up, before ``setup`` runs (a world's
+        first ``.rl_reset`` request, taken by SPADE then: "No behaviour matched", dropped)."""
         self.client.add_event_handler("reconnected", self._on_reconnected)
         for event, handler in self.client_handlers:
             self.client.add_event_handler(event, handler)
         if self.world_wire is not None:  # taken before slixmpp's handlers and SPADE's Message
             self.client.add_filter("in", self.world_wire.filter)
+        await super()._async_connect()
+
+    async def setup(self) -> None:
+        self.presence.set_available()
+        self.shipper = TraceShipper(self.telemetry_jid, self.flush_seconds)
+        self.add_behaviour(self.shipper, Template(metadata=ACK_METADATA))
 
     def _on_reconnected(self, down_seconds: float) -> None:
         self.tracer.emit(XMPP_RECONNECT, {"down_s": round(down_seconds, 2)})

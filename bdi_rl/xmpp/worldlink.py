@@ -22,6 +22,16 @@ takes the world's answers only from the world's JID; anything else is dropped an
 once per sender. A request that bounces (the world agent is not online yet) is sent again
 every :data:`RETRY_SECONDS` until it is delivered.
 
+**Nothing lost waits forever.** XMPP does not acknowledge messages: a request or an answer
+can be lost without a bounce (a session that ends as the message reaches it), and a world
+that never heard an agent's first ``.rl_reset`` waits for it as for an agent still starting,
+while the agent waits for the world. So a request carries its number ``n`` (per agent, from
+1) and every op the world sends a seat its number ``k`` (per seat, from 1). An agent that
+has heard nothing from the world :data:`RESEND_SECONDS` after a request sends it again; the
+world handles a request number once, and for a number it has already handled sends the ops
+it has sent the seat since then again; the agent takes each ``k`` once. A lost request is
+made good, so is a lost last answer, and nothing is done twice.
+
 Liveness, both ways (directed presence, RFC 6121 4.6: the server tells whoever received a
 session's presence when that session ends, a crashed process included):
 
@@ -39,12 +49,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from bdi_rl.bdi.world import SeatClient, SeatEnd, SharedWorld
+from bdi_rl.bdi.world import SeatClient, SharedWorld
 from bdi_rl.rl.qlearning import EvalResult
 
 __all__ = [
@@ -66,6 +77,9 @@ _MARK = f"{{{WORLD_NS}}}world"
 _BODY = "{jabber:client}body"
 #: Seconds between two tries of a request that bounced.
 RETRY_SECONDS = 0.5
+#: Seconds an agent waits without a word from the world before it sends its request again
+#: (the world ignores a request it has handled, but says again what it answered).
+RESEND_SECONDS = 2.0
 #: The largest body taken (a joint step's ops are ~100 bytes; a policy of a 25,000-state table
 #: ~25 KB): a stranger's huge message is dropped unread.
 MAX_BODY = 4_000_000
@@ -197,7 +211,15 @@ class RemoteWorld:
         self.wire = wire
         self.world_jid = world_jid
         self.last: dict[str, Any] | None = None
-        """the last request, sent again if it bounces"""
+        """the last request, sent again if it bounces or goes unanswered"""
+        self.requests = 0
+        """requests made (the last one's number)"""
+        self.waiting = False
+        """the last request expects an answer and nothing has come from the world since"""
+        self.sent_at = 0.0
+        self.taken = 0
+        """the number of the last op taken from the world (a repeated one is dropped)"""
+        self._tick: asyncio.TimerHandle | None = None
         self.announced = False
         self.gone = False
         """the world agent is gone (its WorldWatch said so): requests are no longer retried"""
@@ -207,19 +229,52 @@ class RemoteWorld:
         self.announced = True
         self.wire.announce(self.world_jid)
 
-    def _request(self, body: dict[str, Any]) -> None:
+    def _request(self, body: dict[str, Any], answered: bool = True) -> None:
+        """A new request (``answered``: the world will answer it)."""
+        self.requests += 1
+        body["n"] = self.requests
+        self.last = body
+        self.waiting = answered
+        self._send_last()
+        if answered and self._tick is None:
+            self._tick = asyncio.get_running_loop().call_later(RESEND_SECONDS, self._check)
+        elif not answered and self._tick is not None:
+            self._tick.cancel()
+            self._tick = None
+
+    def _send_last(self) -> None:
         if not self.announced:
             self.announce()
-        self.last = body
-        self.wire.send(self.world_jid, body)
+        assert self.last is not None
+        self.sent_at = time.monotonic()
+        self.wire.send(self.world_jid, self.last)
+
+    def _check(self) -> None:
+        """While the last request waits for an answer: send it again every RESEND_SECONDS
+        without a word from the world (lost on its way, or its answer was)."""
+        self._tick = None
+        if not self.waiting or self.gone:
+            return
+        due = self.sent_at + RESEND_SECONDS - time.monotonic()
+        if due <= 0:
+            self._send_last()
+            due = RESEND_SECONDS
+        self._tick = asyncio.get_running_loop().call_later(due, self._check)
+
+    def heard(self, k: int) -> bool:
+        """The world sent op number ``k``: whether it is new (else a repeat, dropped)."""
+        self.waiting = False
+        if k <= self.taken:
+            return False
+        self.taken = k
+        return True
 
     def bounced(self, sender: str) -> None:
         """The world agent was not online: try the last request again in a moment (a bounce
         comes from the world's JID, stamped by the server; anyone else's is ignored, or a
         stranger could make an agent repeat its last choice)."""
         if sender == self.world_jid.lower() and self.last is not None and not self.gone:
-            last = self.last
-            asyncio.get_running_loop().call_later(RETRY_SECONDS, lambda: self._request(last))
+            asyncio.get_running_loop().call_later(RETRY_SECONDS, self._send_last)
 
     def ask_reset(self, seat: str, policy: list[int] | None = None) -> None:
         self._request({"op": "reset", "seat": seat, "policy": _policy_text(policy)})
@@ -234,7 +289,7 @@ class RemoteWorld:
         self._request({"op": "eval", "seat": seat, "policy": _policy_text(policy)})
 
     def finish(self, seat: str, why: str | None = None) -> None:
-        self._request({"op": "finish", "seat": seat, "why": why})
+        self._request({"op": "finish", "seat": seat, "why": why}, answered=False)
 
 
 class RemoteSeat:
@@ -243,9 +298,35 @@ class RemoteSeat:
     def __init__(self, wire: WorldWire, agent_jid: str) -> None:
         self.wire = wire
         self.agent_jid = agent_jid
+        self.handled = 0
+        """the number of the agent's last request handled"""
+        self.sent = 0
+        """ops sent to the agent (the last one's number)"""
+        self.since: list[dict[str, Any]] = []
+        """the ops sent since that request: sent again if the agent asks again"""
+
+    def request(self, n: Any) -> bool:
+        """The agent's request number ``n``: whether it is new (handle it). A repeat of the
+        last one (its answer may be lost) has what was sent since sent again."""
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise ValueError(f"n: not a request number: {n!r}")
+        if n > self.handled:
+            self.handled = n
+            self.since = []
+            return True
+        if n == self.handled:
+            for op in self.since:
+                self.wire.send(self.agent_jid, op)
+        return False
+
+    def _send(self, body: dict[str, Any]) -> None:
+        self.sent += 1
+        body["k"] = self.sent
+        self.since.append(body)
+        self.wire.send(self.agent_jid, body)
 
     def begun(self, obs: int) -> None:
-        self.wire.send(self.agent_jid, {"op": "begun", "s": obs})
+        self._send({"op": "begun", "s": obs})
 
     def stepped(
         self, a: int, s2: int, r: float, terminated: bool, truncated: bool, defaulted: bool, ahead: bool = False
@@ -255,7 +336,7 @@ class RemoteSeat:
             body["dflt"] = True
         if ahead:
             body["ahead"] = True
-        self.wire.send(self.agent_jid, body)
+        self._send(body)
 
     def evaluated(self, result: EvalResult, seconds: float) -> None:
         body = {
@@ -266,23 +347,28 @@ class RemoteSeat:
             "mean_length": result.mean_length,
             "seconds": seconds,
         }
-        self.wire.send(self.agent_jid, body)
+        self._send(body)
 
     def refused(self, why: str) -> None:
-        self.wire.send(self.agent_jid, {"op": "refused", "why": why})
+        self._send({"op": "refused", "why": why})
 
 
 def serve_world(
-    shared: SharedWorld, seat_jids: dict[str, str], heard_from: Callable[[str], None] = lambda jid: None
+    shared: SharedWorld,
+    seat_jids: dict[str, str],
+    ends: dict[str, RemoteSeat],
+    heard_from: Callable[[str], None] = lambda jid: None,
 ) -> Handler:
-    """The world agent's handler: each request from the JID bound to its seat, as a call
-    (``heard_from``: told the sender's JID first)."""
+    """The world agent's handler: each request from the JID bound to its seat, as a call, once
+    (``ends``: the seats played from elsewhere; ``heard_from``: told the sender's JID first)."""
 
     def handle(sender: str, body: dict[str, Any]) -> str | None:
         seat = body.get("seat")
-        if not isinstance(seat, str) or seat_jids.get(seat) != sender:
+        if not isinstance(seat, str) or seat_jids.get(seat) != sender or seat not in ends:
             return f"{sender} does not play the seat {seat!r}"
         heard_from(sender)
+        if not ends[seat].request(body.get("n")):
+            return None  # handled before: what it was answered is on its way again
         op = body.get("op")
         if op == "act":
             action = body["a"]
@@ -320,12 +406,17 @@ def _checked_policy(shared: SharedWorld, seat: str, text: Any) -> list[int] | No
     return policy
 
 
-def serve_seat(client: SeatClient, world_jid: str) -> Handler:
-    """A seated agent's handler: the world's answers, from the world's JID only."""
+def serve_seat(client: SeatClient, world_jid: str, port: RemoteWorld) -> Handler:
+    """A seated agent's handler: the world's answers, from the world's JID only, each once."""
 
     def handle(sender: str, body: dict[str, Any]) -> str | None:
         if sender != world_jid:
             return f"{sender} is not this agent's world ({world_jid})"
+        k = body.get("k")
+        if isinstance(k, bool) or not isinstance(k, int):
+            return f"k: not an op number: {k!r}"
+        if not port.heard(k):
+            return None  # said again (our request was repeated): taken already
         op = body.get("op")
         if op == "begun":
             client.begun(int(body["s"]))
@@ -362,8 +453,9 @@ def serve_seat(client: SeatClient, world_jid: str) -> Handler:
 def connect_seat(agent: Any, client: SeatClient, world_jid: str, grace_s: float) -> RemoteWorld:
     """Wire a seated agent to a world agent in another process (before the agent starts);
     ``grace_s``: how long the world agent may be offline before the agent's calls fail."""
-    wire = WorldWire(agent, serve_seat(client, world_jid.lower()))
+    wire = WorldWire(agent, lambda sender, body: handle(sender, body))
     port = RemoteWorld(wire, world_jid)
+    handle = serve_seat(client, world_jid.lower(), port)
     wire.on_bounce = port.bounced
     agent.world_wire = wire
     client.port = port
@@ -508,11 +600,12 @@ def host_remote_seats(
     agent JID); ``seat_jids`` binds every seat to its agent's JID (who may ask for it);
     ``grace_s``: how long one of them may be offline before its seat is finished."""
     bound = {seat: jid.lower() for seat, jid in seat_jids.items()}
-    wire = WorldWire(agent, serve_world(shared, bound, lambda jid: watch.heard_from(jid)))
+    ends: dict[str, RemoteSeat] = {}
+    wire = WorldWire(agent, serve_world(shared, bound, ends, lambda jid: watch.heard_from(jid)))
     agent.world_wire = wire
     watch = SeatWatch(shared, {jid.lower(): seat for seat, jid in remote.items()}, grace_s, wire.announce)
     for seat, jid in remote.items():
-        end: SeatEnd = RemoteSeat(wire, jid)
+        end = ends[seat] = RemoteSeat(wire, jid)
         shared.seat(seat, jid.split("@", 1)[0], end, heard=False)  # its process may still be starting
     agent.client_handlers += [
         ("presence_unavailable", watch.unavailable),
