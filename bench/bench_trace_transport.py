@@ -65,7 +65,8 @@ def _beam_pid(node: str) -> int:
     )
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of a running process so far (``/proc/PID/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -120,7 +121,7 @@ def main() -> None:
             )
             names = [f"learner-{i}" for i in range(1, args.learners + 1)]
             beam = _beam_pid(server.node)
-            beam_cpu = _cpu_seconds(beam)
+            beam_cpu = cpu_seconds(beam)
             if args.flood:
                 flood = [
                     sys.executable,
@@ -141,7 +142,7 @@ def main() -> None:
                     subprocess.Popen([*cmd, "agent", str(spec), "--name", name, *common], env=env) for name in names
                 ]
             sender_cpu = sum(_wait_cpu(proc) for proc in learners)
-            beam_cpu = _cpu_seconds(beam) - beam_cpu
+            beam_cpu = cpu_seconds(beam) - beam_cpu
             out = telemetry.stdout.read()
             telemetry_cpu = _wait_cpu(telemetry)
             run_dir = Path(out.strip().splitlines()[-1])

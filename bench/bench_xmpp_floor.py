@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import os
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_trace_transport import cpu_seconds  # noqa: E402
 from bench_world_throughput import SPEC, across_processes  # noqa: E402
 
 from tests.ejabberd import remove, start_ejabberd  # noqa: E402
@@ -98,12 +98,6 @@ def _run_world(
     out.put(asyncio.run(_world(port, players, steps, payload, ready)))
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU of a process so far (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def joint_steps_per_second(port: int, players: int, steps: int, payload: int) -> float:
     """One measurement: the world and ``players`` players, each a process of its own."""
     body = "x" * payload
@@ -145,9 +139,9 @@ def main() -> None:
                     (Path(tmp) / "runs").mkdir()
                     bdi_rl[n].append(across_processes(spec, Path(tmp) / "runs", n, server.port) / n)
                 print(f"round {round_ + 1}, {n} agents, bdi-rl: {bdi_rl[n][-1]:,.0f} joint steps/s", file=sys.stderr)
-                cpu = _cpu_seconds(beam)
+                cpu = cpu_seconds(beam)
                 rates[n].append(joint_steps_per_second(server.port, n, args.steps, args.payload))
-                server_ms[n].append((_cpu_seconds(beam) - cpu) * 1000 / args.steps)
+                server_ms[n].append((cpu_seconds(beam) - cpu) * 1000 / args.steps)
                 print(
                     f"round {round_ + 1}, {n} players: {rates[n][-1]:,.0f} joint steps/s, "
                     f"ejabberd {server_ms[n][-1]:.2f} ms CPU per joint step",
