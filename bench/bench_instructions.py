@@ -16,12 +16,14 @@ Two figures per checkout, each the median of ``--rounds`` runs:
   process (issue 33's "the first command ÷ --trace episode") adds the same start-up to both,
   so its ratio is a little lower than this one.
 
-    python bench/bench_instructions.py --rounds 3 [--episodes 300] [--checkout NAME=PATH ...]
+    python bench/bench_instructions.py --rounds 3 [--episodes 300] [--checkout NAME=PATH ...] [--sources]
 
-``--checkout`` puts ``PATH`` first on ``PYTHONPATH`` (another worktree of bdi-rl, e.g. the
-commit before a change); without it, only this checkout runs. The checkouts alternate within
-each round. Needs ``valgrind`` (Debian: ``apt-get install valgrind``); a run is ~50x slower
-under it (a round of the defaults takes ~5 minutes).
+``--checkout`` runs ``PATH``'s bdi-rl (another worktree of bdi-rl, e.g. the commit before a
+change), from that directory and first on ``PYTHONPATH``; without it, only this checkout runs.
+``--sources`` runs each checkout a second time with its runtime from its sources
+(``BDI_RL_PURE_PYTHON=1``: bdi_rl/compiled.py), beside its compiled build. The checkouts
+alternate within each round. Needs ``valgrind`` (Debian: ``apt-get install valgrind``); a run
+is ~50x slower under it (a round of the defaults takes ~5 minutes).
 """
 
 from __future__ import annotations
@@ -36,16 +38,24 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PURE_PYTHON = "BDI_RL_PURE_PYTHON"  # bdi_rl.compiled.PURE_PYTHON (a checkout may predate it)
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
-def _env(checkout: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(checkout) + os.pathsep + env.get("PYTHONPATH", "")
+#: A checkout to measure: its directory, and whether its runtime runs from its sources.
+Checkout = tuple[Path, bool]
+
+
+def _env(checkout: Checkout) -> dict[str, str]:
+    path, sources = checkout
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", PURE_PYTHON)}
+    env["PYTHONPATH"] = str(path) + os.pathsep + env.get("PYTHONPATH", "")
+    if sources:
+        env[PURE_PYTHON] = "1"
     return env
 
 
-def instructions(checkout: Path, args: list[str], runs: Path) -> int:
+def instructions(checkout: Checkout, args: list[str], runs: Path) -> int:
     """Instructions the whole ``python -m bdi_rl ARGS`` process ran (children are not counted:
     a run's agents, server and telemetry live in its one process)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,14 +72,14 @@ def instructions(checkout: Path, args: list[str], runs: Path) -> int:
             "--runs",
             str(runs),
         ]
-        done = subprocess.run(command, cwd=ROOT, env=_env(checkout), capture_output=True, text=True, check=False)
+        done = subprocess.run(command, cwd=checkout[0], env=_env(checkout), capture_output=True, text=True, check=False)
     found = COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
         raise SystemExit(f"{' '.join(args)} failed under valgrind (exit {done.returncode}):\n{done.stderr[-2000:]}")
     return int(found.group(1))
 
 
-def per_episode(checkout: Path, command: list[str], episodes: int, runs: Path) -> float:
+def per_episode(checkout: Checkout, command: list[str], episodes: int, runs: Path) -> float:
     """Instructions per training episode of ``command``: at ``episodes`` less at 1."""
     one = instructions(checkout, [*command, "--episodes", "1"], runs)
     many = instructions(checkout, [*command, "--episodes", str(episodes)], runs)
@@ -80,21 +90,26 @@ CLIMBING = ["run", "climbing", "--trace", "episode"]
 FIRST_COMMAND = ["run", "agents/frozenlake-4x4.toml", "--set", "eval_episodes=1"]
 
 
-def step_tracing_ratio(checkout: Path, episodes: int, runs: Path) -> float:
+def step_tracing_ratio(checkout: Checkout, episodes: int, runs: Path) -> float:
     step = per_episode(checkout, [*FIRST_COMMAND, "--trace", "step"], episodes, runs)
     episode = per_episode(checkout, [*FIRST_COMMAND, "--trace", "episode"], episodes, runs)
     return step / episode
 
 
-def _checkouts(given: list[str]) -> dict[str, Path]:
-    if not given:
-        return {"this checkout": ROOT}
-    found = {}
-    for item in given:
-        name, _, path = item.partition("=")
-        if not path:
-            raise SystemExit(f"--checkout {item!r}: expected NAME=PATH")
-        found[name] = Path(path).resolve()
+def _checkouts(given: list[str], sources: bool) -> dict[str, Checkout]:
+    paths = {"this checkout": ROOT}
+    if given:
+        paths = {}
+        for item in given:
+            name, _, path = item.partition("=")
+            if not path:
+                raise SystemExit(f"--checkout {item!r}: expected NAME=PATH")
+            paths[name] = Path(path).resolve()
+    found: dict[str, Checkout] = {}
+    for name, path in paths.items():
+        found[name] = (path, False)
+        if sources:
+            found[f"{name}, from its sources"] = (path, True)
     return found
 
 
@@ -103,16 +118,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=300, help="climbing episodes (FrozenLake: 3x as many)")
     parser.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH")
+    parser.add_argument("--sources", action="store_true", help="each checkout also with BDI_RL_PURE_PYTHON=1")
     args = parser.parse_args()
-    checkouts = _checkouts(args.checkout)
+    checkouts = _checkouts(args.checkout, args.sources)
     climbing: dict[str, list[float]] = {name: [] for name in checkouts}
     ratio: dict[str, list[float]] = {name: [] for name in checkouts}
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp)
         for round_ in range(args.rounds):
-            for name, path in checkouts.items():
-                climbing[name].append(per_episode(path, CLIMBING, args.episodes, runs))
-                ratio[name].append(step_tracing_ratio(path, 3 * args.episodes, runs))
+            for name, checkout in checkouts.items():
+                climbing[name].append(per_episode(checkout, CLIMBING, args.episodes, runs))
+                ratio[name].append(step_tracing_ratio(checkout, 3 * args.episodes, runs))
                 print(
                     f"round {round_ + 1}, {name}: climbing {climbing[name][-1] / 1e6:.3f} M instructions "
                     f"per episode, step tracing per episode {ratio[name][-1]:.3f}",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
+
+#: The module the wheel below compiles (all of setup.py's take minutes): it must ship, and run.
+COMPILED = "bdi_rl.bdi.runtime.terms"
 
 
 def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
@@ -16,6 +20,7 @@ def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
         [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(wheels)],
         check=True,
         capture_output=True,
+        env={**os.environ, "BDI_RL_COMPILE": COMPILED},
     )
     (wheel,) = wheels.glob("bdi_rl-*.whl")
     subprocess.run(
@@ -33,21 +38,26 @@ def test_wheel_ships_plans_and_specs_and_runs(tmp_path: Path):
     # every module and data file of the package (a sub-package missing from pyproject's list,
     # a grammar or a static file left out of package-data would fail here, not in a user's run)
     def files(root: Path) -> set[Path]:
-        return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+        skip = {"__pycache__", "_compiled"}  # the checkout's builds: setup.py's own, checked below
+        return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and not skip & set(p.parts)}
 
     missing = files(ROOT / "bdi_rl") - files(target / "bdi_rl")
     assert not missing, sorted(map(str, missing))
+    manifest = json.loads((target / "bdi_rl" / "_compiled" / "manifest.json").read_text())
+    assert list(manifest["modules"]) == [COMPILED]
 
     env = {**os.environ, "PYTHONPATH": str(target)}
     where = subprocess.run(
-        [sys.executable, "-c", "import bdi_rl; print(bdi_rl.__file__)"],
+        [sys.executable, "-c", f"import bdi_rl, {COMPILED} as m; print(bdi_rl.__file__); print(m.__file__)"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert where.stdout.strip().startswith(str(target))  # the installed copy, not the checkout
+    package, terms = where.stdout.split()
+    assert package.startswith(str(target))  # the installed copy, not the checkout
+    assert terms.startswith(str(target / "bdi_rl" / "_compiled")), terms  # and its build of terms.py
     result = subprocess.run(
         [
             sys.executable,

@@ -22,6 +22,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and how the runtime runs (bdi_rl/compiled.py), worked out only
+    when asked (it reads every compiled module's source)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> NoReturn:
+        from bdi_rl import compiled
+
+        print(f"bdi-rl {__version__} ({compiled.describe()})")
+        parser.exit()
+
+
 def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False) -> Any:
     """An argparse type: ``kind`` in range, finite; the message names the range."""
 
@@ -124,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bdi-rl",
         description="BDI (AgentSpeak) agents that learn with tabular Q-learning over XMPP.",
     )
-    parser.add_argument("--version", action="version", version=f"bdi-rl {__version__}")
+    parser.add_argument("--version", action=_Version, help="the version, and whether the runtime runs compiled")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     run = sub.add_parser("run", help="run an experiment on one machine (embedded XMPP server)")
     run.add_argument("spec", nargs="?", help="experiment spec (.toml), or the name of a shipped one")
