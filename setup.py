@@ -20,8 +20,8 @@ from setuptools.errors import CCompilerError, CompileError, LinkError, PlatformE
 
 #: The modules compiled, by how much of a run's time they hold (py-spy, BENCHMARKS.md
 #: "The runtime compiled"): the AgentSpeak runtime's reasoning, queries, unification and
-#: terms, its standard actions on the hot paths, tracing compiled in, and a learner's
-#: episode, seat, world and Q-learning.
+#: terms, its standard actions on the hot paths, tracing compiled in; a learner's episode,
+#: seat, world and Q-learning; the mind's trace, message bodies, and trace records and batches.
 COMPILED = [
     *(
         f"bdi_rl.bdi.runtime.{name}"
@@ -56,10 +56,19 @@ COMPILED = [
         )
     ),
     "bdi_rl.bdi.episode",
+    "bdi_rl.bdi.mindtrace",
+    "bdi_rl.bdi.plainliteral",
     "bdi_rl.bdi.seat",
+    "bdi_rl.bdi.text",
+    "bdi_rl.bdi.wire",
     "bdi_rl.bdi.world",
+    "bdi_rl.rl.matrixgames",
     "bdi_rl.rl.qlearning",
+    "bdi_rl.rl.sharedworld",
+    "bdi_rl.rl.worldenv",
+    "bdi_rl.trace.batch",
     "bdi_rl.trace.steps",
+    "bdi_rl.trace.tracer",
 ]
 
 #: The modules as Python runs them: no C types from their annotations or inferred from their
