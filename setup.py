@@ -76,9 +76,9 @@ COMPILED = [
 #: int, a slice of a list assigned a ``range``), functions that are functions (``binding``).
 DIRECTIVES = {"language_level": 3, "binding": True, "annotation_typing": False, "infer_types": False}
 COMPILED_DIR = Path("bdi_rl", "_compiled")
-#: -O2: the C is mostly calls into CPython, where -O3 gains nothing measurable and takes half as
-#: long again to compile; no debug information (it tripled the modules' size).
-CFLAGS = ["-O2", "-g0"]
+#: -O3 (Python's own): ~5 % fewer instructions per climbing episode than -O2, for ~1.5x the
+#: compile time; no debug information (it tripled the modules' size).
+CFLAGS = ["-O3", "-g0"]
 
 
 def _source(module: str) -> Path:

@@ -6,7 +6,10 @@ episode``; the first command as shipped (trace ``step``); ``bdi-rl run climbing`
 are taken within a round (each command's wall time over the plain loop's of the same round);
 the table gives their medians over ``--rounds``.
 
-    python bench/bench_whole_process.py --rounds 5
+    python bench/bench_whole_process.py --rounds 5 [--sources]
+
+``--sources``: each bdi-rl command runs a second time in the round with its runtime from its
+sources (``BDI_RL_PURE_PYTHON=1``, bdi_rl/compiled.py), right after its compiled run.
 """
 
 from __future__ import annotations
@@ -30,22 +33,35 @@ COMMANDS = {
 }
 
 
-def _wall(args: list[str], runs: Path) -> float:
+#: bdi_rl.compiled.PURE_PYTHON
+PURE_PYTHON = "BDI_RL_PURE_PYTHON"
+
+
+def _wall(args: list[str], runs: Path, sources: bool = False) -> float:
     extra = [] if args[0].endswith(".py") else ["--runs", str(runs), "--no-progress"]
+    env = {key: value for key, value in os.environ.items() if key != PURE_PYTHON}
+    if sources:
+        env[PURE_PYTHON] = "1"
     started = time.perf_counter()
-    subprocess.run([sys.executable, *args, *extra], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run([sys.executable, *args, *extra], cwd=ROOT, check=True, capture_output=True, env=env)
     return time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sources", action="store_true", help="each bdi-rl command also from its sources")
     args = parser.parse_args()
-    walls: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    runs: list[tuple[str, list[str], bool]] = []
+    for name, command in COMMANDS.items():
+        runs.append((name, command, False))
+        if args.sources and command[0] == "-m":
+            runs.append((f"{name}, runtime from its sources", command, True))
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
-            for name, command in COMMANDS.items():
-                walls[name].append(_wall(command, Path(tmp) / f"runs-{round_}"))
+            for name, command, sources in runs:
+                walls[name].append(_wall(command, Path(tmp) / f"runs-{round_}", sources))
             print(f"round {round_ + 1}: " + ", ".join(f"{w[-1]:.2f} s" for w in walls.values()), flush=True)
     plain = walls[next(iter(COMMANDS))]
     print("| command | wall s, median (min-max) | plain loop ÷ command, median of rounds |")
