@@ -76,8 +76,9 @@ COMPILED = [
 #: int, a slice of a list assigned a ``range``), functions that are functions (``binding``).
 DIRECTIVES = {"language_level": 3, "binding": True, "annotation_typing": False, "infer_types": False}
 COMPILED_DIR = Path("bdi_rl", "_compiled")
-#: -O3 (Python's own): ~5 % fewer instructions per climbing episode than -O2, for ~1.5x the
-#: compile time; no debug information (it tripled the modules' size).
+#: -O3, Python's own level (against -O2: 2.05-2.15 M instructions per climbing episode against
+#: 2.16-2.18, within the ~3 % runs vary; ~1.3x the compile time); no debug information (it
+#: tripled the modules' size).
 CFLAGS = ["-O3", "-g0"]
 
 
