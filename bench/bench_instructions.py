@@ -37,8 +37,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bdi_rl.compiled import PURE_PYTHON  # the name only: a checkout measured may predate it
+
 ROOT = Path(__file__).resolve().parent.parent
-PURE_PYTHON = "BDI_RL_PURE_PYTHON"  # bdi_rl.compiled.PURE_PYTHON (a checkout may predate it)
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bdi_rl.compiled import PURE_PYTHON  # the name only: a checkout measured may predate it
+
 ROOT = Path(__file__).resolve().parent.parent
 
 COMMANDS = {
@@ -31,10 +33,6 @@ COMMANDS = {
     "first command (trace step)": ["-m", "bdi_rl", "run", "agents/frozenlake-4x4.toml"],
     "bdi-rl run climbing": ["-m", "bdi_rl", "run", "climbing"],
 }
-
-
-#: bdi_rl.compiled.PURE_PYTHON
-PURE_PYTHON = "BDI_RL_PURE_PYTHON"
 
 
 def _wall(args: list[str], runs: Path, sources: bool = False) -> float:
