@@ -80,6 +80,9 @@ COMPILED_DIR = Path("bdi_rl", "_compiled")
 #: 2.16-2.18, within the ~3 % runs vary; ~1.3x the compile time); no debug information (it
 #: tripled the modules' size).
 CFLAGS = ["-O3", "-g0"]
+#: The settings the modules are built with: names their C's directory under build/, and is
+#: kept in the manifest, so a build made with other settings is made again (see run()).
+MADE_WITH = hashlib.sha256(json.dumps([DIRECTIVES, CFLAGS], sort_keys=True).encode()).hexdigest()[:12]
 
 
 def _source(module: str) -> Path:
@@ -95,8 +98,7 @@ def _cythonized(extensions: list[Extension]) -> list[Extension]:
         return []
     if any(source.endswith(".c") for ext in extensions for source in ext.sources):
         return extensions  # done already (setuptools finalizes a command more than once)
-    made_with = hashlib.sha256(json.dumps([DIRECTIVES, CFLAGS], sort_keys=True).encode()).hexdigest()[:12]
-    build_dir = f"build/cython-{made_with}"  # made again, and compiled again, with other settings
+    build_dir = f"build/cython-{MADE_WITH}"  # made again, and compiled again, with other settings
     return cythonize(extensions, compiler_directives=DIRECTIVES, build_dir=build_dir, quiet=True)
 
 
@@ -120,8 +122,21 @@ class BuildCompiled(build_ext):
 
     def run(self) -> None:
         self.into_source = bool(self.inplace)  # setuptools' run turns it off while it builds
+        if self._made_with() != MADE_WITH:
+            # setuptools compiles a module only if its C is newer than its build: the C of
+            # settings used before (build/cython-<settings>/) is older than a build made since
+            # with others, which would stay, with a manifest saying it is current
+            self.force = True
         super().run()
         self._write_manifest()
+
+    def _made_with(self) -> str | None:
+        """The settings of the build there now (None: no build, or one before they were kept)."""
+        try:
+            made = json.loads(self._manifest_path().read_text())
+        except (OSError, ValueError):
+            return None
+        return made.get("made_with") if isinstance(made, dict) else None
 
     def build_extension(self, ext: Extension) -> None:
         try:
@@ -153,7 +168,7 @@ class BuildCompiled(build_ext):
     def _write_manifest(self) -> None:
         path = self._manifest_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        made = {"modules": dict(sorted(self.built.items())), "left_out": sorted(self.left_out)}
+        made = {"made_with": MADE_WITH, "modules": dict(sorted(self.built.items())), "left_out": sorted(self.left_out)}
         text = json.dumps(made, indent=1) + "\n"
         partial = path.with_name(path.name + ".part")
         partial.write_text(text)

@@ -118,3 +118,38 @@ def test_an_edited_runtime_module_runs_as_written_until_the_next_build(tmp_path)
     edited, terms_from_source, unify_from_source = done.stdout.split()
     assert edited == "True" and terms_from_source == "True"
     assert unify_from_source == "False"  # its build is current: still compiled
+
+
+def _build(copy: Path) -> bytes:
+    """``setup.py build_ext --inplace`` in ``copy`` (one module, ``arith``); the build's bytes."""
+    env = {**os.environ, "BDI_RL_COMPILE": "bdi_rl.bdi.runtime.arith"}
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=copy, env=env, capture_output=True, check=True
+    )
+    (built,) = (copy / "bdi_rl" / "_compiled" / "bdi" / "runtime").glob("arith.*")
+    return built.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_build_with_other_settings_is_made_again(tmp_path):
+    """setup.py's settings changed and changed back: the build is the one of the settings in
+    force, though build/ still holds the C of the first ones, older than the build between
+    (setuptools compiles only a C newer than its build; the manifest keeps the settings)."""
+    pytest.importorskip("Cython")
+    copy = tmp_path / "checkout"
+    (copy / "bdi_rl" / "bdi" / "runtime").mkdir(parents=True)
+    shutil.copy(ROOT / "setup.py", copy)
+    shutil.copy(ROOT / "bdi_rl" / "bdi" / "runtime" / "arith.py", copy / "bdi_rl" / "bdi" / "runtime")
+    setup = copy / "setup.py"
+    first = _build(copy)
+    setup.write_text(setup.read_text().replace('CFLAGS = ["-O3", "-g0"]', 'CFLAGS = ["-O0", "-g0"]'))
+    other = _build(copy)
+    assert other != first
+    setup.write_text(setup.read_text().replace('CFLAGS = ["-O0", "-g0"]', 'CFLAGS = ["-O3", "-g0"]'))
+    assert _build(copy) == first
+    manifest = json.loads((copy / "bdi_rl" / "_compiled" / "manifest.json").read_text())
+    assert manifest["modules"] == {
+        "bdi_rl.bdi.runtime.arith": compiled.source_hash(
+            (ROOT / "bdi_rl" / "bdi" / "runtime" / "arith.py").read_bytes()
+        )
+    }
