@@ -80,8 +80,17 @@ def instructions(checkout: Checkout, args: list[str], runs: Path) -> int:
     return int(found.group(1))
 
 
+def warm(checkout: Checkout, args: list[str], runs: Path) -> None:
+    """Run ``python -m bdi_rl ARGS`` once, not counted: what a checkout does once (its
+    bytecode written, its plan files parsed into the program cache) is not a run's cost. A
+    fresh checkout paid it in its 1-episode run and showed a negative cost per episode."""
+    command = [sys.executable, "-m", "bdi_rl", *args, "--no-progress", "--runs", str(runs)]
+    subprocess.run(command, cwd=checkout[0], env=_env(checkout), capture_output=True, check=True)
+
+
 def per_episode(checkout: Checkout, command: list[str], episodes: int, runs: Path) -> float:
     """Instructions per training episode of ``command``: at ``episodes`` less at 1."""
+    warm(checkout, [*command, "--episodes", "1"], runs)
     one = instructions(checkout, [*command, "--episodes", "1"], runs)
     many = instructions(checkout, [*command, "--episodes", str(episodes)], runs)
     return (many - one) / (episodes - 1)
