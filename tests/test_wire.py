@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bdi_rl.bdi.runtime.terms import LVar, Struct, atom, is_ground
-from bdi_rl.bdi.wire import MAX_BODY_CHARS, WireError, format_body, format_literal, parse_body, parse_literal
+from bdi_rl.bdi.wire import KEYWORDS, MAX_BODY_CHARS, WireError, format_body, format_literal, parse_body, parse_literal
 
 S = Struct
 
@@ -43,6 +43,14 @@ def test_terms_that_could_not_be_read_back_are_not_sent(term):
     """A JID as an atom would arrive as ``learner - 3 @ ...``: refuse it at the sender."""
     with pytest.raises(WireError, match="not an AgentSpeak atom; send it as a string"):
         format_literal(term)
+
+
+@pytest.mark.parametrize("word", sorted(KEYWORDS))
+def test_a_keyword_is_not_sent_as_an_atom(word):
+    """``if``, ``div`` ... read back as the parser's keywords, not as the atom sent."""
+    with pytest.raises(WireError, match=f"'{word}' is a keyword, not an atom; send it as a string"):
+        format_literal(S("p", (atom(word),)))
+    assert parse_literal(format_literal(S("p", (word,)))) == S("p", (word,))  # as a string it travels
 
 
 def test_sender_cannot_forge_its_source():

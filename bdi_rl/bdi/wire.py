@@ -51,7 +51,7 @@ ASKS = frozenset({"askOne", "askAll", "askHow"})
 #: What the AgentSpeak parser reads as an atom (a functor), strong negation included.
 _ATOM = re.compile(r"~?(?:[a-z][A-Za-z0-9_]*::)?(?:[a-z][A-Za-z0-9_]*|'[^']*')")
 #: Words the parser reads as keywords, never as atoms (Jason's).
-_KEYWORDS = frozenset({"not", "div", "mod", "if", "else", "elif", "while", "for"})
+KEYWORDS = frozenset({"not", "div", "mod", "if", "else", "elif", "while", "for"})
 #: An include directive: a told plan must not make the receiver read its files.
 _INCLUDE = re.compile(r"\{\s*include\b")
 
@@ -116,7 +116,7 @@ def _check_writable(term: Any) -> bool:
     if kind is Struct:
         if not _ATOM.fullmatch(term.functor) and not _is_operator(term):
             raise WireError(f"{term.functor!r} is not an AgentSpeak atom; send it as a string")
-        if term.functor in _KEYWORDS and not _is_operator(term):
+        if term.functor in KEYWORDS and not _is_operator(term):
             raise WireError(f"'{term.functor}' is a keyword, not an atom; send it as a string")
         non_finite = False
         for arg in term.args:
