@@ -135,7 +135,6 @@ def test_a_build_with_other_settings_is_made_again(tmp_path):
     """setup.py's settings changed and changed back: the build is the one of the settings in
     force, though build/ still holds the C of the first ones, older than the build between
     (setuptools compiles only a C newer than its build; the manifest keeps the settings)."""
-    pytest.importorskip("Cython")
     copy = tmp_path / "checkout"
     (copy / "bdi_rl" / "bdi" / "runtime").mkdir(parents=True)
     shutil.copy(ROOT / "setup.py", copy)
