@@ -5,12 +5,14 @@ A plan's context, body and unification are a few thousand small Python calls per
 spread evenly over the runtime's modules (BENCHMARKS.md, "Instructions, not seconds"):
 no one of them is worth rewriting, and the interpreter's own overhead is most of the cost.
 Cython compiles the same modules, unchanged, to C extension modules that do the same work
-in 12-22 % fewer instructions (BENCHMARKS.md). ``setup.py`` builds them into ``bdi_rl/_compiled/`` with a
-manifest of each module's source hash, and :func:`install` (run when ``bdi_rl`` is imported)
-puts a finder first on ``sys.meta_path`` that loads a compiled module in place of its
-source only when the source's hash is the manifest's. So an edited module runs as written
-(an editable install, a developer's checkout) until the next build, and a machine without
-Cython or a C compiler runs the plain source, the same code.
+in fewer instructions (BENCHMARKS.md); declarations beside some of them (``*.pxd``) make
+their plain classes extension types in the build (docs/ARCHITECTURE.md). ``setup.py``
+builds them into ``bdi_rl/_compiled/`` with a manifest of each module's source hash, and
+:func:`install` (run when ``bdi_rl`` is imported) puts a finder first on ``sys.meta_path``
+that loads a compiled module in place of its source only when the source's hash is the
+manifest's. So an edited module runs as written (an editable install, a developer's
+checkout) until the next build, and a machine without Cython or a C compiler runs the plain
+source, the same code.
 
 ``BDI_RL_PURE_PYTHON=1`` turns the compiled modules off (a profiler then sees every Python
 frame; the tests run the runtime both ways, .ci/run).
