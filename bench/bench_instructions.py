@@ -18,8 +18,9 @@ Two figures per checkout, each the median of ``--rounds`` runs:
 
     python bench/bench_instructions.py --rounds 3 [--episodes 300] [--checkout NAME=PATH ...] [--sources]
 
-``--checkout`` runs ``PATH``'s bdi-rl (another worktree of bdi-rl, e.g. the commit before a
-change), from that directory and first on ``PYTHONPATH``; without it, only this checkout runs.
+``--checkout`` runs ``PATH``'s bdi-rl too (another worktree of bdi-rl, built, e.g. the commit
+before a change), from that directory and first on ``PYTHONPATH``: in each round the
+checkouts given run first, in their order, then this one; ratios are to the first.
 ``--sources`` runs each checkout a second time with its runtime from its sources
 (``BDI_RL_PURE_PYTHON=1``: bdi_rl/compiled.py), beside its compiled build. The checkouts
 alternate within each round. Needs ``valgrind`` (Debian: ``apt-get install valgrind``); a run
@@ -107,14 +108,14 @@ def step_tracing_ratio(checkout: Checkout, episodes: int, runs: Path) -> float:
 
 
 def _checkouts(given: list[str], sources: bool) -> dict[str, Checkout]:
-    paths = {"this checkout": ROOT}
-    if given:
-        paths = {}
-        for item in given:
-            name, _, path = item.partition("=")
-            if not path:
-                raise SystemExit(f"--checkout {item!r}: expected NAME=PATH")
-            paths[name] = Path(path).resolve()
+    """The checkouts given, in order, then this one (so the ratios are this one's to the first)."""
+    paths = {}
+    for item in given:
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"--checkout {item!r}: expected NAME=PATH")
+        paths[name] = Path(path).resolve()
+    paths["this checkout"] = ROOT
     found: dict[str, Checkout] = {}
     for name, path in paths.items():
         found[name] = (path, False)
