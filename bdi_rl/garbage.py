@@ -38,11 +38,18 @@ def starting() -> Iterator[None]:
         gc.set_threshold(*saved)
 
 
+#: Whether :func:`heap_built` froze this process's heap (``gc.get_freeze_count`` would say,
+#: but it counts the frozen objects one by one: 9 ms for a sweep worker's heap, every run).
+_frozen = False
+
+
 def heap_built() -> None:
     """A run's agents are started: what the process holds now is never garbage. Frozen once
     per process: a sweep worker that froze at every run kept each run's garbage for good
     (+2.8 MB a climbing run, BENCHMARKS.md "Sweeps: start-up amortised")."""
-    if not gc.get_freeze_count():
+    global _frozen
+    if not _frozen:
+        _frozen = True
         gc.freeze()
 
 
