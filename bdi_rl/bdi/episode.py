@@ -21,7 +21,7 @@ from bdi_rl.bdi.runtime.terms import ANNOTS_PERCEPT, atom
 from bdi_rl.rl.envs import EnvAdapter, make_env
 from bdi_rl.rl.qlearning import EvalResult, QLearner, StepColumns, StepHook, evaluate, run_episode
 from bdi_rl.rl.throughput import TrainingSpan, steps_per_second, training_seconds
-from bdi_rl.trace.kinds import EPISODE_END, EVAL, EpisodeEndData, EvalData, TraceLevel
+from bdi_rl.trace.kinds import EPISODE_END, EVAL, STEP_LEVEL, EpisodeEndData, EvalData
 from bdi_rl.trace.tracer import Tracer
 
 #: The annotations of a percept, ``[source(percept)]``.
@@ -282,7 +282,7 @@ class EpisodeSession:
 
     def act(self, a: Any) -> None:
         a = self.checked_action(a)
-        row = self.learner.q[self._state].tolist() if self.tracer.level >= TraceLevel.STEP else None
+        row = self.learner.q[self._state].tolist() if self.tracer.level >= STEP_LEVEL else None
         self.apply_step(a, *self.env.step(a), row=row)
 
     def apply_step(
@@ -299,7 +299,7 @@ class EpisodeSession:
         if self.evaluation is not None:  # greedy, through the plans: nothing learned or counted
             self._step_to(s2, r, terminated, truncated)
             return
-        if row is None and tracer.level >= TraceLevel.STEP:
+        if row is None and tracer.level >= STEP_LEVEL:
             row = learner.q[s].tolist()
         q_before, q_after = learner.update(s, a, r, s2, terminated)
         learner.env_steps += 1
@@ -418,7 +418,7 @@ class EpisodeSession:
         tracer.stamp(learner.episodes, 0)
         seed = None if self._reset_seeded else self.seed
         self._reset_seeded = True
-        columns = self._columns if tracer.level >= TraceLevel.STEP else None
+        columns = self._columns if tracer.level >= STEP_LEVEL else None
         hook = None if self.on_transition is None else _observing(self.on_transition)
         epsilon = learner.epsilon
         result = run_episode(self.env, learner, learn=self.learns, seed=seed, on_step=hook, collect=columns)

@@ -22,7 +22,7 @@ from bdi_rl.bdi.runtime.unify import TermCompiler
 from bdi_rl.bdi.worldcalls import ACT, EVAL, RESET, WorldPort
 from bdi_rl.rl.qlearning import EvalResult
 from bdi_rl.rl.worldenv import Seat
-from bdi_rl.trace.kinds import TraceLevel
+from bdi_rl.trace.kinds import STEP_LEVEL
 
 __all__ = ["SeatClient"]
 
@@ -191,7 +191,7 @@ class SeatClient:
                 self.port.choose(self.seat, index_arg(a, session.env.n_actions, "action", ".rl_act"))
             return True
         action = session.checked_action(a)
-        if session.tracer.level >= TraceLevel.STEP:
+        if session.tracer.level >= STEP_LEVEL:
             self._row = session.learner.q[session.state].tolist()
         then_reset = self._resets_next()
         return self._call(ag, it, ACT, lambda port: port.choose(self.seat, action, then_reset))

@@ -85,7 +85,7 @@ from typing import Any, ClassVar
 from bdi_rl.bdi.seat import SeatClient
 from bdi_rl.bdi.worldcalls import ACT, EVAL, RESET, SeatEnd, WorldPort
 from bdi_rl.rl.worldenv import World
-from bdi_rl.trace.kinds import WORLD_LATE, WORLD_STEP, TraceLevel, WorldLateData, WorldStepData
+from bdi_rl.trace.kinds import STEP_LEVEL, WORLD_LATE, WORLD_STEP, WorldLateData, WorldStepData
 from bdi_rl.trace.tracer import Tracer
 
 #: SeatClient, SeatEnd and WorldPort are named here too, for the importers of the agent layer.
@@ -491,7 +491,7 @@ class SharedWorld:
         self.steps += 1
         if step.done:
             self._in_episode = False
-        if self.tracer.level >= TraceLevel.STEP:
+        if self.tracer.level >= STEP_LEVEL:
             self._trace(live, states, actions, step.rewards, step.done, defaulted)
         for agent in live:
             st = self.seats.get(agent)

@@ -45,6 +45,12 @@ class TraceLevel(IntEnum):
             raise ValueError(f"trace level must be one of episode, step, cycle; got {name!r}") from None
 
 
+#: ``TraceLevel.STEP`` bound once, for the checks made at every env step: an enum class's
+#: attribute is looked up through the hook its metaclass's ``__getattr__`` installs, ~850
+#: instructions from compiled code (callgrind), where a module constant costs ~10.
+STEP_LEVEL: Final = TraceLevel.STEP
+
+
 # -- the kinds ----------------------------------------------------------------------------
 # Plain str constants (module globals: as cheap as a literal where events are emitted).
 RUN_START: Final = "run.start"

@@ -18,7 +18,7 @@ from spade.message import Message
 from spade.template import Template
 
 from bdi_rl.trace.batch import BATCH_METADATA, JOIN_REPLY_METADATA, JOIN_REQUEST_METADATA, Batch
-from bdi_rl.trace.kinds import TraceLevel
+from bdi_rl.trace.kinds import STEP_LEVEL
 from bdi_rl.trace.tracer import Tracer
 from bdi_rl.xmpp.wakeable import WAKE, Wakeable
 
@@ -105,7 +105,7 @@ class TraceShipper(Wakeable):
             # (not ``in_flight``: that is a count of acks still due, and a lost batch's ack
             # never comes, while a duplicate's does)
             timeout = self.IDLE_WAIT if tracer.all_acked else self.resend_after
-            if tracer.level >= TraceLevel.STEP:  # step records fill without waking the shipper:
+            if tracer.level >= STEP_LEVEL:  # step records fill without waking the shipper:
                 timeout = min(timeout, self.RECORD_WAIT)  # look again soon, for the live viewer
             tracer.on_emit = self.wake
         msg = await self.receive(timeout=timeout)
